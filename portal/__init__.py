@@ -1,0 +1,1 @@
+"""DS Portal: the hub side (admin config, LDAP login, command line)."""

@@ -1,0 +1,1 @@
+"""DS Portal spawner: JupyterLab sessions as Slurm jobs on GPU nodes."""

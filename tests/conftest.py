@@ -1,0 +1,139 @@
+"""Shared fixtures.
+
+mock_slurm     a MockSlurm: fake sbatch/squeue/scancel (+ sudo stand-in) in a temp bin folder
+a_home         a temp folder that stands for a user's home directory
+portal_yaml    the text of a valid admin config that uses the mock Slurm
+a_config_file  that text written to a temp portal.yaml
+a_spawner      a SlurmGPUSpawner for user alice, wired to the mock Slurm and a_home
+"""
+
+from __future__ import annotations
+
+import json
+import pwd
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+TESTS = Path(__file__).resolve().parent
+
+
+class MockSlurm:
+    def __init__(self, root: Path):
+        self.bin = root / "bin"
+        self.state = root / "state"
+        self.bin.mkdir(parents=True)
+        self.state.mkdir(parents=True)
+        for cmd in ("sbatch", "squeue", "scancel", "sudo"):
+            path = self.bin / cmd
+            path.write_text(
+                f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\nimport mockslurm\n"
+                f"sys.exit(mockslurm.main({cmd!r}, {str(self.state)!r}, sys.argv[1:]))\n"
+            )
+            path.chmod(0o755)
+
+    def path(self, cmd: str) -> str:
+        return str(self.bin / cmd)
+
+    def jobs(self) -> dict:
+        path = self.state / "jobs.json"
+        return json.loads(path.read_text())["jobs"] if path.exists() else {}
+
+    def set_job(self, job_id: str, **fields) -> None:
+        path = self.state / "jobs.json"
+        data = json.loads(path.read_text())
+        data["jobs"][job_id].update(fields)
+        path.write_text(json.dumps(data))
+
+    def purge(self, job_id: str) -> None:
+        path = self.state / "jobs.json"
+        data = json.loads(path.read_text())
+        del data["jobs"][job_id]
+        path.write_text(json.dumps(data))
+
+    def fail(self, cmd: str, mode: str, stderr: str | None = None) -> None:
+        path = self.state / "fail.json"
+        modes = json.loads(path.read_text()) if path.exists() else {}
+        modes[cmd] = {"mode": mode, "stderr": stderr}
+        path.write_text(json.dumps(modes))
+
+    def heal(self) -> None:
+        (self.state / "fail.json").unlink(missing_ok=True)
+
+    def calls(self, cmd: str | None = None) -> list[dict]:
+        path = self.state / "calls.jsonl"
+        entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return [e for e in entries if cmd is None or e["cmd"] == cmd]
+
+
+@pytest.fixture
+def mock_slurm(tmp_path) -> MockSlurm:
+    return MockSlurm(tmp_path / "mockslurm")
+
+
+@pytest.fixture
+def a_home(tmp_path) -> Path:
+    home = tmp_path / "home" / "alice"
+    home.mkdir(parents=True)
+    return home
+
+
+def config_data(mock: MockSlurm) -> dict:
+    return {
+        "hub": {"admin_users": ["carol"]},
+        "ldap": {"bind_dn_template": "uid={username},ou=people,dc=example,dc=org"},
+        "slurm": {
+            "partitions": [
+                {"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2"},
+                {"name": "pcie", "max_gpus": 2},
+            ],
+            "max_hours": 12,
+            "account": "ds",
+            "extra_sbatch": ["--constraint=v100"],
+            "sbatch": mock.path("sbatch"),
+            "squeue": mock.path("squeue"),
+            "scancel": mock.path("scancel"),
+            "sudo": mock.path("sudo"),
+            "command_timeout": 3,
+        },
+        "environment": {"prefix": "/opt/dsportal/venv", "storage": {"isilon": "/mnt/isilon"}},
+    }
+
+
+@pytest.fixture
+def portal_yaml(mock_slurm) -> str:
+    return yaml.safe_dump(config_data(mock_slurm), sort_keys=False)
+
+
+@pytest.fixture
+def a_config_file(tmp_path, portal_yaml) -> Path:
+    path = tmp_path / "portal.yaml"
+    path.write_text(portal_yaml)
+    return path
+
+
+def fake_passwd(name: str, home: Path) -> pwd.struct_passwd:
+    return pwd.struct_passwd((name, "x", 5001, 5001, name, str(home), "/bin/bash"))
+
+
+@pytest.fixture
+def a_spawner(a_config_file, a_home):
+    from jupyterhub.objects import Hub
+
+    from spawner.slurmspawner import SlurmGPUSpawner
+
+    user = SimpleNamespace(name="alice", url="/user/alice/", escaped_name="alice", base_url="/",
+                           prefix="/user/alice/", spawners={}, settings={})
+    spawner = SlurmGPUSpawner(
+        user=user,
+        hub=Hub(url="http://10.0.0.1:8081/hub/"),
+        api_token="alice-server-token",
+        config_file=str(a_config_file),
+        startup_poll_interval=0.05,
+        stop_timeout=5,
+    )
+    spawner.getpwnam = lambda name: fake_passwd(name, a_home)
+    return spawner
