@@ -129,7 +129,7 @@ def a_spawner(a_config_file, a_home):
                            prefix="/user/alice/", spawners={}, settings={})
     spawner = SlurmGPUSpawner(
         user=user,
-        hub=Hub(url="http://10.0.0.1:8081/hub/"),
+        hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),
         api_token="alice-server-token",
         config_file=str(a_config_file),
         startup_poll_interval=0.05,
