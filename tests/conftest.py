@@ -137,3 +137,20 @@ def a_spawner(a_config_file, a_home):
     )
     spawner.getpwnam = lambda name: fake_passwd(name, a_home)
     return spawner
+
+
+@pytest.fixture(scope="module")
+def a_hub_and_its_slurm(tmp_path_factory):
+    """A real JupyterHub + proxy on loopback, with the portal config and its own mock Slurm.
+
+    Module-scoped: a hub takes seconds to start; tests that share it look at
+    what changed, not at totals.
+    """
+    from tests.hubprocess import HubProcess
+
+    root = tmp_path_factory.mktemp("hub")
+    mock = MockSlurm(root / "mockslurm")
+    hub = HubProcess(root, config_data(mock))
+    hub.start()
+    yield hub, mock
+    hub.stop()

@@ -1,0 +1,12 @@
+# JupyterHub config for DS Portal.
+#
+# Everything an admin sets lives in one YAML file (/etc/dsportal/portal.yaml,
+# or $DSPORTAL_CONFIG); this file applies it.  Plain JupyterHub settings may
+# follow below the call and override what it set.
+from portal.hubconfig import apply_portal_config
+
+c = get_config()  # noqa: F821  (provided by JupyterHub)
+apply_portal_config(c)
+
+# Plain JupyterHub settings, if any, go here, e.g.:
+# c.JupyterHub.shutdown_on_logout = True

@@ -1,0 +1,46 @@
+"""Apply the admin YAML to JupyterHub's config object (used by deploy/jupyterhub_config.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .config import config_path, load_config
+from .paths import data_dir
+from .schema import Settings
+
+
+def connect_url(hub: Settings) -> str:
+    """The hub API as compute nodes reach it."""
+    if hub.internal_connect_url:
+        return hub.internal_connect_url
+    bound = urlparse(hub.internal_bind_url)
+    host = bound.hostname if bound.hostname not in ("0.0.0.0", "::", "") else socket.getfqdn()
+    return f"{bound.scheme}://{host}:{bound.port or 8081}"
+
+
+def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
+    """Load and validate the admin file, then set JupyterHub's traits from it."""
+    path = config_path(path)
+    settings = load_config(path)
+    hub = settings.hub
+    state = Path(hub.data_dir)
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    c.JupyterHub.bind_url = hub.bind_url
+    c.JupyterHub.hub_bind_url = hub.internal_bind_url
+    c.JupyterHub.hub_connect_url = connect_url(hub)
+    c.JupyterHub.db_url = hub.db_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"
+    c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+    c.JupyterHub.template_paths = [str(data_dir("templates"))]
+    c.JupyterHub.spawner_class = "spawner.slurmspawner.SlurmGPUSpawner"
+    c.SlurmGPUSpawner.config_file = str(path)
+    c.Spawner.default_url = "/lab"
+    # A session may wait in the Slurm queue for long: answer the spawn request
+    # after 1 s (refused options fail well within it and still get their 400),
+    # and let the progress page follow the job.
+    c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 1}
+    c.Authenticator.admin_users = set(hub.admin_users)
+    return settings

@@ -1,0 +1,118 @@
+"""A real JupyterHub (with configurable-http-proxy) on loopback ports, using the mock Slurm.
+
+Its config runs deploy/jupyterhub_config.py on a test portal.yaml, then adds
+what tests need: an API token for a `tests` service, users alice and bob, and
+fake unix accounts (the spawner's getpwnam seam) with homes in a temp folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ADMIN_TOKEN = "tests-service-token-0123456789abcdef"
+
+HUB_CONFIG = """\
+import pwd
+exec(compile(open({deploy!r}).read(), "jupyterhub_config.py", "exec"))
+
+from spawner.slurmspawner import SlurmGPUSpawner
+
+def _fake_account(name):
+    return pwd.struct_passwd((name, "x", 5001, 5001, name, {homes!r} + "/" + name, "/bin/bash"))
+
+SlurmGPUSpawner.getpwnam = staticmethod(_fake_account)
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = {{"alice", "bob"}}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+c.JupyterHub.services = [{{"name": "tests", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers"], "services": ["tests"]}}]
+c.JupyterHub.log_level = "DEBUG"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HubProcess:
+    def __init__(self, root: Path, portal: dict):
+        self.root = root
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        hub_port = free_port()
+        self.hub_api = f"http://127.0.0.1:{hub_port}/hub/api"
+        homes = root / "homes"
+        for user in ("alice", "bob"):
+            (homes / user).mkdir(parents=True, exist_ok=True)
+        portal = {**portal, "hub": {**portal.get("hub", {}),
+                                    "bind_url": self.url,
+                                    "internal_bind_url": f"http://127.0.0.1:{hub_port}",
+                                    "data_dir": str(root / "state")}}
+        self.portal_yaml = root / "portal.yaml"
+        self.portal_yaml.write_text(yaml.safe_dump(portal))
+        self.config = root / "jupyterhub_config.py"
+        self.config.write_text(HUB_CONFIG.format(deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
+                                                 homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN))
+        self.log = root / "hub.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> None:
+        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(self.config)],
+            cwd=self.root, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterHub exited ({self.proc.returncode}):\n{self.log.read_text()[-3000:]}")
+            try:
+                if self.api("GET", "/")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"JupyterHub did not answer in {timeout} s:\n{self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def request(self, method: str, url: str, body=None, token: str | None = ADMIN_TOKEN,
+                raw: bytes | None = None) -> tuple[int, dict | str]:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"token {token}"
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                status, text = r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read().decode()
+        try:
+            return status, json.loads(text) if text else {}
+        except json.JSONDecodeError:
+            return status, text
+
+    def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
+        """Through the proxy on the public port, as users' scripts do."""
+        return self.request(method, f"{self.url}/hub/api{path}", body, **kw)
