@@ -42,5 +42,10 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
     # after 1 s (refused options fail well within it and still get their 400),
     # and let the progress page follow the job.
     c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 1}
+    c.JupyterHub.authenticator_class = "portal.auth.PortalLDAPAuthenticator"
+    c.PortalLDAPAuthenticator.config_file = str(path)
     c.Authenticator.admin_users = set(hub.admin_users)
+    # auth_state (the account's uid, uidNumber, gidNumber, home and groups) is
+    # stored encrypted; JupyterHub needs JUPYTERHUB_CRYPT_KEY for that.
+    c.Authenticator.enable_auth_state = bool(os.environ.get("JUPYTERHUB_CRYPT_KEY"))
     return settings

@@ -154,3 +154,65 @@ def a_hub_and_its_slurm(tmp_path_factory):
     hub.start()
     yield hub, mock
     hub.stop()
+
+
+# --- LDAP -------------------------------------------------------------------------
+sys.path.insert(0, str(TESTS.parent / "deploy"))
+import devdirectory  # noqa: E402
+
+
+class Slapd:
+    def __init__(self, folder: Path, port: int):
+        self.folder = folder
+        self.uri = f"ldap://127.0.0.1:{port}"
+        self.service_password_file = folder / "service.pw"
+
+
+@pytest.fixture(scope="session")
+def a_slapd(tmp_path_factory):
+    """Debian's slapd on a loopback port with the demo directory (people, groups, a service account)."""
+    from tests.hubprocess import free_port
+
+    folder = tmp_path_factory.mktemp("slapd")
+    devdirectory.build(folder)
+    slapd = Slapd(folder, free_port())
+    devdirectory.start(folder, slapd.uri + "/")
+    yield slapd
+    devdirectory.stop(folder)
+
+
+@pytest.fixture
+def a_hung_server():
+    """A loopback socket that accepts connections and never answers; yields its URI."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held, stop = [], threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"ldap://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+@pytest.fixture
+def a_refusing_uri():
+    """A loopback URI where nothing listens (connection refused)."""
+    from tests.hubprocess import free_port
+
+    return f"ldap://127.0.0.1:{free_port()}"

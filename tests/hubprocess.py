@@ -32,12 +32,17 @@ def _fake_account(name):
     return pwd.struct_passwd((name, "x", 5001, 5001, name, {homes!r} + "/" + name, "/bin/bash"))
 
 SlurmGPUSpawner.getpwnam = staticmethod(_fake_account)
-c.JupyterHub.authenticator_class = "dummy"
-c.Authenticator.allowed_users = {{"alice", "bob"}}
+{authenticator}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
 c.JupyterHub.services = [{{"name": "tests", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers"], "services": ["tests"]}}]
 c.JupyterHub.log_level = "DEBUG"
+"""
+
+
+# Tests of the spawner need users, not passwords; the LDAP tests keep the portal's authenticator.
+DUMMY_AUTH = """c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = {"alice", "bob"}
 """
 
 
@@ -48,7 +53,7 @@ def free_port() -> int:
 
 
 class HubProcess:
-    def __init__(self, root: Path, portal: dict):
+    def __init__(self, root: Path, portal: dict, ldap: bool = False):
         self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -65,12 +70,13 @@ class HubProcess:
         self.portal_yaml.write_text(yaml.safe_dump(portal))
         self.config = root / "jupyterhub_config.py"
         self.config.write_text(HUB_CONFIG.format(deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
-                                                 homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN))
+                                                 homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN,
+                                                 authenticator="" if ldap else DUMMY_AUTH))
         self.log = root / "hub.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
-        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml)}
+        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml), "JUPYTERHUB_CRYPT_KEY": "ab" * 32}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(self.config)],
             cwd=self.root, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
@@ -116,3 +122,25 @@ class HubProcess:
     def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
         """Through the proxy on the public port, as users' scripts do."""
         return self.request(method, f"{self.url}/hub/api{path}", body, **kw)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def form_login(base_url: str, username: str, password: str, timeout: float = 60) -> tuple[int, str, str]:
+    """Log in through the login form as a browser does; (status, page, redirect location)."""
+    import http.cookiejar
+    import re
+    from urllib.parse import urlencode
+
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect)
+    page = opener.open(f"{base_url}/hub/login", timeout=timeout).read().decode()
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+    data = urlencode({"_xsrf": xsrf, "username": username, "password": password}).encode()
+    try:
+        with opener.open(urllib.request.Request(f"{base_url}/hub/login", data=data), timeout=timeout) as r:
+            return r.status, r.read().decode(), ""
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), e.headers.get("Location", "")

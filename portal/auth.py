@@ -1,0 +1,129 @@
+"""Log in with the cluster username and password (LDAP).
+
+Built on ldap3 rather than jupyterhub-ldapauthenticator: that one makes its
+blocking LDAP calls on the hub's event loop (a hung directory freezes every
+page), takes one server address (no failover list), has no failed-login
+throttling and keeps no posix attributes in auth_state.
+
+The order of checks: normalize and check the username, refuse an empty
+password, check the throttle -- all before any LDAP request -- then ask the
+directory in a worker thread, then apply allowed and admin groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+from jupyterhub.auth import Authenticator
+from tornado import web
+from traitlets import Integer, Unicode, default
+
+from .config import config_path, load_config
+from .ldapclient import Directory, DirectoryUnavailable
+from .schema import Settings
+from .throttle import LoginThrottle
+
+USERNAME = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
+MAX_INPUT = 1024  # longer usernames or passwords are refused unread
+DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
+
+
+def login_error(status: int, message: str) -> web.HTTPError:
+    """An error the login page shows in plain words."""
+    error = web.HTTPError(status, reason=None)
+    error.jupyterhub_message = message
+    return error
+
+
+def short(value: str, limit: int = 40) -> str:
+    """A user-supplied value for the log: printable and cut."""
+    text = value[:limit].encode("unicode_escape").decode()
+    return text + f"...({len(value)} chars)" if len(value) > limit else text
+
+
+class PortalLDAPAuthenticator(Authenticator):
+    """JupyterHub authenticator for the cluster's LDAP directory, from the admin YAML."""
+
+    config_file = Unicode(
+        help="""The portal's admin YAML file (its `ldap:` section).
+
+        Default: $DSPORTAL_CONFIG, else /etc/dsportal/portal.yaml.
+        Example: c.PortalLDAPAuthenticator.config_file = "/etc/dsportal/portal.yaml"
+        """,
+    ).tag(config=True)
+
+    @default("config_file")
+    def _default_config_file(self) -> str:
+        return str(config_path())
+
+    ldap_threads = Integer(
+        8,
+        help="""Worker threads for LDAP calls (default 8): that many logins can wait on the directory at once.
+
+        Example: c.PortalLDAPAuthenticator.ldap_threads = 16
+        """,
+    ).tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.settings: Settings = load_config(self.config_file)
+        ldap = self.settings.ldap
+        self.directory = Directory(ldap)
+        self.throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
+        self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
+
+    def normalize_username(self, username: str) -> str:
+        return username.strip().lower()
+
+    def validate_username(self, username: str) -> bool:
+        return bool(USERNAME.fullmatch(username))
+
+    async def authenticate(self, handler, data):
+        raw = data.get("username") or ""
+        password = data.get("password") or ""
+        if not isinstance(raw, str) or not isinstance(password, str):
+            return None
+        username = self.normalize_username(raw[: MAX_INPUT + 1])
+        if len(raw) > MAX_INPUT or not self.validate_username(username):
+            self.log.warning("Login refused before LDAP: malformed username %s", short(raw))
+            return None
+        if not password:
+            raise login_error(400, "Enter your password.")
+        if len(password) > MAX_INPUT or "\x00" in password:
+            self.log.warning("Login refused before LDAP for %s: unusable password", username)
+            return None
+        client = handler.request.remote_ip if handler is not None else ""
+        keys = [f"user:{username}", f"addr:{client}"]
+        wait = self.throttle.wait_seconds(keys)
+        if wait > 0:
+            self.log.warning("Login of %s from %s refused: throttled for %.0f s more", username, client, wait)
+            raise login_error(429, f"Too many failed logins; try again in {int(wait) + 1} seconds.")
+
+        loop = asyncio.get_running_loop()
+        try:
+            user = await loop.run_in_executor(self._pool, self.directory.authenticate, username, password)
+        except DirectoryUnavailable as e:
+            self.log.error("Login of %s: no directory server answered (%s)", username, e)
+            raise login_error(503, DIRECTORY_DOWN) from None
+        if user is None:
+            self.throttle.failure(keys)
+            self.log.warning("Login failed for %s from %s", username, client)
+            return None
+        self.throttle.success(keys[:1])
+
+        groups = set(user.groups)
+        ldap = self.settings.ldap
+        if ldap.allowed_groups and not groups & set(ldap.allowed_groups):
+            self.log.warning("Login of %s refused: in none of the allowed groups", username)
+            raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
+        hub = self.settings.hub
+        admin = username in hub.admin_users or bool(groups & set(hub.admin_groups))
+        return {"name": username, "admin": admin, "auth_state": user.auth_state()}
+
+    async def check_allowed(self, username, authentication=None):
+        # Group checks happen in authenticate(); whoever the directory vouched for may log in.
+        if authentication is not None:
+            return True
+        return await super().check_allowed(username, authentication)

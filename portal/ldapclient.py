@@ -1,0 +1,183 @@
+"""Every LDAP call the portal makes, in one place (ldap3, synchronous).
+
+`Directory.authenticate` binds as the user (bind-DN template, or
+search-then-bind with a service account), reads the account's posix
+attributes and its groups (posixGroup memberUid and groupOfNames member).
+It is blocking by design: the authenticator runs it in a worker thread, and
+ldap3's connect and receive timeouts bound how long it can take.
+
+Every value placed in a DN or a filter is escaped here, even though the
+authenticator has already checked usernames against a strict pattern.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ldap3
+from ldap3.core import exceptions as ldap_errors
+from ldap3.utils.conv import escape_filter_chars
+from ldap3.utils.dn import escape_rdn
+
+from .schema import Settings
+
+log = logging.getLogger("dsportal.ldap")
+
+
+class DirectoryUnavailable(RuntimeError):
+    """No directory server answered (refused, unreachable or hung)."""
+
+
+@dataclass(frozen=True)
+class DirectoryUser:
+    username: str
+    dn: str
+    uid_number: int | None = None
+    gid_number: int | None = None
+    home: str = ""
+    groups: tuple[str, ...] = field(default=())
+
+    def auth_state(self) -> dict:
+        return {"uid": self.username, "dn": self.dn, "uidNumber": self.uid_number,
+                "gidNumber": self.gid_number, "home": self.home, "groups": list(self.groups)}
+
+
+# Failures that mean "this server is not answering", so the next URI is tried.
+_UNREACHABLE = (
+    ldap_errors.LDAPSocketOpenError,
+    ldap_errors.LDAPSocketReceiveError,
+    ldap_errors.LDAPSocketSendError,
+    ldap_errors.LDAPSessionTerminatedByServerError,
+    ldap_errors.LDAPResponseTimeoutError,
+    ldap_errors.LDAPStartTLSError,
+    ldap_errors.LDAPCommunicationError,
+)
+
+
+def user_filter(attribute: str, username: str) -> str:
+    return f"({attribute}={escape_filter_chars(username)})"
+
+
+def group_filter(username: str, dn: str) -> str:
+    return (f"(|(&(objectClass=posixGroup)(memberUid={escape_filter_chars(username)}))"
+            f"(&(objectClass=groupOfNames)(member={escape_filter_chars(dn)})))")
+
+
+def bind_dn(template: str, username: str) -> str:
+    return template.replace("{username}", escape_rdn(username))
+
+
+def _first(entry, name: str):
+    values = entry["attributes"].get(name)
+    if isinstance(values, list):
+        return values[0] if values else None
+    return values
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class Directory:
+    def __init__(self, settings: Settings):
+        self.s = settings
+
+    def _server(self, uri: str) -> ldap3.Server:
+        tls = None
+        if self.s.tls in ("starttls", "ldaps"):
+            tls = ldap3.Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=self.s.ca_file or None)
+        return ldap3.Server(uri, use_ssl=uri.startswith("ldaps://"), tls=tls, get_info=ldap3.NONE,
+                            connect_timeout=self.s.connect_timeout)
+
+    def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
+        """An open, bound connection, or None when the credentials are refused."""
+        conn = ldap3.Connection(server, user=user, password=password, authentication=ldap3.SIMPLE,
+                                receive_timeout=self.s.response_timeout, read_only=True,
+                                raise_exceptions=False, auto_referrals=False)
+        conn.open()
+        if self.s.tls == "starttls" and not conn.start_tls():
+            raise ldap_errors.LDAPStartTLSError(f"StartTLS refused: {conn.result}")
+        if conn.bind():
+            return conn
+        conn.unbind()
+        if conn.result and conn.result.get("result") == 49:  # invalidCredentials
+            return None
+        raise ldap_errors.LDAPCommunicationError(f"bind failed: {conn.result}")
+
+    def _service_password(self) -> str:
+        return Path(self.s.service_password_file).read_text().rstrip("\n")
+
+    def authenticate(self, username: str, password: str) -> DirectoryUser | None:
+        """The user, or None (wrong password, unknown user); DirectoryUnavailable if no server answers."""
+        problems = []
+        for uri in self.s.uris:
+            try:
+                return self._authenticate_on(self._server(uri), username, password)
+            except _UNREACHABLE as e:
+                log.warning("Directory server %s is not answering: %s", uri, type(e).__name__)
+                problems.append(f"{uri}: {type(e).__name__}")
+        raise DirectoryUnavailable("; ".join(problems))
+
+    def _authenticate_on(self, server: ldap3.Server, username: str, password: str) -> DirectoryUser | None:
+        reader = None
+        if self.s.bind_dn_template:
+            dn = bind_dn(self.s.bind_dn_template, username)
+        else:
+            reader = self._connect(server, self.s.service_dn, self._service_password())
+            if reader is None:
+                raise ldap_errors.LDAPCommunicationError("the service account's password was refused")
+            dn = self._find_dn(reader, username)
+            if dn is None:
+                reader.unbind()
+                return None
+        conn = self._connect(server, dn, password)
+        if conn is None:
+            if reader:
+                reader.unbind()
+            return None
+        try:
+            return self._read_user(reader or conn, username, dn)
+        finally:
+            conn.unbind()
+            if reader:
+                reader.unbind()
+
+    def _search(self, conn: ldap3.Connection, base: str, flt: str, attributes: list[str],
+                scope=ldap3.SUBTREE) -> list[dict]:
+        if not conn.search(base, flt, search_scope=scope, attributes=attributes,
+                           time_limit=int(self.s.response_timeout) or 1):
+            if conn.result and conn.result.get("result") in (0, 32):  # success, noSuchObject
+                return []
+            raise ldap_errors.LDAPCommunicationError(f"search failed: {conn.result}")
+        return [e for e in conn.response if e.get("type") == "searchResEntry"]
+
+    def _find_dn(self, conn: ldap3.Connection, username: str) -> str | None:
+        found = self._search(conn, self.s.user_search_base, user_filter(self.s.username_attribute, username), ["1.1"])
+        if len(found) != 1:
+            if found:
+                log.warning("%d directory entries match one username; refusing the login", len(found))
+            return None
+        return found[0]["dn"]
+
+    def _read_user(self, conn: ldap3.Connection, username: str, dn: str) -> DirectoryUser:
+        attrs = ["uidNumber", "gidNumber", "homeDirectory"]
+        entries = self._search(conn, dn, "(objectClass=*)", attrs, scope=ldap3.BASE)
+        entry = entries[0] if entries else {"attributes": {}}
+        groups: tuple[str, ...] = ()
+        if self.s.group_search_base:
+            found = self._search(conn, self.s.group_search_base, group_filter(username, dn), ["cn"])
+            groups = tuple(sorted({str(_first(g, "cn")) for g in found if _first(g, "cn")}))
+        return DirectoryUser(
+            username=username,
+            dn=dn,
+            uid_number=_int(_first(entry, "uidNumber")),
+            gid_number=_int(_first(entry, "gidNumber")),
+            home=str(_first(entry, "homeDirectory") or ""),
+            groups=groups,
+        )
