@@ -38,6 +38,8 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
     c.JupyterHub.spawner_class = "spawner.slurmspawner.SlurmGPUSpawner"
     c.SlurmGPUSpawner.config_file = str(path)
     c.Spawner.default_url = "/lab"
+    # Sessions are Slurm jobs that outlive the hub: a hub restart keeps them.
+    c.JupyterHub.cleanup_servers = False
     # A session may wait in the Slurm queue for long: answer the spawn request
     # after 1 s (refused options fail well within it and still get their 400),
     # and let the progress page follow the job.

@@ -81,8 +81,10 @@ def sbatch_argv(slurm: Settings, res: Resources, account: Account, env_names: li
 
 
 def job_script(slurm: Settings, account: Account, command: list[str]) -> str:
+    """The job script; `command[0]` is the session environment's dsportal-singleuser."""
     return _templates.get_template("job.sh.j2").render(
         username=account.name,
+        bin_dir=str(Path(command[0]).parent),
         extra_sbatch=slurm.extra_sbatch,
         command=command,
     )

@@ -1,0 +1,106 @@
+"""Sessions on the real dev cluster: real Slurm, the real hub and proxy on port 8000."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+
+from tests.integration.conftest import HUB, ROOT
+
+
+def field(text: str, name: str) -> str:
+    match = re.search(rf"\b{name}=(\S+)", text)
+    return match.group(1) if match else ""
+
+
+def test_two_gpu_session_starts_answers_and_stops(cluster):
+    assert cluster.start("alice", {"partition": "sxm2", "gpus": 2, "hours": 8}) in (201, 202)
+    job_id = cluster.job_of("alice")
+    job = cluster.scontrol(job_id)
+    assert "gres/gpu=2" in job or "gpu:2" in job, job
+    assert (field(job, "NumCPUs"), field(job, "TimeLimit"), field(job, "Partition")) == ("16", "08:00:00", "sxm2")
+    assert field(job, "NumNodes") in ("1", "1-1")  # pending jobs show min-max
+    assert field(job, "MinMemoryNode") == "96G" or "mem=96G" in job
+    assert field(job, "UserId").startswith("alice(")
+    assert field(job, "JobName") == "dsportal-alice"
+
+    server = cluster.wait_ready("alice")
+    assert server["url"] == "/user/alice/"
+    status, body = cluster.request("GET", "/user/alice/api/status")
+    assert status == 200 and "started" in body, body
+    assert cluster.jobs("alice")[job_id]["state"] == "RUNNING"
+
+    cluster.stop("alice")
+    assert job_id not in cluster.jobs()
+
+
+def test_cpu_only_session_has_no_gpus(cluster):
+    assert cluster.start("bob", {"gpus": 0, "hours": 1}) in (201, 202)
+    job = cluster.scontrol(cluster.job_of("bob"))
+    assert "gpu" not in job.lower().replace("gpu-", ""), job
+    assert (field(job, "NumCPUs"), field(job, "TimeLimit")) == ("4", "01:00:00")
+    assert field(job, "MinMemoryNode") == "16G"
+    cluster.wait_ready("bob")
+
+
+def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
+    cluster.start("alice", {"gpus": 4})
+    cluster.start("bob", {"gpus": 4})
+    cluster.wait_ready("alice")
+    cluster.wait_ready("bob")
+    nodes = {cluster.jobs("alice")[cluster.job_of("alice")]["node"], cluster.jobs("bob")[cluster.job_of("bob")]["node"]}
+    assert nodes == {"node001", "node002"}
+
+    cluster.start("carol", {"gpus": 4})
+    carol_job = cluster.job_of("carol")
+    messages = cluster.progress("carol", until="(Resources)")
+    assert f"Job {carol_job} is queued on sxm2: waiting for GPUs to become free (Resources)." in messages
+    assert cluster.jobs("carol")[carol_job]["state"] == "PENDING"
+    assert not cluster.server("carol")["ready"]
+
+    cluster.stop("alice")
+    cluster.wait_ready("carol")
+    assert cluster.jobs("carol")[carol_job]["state"] == "RUNNING"
+
+
+def test_refused_options_submit_nothing(cluster):
+    cluster.ensure_user("alice")
+    for options, message in (({"gpus": 5}, "gpus: 5 is out of range"),
+                             ({"partition": "nope"}, 'partition: "nope" is not offered here')):
+        status, body = cluster.request("POST", "/hub/api/users/alice/server", options)
+        assert status == 400 and body["message"].startswith(message), body
+    time.sleep(1)
+    assert cluster.jobs("alice") == {}
+    assert cluster.server("alice") is None
+
+
+def test_a_job_cancelled_outside_the_portal_is_noticed(cluster):
+    cluster.start("alice", {"gpus": 1})
+    cluster.wait_ready("alice")
+    job_id = cluster.job_of("alice")
+    subprocess.run(["scancel", job_id], check=True, timeout=30)
+    cluster.wait(lambda: cluster.server("alice") is None, 60, "the hub noticing the cancelled job")
+    # the user can start a new session
+    cluster.start("alice", {"gpus": 1})
+    cluster.wait_ready("alice")
+    assert cluster.job_of("alice") != job_id
+
+
+def test_hub_restart_keeps_a_running_session(cluster):
+    cluster.start("alice", {"gpus": 1})
+    cluster.wait_ready("alice")
+    job_id = cluster.job_of("alice")
+    subprocess.run([sys.executable, str(ROOT / "deploy" / "devcluster.py"), "restart-hub"], check=True, timeout=180)
+    server = cluster.wait_ready("alice", timeout=30)
+    assert server["url"] == "/user/alice/"
+    status, body = cluster.request("GET", "/user/alice/api/status")
+    assert status == 200, body
+    assert cluster.jobs("alice")[job_id]["state"] == "RUNNING"
+
+
+def test_the_portal_answers_on_port_8000(cluster):
+    import urllib.request
+    page = urllib.request.urlopen(f"{HUB}/hub/login", timeout=30).read().decode()
+    assert "Log in with your cluster username and password." in page
