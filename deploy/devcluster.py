@@ -311,10 +311,12 @@ c.Spawner.poll_interval = 10
 """
 
 
-def ensure_portal_config() -> None:
+def ensure_portal_config() -> bool:
+    """Write /etc/dsportal; True if anything the hub reads changed."""
     ETC.mkdir(mode=0o755, exist_ok=True)
     text = (HERE / "portal.dev.yaml").read_text()
-    if write_if_changed(ETC / "portal.yaml", text):
+    changed = write_if_changed(ETC / "portal.yaml", text)
+    if changed:
         say(f"wrote {ETC / 'portal.yaml'} from deploy/portal.dev.yaml")
     check = run([str(VENV / "bin" / "dsportal"), "check-config", str(ETC / "portal.yaml")], check=False)
     if check.returncode != 0:
@@ -324,7 +326,7 @@ def ensure_portal_config() -> None:
             secret.write_text(secrets.token_hex(size))
         secret.chmod(0o600)
     config = (HERE / "jupyterhub_config.py").read_text() + HUB_DEV_SETTINGS
-    write_if_changed(ETC / "jupyterhub_config.py", config)
+    return write_if_changed(ETC / "jupyterhub_config.py", config) or changed
 
 
 def hub_answers() -> bool:
@@ -378,7 +380,10 @@ def up() -> None:
     ensure_munge()
     ensure_slurm()
     ensure_slapd()
-    ensure_portal_config()
+    config_changed = ensure_portal_config()
+    if (config_changed or os.environ.get("DSPORTAL_RESTART_HUB")) and read_pid(STATE / "jupyterhub.pid"):
+        say("the portal was updated: restarting JupyterHub (sessions keep running)")
+        stop_hub()
     start_hub()
     print(f"""
 DS Portal is up: {HUB_URL}

@@ -1,0 +1,84 @@
+"""Benchmark: spawn-to-ready of one portal session on the idle dev cluster, next to a bare
+jupyterhub-singleuser start on the same machine in the same run.  Prints numbers; asserts nothing
+about speed (shared machines are noisy).
+
+    /opt/dsportal/venv/bin/python tests/perf/bench_spawn.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.integration.conftest import TOKEN_FILE, Cluster  # noqa: E402
+from tests.hubprocess import free_port  # noqa: E402
+
+USER = "alice"
+VENV = Path("/opt/dsportal/venv")
+
+
+def spawn_to_ready(cluster: Cluster) -> float:
+    started = time.perf_counter()
+    assert cluster.start(USER, {"gpus": 1, "hours": 1}) in (201, 202)
+    while not (cluster.server(USER) or {}).get("ready"):
+        assert time.perf_counter() - started < 120, "session did not become ready"
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - started
+    cluster.stop(USER)
+    return elapsed
+
+
+def bare_singleuser() -> float:
+    """jupyterhub-singleuser run directly as the user, until its API answers."""
+    port = free_port()
+    env = {
+        "PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": f"/home/{USER}", "USER": USER, "LANG": "C.UTF-8",
+        "JUPYTERHUB_API_TOKEN": "bench-not-a-real-token", "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/hub/api",
+        "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}/user/{USER}/", "JUPYTERHUB_USER": USER,
+        "JUPYTERHUB_SERVICE_PREFIX": f"/user/{USER}/", "JUPYTERHUB_BASE_URL": "/",
+        "JUPYTERHUB_CLIENT_ID": f"jupyterhub-user-{USER}", "JUPYTERHUB_OAUTH_CALLBACK_URL": f"/user/{USER}/oauth_callback",
+    }
+    argv = ["sudo", "-n", "--preserve-env=" + ",".join(env), "-u", USER, "--", f"{VENV}/bin/jupyterhub-singleuser"]
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env={**env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+    try:
+        while True:
+            assert proc.poll() is None, "jupyterhub-singleuser exited"
+            assert time.perf_counter() - started < 60, "jupyterhub-singleuser did not answer"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/user/{USER}/api", timeout=2) as r:
+                    if r.status == 200:
+                        return time.perf_counter() - started
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    cluster = Cluster(TOKEN_FILE.read_text().strip())
+    cluster.clean()
+    portal, bare = [], []
+    for _ in range(runs):
+        bare.append(bare_singleuser())
+        portal.append(spawn_to_ready(cluster))
+    p, b = statistics.median(portal), statistics.median(bare)
+    print(f"bench spawn-to-ready (portal, 1 GPU, idle cluster): median {p:.2f} s  runs {' '.join(f'{x:.2f}' for x in portal)}")
+    print(f"bench bare jupyterhub-singleuser start:              median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}")
+    print(f"bench ratio portal / bare: {p / b:.2f}")
+
+
+if __name__ == "__main__":
+    main()
