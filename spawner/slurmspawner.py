@@ -19,6 +19,7 @@ from typing import Any
 
 from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub.spawner import SpawnException
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from traitlets import Float, Unicode, default
 
 from portal.config import config_path, load_config
@@ -114,6 +115,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     request: SessionRequest | None = None
     resources: Resources | None = None
     job_info: JobInfo | None = None
+    answering = False  # JupyterLab in the job answers HTTP
 
     # --- configuration -------------------------------------------------------
     @property
@@ -262,6 +264,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         if self.server:
             self.server.port = self.port
         self.job_info = None
+        self.answering = False
         await self.submit_batch_script()
         while await self._status_during_start() != JobStatus.RUNNING:
             await asyncio.sleep(self.startup_poll_interval)
@@ -272,8 +275,34 @@ class SlurmGPUSpawner(SlurmSpawner):
             checks += 1
             if checks % 4 == 0:
                 await self._status_during_start()
+        await self._wait_until_answering()
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
         return self.ip, self.port
+
+    async def _wait_until_answering(self) -> None:
+        """Poll JupyterLab at a steady pace until it answers.
+
+        JupyterHub's own check backs off exponentially (0.2, 0.4, 0.8 ... s) and
+        would notice a server that takes a few seconds to load up to seconds late.
+        """
+        base = self.server.base_url if self.server else self.user.url
+        url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/api"
+        client = AsyncHTTPClient()
+        checks = 0
+        while True:
+            try:
+                await client.fetch(url, request_timeout=5, follow_redirects=False)
+                break
+            except HTTPClientError as e:
+                if e.code != 599:  # any HTTP answer means it serves
+                    break
+            except OSError:
+                pass
+            checks += 1
+            if checks % 10 == 0:
+                await self._status_during_start()
+            await asyncio.sleep(0.1)
+        self.answering = True
 
     async def poll(self):
         status = await self.query_job_status(max_age=self.poll_max_age)
@@ -330,6 +359,8 @@ class SlurmGPUSpawner(SlurmSpawner):
             return f"Job {self.job_id} is queued on {where}: {words}{detail}."
         if self.port == 0:
             return f"Job {self.job_id} is running on {info.node}; starting JupyterLab..."
+        if not self.answering:
+            return f"JupyterLab is loading on {info.node}..."
         return f"JupyterLab is up on {info.node}; connecting..."
 
     async def progress(self):

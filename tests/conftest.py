@@ -75,6 +75,22 @@ def mock_slurm(tmp_path) -> MockSlurm:
 
 
 @pytest.fixture
+def a_web_server():
+    """Something answering HTTP on a free loopback port, standing in for JupyterLab; yields the port."""
+    import http.server
+    import threading
+
+    from tests.hubprocess import free_port
+
+    port = free_port()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield port
+    server.shutdown()
+
+
+@pytest.fixture
 def a_home(tmp_path) -> Path:
     home = tmp_path / "home" / "alice"
     home.mkdir(parents=True)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
 
 import pytest
 
-from tests.hubprocess import free_port
 
 
 def wait(predicate, timeout=20.0, what="condition"):
@@ -25,17 +22,6 @@ def server_token(mock, user: str) -> str:
     """The session's own API token, as the job received it in its environment."""
     calls = [c for c in mock.calls("sbatch") if c["env"].get("USER") == user]
     return calls[-1]["env"]["JUPYTERHUB_API_TOKEN"]
-
-
-@pytest.fixture
-def a_web_server():
-    """Something answering HTTP on a free loopback port, standing in for JupyterLab."""
-    port = free_port()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield port
-    server.shutdown()
 
 
 @pytest.mark.parametrize(

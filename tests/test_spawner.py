@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
+import threading
 import time
 
 import pytest
 from batchspawner import JobStatus
 from jupyterhub.spawner import SpawnException
 
-from spawner.slurm import JobWatcher, JobInfo, SlurmUnavailable
+from spawner.slurm import JobInfo, JobWatcher, SlurmUnavailable
+from tests.hubprocess import free_port
 
 
 async def until(predicate, timeout=10.0):
@@ -19,7 +22,7 @@ async def until(predicate, timeout=10.0):
         await asyncio.sleep(0.02)
 
 
-async def start_running(spawner, mock, node="node001", port=45678):
+async def start_running(spawner, mock, port, node="127.0.0.1"):
     """Start a session and walk the mock job to running; return (start result, job id)."""
     spawner.apply_session_options({"gpus": 2, "hours": 8})
     task = asyncio.ensure_future(spawner.start())
@@ -31,9 +34,9 @@ async def start_running(spawner, mock, node="node001", port=45678):
     return await asyncio.wait_for(task, 10), job_id
 
 
-async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spawner, mock_slurm, a_home):
-    (ip, port), job_id = await start_running(a_spawner, mock_slurm)
-    assert (ip, port, a_spawner.job_id) == ("node001", 45678, job_id)
+async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spawner, mock_slurm, a_home, a_web_server):
+    (ip, port), job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    assert (ip, port, a_spawner.job_id) == ("127.0.0.1", a_web_server, job_id)
 
     [sudo_call] = [c for c in mock_slurm.calls("sudo") if c["argv"][0].endswith("sbatch")]
     assert sudo_call["user"] == "alice"
@@ -63,17 +66,26 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm):
     assert a_spawner.progress_message() == f"Job {job_id} is queued on sxm2: waiting for GPUs to become free (Resources)."
     events = a_spawner.progress()
     assert (await events.__anext__())["message"].startswith(f"Job {job_id} is queued")
-    mock_slurm.set_job(job_id, state="RUNNING", node="node002", reason="None")
+    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")
     await until(lambda: a_spawner.job_info.running)
-    assert a_spawner.progress_message() == f"Job {job_id} is running on node002; starting JupyterLab..."
-    a_spawner.port = 40000
-    await asyncio.wait_for(task, 10)
-    assert a_spawner.progress_message() == "JupyterLab is up on node002; connecting..."
+    assert a_spawner.progress_message() == f"Job {job_id} is running on 127.0.0.1; starting JupyterLab..."
+    port = free_port()
+    a_spawner.port = port  # reported, but nothing answers there yet
+    await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
+    await asyncio.sleep(0.5)
+    assert not task.done()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        await asyncio.wait_for(task, 10)
+    finally:
+        server.shutdown()
+    assert a_spawner.progress_message() == "JupyterLab is up on 127.0.0.1; connecting..."
     await events.aclose()
 
 
-async def test_stop_cancels_as_the_user_and_waits_until_the_job_left_the_queue(a_spawner, mock_slurm):
-    _, job_id = await start_running(a_spawner, mock_slurm)
+async def test_stop_cancels_as_the_user_and_waits_until_the_job_left_the_queue(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     await a_spawner.stop()
     [scancel] = mock_slurm.calls("scancel")
     assert (scancel["argv"], scancel["user"]) == ([job_id], "alice")
@@ -82,8 +94,8 @@ async def test_stop_cancels_as_the_user_and_waits_until_the_job_left_the_queue(a
     assert await a_spawner.poll() == 1
 
 
-async def test_poll_notices_ended_failed_and_timed_out_jobs(a_spawner, mock_slurm):
-    _, job_id = await start_running(a_spawner, mock_slurm)
+async def test_poll_notices_ended_failed_and_timed_out_jobs(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     assert await a_spawner.poll() is None
     for state in ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL"):
         mock_slurm.set_job(job_id, state=state)
@@ -94,16 +106,16 @@ async def test_poll_notices_ended_failed_and_timed_out_jobs(a_spawner, mock_slur
     assert a_spawner.job_id == "" and a_spawner.get_state().get("job_id") is None
 
 
-async def test_poll_notices_a_job_slurm_has_forgotten(a_spawner, mock_slurm):
-    _, job_id = await start_running(a_spawner, mock_slurm)
+async def test_poll_notices_a_job_slurm_has_forgotten(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     mock_slurm.purge(job_id)
     a_spawner.poll_max_age = 0  # the answer from the start is recent; ask again
     assert await a_spawner.poll() == 1
 
 
 @pytest.mark.parametrize("mode", ["unreachable", "hang"])
-async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mode):
-    _, job_id = await start_running(a_spawner, mock_slurm)
+async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mode, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     mock_slurm.fail("squeue", mode)
     assert await a_spawner.query_job_status() == JobStatus.UNKNOWN
     assert a_spawner.job_id == job_id
@@ -175,17 +187,17 @@ async def test_apply_user_options_hook_is_wired(a_spawner):
     assert (a_spawner.resources.partition, a_spawner.resources.gpus, a_spawner.resources.minutes) == ("pcie", 2, 180)
 
 
-async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_file, a_home):
+async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_file, a_home, a_web_server):
     from tests.conftest import fake_passwd
     from spawner.slurmspawner import SlurmGPUSpawner
 
-    _, job_id = await start_running(a_spawner, mock_slurm)
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     state = a_spawner.get_state()
-    assert state["job_id"] == job_id and state["job_status"] == "RUNNING||node001"
+    assert state["job_id"] == job_id and state["job_status"] == "RUNNING||127.0.0.1"
     restarted = SlurmGPUSpawner(user=a_spawner.user, hub=a_spawner.hub, config_file=str(a_config_file))
     restarted.getpwnam = lambda name: fake_passwd(name, a_home)
     restarted.load_state(state)
-    assert restarted.job_id == job_id and restarted.state_gethost() == "node001"
+    assert restarted.job_id == job_id and restarted.state_gethost() == "127.0.0.1"
     assert await restarted.poll() is None
     await restarted.stop()
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
