@@ -15,6 +15,7 @@ import pwd
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -173,6 +174,15 @@ def ensure_accounts() -> None:
         shutil.chown(home, user, groups[0])
 
 
+MODULEFILES = Path("/opt/modulefiles")
+
+
+def ensure_demo_module() -> None:
+    """One Lmod module, so module kernels run for real in the dev cluster."""
+    write_if_changed(MODULEFILES / "demo" / "1.0.lua",
+                     'whatis("DS Portal dev cluster demo module")\nsetenv("DSPORTAL_DEMO", "loaded")\n')
+
+
 def ensure_storage() -> None:
     datasets = STORAGE / "datasets"
     datasets.mkdir(parents=True, exist_ok=True)
@@ -250,11 +260,18 @@ def ensure_slurm() -> None:
     (STATE / "slurmctld").mkdir(parents=True, exist_ok=True)
     gpus = STATE / "gpus"
     gpus.mkdir(parents=True, exist_ok=True)
+    devices_new = not all((gpus / f"{n}-nvidia{i}").is_char_device() for n in NODES for i in range(4))
     for n in NODES:
         (STATE / "slurmd" / n).mkdir(parents=True, exist_ok=True)
         for i in range(4):
-            (gpus / f"{n}-nvidia{i}").touch()  # placeholders: the dev nodes have no GPUs
-    changed = write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf())
+            # Stand-ins for /dev/nvidiaN: character devices (Slurm wants devices to set
+            # CUDA_VISIBLE_DEVICES) with /dev/null's numbers, since the dev nodes have no GPUs.
+            device = gpus / f"{n}-nvidia{i}"
+            if not device.is_char_device():
+                device.unlink(missing_ok=True)
+                os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    changed = devices_new
+    changed |= write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf())
     changed |= write_if_changed(Path("/etc/slurm/gres.conf"), gres_conf())
     if changed:
         stop_slurm()
@@ -377,6 +394,7 @@ def up() -> None:
     ensure_hosts()
     ensure_accounts()
     ensure_storage()
+    ensure_demo_module()
     ensure_munge()
     ensure_slurm()
     ensure_slapd()

@@ -51,6 +51,12 @@ SBATCH_OPTION = Text(
 )
 TIMEOUT = Number(0, 600)
 
+KERNEL_NAME = Text(r"[a-z0-9][a-z0-9_.-]{0,63}", "must be a kernel name: lower-case letters, digits, _ . - (at most 64)")
+MODULE_NAME = Text(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,127}", "must be a module name such as cuda/12.1 (letters, digits, _ . / + -)")
+ARGUMENT = Text(r"[^\x00-\x1f]{1,512}", "must be one command-line argument on one line")
+LABEL = Text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line (no < >)")
+RESERVED_KERNELS = ("python3", "ir")
+
 # Options the portal sets itself; an admin line must not fight them.
 MANAGED_SBATCH_OPTIONS = frozenset(
     "job-name nodes ntasks cpus-per-task mem mem-per-cpu mem-per-gpu gres gpus time partition "
@@ -80,6 +86,15 @@ def _slurm_rules(s: Settings, path: str, errors: Errors) -> None:
             errors.add(f"{path}.extra_sbatch[{i}]", line, f"--{option} is set by the portal itself; remove this line")
 
 
+def _kernel_rules(s: Settings, path: str, errors: Errors) -> None:
+    names = [k.name for k in s.modules] + [k.name for k in s.containers]
+    for name in sorted(set(names)):
+        if names.count(name) > 1:
+            errors.add(f"{path}", name, "each kernel name may appear once across modules and containers")
+        if name in RESERVED_KERNELS:
+            errors.add(f"{path}", name, f"{', '.join(RESERVED_KERNELS)} are the built-in Python 3 and R kernels")
+
+
 def _ldap_rules(s: Settings, path: str, errors: Errors) -> None:
     ldaps = [u.startswith("ldaps://") for u in s.uris]
     if s.tls == "ldaps" and not all(ldaps):
@@ -103,6 +118,30 @@ PARTITION = Section(
         Key("default", Bool(), "Preselect this partition in the form. At most one; else the first.", False),
         Key("display_name", Text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line", allow_empty=True),
             "Label shown in the form; empty = the partition name.", ""),
+    ]
+)
+
+DEFAULT_KERNEL_COMMAND = ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+
+MODULE_KERNEL = Section(
+    [
+        Key("name", KERNEL_NAME, "Kernel name (its folder name)."),
+        Key("display_name", LABEL, "Name in the launcher."),
+        Key("load", ListOf(MODULE_NAME, min_items=1), "Modules to load, in order."),
+        Key("command", ListOf(ARGUMENT, min_items=1), "The kernel command after loading; {connection_file} is filled in.",
+            DEFAULT_KERNEL_COMMAND),
+        Key("language", Text(r"[A-Za-z][A-Za-z0-9+#_-]{0,31}", "must be a language name such as python or R"),
+            "The kernel's language.", "python"),
+    ]
+)
+
+CONTAINER_KERNEL = Section(
+    [
+        Key("name", KERNEL_NAME, "Kernel name (its folder name)."),
+        Key("display_name", LABEL, "Name in the launcher."),
+        Key("image", Text(r"/[A-Za-z0-9_./+@-]*\.sif", "must be the absolute path of a .sif image"), "The image file."),
+        Key("runtime", Choice(("apptainer", "singularity")), "The container runtime.", "apptainer"),
+        Key("binds", ListOf(ABS_PATH), "Extra paths to bind (storage mounts and the home are always bound).", []),
     ]
 )
 
@@ -170,7 +209,25 @@ SCHEMA = Section(
             Key("storage", MapOf(STORAGE_NAME, ABS_PATH), "Storage shown as links in users' homes: name: path.", {},
                 example={"isilon": "/mnt/isilon"}),
         ], help="What sessions run with on the compute nodes.")),
-        Key("kernels", Section([], help="Kernels offered in JupyterLab (filled by a later release; keep empty).")),
+        Key("kernels", Section([
+            Key("python_display_name", LABEL, "Name of the session's own Python 3 kernel in the launcher.", "Python 3"),
+            Key("r", Bool(), "Offer an R kernel (IRkernel) when R is installed on the compute node.", True),
+            Key("r_display_name", LABEL, "Name of the R kernel in the launcher.", "R"),
+            Key("r_command", COMMAND, "The R executable on the compute nodes.", "R"),
+            Key("module_command", ABS_PATH,
+                "Lmod's `lmod` or Environment Modules' `modulecmd` on the compute nodes.",
+                "/usr/share/lmod/lmod/libexec/lmod"),
+            Key("modulepath", ListOf(ABS_PATH), "Module folders searched, before the node's own MODULEPATH.", []),
+            Key("modules", ListOf(MODULE_KERNEL), "Kernels that load environment modules, then run a command.", [],
+                example=[{"name": "pytorch-modules", "display_name": "PyTorch (cluster modules)",
+                          "load": ["cuda/12.1", "pytorch/2.1"],
+                          "command": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                          "language": "python"}]),
+            Key("containers", ListOf(CONTAINER_KERNEL), "Kernels that run inside a Singularity/Apptainer image (.sif).", [],
+                example=[{"name": "ngc-pytorch-24.01", "display_name": "PyTorch 24.01 (NGC container)",
+                          "image": "/shared/containers/pytorch_24.01-py3.sif", "runtime": "apptainer",
+                          "binds": ["/scratch"]}]),
+        ], help="Kernels offered in JupyterLab besides Python 3 and R.", rules=[_kernel_rules])),
         Key("tensorboard", Section([], help="TensorBoard (filled by a later release; keep empty).")),
         Key("notebooks", Section([], help="Framework notebook templates (filled by a later release; keep empty).")),
     ]

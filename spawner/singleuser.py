@@ -1,8 +1,8 @@
 """`dsportal-singleuser`: run in the session job, on the compute node, as the user.
 
-Picks a free port, reports it to the hub's port callback (the session's own
+Prepares the session (spawner/session.py), picks a free port, reports it to the hub's port callback (the session's own
 token, port only), then replaces itself with `jupyterhub-singleuser` on that
-port.  Standard library only, so the session starts without slow imports.
+port.  Few imports, so the session starts fast.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import socket
 import sys
 import urllib.request
 from urllib.parse import urlparse, urlunparse
+
+from .session import prepare
 
 CALLBACK_TIMEOUT = 30
 
@@ -41,6 +43,7 @@ def with_port(service_url: str, port: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    os.environ.update(prepare())
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     os.environ["JUPYTERHUB_SERVICE_URL"] = with_port(os.environ["JUPYTERHUB_SERVICE_URL"], port)

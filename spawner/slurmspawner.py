@@ -11,6 +11,7 @@ into the script) and the port callback (see spawner/api.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pwd
 import re
@@ -30,6 +31,7 @@ from .form import render_options_form
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, resources_for
+from .session import SESSION_VAR
 from .slurm import JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _USERNAME = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
@@ -181,9 +183,15 @@ class SlurmGPUSpawner(SlurmSpawner):
         prefix = self.settings.environment.prefix.rstrip("/")
         return [f"{prefix}/bin/dsportal-singleuser", *self.get_args()]
 
+    def session_spec(self) -> str:
+        """What the session prepares on the node (spawner/session.py): storage links and kernels."""
+        return json.dumps({"storage": self.settings.environment.storage, "kernels": self.settings.kernels.to_dict()})
+
     def job_environment(self) -> dict[str, str]:
-        """What the job gets: the hub's variables (API token included) and the account's basics."""
-        return {k: v for k, v in self.get_env().items() if k.startswith(_JOB_ENV_PREFIXES) or k in _ACCOUNT_VARS}
+        """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
+        env = {k: v for k, v in self.get_env().items() if k.startswith(_JOB_ENV_PREFIXES) or k in _ACCOUNT_VARS}
+        env[SESSION_VAR] = self.session_spec()
+        return env
 
     async def submit_batch_script(self) -> str:
         if self.resources is None:  # options not applied yet (e.g. a direct start)

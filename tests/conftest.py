@@ -5,11 +5,17 @@ a_home         a temp folder that stands for a user's home directory
 portal_yaml    the text of a valid admin config that uses the mock Slurm
 a_config_file  that text written to a temp portal.yaml
 a_spawner      a SlurmGPUSpawner for user alice, wired to the mock Slurm and a_home
+a_web_server   something answering HTTP on a loopback port (stands for JupyterLab)
+a_hub_and_its_slurm  a real JupyterHub + proxy on loopback with its own mock Slurm (per module)
+a_slapd        Debian's slapd with the demo directory on a loopback port (per session)
+a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
+a_fake_runtime a stand-in apptainer first on PATH (tests/fake_runtime.py)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pwd
 import sys
 from pathlib import Path
@@ -232,3 +238,28 @@ def a_refusing_uri():
     from tests.hubprocess import free_port
 
     return f"ldap://127.0.0.1:{free_port()}"
+
+
+# --- container runtime stand-in ----------------------------------------------------
+class FakeRuntime:
+    def __init__(self, root: Path, name: str = "apptainer"):
+        self.bin = root / "bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        self.log = root / "runtime.jsonl"
+        self.path = self.bin / name
+        self.path.write_text(
+            f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\nimport fake_runtime\n"
+            f"sys.exit(fake_runtime.main({name!r}, {str(self.log)!r}, sys.argv[1:]))\n"
+        )
+        self.path.chmod(0o755)
+
+    def calls(self) -> list[dict]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def a_fake_runtime(tmp_path, monkeypatch) -> FakeRuntime:
+    """A stand-in `apptainer` first on PATH."""
+    runtime = FakeRuntime(tmp_path / "runtime")
+    monkeypatch.setenv("PATH", f"{runtime.bin}:{os.environ['PATH']}")
+    return runtime

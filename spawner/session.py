@@ -1,0 +1,85 @@
+"""Session start on the compute node, as the user, before JupyterLab starts.
+
+~/templates from the portal's notebooks, storage links, and kernelspecs in a
+session-private folder put first on JUPYTER_PATH.  The hub passes what the
+admin configured in DSPORTAL_SESSION (JSON).  A step that fails is a line in
+the session log, never a failed start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from portal.paths import data_dir
+
+from .homefolder import link_storage, sync_templates
+from .kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+
+SESSION_VAR = "DSPORTAL_SESSION"
+
+
+def say(message: str) -> None:
+    print(f"dsportal: {message}", flush=True)
+
+
+def session_dir(user: str, job_id: str) -> Path:
+    """/tmp/dsportal-USER-JOB (mode 0700); the user's folders of ended sessions are removed."""
+    base = Path(tempfile.gettempdir())
+    mine = base / f"dsportal-{user}-{job_id}"
+    uid = os.getuid()
+    for old in base.glob(f"dsportal-{user}-*"):
+        if old != mine and old.is_dir() and not old.is_symlink() and old.stat().st_uid == uid:
+            shutil.rmtree(old, ignore_errors=True)
+    mine.mkdir(mode=0o700, exist_ok=True)
+    return mine
+
+
+KEEP_LOGS = 10
+
+
+def prune_session_logs(home: Path, keep: int = KEEP_LOGS) -> None:
+    """Keep the newest `keep` session job logs (~/.dsportal-session-<job>.log) of this user."""
+    logs = sorted(home.glob(".dsportal-session-*.log"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in logs[keep:]:
+        old.unlink(missing_ok=True)
+
+
+def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe | None = None) -> dict[str, str]:
+    """Prepare the home and the kernels; return the variables JupyterLab must start with."""
+    session = json.loads(environ.get(SESSION_VAR) or "{}")
+    home = Path(environ.get("HOME") or Path.home())
+    user = environ.get("USER", "user")
+    updates: dict[str, str] = {}
+
+    try:
+        prune_session_logs(home)
+        for line in sync_templates(data_dir("notebooks"), home / "templates"):
+            say(f"templates: {line}")
+    except OSError as e:
+        say(f"templates: could not refresh ~/templates ({e})")
+
+    try:
+        for line in link_storage(home, session.get("storage", {})):
+            say(line)
+    except OSError as e:
+        say(f"storage links: {e}")
+
+    kernels = session.get("kernels")
+    if kernels:
+        try:
+            folder = session_dir(user, environ.get("SLURM_JOB_ID", str(os.getpid())))
+            specs, notes = build_kernelspecs(kernels, session.get("storage", {}), str(home), sys.executable,
+                                             str(Path(sys.executable).parent), probe or NodeProbe())
+            write_kernelspecs(folder / "kernels", specs)
+            for note in notes:
+                say(note)
+            say(f"kernels: {', '.join(specs)}")
+            updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
+        except OSError as e:
+            say(f"kernels: could not write the kernelspecs ({e}); only the default Python 3 kernel is offered")
+    return updates
