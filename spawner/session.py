@@ -27,16 +27,21 @@ def say(message: str) -> None:
     print(f"dsportal: {message}", flush=True)
 
 
-def session_dir(user: str, job_id: str) -> Path:
-    """/tmp/dsportal-USER-JOB (mode 0700); the user's folders of ended sessions are removed."""
-    base = Path(tempfile.gettempdir())
-    mine = base / f"dsportal-{user}-{job_id}"
+def session_dir(base: Path, user: str, job_id: str) -> Path:
+    """A fresh private folder (mode 0700, unpredictable name) for this session's kernelspecs.
+
+    mkdtemp, not a fixed name: on a shared node another account could create
+    a fixed-name folder first and plant kernelspecs in it.  This user's
+    folders of earlier sessions are removed.
+    """
     uid = os.getuid()
     for old in base.glob(f"dsportal-{user}-*"):
-        if old != mine and old.is_dir() and not old.is_symlink() and old.stat().st_uid == uid:
-            shutil.rmtree(old, ignore_errors=True)
-    mine.mkdir(mode=0o700, exist_ok=True)
-    return mine
+        try:
+            if not old.is_symlink() and old.is_dir() and old.stat().st_uid == uid:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
+    return Path(tempfile.mkdtemp(prefix=f"dsportal-{user}-{job_id}-", dir=base))
 
 
 KEEP_LOGS = 10
@@ -72,7 +77,8 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     kernels = session.get("kernels")
     if kernels:
         try:
-            folder = session_dir(user, environ.get("SLURM_JOB_ID", str(os.getpid())))
+            base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
+            folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
             specs, notes = build_kernelspecs(kernels, session.get("storage", {}), str(home), sys.executable,
                                              str(Path(sys.executable).parent), probe or NodeProbe())
             write_kernelspecs(folder / "kernels", specs)

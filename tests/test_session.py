@@ -146,12 +146,20 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
         log.write_text("old")
         os.utime(log, (1000 + job, 1000 + job))
     kernels, _ = kernels_of(EXAMPLE)
-    env = {"HOME": str(home), "USER": "alice", "SLURM_JOB_ID": "77", "JUPYTER_PATH": "/elsewhere",
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "dsportal-alice-70-old").mkdir()          # an earlier session's folder: removed
+    planted = tmp / "dsportal-alice-77-planted"      # made by another account: left alone, not used
+    planted.mkdir(mode=0o777)
+    os.chown(planted, 12345, 12345)
+    env = {"HOME": str(home), "USER": "alice", "SLURM_JOB_ID": "77", "JUPYTER_PATH": "/elsewhere", "TMPDIR": str(tmp),
            "DSPORTAL_SESSION": json.dumps({"storage": {"isilon": str(tmp_path / "nope")}, "kernels": kernels})}
     updates = prepare(env, probe(missing_modules=lambda c, p, names: names))
     folder = Path(updates["JUPYTER_PATH"].split(os.pathsep)[0])
     assert updates["JUPYTER_PATH"].endswith(os.pathsep + "/elsewhere")
-    assert folder.name == "dsportal-alice-77" and oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert folder.parent == tmp and folder.name.startswith("dsportal-alice-77-")
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert sorted(p.name for p in tmp.iterdir()) == sorted([folder.name, planted.name])
     assert sorted(p.name for p in (folder / "kernels").iterdir()) == ["ir", "ngc-pytorch", "python3"]
     assert (home / "templates" / "getting-started.ipynb").exists()
     assert sorted(p.name for p in home.glob(".dsportal-session-*.log")) == sorted(
