@@ -1,0 +1,117 @@
+"""TensorBoard instances served inside the session's Jupyter server.
+
+Why in-process: TensorBoard has no authentication, and other users' jobs can
+share the compute node.  TensorBoard's own server listens on TCP (it cannot
+bind a unix socket), so anyone on the node could reach it; behind
+jupyter-server-proxy it would still listen.  Here TensorBoard's own WSGI
+application runs in the Jupyter server and is reached only through its
+authenticated handlers: no TensorBoard listener exists at all.  `--load_fast
+false` keeps TensorBoard's Rust data server (a gRPC TCP listener) out of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+log = logging.getLogger("dsportal.tensorboard")
+
+RELOAD_SECONDS = 5
+
+
+class LogdirError(ValueError):
+    """The folder cannot be shown; str(e) says why, for the user."""
+
+
+@dataclass
+class Instance:
+    id: str
+    logdir: str
+    url: str
+    app: Any = field(repr=False)
+    stop: Callable[[], None] = field(repr=False)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "logdir": self.logdir, "url": self.url}
+
+
+def instance_id(logdir: Path) -> str:
+    return hashlib.sha256(str(logdir).encode()).hexdigest()[:12]
+
+
+def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[[], None]]:
+    """TensorBoard's own WSGI application for `logdir`, and a function that stops its reloading."""
+    from tensorboard import default, program
+    from tensorboard.backend import application
+
+    tb = program.TensorBoard(plugins=default.get_plugins())
+    tb.configure(logdir=str(logdir), path_prefix=path_prefix, load_fast="false",
+                 reload_interval=RELOAD_SECONDS, reload_task="thread")
+    provider, multiplexer = tb._make_data_provider()  # the same steps as TensorBoard.main, minus the server
+    app = application.TensorBoardWSGIApp(tb.flags, tb.plugin_loaders, provider, tb.assets_zip_provider, multiplexer)
+
+    def stop() -> None:
+        # The reload thread ends after its next pass when the interval is 0
+        # (TensorBoard's "load once" mode); it has no other stop.
+        tb._ingester._reload_interval = 0
+
+    return app, stop
+
+
+class TensorBoards:
+    """The running instances of one session, one per folder."""
+
+    def __init__(self, root: Path, base_url: str, factory=make_tensorboard_app):
+        self.root = root
+        self.base_url = base_url.rstrip("/") + "/"
+        self.factory = factory
+        self._instances: dict[str, Instance] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, logdir: str) -> Path:
+        if not isinstance(logdir, str) or not logdir.strip() or "\x00" in logdir:
+            raise LogdirError("Choose a folder to show in TensorBoard.")
+        path = (self.root / logdir.strip()).resolve()  # relative to the file browser's root; absolute stays
+        if not path.is_dir():
+            raise LogdirError(f"{logdir} is not a folder; choose the folder your training writes its logs to.")
+        return path
+
+    def prefix(self, id_: str) -> str:
+        return f"{self.base_url}dsportal/tensorboard/{id_}"
+
+    def open(self, logdir: str) -> tuple[Instance, bool]:
+        """The instance for `logdir`, started if needed; (instance, started now)."""
+        path = self.resolve(logdir)
+        id_ = instance_id(path)
+        with self._lock:
+            if id_ in self._instances:
+                return self._instances[id_], False
+            prefix = self.prefix(id_)
+            app, stop = self.factory(path, prefix)
+            instance = Instance(id=id_, logdir=str(path), url=prefix + "/", app=app, stop=stop)
+            self._instances[id_] = instance
+        log.info("TensorBoard %s started for %s", id_, path)
+        return instance, True
+
+    def get(self, id_: str) -> Instance | None:
+        return self._instances.get(id_)
+
+    def list(self) -> list[Instance]:
+        return sorted(self._instances.values(), key=lambda i: i.logdir)
+
+    def close(self, id_: str) -> bool:
+        with self._lock:
+            instance = self._instances.pop(id_, None)
+        if instance is None:
+            return False
+        instance.stop()
+        log.info("TensorBoard %s stopped (%s)", id_, instance.logdir)
+        return True
+
+    def close_all(self) -> None:
+        for instance in list(self._instances.values()):
+            self.close(instance.id)

@@ -1,0 +1,103 @@
+"""TensorBoard through the hub's proxy on port 8000, behind alice's login, with no listener of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.integration.conftest import HUB
+
+WRITE_EVENTS = """
+from tensorboardX import SummaryWriter
+w = SummaryWriter('/home/alice/tb-test/run1')
+for step, value in enumerate([0.9, 0.6, 0.3]):
+    w.add_scalar('accuracy', value, step)
+w.close()
+"""
+
+
+def alice_processes() -> list[str]:
+    out = subprocess.run(["pgrep", "-u", "alice", "-a", "."], capture_output=True, text=True, timeout=30).stdout
+    return out.splitlines()
+
+
+@pytest.fixture(scope="module")
+def tb_session(cluster_api):
+    cluster_api.clean()
+    subprocess.run(["sudo", "-u", "alice", "/opt/dsportal/venv/bin/python", "-c", WRITE_EVENTS], check=True, timeout=120)
+    cluster_api.start("alice", {"gpus": 1, "hours": 1})
+    cluster_api.wait_ready("alice")
+    status, instance = cluster_api.request("POST", "/user/alice/dsportal/tensorboard/api/instances", {"logdir": "tb-test"})
+    assert status == 201, instance
+    yield cluster_api, instance
+    cluster_api.clean()
+
+
+def test_scalars_come_through_the_proxy(tb_session):
+    cluster, instance = tb_session
+    assert instance["logdir"] == "/home/alice/tb-test"
+    base = instance["url"].rstrip("/")
+    runs = cluster.wait(lambda: (cluster.request("GET", f"{base}/data/runs")[1] or None), 60, "runs loaded")
+    assert runs == ["run1"]
+    status, data = cluster.request("GET", f"{base}/data/plugin/scalars/scalars?run=run1&tag=accuracy")
+    assert status == 200
+    assert [(step, round(value, 3)) for _, step, value in data] == [(0, 0.9), (1, 0.6), (2, 0.3)]
+    status, page = cluster.request("GET", instance["url"])
+    assert status == 200 and "<title>TensorBoard</title>" in page
+    # the same folder again reuses the running instance
+    status, again = cluster.request("POST", "/user/alice/dsportal/tensorboard/api/instances", {"logdir": "tb-test/"})
+    assert (status, again["id"]) == (200, instance["id"])
+    status, listed = cluster.request("GET", "/user/alice/dsportal/tensorboard/api/instances")
+    assert [i["id"] for i in listed] == [instance["id"]]
+
+
+def test_only_alice_gets_in(tb_session):
+    cluster, instance = tb_session
+    url = f"{HUB}{instance['url']}data/runs"
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    with pytest.raises(urllib.error.HTTPError) as anonymous:
+        urllib.request.build_opener(NoRedirect).open(url, timeout=30)
+    assert anonymous.value.code in (302, 403)
+    if anonymous.value.code == 302:
+        assert "/hub/" in anonymous.value.headers["Location"]  # sent to log in
+    cluster.ensure_user("bob")
+    status, token = cluster.request("POST", "/hub/api/users/bob/tokens", {"note": "tensorboard test", "expires_in": 600})
+    assert status == 201
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token['token']}"})
+    with pytest.raises(urllib.error.HTTPError) as as_bob:
+        urllib.request.build_opener(NoRedirect).open(request, timeout=30)
+    assert as_bob.value.code == 403
+
+
+def test_no_tensorboard_listener_exists(tb_session):
+    cluster, instance = tb_session
+    [server] = [line.split()[0] for line in alice_processes() if "jupyterhub-singleuser" in line]
+    listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True, timeout=30).stdout
+    sockets = [line for line in listening.splitlines() if f"pid={server}," in line]
+    assert len(sockets) == 1, sockets  # JupyterLab's own port only
+    assert not [p for p in alice_processes() if "tensorboard" in p.lower()]
+
+
+def test_list_page_and_stop(tb_session):
+    cluster, instance = tb_session
+    status, page = cluster.request("GET", "/user/alice/dsportal/tensorboard/")
+    assert status == 200 and "/home/alice/tb-test" in page and f'data-id="{instance["id"]}"' in page
+    status, _ = cluster.request("DELETE", f"/user/alice/dsportal/tensorboard/api/instances/{instance['id']}")
+    assert status == 204
+    assert cluster.request("GET", f"{instance['url']}data/runs")[0] == 404
+    status, again = cluster.request("POST", "/user/alice/dsportal/tensorboard/api/instances", {"logdir": "tb-test"})
+    assert status == 201
+
+
+def test_stopping_the_session_ends_everything(tb_session):
+    cluster, instance = tb_session
+    cluster.stop("alice")
+    cluster.wait(lambda: not alice_processes(), 30, "alice's processes gone")
