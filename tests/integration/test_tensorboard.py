@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 import urllib.error
@@ -28,6 +29,7 @@ def alice_processes() -> list[str]:
 @pytest.fixture(scope="module")
 def tb_session(cluster_api):
     cluster_api.clean()
+    shutil.rmtree("/home/alice/tb-test", ignore_errors=True)  # event files of an earlier run would add steps
     subprocess.run(["sudo", "-u", "alice", "/opt/dsportal/venv/bin/python", "-c", WRITE_EVENTS], check=True, timeout=120)
     cluster_api.start("alice", {"gpus": 1, "hours": 1})
     cluster_api.wait_ready("alice")
