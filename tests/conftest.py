@@ -263,3 +263,14 @@ def a_fake_runtime(tmp_path, monkeypatch) -> FakeRuntime:
     runtime = FakeRuntime(tmp_path / "runtime")
     monkeypatch.setenv("PATH", f"{runtime.bin}:{os.environ['PATH']}")
     return runtime
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How long the template notebooks took (see tests/test_notebooks.py)."""
+    from tests import test_notebooks
+
+    if test_notebooks.TIMINGS:
+        total = sum(test_notebooks.TIMINGS.values())
+        terminalreporter.write_line(
+            "notebooks: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(test_notebooks.TIMINGS.items()))
+            + f"; total {total:.1f} s")
