@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -17,6 +18,12 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
+
+
+def say(message: str) -> None:
+    """One write per line: the processes share one output, and their lines must not interleave."""
+    sys.stdout.write(message + "\n")
+    sys.stdout.flush()
 
 
 def load_digits_data(path: str, seed: int = 0):
@@ -68,9 +75,9 @@ def main() -> None:
     train = TensorDataset(x_train, y_train)
     sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
-    print(f"rank {rank}/{world} on {device}: {len(sampler)} of {len(train)} training images", flush=True)
+    say(f"rank {rank}/{world} on {device}: {len(sampler)} of {len(train)} training images")
     if rank == 0:
-        print("Data set:", description, flush=True)
+        say(f"Data set: {description}")
 
     model = DistributedDataParallel(make_model(x_train.shape[-1]).to(device),
                                     device_ids=[local_rank] if device.type == "cuda" else None)
@@ -102,13 +109,13 @@ def main() -> None:
             if rank == 0 and i % args.log_every == 0:
                 train_acc = (logits.argmax(1) == labels).float().mean().item()
                 test_acc = test_accuracy()
-                print(f"Epoch {epoch} Global Step {step}, Training Accuracy {train_acc:.4f}", flush=True)
-                print(f"Test Accuracy {test_acc:.4f}", flush=True)
+                say(f"Epoch {epoch} Global Step {step}, Training Accuracy {train_acc:.4f}")
+                say(f"Test Accuracy {test_acc:.4f}")
                 writer.add_scalar("test_accuracy", test_acc, step)
     dist.barrier()
-    print(f"rank {rank}/{world} done: {step} steps in {time.time() - started:.1f} s", flush=True)
+    say(f"rank {rank}/{world} done: {step} steps in {time.time() - started:.1f} s")
     if rank == 0:
-        print(f"Test Accuracy {test_accuracy():.4f}", flush=True)
+        say(f"Test Accuracy {test_accuracy():.4f}")
         writer.close()
     dist.destroy_process_group()
 

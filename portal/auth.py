@@ -71,7 +71,8 @@ class PortalLDAPAuthenticator(Authenticator):
         self.settings: Settings = load_config(self.config_file)
         ldap = self.settings.ldap
         self.directory = Directory(ldap)
-        self.throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
+        self.user_throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
+        self.address_throttle = LoginThrottle(ldap.max_address_failures, ldap.failure_window, ldap.backoff)
         self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
 
     def normalize_username(self, username: str) -> str:
@@ -95,8 +96,7 @@ class PortalLDAPAuthenticator(Authenticator):
             self.log.warning("Login refused before LDAP for %s: unusable password", username)
             return None
         client = handler.request.remote_ip if handler is not None else ""
-        keys = [f"user:{username}", f"addr:{client}"]
-        wait = self.throttle.wait_seconds(keys)
+        wait = max(self.user_throttle.wait_seconds([username]), self.address_throttle.wait_seconds([client]))
         if wait > 0:
             self.log.warning("Login of %s from %s refused: throttled for %.0f s more", username, client, wait)
             raise login_error(429, f"Too many failed logins; try again in {int(wait) + 1} seconds.")
@@ -108,10 +108,11 @@ class PortalLDAPAuthenticator(Authenticator):
             self.log.error("Login of %s: no directory server answered (%s)", username, e)
             raise login_error(503, DIRECTORY_DOWN) from None
         if user is None:
-            self.throttle.failure(keys)
+            self.user_throttle.failure([username])
+            self.address_throttle.failure([client])
             self.log.warning("Login failed for %s from %s", username, client)
             return None
-        self.throttle.success(keys[:1])
+        self.user_throttle.success([username])
 
         groups = set(user.groups)
         ldap = self.settings.ldap

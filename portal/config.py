@@ -177,7 +177,10 @@ SCHEMA = Section(
             Key("allowed_groups", ListOf(GROUP), "Only members of these groups may log in; empty = any valid user.", []),
             Key("connect_timeout", TIMEOUT, "Seconds to wait for a directory server to accept a connection.", 5),
             Key("response_timeout", TIMEOUT, "Seconds to wait for a directory answer.", 5),
-            Key("max_failures", Int(1, 1000), "Failed logins (per username or per client address) before a back-off.", 5),
+            Key("max_failures", Int(1, 1000), "Failed logins of one username before a back-off.", 5),
+            Key("max_address_failures", Int(1, 10000),
+                "Failed logins from one client address (any username) before a back-off; higher, since many "
+                "users may share an address.", 30),
             Key("failure_window", Int(1, 86400), "Seconds over which failed logins are counted.", 300),
             Key("backoff", Int(1, 86400), "Seconds a throttled username or address must wait.", 60),
         ], help="LDAP login with the cluster username and password.", rules=[_ldap_rules])),

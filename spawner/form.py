@@ -34,6 +34,8 @@ def form_context(slurm: Settings) -> dict:
     first = resources_for(SessionRequest(chosen.name, default_gpus, slurm.default_hours), slurm)
     return {
         "summary": first.summary(),
+        "cores_per_gpu": slurm.cores_per_gpu,
+        "gb_per_gpu": f"{size_to_mib(slurm.memory_per_gpu) / 1024:g}",
         "partitions": slurm.partitions,
         "default_partition": chosen.name,
         "gpu_choices": list(range(chosen.max_gpus + 1)),

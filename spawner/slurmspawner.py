@@ -356,26 +356,30 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     # --- progress --------------------------------------------------------------
     def progress_message(self) -> str:
+        return self.progress_event()["message"]
+
+    def progress_event(self) -> dict:
+        """Where the start is, in Slurm's words, with a rough percentage for the page's bar."""
         info = self.job_info
         if not self.job_id:
-            return "Submitting your session to Slurm..."
+            return {"progress": 10, "message": "Submitting your session to Slurm..."}
         if info is None or info.pending:
             reason = info.reason if info else ""
             words = PENDING_REASONS.get(reason, "waiting in the queue")
             detail = f" ({reason})" if reason and reason != "None" else ""
             where = self.request.partition if self.request else "the cluster"
-            return f"Job {self.job_id} is queued on {where}: {words}{detail}."
+            return {"progress": 25, "message": f"Job {self.job_id} is queued on {where}: {words}{detail}."}
         if self.port == 0:
-            return f"Job {self.job_id} is running on {info.node}; starting JupyterLab..."
+            return {"progress": 50, "message": f"Job {self.job_id} is running on {info.node}; starting JupyterLab..."}
         if not self.answering:
-            return f"JupyterLab is loading on {info.node}..."
-        return f"JupyterLab is up on {info.node}; connecting..."
+            return {"progress": 70, "message": f"JupyterLab is loading on {info.node}..."}
+        return {"progress": 90, "message": f"JupyterLab is up on {info.node}; connecting..."}
 
     async def progress(self):
         last = None
         while True:
-            message = self.progress_message()
-            if message != last:
-                yield {"message": message}
-                last = message
+            event = self.progress_event()
+            if event != last:
+                yield event
+                last = event
             await asyncio.sleep(0.5)

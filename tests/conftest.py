@@ -266,10 +266,12 @@ def a_fake_runtime(tmp_path, monkeypatch) -> FakeRuntime:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """How long the template notebooks took (see tests/test_notebooks.py)."""
-    from tests import test_notebooks
-
-    if test_notebooks.TIMINGS:
+    """How long the template notebooks took, and where the browser test's screenshots are."""
+    journey = sys.modules.get("tests.integration.test_journey")
+    if journey and journey.SHOTS:
+        terminalreporter.write_line(f"screenshots ({len(journey.SHOTS)}): {journey.ARTIFACTS}")
+    test_notebooks = sys.modules.get("tests.test_notebooks")
+    if test_notebooks and test_notebooks.TIMINGS:
         total = sum(test_notebooks.TIMINGS.values())
         terminalreporter.write_line(
             "notebooks: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(test_notebooks.TIMINGS.items()))
