@@ -9,7 +9,6 @@ portal's Python environment) with Debian's python3; standard library only.
 from __future__ import annotations
 
 import grp
-import json
 import os
 import pwd
 import secrets

@@ -7,7 +7,6 @@ fake unix accounts (the spawner's getpwnam seam) with homes in a temp folder.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -18,6 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import yaml
+
+from tests.httpapi import json_request
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN_TOKEN = "tests-service-token-0123456789abcdef"
@@ -104,20 +105,7 @@ class HubProcess:
 
     def request(self, method: str, url: str, body=None, token: str | None = ADMIN_TOKEN,
                 raw: bytes | None = None) -> tuple[int, dict | str]:
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"token {token}"
-        req = urllib.request.Request(url, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                status, text = r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            status, text = e.code, e.read().decode()
-        try:
-            return status, json.loads(text) if text else {}
-        except json.JSONDecodeError:
-            return status, text
+        return json_request(method, url, body, token=token, raw=raw)
 
     def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
         """Through the proxy on the public port, as users' scripts do."""

@@ -6,16 +6,8 @@ import time
 
 import pytest
 
+from tests.httpapi import wait_until
 
-
-def wait(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not reached in {timeout} s")
 
 
 def server_token(mock, user: str) -> str:
@@ -58,7 +50,7 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
     assert status in (201, 202)
     status, _ = a_hub.api("POST", "/users/bob/server", {})
     assert status in (201, 202)
-    wait(lambda: len(mock_slurm.jobs()) == 2, what="two jobs submitted")
+    wait_until(lambda: len(mock_slurm.jobs()) == 2, what="two jobs submitted")
     jobs = {j["user"]: job_id for job_id, j in mock_slurm.jobs().items()}
     assert mock_slurm.jobs()[jobs["alice"]]["options"]["gres"] == "gpu:2"
     assert mock_slurm.jobs()[jobs["bob"]]["options"]["gres"] == "gpu:1"  # missing keys take defaults
@@ -87,12 +79,12 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
     time.sleep(1.5)
     assert a_hub.api("GET", "/users/alice")[1]["servers"][""]["ready"] is False  # still waiting for its port
     assert callback({"port": port}) == 201
-    wait(lambda: a_hub.api("GET", "/users/alice")[1]["servers"].get("", {}).get("ready"), what="alice ready")
+    wait_until(lambda: a_hub.api("GET", "/users/alice")[1]["servers"].get("", {}).get("ready"), what="alice ready")
     assert callback({"port": port}) == 400  # only while starting
 
     status, _ = a_hub.api("DELETE", "/users/alice/server")
     assert status in (202, 204)
-    wait(lambda: not a_hub.api("GET", "/users/alice")[1]["servers"], what="alice stopped")
+    wait_until(lambda: not a_hub.api("GET", "/users/alice")[1]["servers"], what="alice stopped")
     assert [c["user"] for c in mock_slurm.calls("scancel")][:1] == ["alice"]
     assert mock_slurm.jobs()[jobs["alice"]]["state"] == "CANCELLED"
     log = a_hub.log.read_text()

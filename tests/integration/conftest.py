@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.httpapi import json_request, wait_until
+
 HUB = "http://127.0.0.1:8000"
 TOKEN_FILE = Path("/etc/dsportal/admin.token")
 USERS = ("alice", "bob", "carol")
@@ -32,18 +34,7 @@ class Cluster:
         self.token = token
 
     def request(self, method: str, path: str, body=None, timeout: float = 30):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"{HUB}{path}", data=data, method=method,
-                                     headers={"Authorization": f"token {self.token}"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                status, text = r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            status, text = e.code, e.read().decode()
-        try:
-            return status, json.loads(text) if text else {}
-        except json.JSONDecodeError:
-            return status, text
+        return json_request(method, f"{HUB}{path}", body, token=self.token, timeout=timeout)
 
     def ensure_user(self, name: str) -> None:
         status, _ = self.request("GET", f"/hub/api/users/{name}")
@@ -58,13 +49,7 @@ class Cluster:
         return self.request("POST", f"/hub/api/users/{name}/server", options)[0]
 
     def wait(self, predicate, timeout: float = 90, what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.3)
-        raise AssertionError(f"{what} not reached within {timeout} s")
+        return wait_until(predicate, timeout, what, every=0.3)
 
     def wait_ready(self, name: str, timeout: float = 120) -> dict:
         return self.wait(lambda: (self.server(name) or {}).get("ready") and self.server(name), timeout, f"{name} ready")

@@ -8,7 +8,6 @@ about speed (shared machines are noisy).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
