@@ -79,13 +79,39 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
         try:
             base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
             folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
-            specs, notes = build_kernelspecs(kernels, session.get("storage", {}), str(home), sys.executable,
-                                             str(Path(sys.executable).parent), probe or NodeProbe())
-            write_kernelspecs(folder / "kernels", specs)
-            for note in notes:
-                say(note)
-            say(f"kernels: {', '.join(specs)}")
-            updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         except OSError as e:
-            say(f"kernels: could not write the kernelspecs ({e}); only the default Python 3 kernel is offered")
+            say(f"kernels: no private kernel folder ({e}); only the default Python 3 kernel is offered")
+            return updates
+        updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
+        # Probing the node (R, modules, images) takes most of a second; JupyterLab
+        # takes seconds to load and asks for kernelspecs only when a page does.
+        in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
+                                                    probe or NodeProbe()))
     return updates
+
+
+def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe) -> None:
+    specs, notes = build_kernelspecs(kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent),
+                                     probe)
+    write_kernelspecs(folder / "kernels", specs)
+    for note in notes:
+        say(note)
+    say(f"kernels: {', '.join(specs)}")
+
+
+def in_background(work) -> None:
+    """Run `work` in a detached process (double fork: no zombie is left to the JupyterLab process)."""
+    sys.stdout.flush()
+    child = os.fork()
+    if child:
+        os.waitpid(child, 0)
+        return
+    try:
+        if os.fork() == 0:
+            try:
+                work()
+            except Exception as e:  # noqa: BLE001 - nothing may escape a forked process; the log says it
+                say(f"kernels: could not write the kernelspecs ({e}); only the default Python 3 kernel is offered")
+            sys.stdout.flush()
+    finally:
+        os._exit(0)

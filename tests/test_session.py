@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,7 +139,7 @@ def test_storage_links_and_a_missing_mount(tmp_path):
     assert link_storage(home, storage) == ["storage isilon: ~/isilon exists and is not a link; left it alone"]
 
 
-def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, capsys):
+def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, capfd):
     home = tmp_path / "alice"
     home.mkdir()
     for job in range(15):
@@ -156,6 +157,12 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
            "DSPORTAL_SESSION": json.dumps({"storage": {"isilon": str(tmp_path / "nope")}, "kernels": kernels})}
     updates = prepare(env, probe(missing_modules=lambda c, p, names: names))
     folder = Path(updates["JUPYTER_PATH"].split(os.pathsep)[0])
+    # the kernelspecs are written in the background while JupyterLab would load
+    deadline = time.monotonic() + 20
+    while len(list(folder.glob("kernels/*/kernel.json"))) < 3:
+        assert time.monotonic() < deadline, "kernelspecs not written"
+        time.sleep(0.05)
+    time.sleep(0.2)
     assert updates["JUPYTER_PATH"].endswith(os.pathsep + "/elsewhere")
     assert folder.parent == tmp and folder.name.startswith("dsportal-alice-77-")
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
@@ -164,7 +171,7 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
     assert (home / "templates" / "getting-started.ipynb").exists()
     assert sorted(p.name for p in home.glob(".dsportal-session-*.log")) == sorted(
         f".dsportal-session-{job}.log" for job in range(5, 15))  # the newest 10 job logs are kept
-    log = capsys.readouterr().out
+    log = capfd.readouterr().out  # fd level: the background writer is another process
     assert "dsportal: templates: added getting-started.ipynb" in log
     assert "dsportal: kernel torch-mods left out: module(s) cuda/12.1, pytorch/2.1 not found" in log
     assert "dsportal: storage isilon:" in log and "is not mounted on this node" in log
