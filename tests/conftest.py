@@ -25,6 +25,8 @@ import pytest
 import yaml
 
 TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+import mockslurm  # noqa: E402
 
 
 class MockSlurm:
@@ -45,20 +47,16 @@ class MockSlurm:
         return str(self.bin / cmd)
 
     def jobs(self) -> dict:
-        path = self.state / "jobs.json"
-        return json.loads(path.read_text())["jobs"] if path.exists() else {}
+        with mockslurm._table(self.state) as table:  # the same lock the fake commands take
+            return json.loads(json.dumps(table["jobs"]))
 
     def set_job(self, job_id: str, **fields) -> None:
-        path = self.state / "jobs.json"
-        data = json.loads(path.read_text())
-        data["jobs"][job_id].update(fields)
-        path.write_text(json.dumps(data))
+        with mockslurm._table(self.state) as table:
+            table["jobs"][job_id].update(fields)
 
     def purge(self, job_id: str) -> None:
-        path = self.state / "jobs.json"
-        data = json.loads(path.read_text())
-        del data["jobs"][job_id]
-        path.write_text(json.dumps(data))
+        with mockslurm._table(self.state) as table:
+            del table["jobs"][job_id]
 
     def fail(self, cmd: str, mode: str, stderr: str | None = None) -> None:
         path = self.state / "fail.json"

@@ -39,7 +39,9 @@ def _table(state: Path):
         path = state / "jobs.json"
         data = json.loads(path.read_text()) if path.exists() else {"next_id": 100, "jobs": {}}
         yield data
-        path.write_text(json.dumps(data, indent=1))
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)  # readers never see a half-written table
 
 
 def _record(state: Path, entry: dict) -> None:
