@@ -306,8 +306,9 @@ def ensure_slapd() -> None:
     folder = STATE / "slapd"
     if read_pid(folder / "slapd.pid"):
         return
-    if listener_of(389):
-        raise ClusterError(f"port 389 is taken by another LDAP server:\n{listener_of(389)}\n"
+    who = listener_of(389)
+    if who:
+        raise ClusterError(f"port 389 is taken by another LDAP server:\n{who}\n"
                            "stop it (e.g. Debian's own slapd) and run `deploy/devcluster up` again.")
     if not (folder / "data" / "data.mdb").exists():
         say("building the demo directory (alice, bob, carol; groups datasci, hpcadmin)")

@@ -13,19 +13,17 @@ directory in a worker thread, then apply allowed and admin groups.
 from __future__ import annotations
 
 import asyncio
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Integer, Unicode, default
 
-from .config import config_path, load_config
+from .config import config_path, is_username, load_config
 from .ldapclient import Directory, DirectoryUnavailable
 from .schema import Settings
 from .throttle import LoginThrottle
 
-USERNAME = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 MAX_INPUT = 1024  # longer usernames or passwords are refused unread
 DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
 
@@ -79,7 +77,7 @@ class PortalLDAPAuthenticator(Authenticator):
         return username.strip().lower()
 
     def validate_username(self, username: str) -> bool:
-        return bool(USERNAME.fullmatch(username))
+        return is_username(username)
 
     async def authenticate(self, handler, data):
         raw = data.get("username") or ""

@@ -7,6 +7,7 @@ override it.  `load_config` raises `ConfigError` carrying every problem found.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,11 @@ ENV_VAR = "DSPORTAL_CONFIG"
 
 # --- value kinds used below -------------------------------------------------
 USERNAME = Text(r"[a-z_][a-z0-9_.-]{0,31}", "must be a unix username: lower-case letters, digits, _ . - (at most 32)")
+
+
+def is_username(name: str) -> bool:
+    """The portal's one rule for usernames (login, admin list, job submission)."""
+    return re.fullmatch(USERNAME.pattern, name) is not None
 GROUP = Text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a group name: letters, digits, _ . -")
 SLURM_NAME = Text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a Slurm name: letters, digits, _ . - (at most 64)")
 OPTIONAL_SLURM_NAME = Text(SLURM_NAME.pattern, SLURM_NAME.describe + ", or empty", allow_empty=True)

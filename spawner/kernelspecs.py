@@ -20,20 +20,6 @@ PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
 PROBE_TIMEOUT = 30
 
 
-@dataclass
-class NodeProbe:
-    """What this compute node has; each check is a small seam tests can replace."""
-
-    which: Callable[[str], str | None] = shutil.which
-    exists: Callable[[str], bool] = os.path.exists
-    r_has_irkernel: Callable[[str], bool] = None  # type: ignore[assignment]
-    missing_modules: Callable[[str, list[str], list[str]], list[str]] = None  # type: ignore[assignment]
-
-    def __post_init__(self):
-        self.r_has_irkernel = self.r_has_irkernel or _r_has_irkernel
-        self.missing_modules = self.missing_modules or _missing_modules
-
-
 def _r_has_irkernel(r: str) -> bool:
     check = [r, "--slave", "-e", "quit(status = if (requireNamespace('IRkernel', quietly = TRUE)) 0 else 1)"]
     try:
@@ -61,6 +47,16 @@ def _missing_modules(module_command: str, modulepath: list[str], names: list[str
         if not found:
             missing.append(name)
     return missing
+
+
+@dataclass
+class NodeProbe:
+    """What this compute node has; each check is a small seam tests can replace."""
+
+    which: Callable[[str], str | None] = shutil.which
+    exists: Callable[[str], bool] = os.path.exists
+    r_has_irkernel: Callable[[str], bool] = _r_has_irkernel
+    missing_modules: Callable[[str, list[str], list[str]], list[str]] = _missing_modules
 
 
 def _spec(argv: list[str], display_name: str, language: str, **extra) -> dict:

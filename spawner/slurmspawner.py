@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import pwd
-import re
 import shlex
 from typing import Any
 
@@ -23,7 +22,7 @@ from jupyterhub.spawner import SpawnException
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from traitlets import Float, Unicode, default
 
-from portal.config import config_path, load_config
+from portal.config import config_path, is_username, load_config
 from portal.schema import Settings
 
 from . import api  # noqa: F401  (registers the port handler, unregisters batchspawner's)
@@ -34,7 +33,6 @@ from .resources import Resources, resources_for
 from .session import SESSION_VAR
 from .slurm import JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
-_USERNAME = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 
@@ -162,7 +160,7 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def _passwd(self) -> pwd.struct_passwd:
         name = self.user.name
-        if not _USERNAME.fullmatch(name):
+        if not is_username(name):
             raise _refuse(f"The username {name!r} cannot run cluster jobs; ask the cluster admins.", 403)
         try:
             return self.getpwnam(name)
