@@ -19,9 +19,9 @@ from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Integer, Unicode, default
 
-from .config import config_path, is_username, load_config
+from .config import config_path, load_config
 from .ldapclient import Directory, DirectoryUnavailable
-from .schema import Settings
+from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
 
 MAX_INPUT = 1024  # longer usernames or passwords are refused unread
@@ -66,7 +66,7 @@ class PortalLDAPAuthenticator(Authenticator):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.settings: Settings = load_config(self.config_file)
+        self.settings: PortalSettings = load_config(self.config_file)
         ldap = self.settings.ldap
         self.directory = Directory(ldap)
         self.user_throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)

@@ -1,18 +1,21 @@
-"""Apply the admin YAML to JupyterHub's config object (used by deploy/jupyterhub_config.py)."""
+"""Apply the admin YAML to JupyterHub's config object (used by deploy/jupyterhub_config.py); runs in the hub."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
 from .config import config_path, load_config
-from .paths import data_dir
-from .schema import Settings
+from spawner.contract import data_dir
+from spawner.hub.ignored import ignored_settings
+
+from .settings import HubSettings, PortalSettings
 
 
-def connect_url(hub: Settings) -> str:
+def connect_url(hub: HubSettings) -> str:
     """The hub API as compute nodes reach it."""
     if hub.internal_connect_url:
         return hub.internal_connect_url
@@ -21,7 +24,7 @@ def connect_url(hub: Settings) -> str:
     return f"{bound.scheme}://{host}:{bound.port or 8081}"
 
 
-def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
+def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSettings:
     """Load and validate the admin file, then set JupyterHub's traits from it."""
     path = config_path(path)
     settings = load_config(path)
@@ -35,7 +38,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
     c.JupyterHub.db_url = hub.db_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"
     c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
     c.JupyterHub.template_paths = [str(data_dir("templates"))]
-    c.JupyterHub.spawner_class = "spawner.slurmspawner.SlurmGPUSpawner"
+    c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     c.Spawner.default_url = "/lab"
     # Sessions are Slurm jobs that outlive the hub: a hub restart keeps them.
@@ -44,10 +47,22 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> Settings:
     # after 1 s (refused options fail well within it and still get their 400),
     # and let the progress page follow the job.
     c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 1}
-    c.JupyterHub.authenticator_class = "portal.auth.PortalLDAPAuthenticator"
+    c.JupyterHub.authenticator_class = "dsportal"
     c.PortalLDAPAuthenticator.config_file = str(path)
     c.Authenticator.admin_users = set(hub.admin_users)
     # auth_state (the account's uid, uidNumber, gidNumber, home and groups) is
     # stored encrypted; JupyterHub needs JUPYTERHUB_CRYPT_KEY for that.
     c.Authenticator.enable_auth_state = bool(os.environ.get("JUPYTERHUB_CRYPT_KEY"))
     return settings
+
+
+def report_ignored_settings(c) -> list[str]:
+    """Log an error for each batchspawner setting the portal's spawner would silently ignore.
+
+    Called last in jupyterhub_config.py, so it sees the admin's own lines too.
+    """
+    problems = ignored_settings(c)
+    log = logging.getLogger("JupyterHub")
+    for problem in problems:
+        log.error(problem)
+    return problems

@@ -22,7 +22,7 @@ from ldap3.core import exceptions as ldap_errors
 from ldap3.utils.conv import escape_filter_chars
 from ldap3.utils.dn import escape_rdn
 
-from .schema import Settings
+from .settings import LdapSettings
 
 log = logging.getLogger("dsportal.ldap")
 
@@ -85,7 +85,7 @@ def _int(value) -> int | None:
 
 
 class Directory:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: LdapSettings):
         self.s = settings
 
     def _server(self, uri: str) -> ldap3.Server:

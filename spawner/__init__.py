@@ -1,1 +1,8 @@
-"""DS Portal spawner: JupyterLab sessions as Slurm jobs on GPU nodes."""
+"""DS Portal sessions, by where the code runs.
+
+spawner/contract.py  shared by both sides: names and installed paths (standard library only)
+spawner/hub/         inside JupyterHub on the head node, as the hub's service account
+spawner/job/         in the Slurm job on the compute node, as the user, before and around JupyterLab
+spawner/jupyter/     inside the user's Jupyter server (server extension), as the user
+spawner/labext/      in the user's browser (the JupyterLab extension, JavaScript)
+"""

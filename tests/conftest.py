@@ -1,5 +1,13 @@
-"""Shared fixtures.
+"""Fixtures of every test folder; helpers live in tests/support (tests import those, never this file).
 
+The folders say what a test needs:
+  unit/         pure code, nothing started
+  component/    real processes the test starts itself: slapd, a hub with the mock Slurm, kernels, notebooks
+  integration/  the real dev cluster (deploy/devcluster up): marker `integration`
+  browser/      the dev cluster in real Chromium: markers `integration` and `browser`
+  perf/         benchmarks, run by `deploy/devcluster bench` (print numbers, assert no speed)
+
+Fixtures:
 mock_slurm     a MockSlurm: fake sbatch/squeue/scancel (+ sudo stand-in) in a temp bin folder
 a_home         a temp folder that stands for a user's home directory
 portal_yaml    the text of a valid admin config that uses the mock Slurm
@@ -9,68 +17,36 @@ a_web_server   something answering HTTP on a loopback port (stands for JupyterLa
 a_hub_and_its_slurm  a real JupyterHub + proxy on loopback with its own mock Slurm (per module)
 a_slapd        Debian's slapd with the demo directory on a loopback port (per session)
 a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
-a_fake_runtime a stand-in apptainer first on PATH (tests/fake_runtime.py)
+a_fake_runtime a stand-in apptainer first on PATH (tests/support/fakeruntime.py)
+cluster_api    the dev cluster's hub API with the admin token (per session); cluster: the same, cleaned per test
 """
 
 from __future__ import annotations
 
-import json
 import os
-import pwd
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from tests.support import browser, notebooks
+from tests.support.cluster import HUB, TOKEN_FILE, Cluster
+from tests.support.fakeruntime import FakeRuntime
+from tests.support.http import free_port
+from tests.support.mockslurm import MockSlurm, config_data, fake_passwd
+from tests.support.slapd import Slapd
+
 TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))
-import mockslurm  # noqa: E402
 
 
-class MockSlurm:
-    def __init__(self, root: Path):
-        self.bin = root / "bin"
-        self.state = root / "state"
-        self.bin.mkdir(parents=True)
-        self.state.mkdir(parents=True)
-        for cmd in ("sbatch", "squeue", "scancel", "sudo"):
-            path = self.bin / cmd
-            path.write_text(
-                f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\nimport mockslurm\n"
-                f"sys.exit(mockslurm.main({cmd!r}, {str(self.state)!r}, sys.argv[1:]))\n"
-            )
-            path.chmod(0o755)
-
-    def path(self, cmd: str) -> str:
-        return str(self.bin / cmd)
-
-    def jobs(self) -> dict:
-        with mockslurm._table(self.state) as table:  # the same lock the fake commands take
-            return json.loads(json.dumps(table["jobs"]))
-
-    def set_job(self, job_id: str, **fields) -> None:
-        with mockslurm._table(self.state) as table:
-            table["jobs"][job_id].update(fields)
-
-    def purge(self, job_id: str) -> None:
-        with mockslurm._table(self.state) as table:
-            del table["jobs"][job_id]
-
-    def fail(self, cmd: str, mode: str, stderr: str | None = None) -> None:
-        path = self.state / "fail.json"
-        modes = json.loads(path.read_text()) if path.exists() else {}
-        modes[cmd] = {"mode": mode, "stderr": stderr}
-        path.write_text(json.dumps(modes))
-
-    def heal(self) -> None:
-        (self.state / "fail.json").unlink(missing_ok=True)
-
-    def calls(self, cmd: str | None = None) -> list[dict]:
-        path = self.state / "calls.jsonl"
-        entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-        return [e for e in entries if cmd is None or e["cmd"] == cmd]
+def pytest_collection_modifyitems(items):
+    for item in items:
+        kind = Path(str(item.fspath)).relative_to(TESTS).parts[0]
+        if kind in ("integration", "browser"):
+            item.add_marker(pytest.mark.integration)
+        if kind == "browser":
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture
@@ -83,8 +59,6 @@ def a_web_server():
     """Something answering HTTP on a free loopback port, standing in for JupyterLab; yields the port."""
     import http.server
     import threading
-
-    from tests.hubprocess import free_port
 
     port = free_port()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
@@ -101,28 +75,6 @@ def a_home(tmp_path) -> Path:
     return home
 
 
-def config_data(mock: MockSlurm) -> dict:
-    return {
-        "hub": {"admin_users": ["carol"]},
-        "ldap": {"bind_dn_template": "uid={username},ou=people,dc=example,dc=org"},
-        "slurm": {
-            "partitions": [
-                {"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2"},
-                {"name": "pcie", "max_gpus": 2},
-            ],
-            "max_hours": 12,
-            "account": "ds",
-            "extra_sbatch": ["--constraint=v100"],
-            "sbatch": mock.path("sbatch"),
-            "squeue": mock.path("squeue"),
-            "scancel": mock.path("scancel"),
-            "sudo": mock.path("sudo"),
-            "command_timeout": 3,
-        },
-        "environment": {"prefix": "/opt/dsportal/venv", "storage": {"isilon": "/mnt/isilon"}},
-    }
-
-
 @pytest.fixture
 def portal_yaml(mock_slurm) -> str:
     return yaml.safe_dump(config_data(mock_slurm), sort_keys=False)
@@ -135,15 +87,11 @@ def a_config_file(tmp_path, portal_yaml) -> Path:
     return path
 
 
-def fake_passwd(name: str, home: Path) -> pwd.struct_passwd:
-    return pwd.struct_passwd((name, "x", 5001, 5001, name, str(home), "/bin/bash"))
-
-
 @pytest.fixture
 def a_spawner(a_config_file, a_home):
     from jupyterhub.objects import Hub
 
-    from spawner.slurmspawner import SlurmGPUSpawner
+    from spawner.hub.spawner import SlurmGPUSpawner
 
     user = SimpleNamespace(name="alice", url="/user/alice/", escaped_name="alice", base_url="/",
                            prefix="/user/alice/", spawners={}, settings={})
@@ -166,7 +114,7 @@ def a_hub_and_its_slurm(tmp_path_factory):
     Module-scoped: a hub takes seconds to start; tests that share it look at
     what changed, not at totals.
     """
-    from tests.hubprocess import HubProcess
+    from tests.support.hub import HubProcess
 
     root = tmp_path_factory.mktemp("hub")
     mock = MockSlurm(root / "mockslurm")
@@ -176,34 +124,18 @@ def a_hub_and_its_slurm(tmp_path_factory):
     hub.stop()
 
 
-# --- LDAP -------------------------------------------------------------------------
-sys.path.insert(0, str(TESTS.parent / "deploy"))
-import devdirectory  # noqa: E402
-
-
-class Slapd:
-    def __init__(self, folder: Path, port: int):
-        self.folder = folder
-        self.uri = f"ldap://127.0.0.1:{port}"
-        self.service_password_file = folder / "service.pw"
-
-
 @pytest.fixture(scope="session")
 def a_slapd(tmp_path_factory):
     """Debian's slapd on a loopback port with the demo directory (people, groups, a service account)."""
-    from tests.hubprocess import free_port
-
-    folder = tmp_path_factory.mktemp("slapd")
-    devdirectory.build(folder)
-    slapd = Slapd(folder, free_port())
-    devdirectory.start(folder, slapd.uri + "/")
+    slapd = Slapd(tmp_path_factory.mktemp("slapd"))
+    slapd.start()
     yield slapd
-    devdirectory.stop(folder)
+    slapd.stop()
 
 
 @pytest.fixture
 def a_hung_server():
-    """A loopback socket that accepts connections and never answers; yields its URI."""
+    """A loopback socket that accepts connections and never answers; yields .uri and .accepted (a list)."""
     import socket
     import threading
 
@@ -222,7 +154,7 @@ def a_hung_server():
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    yield f"ldap://127.0.0.1:{server.getsockname()[1]}"
+    yield SimpleNamespace(uri=f"ldap://127.0.0.1:{server.getsockname()[1]}", accepted=held)
     stop.set()
     thread.join()
     for conn in held:
@@ -233,26 +165,7 @@ def a_hung_server():
 @pytest.fixture
 def a_refusing_uri():
     """A loopback URI where nothing listens (connection refused)."""
-    from tests.hubprocess import free_port
-
     return f"ldap://127.0.0.1:{free_port()}"
-
-
-# --- container runtime stand-in ----------------------------------------------------
-class FakeRuntime:
-    def __init__(self, root: Path, name: str = "apptainer"):
-        self.bin = root / "bin"
-        self.bin.mkdir(parents=True, exist_ok=True)
-        self.log = root / "runtime.jsonl"
-        self.path = self.bin / name
-        self.path.write_text(
-            f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\nimport fake_runtime\n"
-            f"sys.exit(fake_runtime.main({name!r}, {str(self.log)!r}, sys.argv[1:]))\n"
-        )
-        self.path.chmod(0o755)
-
-    def calls(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
 
 @pytest.fixture
@@ -263,14 +176,32 @@ def a_fake_runtime(tmp_path, monkeypatch) -> FakeRuntime:
     return runtime
 
 
+# --- the dev cluster ---------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def cluster_api() -> Cluster:
+    assert TOKEN_FILE.exists(), "the dev cluster is not set up: run `deploy/devcluster up` (as root) first"
+    cluster = Cluster(TOKEN_FILE.read_text().strip())
+    try:
+        status, _ = cluster.request("GET", "/hub/api/")
+    except OSError as e:
+        pytest.fail(f"the portal does not answer on {HUB} ({e}); run `deploy/devcluster up` first")
+    assert status == 200
+    return cluster
+
+
+@pytest.fixture
+def cluster(cluster_api) -> Cluster:
+    cluster_api.clean()
+    yield cluster_api
+    cluster_api.clean()
+
+
 def pytest_terminal_summary(terminalreporter):
     """How long the template notebooks took, and where the browser test's screenshots are."""
-    journey = sys.modules.get("tests.integration.test_journey")
-    if journey and journey.SHOTS:
-        terminalreporter.write_line(f"screenshots ({len(journey.SHOTS)}): {journey.ARTIFACTS}")
-    test_notebooks = sys.modules.get("tests.test_notebooks")
-    if test_notebooks and test_notebooks.TIMINGS:
-        total = sum(test_notebooks.TIMINGS.values())
+    if browser.SHOTS:
+        terminalreporter.write_line(f"screenshots ({len(browser.SHOTS)}): {browser.ARTIFACTS}")
+    if notebooks.TIMINGS:
+        total = sum(notebooks.TIMINGS.values())
         terminalreporter.write_line(
-            "notebooks: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(test_notebooks.TIMINGS.items()))
+            "notebooks: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(notebooks.TIMINGS.items()))
             + f"; total {total:.1f} s")

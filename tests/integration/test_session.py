@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.integration.jupyter import run_code, run_in_terminal
+from tests.support.jupyter import run_code, run_in_terminal
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.conftest import HUB
+from tests.support.cluster import HUB
 
 WRITE_EVENTS = """
 from tensorboardX import SummaryWriter

@@ -2,7 +2,7 @@
 jupyterhub-singleuser start on the same machine in the same run.  Prints numbers; asserts nothing
 about speed (shared machines are noisy).
 
-    /opt/dsportal/venv/bin/python tests/perf/bench_spawn.py [--runs 5]
+    /opt/dsportal/venv/bin/python -m tests.perf.bench_spawn [--runs 5]     (from the repository's root)
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.integration.conftest import TOKEN_FILE, Cluster  # noqa: E402
-from tests.hubprocess import free_port  # noqa: E402
+from tests.support.cluster import TOKEN_FILE, Cluster
+from tests.support.http import free_port
 
 USER = "alice"
 VENV = Path("/opt/dsportal/venv")

@@ -1,5 +1,5 @@
 // DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher.
-// The server side is spawner/tbhandlers.py; TensorBoard opens in a new browser tab.
+// The server side is spawner/jupyter/handlers.py; TensorBoard opens in a new browser tab.
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
 import { URLExt } from '@jupyterlab/coreutils';

@@ -1,0 +1,139 @@
+"""python3 -m deploy.dev up | down | status | token | restart-hub   (run by deploy/devcluster, as root)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import directory, machine, slurmconf, supervisor
+from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SLURMCTLD_PORT, STATE, USERS, VENV, ClusterError, \
+    listener_of, run, say, wait_for
+from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment
+from .supervisor import Program
+
+SLAPD_DIR = STATE / "slapd"
+HUB_PORTS = (8000, 8081, 8001)
+
+
+def programs() -> list[Program]:
+    hub_env = hub_environment() if (ETC / "crypt.key").exists() else {}
+    return [
+        Program("munged", ["/usr/sbin/munged", "-F"], "socket /run/munge/munge.socket.2", user="munge"),
+        Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], str(SLURMCTLD_PORT)),
+        *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
+        Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
+        Program("jupyterhub", [str(VENV / "bin" / "jupyterhub"), "-f", str(ETC / "jupyterhub_config.py")],
+                "8000 (proxy), 8081 (hub API)", directory=str(HUB_STATE), environment=hub_env, stopwait=30),
+    ]
+
+
+def free_or_ours(program: str, port: int) -> None:
+    who = listener_of(port)
+    if who and supervisor.states().get(program, ("",))[0] != "RUNNING":
+        raise ClusterError(f"port {port} is already taken:\n{who}\nstop that process (e.g. a system {program}) "
+                           "and run `deploy/devcluster up` again.")
+
+
+def start_slurm(restart: bool) -> None:
+    if restart:
+        supervisor.stop(*[f"slurmd-{n}" for n in NODES], "slurmctld")
+    supervisor.start("slurmctld")
+    for n in NODES:
+        supervisor.start(f"slurmd-{n}")
+    wait_for(slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
+    wait_for(slurmconf.nodes_idle, 60, "both Slurm nodes idle", "slurmd-node001.log")
+
+
+def start_directory() -> None:
+    free_or_ours("slapd", 389)
+    if not (SLAPD_DIR / "data" / "data.mdb").exists():
+        say("building the demo directory (alice, bob, carol; groups datasci, hpcadmin)")
+        directory.build(SLAPD_DIR)
+    supervisor.start("slapd")
+    wait_for(lambda: directory.answers(SLAPD_DIR, LDAP_URI), 20, "slapd answering", "slapd.out")
+
+
+def start_hub(restart: bool) -> None:
+    if restart and supervisor.states().get("jupyterhub", ("",))[0] == "RUNNING":
+        say("the portal was updated: restarting JupyterHub (sessions keep running)")
+        supervisor.stop("jupyterhub")
+    for port in HUB_PORTS:
+        free_or_ours("jupyterhub", port)
+    HUB_STATE.mkdir(mode=0o700, exist_ok=True)
+    supervisor.start("jupyterhub")
+    wait_for(hub_answers, 90, "JupyterHub answering on port 8000", "jupyterhub.out")
+
+
+def up() -> None:
+    for folder in (STATE, LOGS):
+        folder.mkdir(parents=True, exist_ok=True)
+    machine.ensure_hosts()
+    machine.ensure_accounts()
+    machine.ensure_storage()
+    machine.ensure_demo_module()
+    slurmconf.ensure_munge_key()
+    slurm_changed = slurmconf.ensure_slurm_files()
+    hub_changed = ensure_portal_config()
+    supervisor.ensure(programs())
+    supervisor.start("munged")
+    wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
+    start_slurm(restart=slurm_changed)
+    start_directory()
+    start_hub(restart=hub_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+    print(f"""
+DS Portal is up: {HUB_URL}
+  logins: alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)
+  logs:   {LOGS}
+  admin API token: deploy/devcluster token
+""")
+
+
+def down() -> None:
+    if supervisor.running():
+        supervisor.stop("jupyterhub")
+        run(["scancel", "--quiet", "--name", ",".join(f"dsportal-{u}" for u in USERS)], check=False, timeout=20)
+        supervisor.shutdown()
+    say("everything is stopped")
+
+
+def status() -> int:
+    states = supervisor.states()
+    down_count = 0
+    for p in programs():
+        state, pid = states.get(p.name, ("STOPPED", None))
+        up_now = state == "RUNNING"
+        down_count += not up_now
+        shown = f"up    pid {pid:<7}" if up_now else f"down  ({state.lower()})".ljust(17)
+        print(f"{p.name:<16} {shown} port {p.port}")
+    print(f"logs: {LOGS}")
+    return 1 if down_count else 0
+
+
+def restart_hub() -> None:
+    supervisor.stop("jupyterhub")
+    start_hub(restart=False)
+
+
+def token() -> None:
+    if not ADMIN_TOKEN.exists():
+        raise ClusterError("no admin token yet; run `deploy/devcluster up` first.")
+    print(ADMIN_TOKEN.read_text().strip())
+
+
+def main(argv: list[str]) -> int:
+    if os.geteuid() != 0:
+        print("devcluster: run me as root: I start system services.", file=sys.stderr)
+        return 2
+    commands = {"up": up, "down": down, "status": status, "token": token, "restart-hub": restart_hub}
+    if len(argv) != 1 or argv[0] not in commands:
+        print(f"usage: python3 -m deploy.dev {' | '.join(commands)}", file=sys.stderr)
+        return 2
+    try:
+        return commands[argv[0]]() or 0
+    except ClusterError as e:
+        print(f"devcluster: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+"""What every part of the dev cluster uses: its paths, running a command, waiting with a deadline."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+PREFIX = Path(os.environ.get("DSPORTAL_PREFIX", "/opt/dsportal"))
+VENV = PREFIX / "venv"
+STATE = Path("/var/lib/dsportal-dev")
+LOGS = Path("/var/log/dsportal-dev")
+ETC = Path("/etc/dsportal")
+HUB_STATE = Path("/var/lib/dsportal")
+NODES = {"node001": 6821, "node002": 6822}
+SLURMCTLD_PORT = 6817
+LDAP_URI = "ldap://127.0.0.1:389/"
+HUB_URL = "http://127.0.0.1:8000"
+GROUPS = {"datasci": 5000, "hpcadmin": 5100}
+USERS = {"alice": (5001, ["datasci"]), "bob": (5002, ["datasci"]), "carol": (5003, ["datasci", "hpcadmin"])}
+
+
+class ClusterError(RuntimeError):
+    """A step failed; the message says what to do."""
+
+
+def say(message: str) -> None:
+    print(f"devcluster: {message}", flush=True)
+
+
+def run(argv: list[str], timeout: float = 60, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and result.returncode != 0:
+        raise ClusterError(f"{' '.join(argv)} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}")
+    return result
+
+
+def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
+    """Write `text` (created with `mode`, never wider for a moment); True if the file changed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return False
+    tmp = path.with_name(path.name + ".new")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return True
+
+
+def log_tail(name: str, lines: int = 8) -> str:
+    try:
+        return "\n".join((LOGS / name).read_text().splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, log: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    detail = f"; the end of {LOGS / log}:\n{log_tail(log)}" if log else f"; see the logs in {LOGS}"
+    raise ClusterError(f"{what} did not happen within {timeout:g} s{detail}")
+
+
+def listener_of(port: int) -> str:
+    """Who listens on TCP `port` ("" if nobody)."""
+    return run(["ss", "-H", "-ltnp", f"sport = :{port}"], check=False).stdout.strip()

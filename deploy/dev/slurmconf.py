@@ -1,0 +1,105 @@
+"""Slurm's side of the dev cluster: the munge key, slurm.conf, gres.conf and GPU stand-ins.
+
+Two virtual C4140-like GPU nodes on this machine, one slurmd each.  The
+daemons themselves run under supervisord (deploy/dev/supervisor.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from .common import LOGS, NODES, SLURMCTLD_PORT, STATE, run, write_if_changed
+
+GPUS = STATE / "gpus"
+
+
+def ensure_munge_key() -> None:
+    key = Path("/etc/munge/munge.key")
+    if not key.exists():
+        run(["mungekey", "--create", "--keyfile", str(key)])
+    shutil.chown(key, "munge", "munge")
+    key.chmod(0o400)
+    Path("/run/munge").mkdir(exist_ok=True)
+    shutil.chown("/run/munge", "munge", "munge")
+
+
+def slurm_conf() -> str:
+    nodes = "\n".join(
+        f"NodeName={n} NodeAddr=127.0.0.1 NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
+        f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216 Gres=gpu:4 State=UNKNOWN"
+        for n, p in NODES.items()
+    )
+    return f"""\
+# Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine.
+ClusterName=dsportal
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={SLURMCTLD_PORT}
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation={STATE}/slurmctld
+SlurmdSpoolDir={STATE}/slurmd/%n
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd-%n.pid
+SlurmctldLogFile={LOGS}/slurmctld.log
+SlurmdLogFile={LOGS}/slurmd-%n.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+MailProg=/bin/true
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+GresTypes=gpu
+ReturnToService=2
+MinJobAge=60
+KillWait=5
+SchedulerParameters=sched_interval=2
+MessageTimeout=10
+{nodes}
+PartitionName=sxm2 Nodes={",".join(NODES)} Default=YES MaxTime=12:00:00 State=UP
+"""
+
+
+def gres_conf() -> str:
+    return "AutoDetect=off\n" + "".join(f"NodeName={n} Name=gpu File={GPUS}/{n}-nvidia[0-3]\n" for n in NODES)
+
+
+def ensure_slurm_files() -> bool:
+    """State folders, GPU stand-ins and the config files; True if the daemons must restart."""
+    (STATE / "slurmctld").mkdir(parents=True, exist_ok=True)
+    GPUS.mkdir(parents=True, exist_ok=True)
+    changed = False
+    for n in NODES:
+        (STATE / "slurmd" / n).mkdir(parents=True, exist_ok=True)
+        for i in range(4):
+            # Stand-ins for /dev/nvidiaN: character devices (Slurm wants devices to set
+            # CUDA_VISIBLE_DEVICES) with /dev/null's numbers, since the dev nodes have no GPUs.
+            device = GPUS / f"{n}-nvidia{i}"
+            if not device.is_char_device():
+                device.unlink(missing_ok=True)
+                os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+                changed = True
+    changed |= write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf())
+    changed |= write_if_changed(Path("/etc/slurm/gres.conf"), gres_conf())
+    return changed
+
+
+def nodes_idle() -> bool:
+    """True once every node is usable; resumes nodes Slurm left down after a restart."""
+    out = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False).stdout.split()
+    states = dict(zip(out[::2], out[1::2]))
+    for n, state in states.items():
+        if state.rstrip("*~#") in ("down", "drain", "drng"):
+            run(["scontrol", "update", f"nodename={n}", "state=resume"], check=False)
+    return len(states) == len(NODES) and all(s.rstrip("*") in ("idle", "mix", "alloc") for s in states.values())
+
+
+def controller_answers() -> bool:
+    return run(["scontrol", "ping"], check=False).returncode == 0

@@ -1,0 +1,131 @@
+"""Debian's supervisord owns the dev cluster's daemons, each in the foreground.
+
+A supervisor holds each daemon as its own child, so stopping one never hits
+an unrelated process that reused a stale pid (what pid files allow), and its
+state and pid come from the supervisor, not from a file.  Every program has
+autostart=false: `up` starts them in order, each after the one it needs
+answers, and autorestart=false: a daemon that dies stays dead, as the
+outage tests expect.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .common import LOGS, STATE, ClusterError, run, write_if_changed
+
+CONF = STATE / "supervisord.conf"
+SOCKET = Path("/run/dsportal-dev-supervisor.sock")
+SUPERVISORD = "/usr/bin/supervisord"
+SUPERVISORCTL = "/usr/bin/supervisorctl"
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    argv: list[str]
+    port: str  # what `status` shows
+    user: str = "root"
+    directory: str = "/"
+    environment: dict[str, str] | None = None
+    stopwait: int = 20
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render(programs: list[Program]) -> str:
+    """supervisord.conf: a private socket, logs under LOGS, one [program:x] per daemon."""
+    head = f"""\
+; DS Portal dev cluster (written by deploy/devcluster)
+[unix_http_server]
+file={SOCKET}
+chmod=0700
+
+[supervisord]
+logfile={LOGS}/supervisord.log
+pidfile=/run/dsportal-dev-supervisord.pid
+childlogdir={LOGS}
+umask=027
+
+[rpcinterface:supervisor]
+supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
+
+[supervisorctl]
+serverurl=unix://{SOCKET}
+"""
+    blocks = [head]
+    for p in programs:
+        env = ",".join(f"{k}={_quote(v)}" for k, v in (p.environment or {}).items())
+        blocks.append(f"""\
+[program:{p.name}]
+command={" ".join(p.argv)}
+user={p.user}
+directory={p.directory}
+autostart=false
+autorestart=false
+startsecs=1
+stopsignal=TERM
+stopwaitsecs={p.stopwait}
+redirect_stderr=true
+stdout_logfile={LOGS}/{p.name}.out
+stdout_logfile_maxbytes=10MB
+{"environment=" + env if env else ""}
+""")
+    return "\n".join(blocks)
+
+
+def ctl(*args: str, timeout: float = 120, check: bool = True):
+    return run([SUPERVISORCTL, "-c", str(CONF), *args], timeout=timeout, check=check)
+
+
+def running() -> bool:
+    return SOCKET.exists() and ctl("pid", check=False).stdout.strip().isdigit()
+
+
+def ensure(programs: list[Program]) -> None:
+    """supervisord runs with this configuration (changed programs are restarted by `update`)."""
+    changed = write_if_changed(CONF, render(programs), mode=0o600)
+    if not running():
+        run([SUPERVISORD, "-c", str(CONF)], timeout=30)
+        deadline = time.monotonic() + 20
+        while not running():
+            if time.monotonic() > deadline:
+                raise ClusterError(f"supervisord did not start; see {LOGS / 'supervisord.log'}")
+            time.sleep(0.2)
+    elif changed:
+        ctl("reread")
+        ctl("update")
+
+
+def states() -> dict[str, tuple[str, int | None]]:
+    """name -> (RUNNING / STOPPED / EXITED / ..., pid or None)."""
+    if not running():
+        return {}
+    out = ctl("status", check=False).stdout
+    result = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        pid = int(parts[3].rstrip(",")) if len(parts) > 3 and parts[2] == "pid" else None
+        result[parts[0]] = (parts[1], pid)
+    return result
+
+
+def start(name: str) -> None:
+    if states().get(name, ("",))[0] != "RUNNING":
+        ctl("start", name)
+
+
+def stop(*names: str) -> None:
+    if running():
+        ctl("stop", *names, check=False)
+
+
+def shutdown() -> None:
+    if running():
+        ctl("shutdown", check=False)

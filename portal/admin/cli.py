@@ -1,0 +1,74 @@
+"""The `dsportal` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..config import ConfigError, config_path, load_config
+from ..example import render_example
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    path = config_path(args.file or args.config)
+    try:
+        load_config(path)
+    except ConfigError as e:
+        for line in e.errors:
+            print(line)
+        print(f"{len(e.errors)} problem(s) in {path}; fix them and run `dsportal check-config {path}` again.",
+              file=sys.stderr)
+        return 1
+    print("OK")
+    return 0
+
+
+def _example_config(args: argparse.Namespace) -> int:
+    sys.stdout.write(render_example())
+    return 0
+
+
+def _images_pull(args: argparse.Namespace) -> int:
+    from .images import PullError, kernel_yaml, plan_pull, read_api_key, run_pull
+
+    try:
+        plan = plan_pull(args.image, args.dest, args.runtime)
+        key = read_api_key(os.environ, args.api_key_file)
+        print(f"Pulling {plan.ref} into {plan.dest} with {plan.runtime_name}...", file=sys.stderr)
+        run_pull(plan, key, args.timeout)
+    except PullError as e:
+        print(f"dsportal images pull: {e}", file=sys.stderr)
+        return 1
+    print(f"# {plan.dest} is ready. Add these lines to the admin config to offer it as a kernel:")
+    print(kernel_yaml(plan), end="")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dsportal", description="DS Portal administration.")
+    parser.add_argument("--config", help="admin config file (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check-config", help="validate the admin config file; prints OK or every error")
+    check.add_argument("file", nargs="?", help="the file to check")
+    check.set_defaults(func=_check_config)
+    example = sub.add_parser("example-config", help="print a commented example config with every key")
+    example.set_defaults(func=_example_config)
+    images = sub.add_parser("images", help="container images for kernels").add_subparsers(dest="images", required=True)
+    pull = images.add_parser("pull", help="convert an NVIDIA NGC image into a .sif file")
+    pull.add_argument("image", help="e.g. nvcr.io/nvidia/pytorch:24.01-py3")
+    pull.add_argument("--dest", required=True, help="folder for the .sif file (readable on the compute nodes)")
+    pull.add_argument("--runtime", choices=("apptainer", "singularity"), help="default: whichever is installed")
+    pull.add_argument("--api-key-file", help="file holding the NGC API key (default: $NGC_API_KEY)")
+    pull.add_argument("--timeout", type=float, default=7200, help="seconds before the pull is given up (default 7200)")
+    pull.set_defaults(func=_images_pull)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

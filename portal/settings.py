@@ -1,0 +1,320 @@
+"""The admin settings, declared once on pydantic: each key's type, limits, default and help text.
+
+Runs in the hub and in `dsportal check-config`.  The loader (portal/config.py)
+turns pydantic's errors into sentences an admin can act on, and the commented
+example file (portal/example.py) is rendered from these declarations.
+
+A value's "allowed" text is part of its type (`Rule` for strings; integer and
+number bounds, choices, lists and mappings are described from their
+constraints by `describe`), so every message says what to write instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A string type: a full-match pattern and what it means in words."""
+
+    pattern: str
+    describe: str
+    allow_empty: bool = False
+
+    def check(self, value: str) -> str:
+        if value == "" and self.allow_empty:
+            return value
+        if not re.fullmatch(self.pattern, value):
+            raise PydanticCustomError("dsportal_text", self.describe)
+        return value
+
+
+def text(pattern: str, describe: str, allow_empty: bool = False) -> Any:
+    rule = Rule(pattern, describe + (", or empty" if allow_empty else ""), allow_empty)
+    return Annotated[str, Field(strict=True), rule, AfterValidator(rule.check)]
+
+
+def integer(low: int, high: int) -> Any:
+    return Annotated[int, Field(strict=True, ge=low, le=high)]
+
+
+def number(above: float, at_most: float) -> Any:
+    return Annotated[float, Field(strict=True, gt=above, le=at_most)]
+
+
+Flag = Annotated[bool, Field(strict=True)]
+
+# --- value kinds -----------------------------------------------------------------
+USERNAME_PATTERN = r"[a-z_][a-z0-9_.-]{0,31}"
+Username = text(USERNAME_PATTERN, "must be a unix username: lower-case letters, digits, _ . - (at most 32)")
+
+
+def is_username(name: str) -> bool:
+    """The portal's one rule for usernames (login, admin list, job submission)."""
+    return re.fullmatch(USERNAME_PATTERN, name) is not None
+
+
+GroupName = text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a group name: letters, digits, _ . -")
+_SLURM_NAME = (r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a Slurm name: letters, digits, _ . - (at most 64)")
+SlurmName = text(*_SLURM_NAME)
+OptionalSlurmName = text(*_SLURM_NAME, allow_empty=True)
+_HTTP_URL = (r"https?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?", "must be a URL such as http://0.0.0.0:8000")
+HttpUrl = text(*_HTTP_URL)
+OptionalHttpUrl = text(*_HTTP_URL, allow_empty=True)
+_ABS_PATH = (r"/[A-Za-z0-9_./+@-]*", "must be an absolute path (letters, digits, _ . / + @ -)")
+AbsPath = text(*_ABS_PATH)
+OptionalAbsPath = text(*_ABS_PATH, allow_empty=True)
+Command = text(r"[A-Za-z0-9_./+-]+", "must be a command name or an absolute path, without spaces")
+Size = text(r"[1-9][0-9]{0,6}[MGT]", "must be a size such as 512M, 48G or 1T")
+OptionalDN = text(r"[^\x00-\x1f]+", "must be an LDAP DN on one line, e.g. ou=people,dc=example,dc=org",
+                  allow_empty=True)
+LdapUri = text(r"ldaps?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?",
+               "must be an LDAP URI such as ldap://ldap1.example.org:389 or ldaps://ldap1:636")
+LdapAttribute = text(r"[A-Za-z][A-Za-z0-9-]{0,63}", "must be an LDAP attribute name such as uid")
+StorageName = text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a link name: letters, digits, _ . -")
+SbatchOption = text(r"--[a-z][a-z-]*(=[^\s'\"\\`$;|&<>]+)?",
+                    "must be one sbatch option such as --constraint=v100 (no spaces, quotes or shell characters)")
+KernelName = text(r"[a-z0-9][a-z0-9_.-]{0,63}", "must be a kernel name: lower-case letters, digits, _ . - (at most 64)")
+ModuleName = text(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,127}",
+                  "must be a module name such as cuda/12.1 (letters, digits, _ . / + -)")
+Argument = text(r"[^\x00-\x1f]{1,512}", "must be one command-line argument on one line")
+Label = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line (no < >)")
+OptionalLabel = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line", allow_empty=True)
+LanguageName = text(r"[A-Za-z][A-Za-z0-9+#_-]{0,31}", "must be a language name such as python or R")
+SifImage = text(r"/[A-Za-z0-9_./+@-]*\.sif", "must be the absolute path of a .sif image")
+DbUrl = text(r"[a-z+]+://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
+             allow_empty=True)
+Timeout = number(0, 600)
+
+RESERVED_KERNELS = ("python3", "ir")
+
+# Options the portal sets itself; an admin line must not fight them.
+MANAGED_SBATCH_OPTIONS = frozenset(
+    "job-name nodes ntasks cpus-per-task mem mem-per-cpu mem-per-gpu gres gpus time partition "
+    "account qos reservation output error chdir export get-user-env uid gid parsable wrap".split()
+)
+
+
+def size_to_mib(size: str) -> int:
+    """'48G' -> 49152 (Slurm's units: M, G, T are powers of 1024)."""
+    factor = {"M": 1, "G": 1024, "T": 1024 * 1024}[size[-1]]
+    return int(size[:-1]) * factor
+
+
+def key(default: Any = ..., help: str = "", example: Any = None, **kw) -> Any:
+    """A setting: its default (... = required), help text, and the value the example file shows."""
+    extra = {"example": example} if example is not None else None
+    if isinstance(default, (list, dict)):
+        return Field(default_factory=lambda: copy.deepcopy(default), description=help, json_schema_extra=extra, **kw)
+    return Field(default, description=help, json_schema_extra=extra, **kw)
+
+
+def rule_error(*problems: tuple[str, Any, str] | str) -> PydanticCustomError:
+    """A cross-key rule failed: (sub-path, value, what is allowed) per problem, or a whole sentence."""
+    return PydanticCustomError("dsportal_rule", "cross-key rule", {"problems": list(problems)})
+
+
+class Section(BaseModel):
+    """A mapping of settings: unknown keys are errors, an empty section takes every default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_defaults(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def section(model: type[Section], help: str) -> Any:
+    return Field(default_factory=model, description=help)
+
+
+# --- the sections --------------------------------------------------------------------
+class HubSettings(Section):
+    bind_url: HttpUrl = key("http://0.0.0.0:8000", "Public address of the portal (the proxy listens here).")
+    internal_bind_url: HttpUrl = key("http://0.0.0.0:8081",
+                                     "Where the hub's own API listens; compute nodes must reach it.")
+    internal_connect_url: OptionalHttpUrl = key(
+        "", "The hub API address as compute nodes reach it; empty = http://<this host's name>:<port>.")
+    admin_users: list[Username] = key([], "Users who are portal admins.")
+    admin_groups: list[GroupName] = key([], "Directory groups whose members are portal admins.")
+    data_dir: AbsPath = key("/var/lib/dsportal", "Folder for the hub's state (cookie secret, database).")
+    db_url: DbUrl = key("", "Hub database; empty = an SQLite file in data_dir.")
+
+
+class LdapSettings(Section):
+    uris: Annotated[list[LdapUri], Field(min_length=1)] = key(
+        ["ldap://127.0.0.1:389"], "Directory servers, tried in order (failover).")
+    tls: Literal["plain", "starttls", "ldaps"] = key("plain", "Transport security: plain, starttls or ldaps.")
+    ca_file: OptionalAbsPath = key("", "CA certificate file for starttls/ldaps; empty = system CAs.")
+    bind_dn_template: OptionalDN = key(
+        "", "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
+        example="uid={username},ou=people,dc=example,dc=org")
+    service_dn: OptionalDN = key("", "Search-then-bind: the service account that searches for users.")
+    service_password_file: OptionalAbsPath = key("", "File holding the service account's password (mode 0600).")
+    user_search_base: OptionalDN = key("", "Where users are searched (search-then-bind) and read.",
+                                       example="ou=people,dc=example,dc=org")
+    username_attribute: LdapAttribute = key("uid", "Attribute holding the login name.")
+    group_search_base: OptionalDN = key(
+        "", "Where groups are searched (posixGroup memberUid and groupOfNames member); empty = no groups.",
+        example="ou=groups,dc=example,dc=org")
+    allowed_groups: list[GroupName] = key([], "Only members of these groups may log in; empty = any valid user.")
+    connect_timeout: Timeout = key(5, "Seconds to wait for a directory server to accept a connection.")
+    response_timeout: Timeout = key(5, "Seconds to wait for a directory answer.")
+    max_failures: integer(1, 1000) = key(5, "Failed logins of one username before a back-off.")
+    max_address_failures: integer(1, 10000) = key(
+        30, "Failed logins from one client address (any username) before a back-off; higher, since many "
+        "users may share an address.")
+    failure_window: integer(1, 86400) = key(300, "Seconds over which failed logins are counted.")
+    backoff: integer(1, 86400) = key(60, "Seconds a throttled username or address must wait.")
+
+    @model_validator(mode="after")
+    def _rules(self) -> LdapSettings:
+        problems: list = []
+        ldaps = [u.startswith("ldaps://") for u in self.uris]
+        if self.tls == "ldaps" and not all(ldaps):
+            problems.append((".uris", ", ".join(self.uris), "with tls: ldaps every URI must start with ldaps://"))
+        if self.tls != "ldaps" and any(ldaps):
+            problems.append((".tls", self.tls, "ldaps:// URIs need tls: ldaps"))
+        if self.bind_dn_template and "{username}" not in self.bind_dn_template:
+            problems.append((".bind_dn_template", self.bind_dn_template, "must contain {username}"))
+        if not self.bind_dn_template and not (self.service_dn and self.service_password_file and self.user_search_base):
+            problems.append(": no way to find users (set bind_dn_template, or service_dn, "
+                            "service_password_file and user_search_base for search-then-bind)")
+        if problems:
+            raise rule_error(*problems)
+        return self
+
+
+class Partition(Section):
+    name: SlurmName = key(help="Slurm partition name, as sinfo shows it.")
+    max_gpus: integer(1, 16) = key(help="Most GPUs one session may ask for here (GPUs of one node).")
+    default: Flag = key(False, "Preselect this partition in the form. At most one; else the first.")
+    display_name: OptionalLabel = key("", "Label shown in the form; empty = the partition name.")
+
+
+class SlurmSettings(Section):
+    partitions: Annotated[list[Partition], Field(min_length=1)] = key(
+        [{"name": "gpu", "max_gpus": 4, "default": True, "display_name": ""}], "Partitions users may choose.",
+        example=[{"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2 (4 GPUs per node)"}])
+    cores_per_gpu: integer(1, 256) = key(8, "CPU cores that come with each GPU.")
+    memory_per_gpu: Size = key("48G", "Memory that comes with each GPU (M, G or T).")
+    cpu_only_cores: integer(1, 256) = key(4, "CPU cores of a session with 0 GPUs.")
+    cpu_only_memory: Size = key("16G", "Memory of a session with 0 GPUs.")
+    default_hours: number(0, 8760) = key(8, "Session length preselected in the form, in hours.")
+    max_hours: number(0, 8760) = key(12, "Longest session a user may ask for, in hours.")
+    account: OptionalSlurmName = key("", "Slurm account charged for sessions; empty = the user's default.")
+    qos: OptionalSlurmName = key("", "Slurm QOS for sessions; empty = default.")
+    reservation: OptionalSlurmName = key("", "Slurm reservation for sessions; empty = none.")
+    extra_sbatch: list[SbatchOption] = key([], "Extra #SBATCH lines (admin only), e.g. --constraint=v100.")
+    sbatch: Command = key("sbatch", "The sbatch command.")
+    squeue: Command = key("squeue", "The squeue command.")
+    scancel: Command = key("scancel", "The scancel command.")
+    sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
+    command_timeout: Timeout = key(20, "Seconds before a Slurm command counts as hung.")
+    start_timeout: integer(10, 86400) = key(900, "Seconds a session may wait in the queue and start before it is given up.")
+
+    @model_validator(mode="after")
+    def _rules(self) -> SlurmSettings:
+        problems: list = []
+        names = [p.name for p in self.partitions]
+        for dup in sorted({n for n in names if names.count(n) > 1}):
+            problems.append((".partitions", dup, "each partition name may appear once"))
+        defaults = [p.name for p in self.partitions if p.default]
+        if len(defaults) > 1:
+            problems.append((".partitions", ", ".join(defaults), "at most one partition may have default: true"))
+        if self.default_hours > self.max_hours:
+            problems.append((".default_hours", self.default_hours, f"must not exceed max_hours ({self.max_hours:g})"))
+        for i, line in enumerate(self.extra_sbatch):
+            option = line[2:].split("=", 1)[0]
+            if option in MANAGED_SBATCH_OPTIONS:
+                problems.append((f".extra_sbatch[{i}]", line, f"--{option} is set by the portal itself; remove this line"))
+        if problems:
+            raise rule_error(*problems)
+        return self
+
+    @property
+    def default_partition(self) -> Partition:
+        return next((p for p in self.partitions if p.default), self.partitions[0])
+
+
+class EnvironmentSettings(Section):
+    prefix: AbsPath = key("/opt/dsportal/venv", "Python environment on the compute nodes that runs JupyterLab "
+                          "(readable by every user).")
+    storage: dict[StorageName, AbsPath] = key({}, "Storage shown as links in users' homes: name: path.",
+                                              example={"isilon": "/mnt/isilon"})
+
+
+DEFAULT_KERNEL_COMMAND = ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+
+
+class ModuleKernel(Section):
+    name: KernelName = key(help="Kernel name (its folder name).")
+    display_name: Label = key(help="Name in the launcher.")
+    load: Annotated[list[ModuleName], Field(min_length=1)] = key(help="Modules to load, in order.")
+    command: Annotated[list[Argument], Field(min_length=1)] = key(
+        DEFAULT_KERNEL_COMMAND, "The kernel command after loading; {connection_file} is filled in.")
+    language: LanguageName = key("python", "The kernel's language.")
+
+
+class ContainerKernel(Section):
+    name: KernelName = key(help="Kernel name (its folder name).")
+    display_name: Label = key(help="Name in the launcher.")
+    image: SifImage = key(help="The image file.")
+    runtime: Literal["apptainer", "singularity"] = key("apptainer", "The container runtime.")
+    binds: list[AbsPath] = key([], "Extra paths to bind (storage mounts and the home are always bound).")
+
+
+class KernelSettings(Section):
+    python_display_name: Label = key("Python 3", "Name of the session's own Python 3 kernel in the launcher.")
+    r: Flag = key(True, "Offer an R kernel (IRkernel) when R is installed on the compute node.")
+    r_display_name: Label = key("R", "Name of the R kernel in the launcher.")
+    r_command: Command = key("R", "The R executable on the compute nodes.")
+    module_command: AbsPath = key("/usr/share/lmod/lmod/libexec/lmod",
+                                  "Lmod's `lmod` or Environment Modules' `modulecmd` on the compute nodes.")
+    modulepath: list[AbsPath] = key([], "Module folders searched, before the node's own MODULEPATH.")
+    modules: list[ModuleKernel] = key(
+        [], "Kernels that load environment modules, then run a command.",
+        example=[{"name": "pytorch-modules", "display_name": "PyTorch (cluster modules)",
+                  "load": ["cuda/12.1", "pytorch/2.1"],
+                  "command": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                  "language": "python"}])
+    containers: list[ContainerKernel] = key(
+        [], "Kernels that run inside a Singularity/Apptainer image (.sif).",
+        example=[{"name": "ngc-pytorch-24.01", "display_name": "PyTorch 24.01 (NGC container)",
+                  "image": "/shared/containers/pytorch_24.01-py3.sif", "runtime": "apptainer",
+                  "binds": ["/scratch"]}])
+
+    @model_validator(mode="after")
+    def _rules(self) -> KernelSettings:
+        problems: list = []
+        names = [k.name for k in self.modules] + [k.name for k in self.containers]
+        for name in sorted(set(names)):
+            if names.count(name) > 1:
+                problems.append(("", name, "each kernel name may appear once across modules and containers"))
+            if name in RESERVED_KERNELS:
+                problems.append(("", name, f"{', '.join(RESERVED_KERNELS)} are the built-in Python 3 and R kernels"))
+        if problems:
+            raise rule_error(*problems)
+        return self
+
+
+class Reserved(Section):
+    """A section a later release fills; it must stay empty."""
+
+
+class PortalSettings(Section):
+    hub: HubSettings = section(HubSettings, "The hub: addresses, admins, state.")
+    ldap: LdapSettings = section(LdapSettings, "LDAP login with the cluster username and password.")
+    slurm: SlurmSettings = section(SlurmSettings, "Slurm: partitions and what a session gets.")
+    environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
+    kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
+    tensorboard: Reserved = section(Reserved, "TensorBoard (filled by a later release; keep empty).")
+    notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")

@@ -1,0 +1,32 @@
+"""What the hub and the session job agree on; imports nothing of either side.
+
+The hub side (spawner/hub, portal) writes these names and paths, the job side
+(spawner/job) and the Jupyter side (spawner/jupyter) read them.  Standard
+library only, so importing it on a compute node pulls in no hub code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# The job's environment variable holding the session spec (JSON: storage links
+# and kernels from the admin config), written by the hub, read by spawner/job/session.py.
+SESSION_VAR = "DSPORTAL_SESSION"
+
+# The port callback, under the hub's API URL (JUPYTERHUB_API_URL ends in /hub/api):
+# the job POSTs {"port": N} there with the session's own token.
+PORT_CALLBACK = "/dsportal/port"
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """The installed folder `name` ("templates": hub pages, "notebooks": framework notebooks).
+
+    A wheel carries them as ``spawner/_data/<name>``; a source checkout has
+    them at the top of the repository.
+    """
+    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"DS Portal data folder {name!r} is missing from the installation")

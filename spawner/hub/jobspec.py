@@ -1,0 +1,90 @@
+"""Pure builders for a session job: the sbatch argument list and the job script."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from portal.settings import SlurmSettings
+
+from .resources import Resources
+
+JOB_NAME_PREFIX = "dsportal-"
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=False,  # a bash script, not HTML; values are shell-quoted instead
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
+_templates.filters["quote"] = shlex.quote
+
+
+@dataclass(frozen=True)
+class Account:
+    """The unix account a session runs as."""
+
+    name: str
+    home: str
+
+
+def job_name(username: str) -> str:
+    return f"{JOB_NAME_PREFIX}{username}"
+
+
+def output_path(home: str) -> str:
+    """Slurm's output file of a session job (%j = job id), in the user's home."""
+    return f"{home.rstrip('/')}/.dsportal-session-%j.log"
+
+
+def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """sudo prefix running a command as `username`, keeping only the named variables.
+
+    Values travel in the environment of the call, never on the command line.
+    """
+    argv = [slurm.sudo, "-n"]
+    if env_names:
+        argv.append("--preserve-env=" + ",".join(env_names))
+    return argv + ["-u", username, "--"]
+
+
+def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str]) -> list[str]:
+    bad = [n for n in env_names if not _ENV_NAME.fullmatch(n)]
+    if bad:
+        raise ValueError(f"invalid environment variable names: {bad}")
+    argv = as_user(slurm, account.name, env_names) + [
+        slurm.sbatch,
+        "--parsable",
+        f"--job-name={job_name(account.name)}",
+        "--nodes=1",
+        "--ntasks=1",
+        f"--cpus-per-task={res.cpus}",
+        f"--mem={res.memory}",
+    ]
+    if res.gpus:
+        argv.append(f"--gres=gpu:{res.gpus}")
+    argv += [f"--time={res.time}", f"--partition={res.partition}"]
+    for option in ("account", "qos", "reservation"):
+        if getattr(slurm, option):
+            argv.append(f"--{option}={getattr(slurm, option)}")
+    argv += [
+        f"--output={output_path(account.home)}",
+        f"--chdir={account.home}",
+        "--export=" + ",".join(env_names),
+    ]
+    return argv
+
+
+def job_script(slurm: SlurmSettings, account: Account, command: list[str]) -> str:
+    """The job script; `command[0]` is the session environment's dsportal-singleuser."""
+    return _templates.get_template("job.sh.j2").render(
+        username=account.name,
+        bin_dir=str(Path(command[0]).parent),
+        extra_sbatch=slurm.extra_sbatch,
+        command=command,
+    )

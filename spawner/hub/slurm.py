@@ -1,0 +1,193 @@
+"""Every Slurm command the portal runs, in one place.
+
+Commands are argument lists run with `create_subprocess_exec` (never a shell),
+each with a timeout; a failure raises `SlurmError` carrying the command's
+stderr, and `SlurmUnavailable` when the controller is down, slow or hung.
+
+Job states come from one shared `squeue` call for all watched jobs
+(spawner/hub/watcher.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from dataclasses import dataclass
+from portal.settings import SlurmSettings
+
+from .jobspec import as_user
+from .watcher import JobWatcher
+
+log = logging.getLogger("dsportal.slurm")
+
+# stderr fragments that mean "the controller did not answer", not "bad request"
+_UNAVAILABLE = (
+    "Unable to contact slurm controller",
+    "Socket timed out",
+    "Connection refused",
+    "Connection timed out",
+    "Transport endpoint is not connected",
+    "Zero Bytes were transmitted or received",
+    "backup controller in standby",
+)
+_INVALID_JOB = "Invalid job id specified"
+
+PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
+RUNNING = frozenset({"RUNNING", "SUSPENDED", "STOPPED", "SIGNALING", "RESIZING"})
+ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
+SQUEUE_FORMAT = "%i|%T|%r|%N"
+
+
+class SlurmError(RuntimeError):
+    """A Slurm command failed; `stderr` holds what it printed."""
+
+    def __init__(self, argv: list[str], returncode: int | None, stderr: str, message: str | None = None):
+        self.argv = argv
+        self.returncode = returncode
+        self.stderr = stderr.strip()
+        command = os.path.basename(argv[0]) if argv else "command"
+        super().__init__(message or f"{command} failed (exit {returncode}): {self.stderr or 'no error output'}")
+
+
+class SlurmUnavailable(SlurmError):
+    """The Slurm controller is unreachable or did not answer in time."""
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    job_id: str
+    state: str
+    reason: str = ""
+    node: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return self.state in PENDING
+
+    @property
+    def running(self) -> bool:
+        return self.state in RUNNING
+
+    @property
+    def in_queue(self) -> bool:
+        """Still known to Slurm as not finished (pending, running or ending)."""
+        return self.state in PENDING | RUNNING | ENDING
+
+
+async def run(argv: list[str], *, timeout: float, input: str | None = None,
+              env: dict[str, str] | None = None) -> str:
+    """Run `argv`; return stdout, or raise SlurmError / SlurmUnavailable."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # so a hung command is killed with all its children
+        )
+    except OSError as e:
+        raise SlurmError(argv, None, str(e), f"cannot run {argv[0]}: {e.strerror}") from e
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
+    except (asyncio.TimeoutError, asyncio.CancelledError) as e:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await proc.wait()
+        if isinstance(e, asyncio.CancelledError):
+            raise
+        name = os.path.basename(argv[0])
+        raise SlurmUnavailable(argv, None, "", f"{name} did not answer within {timeout:g} s") from None
+    stderr = err.decode(errors="replace")
+    if proc.returncode != 0:
+        cls = SlurmUnavailable if any(p in stderr for p in _UNAVAILABLE) else SlurmError
+        raise cls(argv, proc.returncode, stderr)
+    return out.decode(errors="replace")
+
+
+def parse_job_id(output: str) -> str:
+    """`sbatch --parsable` prints 'ID' or 'ID;cluster' (last line; warnings may precede)."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    job_id = lines[-1].split(";")[0].strip() if lines else ""
+    if not job_id.isdigit():
+        raise ValueError(f"sbatch printed no job id: {output.strip()[:200]!r}")
+    return job_id
+
+
+def parse_squeue(output: str) -> dict[str, JobInfo]:
+    """Lines of SQUEUE_FORMAT ('%i|%T|%r|%N') -> {job_id: JobInfo}."""
+    jobs = {}
+    for line in output.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or not parts[0].isdigit():
+            continue
+        job_id, state, reason, node = parts
+        reason = "" if reason in ("None", "(null)") else reason
+        node = "" if node in ("", "(null)", "n/a") else node
+        jobs[job_id] = JobInfo(job_id, state.split()[0] if state else "", reason, node)
+    return jobs
+
+
+def squeue_argv(slurm: SlurmSettings, job_ids: list[str]) -> list[str]:
+    return [slurm.squeue, "--noheader", "--states=all", f"--jobs={','.join(job_ids)}", f"--format={SQUEUE_FORMAT}"]
+
+
+def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:
+    return as_user(slurm, username) + [slurm.scancel, job_id]
+
+
+def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> list[str]:
+    # Read as the user: a root read of a file in a user's home would follow
+    # whatever symlink the user put there.
+    return as_user(slurm, username) + ["tail", "-n", str(lines), "--", path]
+
+
+class SlurmClient:
+    """Submit, query and cancel session jobs with the admin's Slurm settings."""
+
+    def __init__(self, slurm: SlurmSettings):
+        self.slurm = slurm
+        self.watcher = JobWatcher(self._squeue)
+
+    async def submit(self, argv: list[str], script: str, env: dict[str, str]) -> str:
+        out = await run(argv, input=script, env=env, timeout=self.slurm.command_timeout)
+        try:
+            return parse_job_id(out)
+        except ValueError as e:
+            raise SlurmError(argv, 0, out, str(e)) from e
+
+    async def _squeue(self, job_ids: list[str]) -> dict[str, JobInfo]:
+        argv = squeue_argv(self.slurm, job_ids)
+        try:
+            return parse_squeue(await run(argv, timeout=self.slurm.command_timeout))
+        except SlurmError as e:
+            if _INVALID_JOB not in e.stderr or isinstance(e, SlurmUnavailable):
+                raise
+            if len(job_ids) == 1:
+                return {}  # Slurm has forgotten the job: it ended a while ago
+            found: dict[str, JobInfo] = {}
+            for job_id in job_ids:  # one forgotten id spoils a list query; ask one by one
+                found.update(await self._squeue([job_id]))
+            return found
+
+    async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
+        return await self.watcher.status(job_id, max_age)
+
+    async def cancel(self, username: str, job_id: str) -> None:
+        argv = scancel_argv(self.slurm, username, job_id)
+        try:
+            await run(argv, timeout=self.slurm.command_timeout)
+        except SlurmError as e:
+            if _INVALID_JOB not in e.stderr:
+                raise
+            log.info("scancel %s: Slurm no longer knows the job", job_id)
+
+    async def output_tail(self, username: str, path: str, lines: int = 20) -> str:
+        try:
+            return await run(tail_argv(self.slurm, username, path, lines), timeout=self.slurm.command_timeout)
+        except SlurmError as e:
+            return f"(could not read {path}: {e.stderr or e})"

@@ -1,0 +1,384 @@
+"""The portal's spawner: one JupyterLab session = one Slurm job on one GPU node.
+
+Built on batchspawner's SlurmSpawner, keeping its job-state model (JobStatus),
+state persistence (job_id, job_status) and the hub-facing lifecycle.  Replaced,
+because batchspawner does them unsafely: every command (it joins shell strings
+and runs them in a shell), the job script (two template languages in a code
+string, `--get-user-env`), option handling (it passes user_options straight
+into the script) and the port callback (see spawner/hub/portapi.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pwd
+import shlex
+from typing import Any
+
+from batchspawner import JobStatus, SlurmSpawner
+from jupyterhub.spawner import SpawnException
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from traitlets import Float, Unicode, default
+
+from portal.config import config_path, load_config
+from portal.settings import PortalSettings, is_username
+
+from ..contract import SESSION_VAR
+
+from . import portapi  # noqa: F401  (registers the port handler, unregisters batchspawner's)
+from .form import render_options_form
+from .jobspec import Account, job_script, output_path, sbatch_argv
+from .options import OptionsError, SessionRequest, options_from_form, parse_options
+from .resources import Resources, resources_for
+from .slurm import JobInfo, SlurmClient, SlurmError, SlurmUnavailable
+
+_JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
+_ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
+
+# Slurm's pending reasons in words a data scientist understands.
+PENDING_REASONS = {
+    "Resources": "waiting for GPUs to become free",
+    "Priority": "other jobs are ahead in the queue",
+    "None": "about to be scheduled",
+    "BeginTime": "waiting for its start time",
+    "ReqNodeNotAvail": "the requested nodes are not available",
+    "PartitionNodeLimit": "the request is larger than the partition allows",
+    "QOSMaxGRESPerUser": "you already use as many GPUs as your quota allows",
+    "AssocGrpGRES": "your group already uses as many GPUs as its quota allows",
+    "Reservation": "waiting for its reservation",
+}
+
+_configs: dict[str, PortalSettings] = {}
+_clients: dict[str, SlurmClient] = {}
+
+
+def _settings_for(path: str) -> PortalSettings:
+    if path not in _configs:
+        _configs[path] = load_config(path)
+    return _configs[path]
+
+
+def _client_for(path: str) -> SlurmClient:
+    # one client, and so one shared squeue watcher, per admin config
+    if path not in _clients:
+        _clients[path] = SlurmClient(_settings_for(path).slurm)
+    return _clients[path]
+
+
+def _refuse(message: str, status: int = 400) -> SpawnException:
+    error = SpawnException(message, reason="invalid_options", status_code=status)
+    error.jupyterhub_message = message
+    return error
+
+
+class SlurmGPUSpawner(SlurmSpawner):
+    """JupyterLab in a Slurm job: partition, GPUs and hours from the form or REST API."""
+
+    config_file = Unicode(
+        help="""The portal's admin YAML file.
+
+        Default: $DSPORTAL_CONFIG, else /etc/dsportal/portal.yaml.
+        Example: c.SlurmGPUSpawner.config_file = "/etc/dsportal/portal.yaml"
+        """,
+    ).tag(config=True)
+
+    @default("config_file")
+    def _default_config_file(self) -> str:
+        return str(config_path())
+
+    startup_poll_interval = Float(
+        0.25,
+        help="""Seconds between job-state checks while a session starts (default 0.25).
+
+        Example: c.SlurmGPUSpawner.startup_poll_interval = 0.5
+        """,
+    ).tag(config=True)
+
+    poll_max_age = Float(
+        5.0,
+        help="""Seconds a shared squeue answer may be reused by the hub's periodic poll (default 5).
+
+        All sessions share one squeue call; a larger value means fewer calls on a big cluster.
+        Example: c.SlurmGPUSpawner.poll_max_age = 10
+        """,
+    ).tag(config=True)
+
+    stop_timeout = Float(
+        60.0,
+        help="""Seconds to wait after scancel for the job to leave the queue (default 60).
+
+        Example: c.SlurmGPUSpawner.stop_timeout = 120
+        """,
+    ).tag(config=True)
+
+    request: SessionRequest | None = None
+    resources: Resources | None = None
+    job_info: JobInfo | None = None
+    answering = False  # JupyterLab in the job answers HTTP
+
+    # --- configuration -------------------------------------------------------
+    @property
+    def settings(self) -> PortalSettings:
+        return _settings_for(self.config_file)
+
+    @property
+    def slurm_client(self) -> SlurmClient:
+        return _client_for(self.config_file)
+
+    @default("start_timeout")
+    def _default_start_timeout(self) -> int:
+        return self.settings.slurm.start_timeout
+
+    @default("options_form")
+    def _default_options_form(self):
+        return lambda spawner: render_options_form(spawner.settings.slurm)
+
+    @default("apply_user_options")
+    def _default_apply_user_options(self):
+        return lambda spawner, user_options: spawner.apply_session_options(user_options)
+
+    def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, Any]:
+        return options_from_form(formdata)
+
+    def apply_session_options(self, user_options: Any) -> None:
+        """Validate the user's options against the admin config (HTTP 400 if refused)."""
+        try:
+            self.request = parse_options(user_options, self.settings.slurm)
+        except OptionsError as e:
+            self.log.warning("Refused session options for %s: %s", self._log_name, e)
+            raise _refuse(str(e)) from None
+        self.resources = resources_for(self.request, self.settings.slurm)
+
+    # --- batchspawner's shell path is never used -----------------------------
+    async def run_command(self, cmd, input=None, env=None):
+        raise NotImplementedError("SlurmGPUSpawner runs Slurm through spawner.hub.slurm, never a shell")
+
+    # --- the job ---------------------------------------------------------------
+    # The unix account lookup, a seam tests replace (no test hook in this code).
+    getpwnam = staticmethod(pwd.getpwnam)
+
+    def _passwd(self) -> pwd.struct_passwd:
+        name = self.user.name
+        if not is_username(name):
+            raise _refuse(f"The username {name!r} cannot run cluster jobs; ask the cluster admins.", 403)
+        try:
+            return self.getpwnam(name)
+        except KeyError:
+            raise _refuse(f"There is no cluster account {name!r} on the head node; ask the cluster admins.", 403) from None
+
+    def account(self) -> Account:
+        return Account(name=self.user.name, home=self._passwd().pw_dir)
+
+    def user_env(self, env: dict[str, str]) -> dict[str, str]:
+        """batchspawner's hook: the account's basics, from the same lookup as the job."""
+        entry = self._passwd()
+        env.update(USER=entry.pw_name, LOGNAME=entry.pw_name, HOME=entry.pw_dir,
+                   SHELL=entry.pw_shell or "/bin/bash", LANG="C.UTF-8")
+        return env
+
+    def job_command(self) -> list[str]:
+        prefix = self.settings.environment.prefix.rstrip("/")
+        return [f"{prefix}/bin/dsportal-singleuser", *self.get_args()]
+
+    def session_spec(self) -> str:
+        """What the session prepares on the node (spawner/job/session.py): storage links and kernels."""
+        return json.dumps({"storage": self.settings.environment.storage, "kernels": self.settings.kernels.model_dump()})
+
+    def job_environment(self) -> dict[str, str]:
+        """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
+        env = {k: v for k, v in self.get_env().items() if k.startswith(_JOB_ENV_PREFIXES) or k in _ACCOUNT_VARS}
+        env[SESSION_VAR] = self.session_spec()
+        return env
+
+    async def submit_batch_script(self) -> str:
+        if self.resources is None:  # options not applied yet (e.g. a direct start)
+            self.apply_session_options(self.user_options)
+        account = self.account()
+        env = self.job_environment()
+        names = sorted(env)
+        argv = sbatch_argv(self.settings.slurm, self.resources, account, names)
+        script = job_script(self.settings.slurm, account, self.job_command())
+        # sudo needs a PATH of its own; everything else reaches it only as named variables
+        call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+        self.log.info("Submitting session of %s (%s): %s", self._log_name, self.resources.summary(), shlex.join(argv))
+        try:
+            self.job_id = await self.slurm_client.submit(argv, script, call_env)
+        except SlurmUnavailable as e:
+            self.log.error("sbatch for %s: %s", self._log_name, e)
+            raise RuntimeError(
+                "The cluster's scheduler (Slurm) is not answering, so no session was started. "
+                "Try again in a few minutes; if this persists, tell the cluster admins."
+            ) from None
+        except SlurmError as e:
+            self.log.error("sbatch for %s refused: %s", self._log_name, e)
+            raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
+        self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
+        return self.job_id
+
+    async def query_job_status(self, max_age: float = 0.0) -> JobStatus:
+        """Ask the shared watcher; a Slurm outage is UNKNOWN (the session is kept)."""
+        if not self.job_id:
+            self.job_status = ""
+            return JobStatus.NOTFOUND
+        try:
+            info = await self.slurm_client.status(self.job_id, max_age)
+        except SlurmError as e:
+            self.log.warning("Slurm did not answer about job %s of %s (%s); keeping the session",
+                             self.job_id, self._log_name, e)
+            return JobStatus.UNKNOWN
+        self.job_info = info
+        self.job_status = f"{info.state}|{info.reason}|{info.node}" if info else ""
+        if info is None or not (info.pending or info.running):
+            return JobStatus.NOTFOUND
+        return JobStatus.RUNNING if info.running else JobStatus.PENDING
+
+    def state_ispending(self) -> bool:
+        return self.job_status.split("|")[0] in ("PENDING", "CONFIGURING") if self.job_status else False
+
+    def state_isrunning(self) -> bool:
+        return self.job_status.split("|")[0] == "RUNNING" if self.job_status else False
+
+    def state_gethost(self) -> str:
+        return self.job_status.split("|")[2] if self.job_status.count("|") == 2 else ""
+
+    async def _ended_error(self) -> RuntimeError:
+        info = self.job_info
+        how = f"{info.state.lower()}{f', {info.reason}' if info.reason else ''}" if info else "no longer in the queue"
+        account = self.account()
+        log_file = output_path(account.home).replace("%j", self.job_id)
+        tail = await self.slurm_client.output_tail(account.name, log_file)
+        return RuntimeError(
+            f"Your session job {self.job_id} ended before JupyterLab started ({how}). "
+            f"Last lines of {log_file}:\n{tail.strip() or '(empty)'}"
+        )
+
+    async def _status_during_start(self) -> JobStatus:
+        status = await self.query_job_status()
+        if status == JobStatus.UNKNOWN:
+            raise RuntimeError(
+                f"Slurm stopped answering while your session (job {self.job_id}) was starting. "
+                "Try again in a few minutes; if this persists, tell the cluster admins."
+            )
+        if status == JobStatus.NOTFOUND:
+            raise await self._ended_error()
+        return status
+
+    async def start(self):
+        self.ip = self.traits()["ip"].default_value
+        self.port = 0
+        if self.server:
+            self.server.port = self.port
+        self.job_info = None
+        self.answering = False
+        await self.submit_batch_script()
+        while await self._status_during_start() != JobStatus.RUNNING:
+            await asyncio.sleep(self.startup_poll_interval)
+        self.ip = self.job_info.node
+        checks = 0
+        while self.port == 0:  # set by the port callback (spawner/hub/portapi.py)
+            await asyncio.sleep(self.startup_poll_interval)
+            checks += 1
+            if checks % 4 == 0:
+                await self._status_during_start()
+        await self._wait_until_answering()
+        self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
+        return self.ip, self.port
+
+    async def _wait_until_answering(self) -> None:
+        """Poll JupyterLab at a steady pace until it answers.
+
+        JupyterHub's own check backs off exponentially (0.2, 0.4, 0.8 ... s) and
+        would notice a server that takes a few seconds to load up to seconds late.
+        """
+        base = self.server.base_url if self.server else self.user.url
+        url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/api"
+        client = AsyncHTTPClient()
+        checks = 0
+        while True:
+            try:
+                await client.fetch(url, request_timeout=5, follow_redirects=False)
+                break
+            except HTTPClientError as e:
+                if e.code != 599:  # any HTTP answer means it serves
+                    break
+            except OSError:
+                pass
+            checks += 1
+            if checks % 10 == 0:
+                await self._status_during_start()
+            await asyncio.sleep(0.1)
+        self.answering = True
+
+    async def poll(self):
+        status = await self.query_job_status(max_age=self.poll_max_age)
+        if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
+            return None
+        self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name, self.job_status or "gone")
+        self.clear_state()
+        return 1
+
+    async def stop(self, now: bool = False):
+        """scancel the job (as the user), then wait until it has left the queue."""
+        if not self.job_id:
+            return
+        job_id, username = self.job_id, self.user.name
+        self.log.info("Stopping session job %s of %s", job_id, self._log_name)
+        try:
+            await self.slurm_client.cancel(username, job_id)
+        except SlurmError as e:
+            self.log.error("scancel %s for %s failed: %s", job_id, self._log_name, e)
+            raise RuntimeError(f"Could not cancel session job {job_id}: {e}. Try again; if this persists, "
+                               "tell the cluster admins.") from None
+        if now:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.stop_timeout
+        while loop.time() < deadline:
+            try:
+                info = await self.slurm_client.status(job_id)
+            except SlurmError as e:
+                self.log.warning("Slurm did not answer about job %s after scancel: %s", job_id, e)
+                info = self.job_info
+            if info is None or not info.in_queue:
+                return
+            await asyncio.sleep(self.startup_poll_interval)
+        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
+                         job_id, self._log_name, self.stop_timeout)
+
+    def clear_state(self):
+        if self.job_id:
+            self.slurm_client.watcher.forget(self.job_id)
+        super().clear_state()
+        self.job_info = None
+
+    # --- progress --------------------------------------------------------------
+    def progress_message(self) -> str:
+        return self.progress_event()["message"]
+
+    def progress_event(self) -> dict:
+        """Where the start is, in Slurm's words, with a rough percentage for the page's bar."""
+        info = self.job_info
+        if not self.job_id:
+            return {"progress": 10, "message": "Submitting your session to Slurm..."}
+        if info is None or info.pending:
+            reason = info.reason if info else ""
+            words = PENDING_REASONS.get(reason, "waiting in the queue")
+            detail = f" ({reason})" if reason and reason != "None" else ""
+            where = self.request.partition if self.request else "the cluster"
+            return {"progress": 25, "message": f"Job {self.job_id} is queued on {where}: {words}{detail}."}
+        if self.port == 0:
+            return {"progress": 50, "message": f"Job {self.job_id} is running on {info.node}; starting JupyterLab..."}
+        if not self.answering:
+            return {"progress": 70, "message": f"JupyterLab is loading on {info.node}..."}
+        return {"progress": 90, "message": f"JupyterLab is up on {info.node}; connecting..."}
+
+    async def progress(self):
+        last = None
+        while True:
+            event = self.progress_event()
+            if event != last:
+                yield event
+                last = event
+            await asyncio.sleep(0.5)

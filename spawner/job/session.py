@@ -1,0 +1,115 @@
+"""Session start on the compute node, as the user, before JupyterLab starts.
+
+~/templates from the portal's notebooks, storage links, and kernelspecs in a
+session-private folder put first on JUPYTER_PATH.  The hub passes what the
+admin configured in DSPORTAL_SESSION (JSON).  A step that fails is a line in
+the session log, never a failed start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ..contract import SESSION_VAR, data_dir
+
+from .homefolder import link_storage, sync_templates
+from .kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+
+
+def say(message: str) -> None:
+    print(f"dsportal: {message}", flush=True)
+
+
+def session_dir(base: Path, user: str, job_id: str) -> Path:
+    """A fresh private folder (mode 0700, unpredictable name) for this session's kernelspecs.
+
+    mkdtemp, not a fixed name: on a shared node another account could create
+    a fixed-name folder first and plant kernelspecs in it.  This user's
+    folders of earlier sessions are removed.
+    """
+    uid = os.getuid()
+    for old in base.glob(f"dsportal-{user}-*"):
+        try:
+            if not old.is_symlink() and old.is_dir() and old.stat().st_uid == uid:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
+    return Path(tempfile.mkdtemp(prefix=f"dsportal-{user}-{job_id}-", dir=base))
+
+
+KEEP_LOGS = 10
+
+
+def prune_session_logs(home: Path, keep: int = KEEP_LOGS) -> None:
+    """Keep the newest `keep` session job logs (~/.dsportal-session-<job>.log) of this user."""
+    logs = sorted(home.glob(".dsportal-session-*.log"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in logs[keep:]:
+        old.unlink(missing_ok=True)
+
+
+def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe | None = None) -> dict[str, str]:
+    """Prepare the home and the kernels; return the variables JupyterLab must start with."""
+    session = json.loads(environ.get(SESSION_VAR) or "{}")
+    home = Path(environ.get("HOME") or Path.home())
+    user = environ.get("USER", "user")
+    updates: dict[str, str] = {}
+
+    try:
+        prune_session_logs(home)
+        for line in sync_templates(data_dir("notebooks"), home / "templates"):
+            say(f"templates: {line}")
+    except OSError as e:
+        say(f"templates: could not refresh ~/templates ({e})")
+
+    try:
+        for line in link_storage(home, session.get("storage", {})):
+            say(line)
+    except OSError as e:
+        say(f"storage links: {e}")
+
+    kernels = session.get("kernels")
+    if kernels:
+        try:
+            base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
+            folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
+        except OSError as e:
+            say(f"kernels: no private kernel folder ({e}); only the default Python 3 kernel is offered")
+            return updates
+        updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
+        # Probing the node (R, modules, images) takes most of a second; JupyterLab
+        # takes seconds to load and asks for kernelspecs only when a page does.
+        in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
+                                                    probe or NodeProbe()))
+    return updates
+
+
+def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe) -> None:
+    specs, notes = build_kernelspecs(kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent),
+                                     probe)
+    write_kernelspecs(folder / "kernels", specs)
+    for note in notes:
+        say(note)
+    say(f"kernels: {', '.join(specs)}")
+
+
+def in_background(work) -> None:
+    """Run `work` in a detached process (double fork: no zombie is left to the JupyterLab process)."""
+    sys.stdout.flush()
+    child = os.fork()
+    if child:
+        os.waitpid(child, 0)
+        return
+    try:
+        if os.fork() == 0:
+            try:
+                work()
+            except Exception as e:  # noqa: BLE001 - nothing may escape a forked process; the log says it
+                say(f"kernels: could not write the kernelspecs ({e}); only the default Python 3 kernel is offered")
+            sys.stdout.flush()
+    finally:
+        os._exit(0)

@@ -1,0 +1,203 @@
+"""LDAP login against a real slapd: good and bad logins, injection, groups, failover, timeouts, throttling."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from tornado import web
+
+from portal.auth import DIRECTORY_DOWN, PortalLDAPAuthenticator
+from portal.throttle import LoginThrottle
+
+from tests.support.http import wait_until
+from tests.support.slapd import SUFFIX, ldap_settings
+
+
+def make_authenticator(tmp_path, ldap: dict, hub: dict | None = None) -> PortalLDAPAuthenticator:
+    path = tmp_path / "portal.yaml"
+    path.write_text(yaml.safe_dump({"ldap": ldap, "hub": hub or {}}))
+    return PortalLDAPAuthenticator(config_file=str(path))
+
+
+def a_request(ip="192.0.2.10"):
+    return SimpleNamespace(request=SimpleNamespace(remote_ip=ip))
+
+
+async def login(auth, username, password, ip="192.0.2.10"):
+    return await auth.authenticate(a_request(ip), {"username": username, "password": password})
+
+
+@pytest.fixture
+def auth(tmp_path, a_slapd):
+    return make_authenticator(tmp_path, ldap_settings(a_slapd), {"admin_groups": ["hpcadmin", "webadmins"]})
+
+
+@pytest.fixture
+def search_auth(tmp_path, a_slapd):
+    return make_authenticator(tmp_path, ldap_settings(
+        a_slapd, bind_dn_template="", service_dn=f"cn=portal,ou=services,{SUFFIX}",
+        service_password_file=str(a_slapd.service_password_file), user_search_base=f"ou=people,{SUFFIX}",
+    ), {"admin_groups": ["hpcadmin"]})
+
+
+async def test_good_login_carries_account_and_groups(auth):
+    result = await login(auth, "alice", "alice-pw")
+    assert result == {
+        "name": "alice",
+        "admin": False,
+        "auth_state": {"uid": "alice", "dn": f"uid=alice,ou=people,{SUFFIX}", "uidNumber": 5001,
+                       "gidNumber": 5000, "home": "/home/alice", "groups": ["datasci", "mlteam"]},
+    }
+
+
+async def test_search_then_bind_mode(search_auth):
+    result = await login(search_auth, "carol", "carol-pw")
+    assert result["name"] == "carol" and result["admin"] is True
+    assert result["auth_state"]["groups"] == ["datasci", "hpcadmin"]
+    assert await login(search_auth, "carol", "wrong") is None
+    assert await login(search_auth, "nobody", "x") is None
+
+
+@pytest.mark.parametrize("username, password", [("alice", "wrong"), ("nobody", "alice-pw"), ("alice", "alice-pw ")])
+async def test_wrong_password_and_unknown_user_look_the_same(auth, username, password):
+    assert await login(auth, username, password) is None
+
+
+async def test_empty_password_is_refused_before_ldap(auth, monkeypatch):
+    monkeypatch.setattr(auth.directory, "authenticate", lambda *a: pytest.fail("LDAP was asked"))
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "")
+    assert info.value.status_code == 400 and info.value.jupyterhub_message == "Enter your password."
+
+
+async def test_whitespace_and_upper_case_usernames_are_normalized(auth):
+    assert (await login(auth, "  Alice ", "alice-pw"))["name"] == "alice"
+    assert (await login(auth, "ALICE", "alice-pw"))["name"] == "alice"
+
+
+INJECTIONS = [
+    "*", "*)(uid=*", "admin)(|(uid=*", "alice)(|(uid=*", "uid=alice,ou=people", ",+\"\\<>;=", "alice,ou=people",
+    "alice\x00", "ali\nce", "alice*", "(uid=alice)", "a" * 1_000_000, "",
+]
+
+
+@pytest.mark.parametrize("username", INJECTIONS, ids=range(len(INJECTIONS)))
+async def test_injection_usernames_are_refused_without_asking_ldap(auth, monkeypatch, caplog, username):
+    monkeypatch.setattr(auth.directory, "authenticate", lambda *a: pytest.fail("LDAP was asked"))
+    caplog.set_level(logging.DEBUG)
+    assert await login(auth, username, "alice-pw") is None
+    assert all(len(r.getMessage()) < 300 for r in caplog.records)  # nothing logged at full length
+
+
+@pytest.mark.parametrize("password", ["*", "*)(uid=*", "alice-pw)(|(a=*", "\x00", "x" * 1_000_000])
+async def test_injection_passwords_fail_cleanly(auth, caplog, password):
+    caplog.set_level(logging.DEBUG)
+    assert await login(auth, "alice", password) is None
+    assert all(len(r.getMessage()) < 300 for r in caplog.records)
+
+
+async def test_allowed_groups_both_styles(tmp_path, a_slapd):
+    posix = make_authenticator(tmp_path, ldap_settings(a_slapd, allowed_groups=["hpcadmin"]))
+    assert (await login(posix, "carol", "carol-pw"))["name"] == "carol"
+    with pytest.raises(web.HTTPError) as info:
+        await login(posix, "alice", "alice-pw")
+    assert info.value.status_code == 403 and "not allowed to use this portal" in info.value.jupyterhub_message
+    names = make_authenticator(tmp_path, ldap_settings(a_slapd, allowed_groups=["mlteam"]))
+    assert (await login(names, "alice", "alice-pw"))["name"] == "alice"
+    with pytest.raises(web.HTTPError):
+        await login(names, "bob", "bob-pw")
+
+
+async def test_admin_groups_both_styles(auth):
+    assert (await login(auth, "carol", "carol-pw"))["admin"] is True   # posixGroup hpcadmin
+    assert (await login(auth, "bob", "bob-pw"))["admin"] is True       # groupOfNames webadmins
+    assert (await login(auth, "alice", "alice-pw"))["admin"] is False
+
+
+async def test_failover_to_the_second_uri(tmp_path, a_slapd, a_refusing_uri):
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, uris=[a_refusing_uri, a_slapd.uri]))
+    assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
+
+
+async def test_directory_down_is_a_clear_message_at_once(tmp_path, a_refusing_uri):
+    auth = make_authenticator(tmp_path, {"uris": [a_refusing_uri], "bind_dn_template": "uid={username},dc=x"})
+    started = time.monotonic()
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "alice-pw")
+    assert (info.value.status_code, info.value.jupyterhub_message) == (503, DIRECTORY_DOWN)
+    assert time.monotonic() - started < 2  # refused connections do not wait for a timeout
+
+
+async def test_hung_directory_times_out_and_the_event_loop_keeps_running(tmp_path, a_hung_server):
+    auth = make_authenticator(tmp_path, {"uris": [a_hung_server.uri], "bind_dn_template": "uid={username},dc=x",
+                                         "connect_timeout": 1, "response_timeout": 1})
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    ticking = asyncio.ensure_future(ticker())
+    started = time.monotonic()
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "alice-pw")
+    elapsed = time.monotonic() - started
+    ticking.cancel()
+    assert info.value.jupyterhub_message == DIRECTORY_DOWN
+    assert 0.9 < elapsed < 5
+    assert ticks >= elapsed / 0.05 * 0.5  # the loop kept running while LDAP waited
+
+
+async def test_throttling_and_its_backoff(tmp_path, a_slapd):
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_failures=3, max_address_failures=4,
+                                                      failure_window=60, backoff=2))
+    for _ in range(3):
+        assert await login(auth, "alice", "wrong") is None
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "alice-pw")  # a correct password does not bypass the back-off
+    assert info.value.status_code == 429
+    assert info.value.jupyterhub_message.startswith("Too many failed logins; try again in ")
+    # bob from the same address is still let in, until the address itself has failed 4 times
+    assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
+    assert await login(auth, "carol", "wrong") is None
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "bob", "bob-pw")
+    assert info.value.status_code == 429
+    assert (await login(auth, "bob", "bob-pw", ip="192.0.2.99"))["name"] == "bob"
+    wait_until(lambda: auth.user_throttle.wait_seconds(["alice"]) == 0, 10, "alice's back-off ending", every=0.05)
+    assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
+
+
+def test_throttle_window_and_success():
+    now = [0.0]
+    throttle = LoginThrottle(max_failures=3, window=10, backoff=30, clock=lambda: now[0])
+    throttle.failure(["u"]); now[0] = 5; throttle.failure(["u"])
+    now[0] = 12  # the first failure left the window: two count
+    throttle.failure(["u"])
+    assert throttle.wait_seconds(["u"]) == 0
+    throttle.failure(["u"])
+    assert throttle.wait_seconds(["u"]) == 30
+    now[0] = 42
+    assert throttle.wait_seconds(["u"]) == 0
+    throttle.failure(["v"]); throttle.failure(["v"]); throttle.success(["v"]); throttle.failure(["v"])
+    assert throttle.wait_seconds(["v"]) == 0
+
+
+def test_throttle_memory_is_bounded():
+    throttle = LoginThrottle(max_failures=5, window=60, backoff=60, max_keys=100)
+    for i in range(1000):
+        throttle.failure([f"addr:{i}"])
+    assert len(throttle._failures) == 100
+
+
+def test_ldap_settings_are_checked(tmp_path):
+    from portal.config import ConfigError
+    with pytest.raises(ConfigError, match=r"ldap.connect_timeout: -1"):
+        make_authenticator(tmp_path, {"uris": ["ldap://x"], "bind_dn_template": "uid={username}", "connect_timeout": -1})

@@ -1,0 +1,85 @@
+"""LDAP login through the real hub's login page: messages in plain words, a hung directory blocks nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.hub import HubProcess, form_login
+from tests.support.http import wait_until
+from tests.support.slapd import ldap_settings
+
+
+@pytest.fixture(scope="module")
+def an_ldap_hub(tmp_path_factory, a_slapd):
+    """A real hub with the portal's LDAP authenticator; the first URI is a hung server (set per test)."""
+    root = tmp_path_factory.mktemp("ldaphub")
+    portal = config_data(MockSlurm(root / "mockslurm"))
+    portal["ldap"] = ldap_settings(a_slapd, max_failures=3, backoff=60)
+    portal["hub"] = {"admin_groups": ["hpcadmin"]}
+    hub = HubProcess(root, portal, ldap=True)
+    hub.start()
+    yield hub
+    hub.stop()
+
+
+def test_login_page_asks_for_the_cluster_credentials(an_ldap_hub):
+    page = urllib.request.urlopen(f"{an_ldap_hub.url}/hub/login", timeout=30).read().decode()
+    assert "Log in with your cluster username and password." in page
+    assert 'name="username"' in page and 'name="password"' in page
+
+
+def test_good_login_redirects_and_bad_one_says_so_plainly(an_ldap_hub):
+    status, page, location = form_login(an_ldap_hub.url, " Carol ", "carol-pw")
+    assert status == 302 and location.startswith("/hub/")
+    status, user = an_ldap_hub.api("GET", "/users/carol")
+    assert user["admin"] is True  # hpcadmin is an admin group
+    status, page, _ = form_login(an_ldap_hub.url, "alice", "not-her-password")
+    assert status == 403 and "Invalid username or password" in page
+    assert "Traceback" not in page
+    status, page, _ = form_login(an_ldap_hub.url, "alice", "")
+    assert "Enter your password." in page and "Traceback" not in page
+    status, page, _ = form_login(an_ldap_hub.url, "*)(uid=*", "x")
+    assert status == 403 and "Invalid username or password" in page
+
+
+def test_throttled_login_says_when_to_retry(an_ldap_hub):
+    for _ in range(3):
+        form_login(an_ldap_hub.url, "bob", "wrong")
+    status, page, _ = form_login(an_ldap_hub.url, "bob", "bob-pw")
+    assert status == 429 and "Too many failed logins; try again in " in page
+
+
+def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server):
+    root = tmp_path / "hunghub"
+    portal = config_data(MockSlurm(root / "mockslurm"))
+    portal["ldap"] = ldap_settings(a_slapd, uris=[a_hung_server.uri], connect_timeout=3, response_timeout=3)
+    hub = HubProcess(root, portal, ldap=True)
+    hub.start()
+    try:
+        result = {}
+
+        def slow_login():
+            started = time.monotonic()
+            result["login"] = form_login(hub.url, "alice", "alice-pw")
+            result["seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=slow_login)
+        thread.start()
+        # the login is under way once the hub's LDAP worker has connected to the hung server
+        wait_until(lambda: a_hung_server.accepted, 10, "the login reaching the directory")
+        started = time.monotonic()
+        status, _ = hub.api("GET", "/")
+        answered_in = time.monotonic() - started
+        thread.join(30)
+        assert status == 200 and answered_in < 1.5, answered_in
+        assert "login" in result, "the login never finished"
+        status, page, _ = result["login"]
+        assert status == 503 and "The directory service is not answering; try again in a minute." in page
+        assert 2.5 < result["seconds"] < 10
+    finally:
+        hub.stop()

@@ -1,0 +1,255 @@
+"""The spawner's lifecycle against the mock Slurm (real subprocesses, fake scheduler)."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import socket
+import threading
+import time
+
+import pytest
+from batchspawner import JobStatus
+from jupyterhub.spawner import SpawnException
+
+from spawner.hub.slurm import JobInfo, SlurmUnavailable
+from spawner.hub.watcher import JobWatcher
+
+
+async def until(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+async def start_running(spawner, mock, port, node="127.0.0.1"):
+    """Start a session and walk the mock job to running; return (start result, job id)."""
+    spawner.apply_session_options({"gpus": 2, "hours": 8})
+    task = asyncio.ensure_future(spawner.start())
+    await until(lambda: mock.jobs())
+    job_id = next(iter(mock.jobs()))
+    mock.set_job(job_id, state="RUNNING", node=node)
+    await until(lambda: spawner.job_info is not None and spawner.job_info.running)
+    spawner.port = port  # what the port callback does
+    return await asyncio.wait_for(task, 10), job_id
+
+
+async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spawner, mock_slurm, a_home, a_web_server):
+    (ip, port), job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    assert (ip, port, a_spawner.job_id) == ("127.0.0.1", a_web_server, job_id)
+
+    [sudo_call] = [c for c in mock_slurm.calls("sudo") if c["argv"][0].endswith("sbatch")]
+    assert sudo_call["user"] == "alice"
+    [sbatch] = mock_slurm.calls("sbatch")
+    argv = sbatch["argv"]
+    assert "--gres=gpu:2" in argv and "--cpus-per-task=16" in argv and "--mem=96G" in argv
+    assert f"--output={a_home}/.dsportal-session-%j.log" in argv and f"--chdir={a_home}" in argv
+    # the API token travels in the environment only
+    assert sbatch["env"]["JUPYTERHUB_API_TOKEN"] == "alice-server-token"
+    assert not any("alice-server-token" in a for a in argv + sudo_call["argv"])
+    assert "alice-server-token" not in sbatch["script"]
+    export = next(a for a in argv if a.startswith("--export="))[len("--export="):].split(",")
+    assert {"JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "HOME", "USER"} <= set(export)
+    assert sbatch["env"]["HOME"] == str(a_home) and sbatch["env"]["USER"] == "alice"
+    assert sbatch["env"]["JUPYTERHUB_API_URL"] == "http://10.0.0.1:8081/hub/api"
+    assert "exec /opt/dsportal/venv/bin/dsportal-singleuser" in sbatch["script"]
+
+
+async def test_progress_says_what_slurm_says(a_spawner, mock_slurm):
+    a_spawner.apply_session_options({"gpus": 1})
+    assert a_spawner.progress_message() == "Submitting your session to Slurm..."
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    mock_slurm.set_job(job_id, reason="Resources")
+    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.reason == "Resources")
+    assert a_spawner.progress_message() == f"Job {job_id} is queued on sxm2: waiting for GPUs to become free (Resources)."
+    events = a_spawner.progress()
+    assert (await events.__anext__())["message"].startswith(f"Job {job_id} is queued")
+    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")
+    await until(lambda: a_spawner.job_info.running)
+    assert a_spawner.progress_message() == f"Job {job_id} is running on 127.0.0.1; starting JupyterLab..."
+    # reported, but what listens there closes every connection unanswered (JupyterLab still loading)
+    loading = socket.create_server(("127.0.0.1", 0))
+    port = loading.getsockname()[1]
+    attempts = []
+
+    def close_unanswered():
+        try:
+            while True:
+                conn, _ = loading.accept()
+                conn.close()
+                attempts.append(1)
+        except OSError:  # closed below
+            return
+
+    threading.Thread(target=close_unanswered, daemon=True).start()
+    a_spawner.port = port
+    await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
+    await until(lambda: len(attempts) >= 3)  # the spawner asked three times and kept waiting
+    assert not task.done()
+    loading.close()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        await asyncio.wait_for(task, 10)
+    finally:
+        server.shutdown()
+    assert a_spawner.progress_message() == "JupyterLab is up on 127.0.0.1; connecting..."
+    await events.aclose()
+
+
+async def test_stop_cancels_as_the_user_and_waits_until_the_job_left_the_queue(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    await a_spawner.stop()
+    [scancel] = mock_slurm.calls("scancel")
+    assert (scancel["argv"], scancel["user"]) == ([job_id], "alice")
+    # the job went through COMPLETING; stop returned only once it had left
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+    assert await a_spawner.poll() == 1
+
+
+async def test_poll_notices_ended_failed_and_timed_out_jobs(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    assert await a_spawner.poll() is None
+    for state in ("COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL"):
+        mock_slurm.set_job(job_id, state=state)
+        a_spawner.job_id = job_id
+        assert await a_spawner.query_job_status() == JobStatus.NOTFOUND, state
+    a_spawner.job_id = job_id
+    assert await a_spawner.poll() == 1
+    assert a_spawner.job_id == "" and a_spawner.get_state().get("job_id") is None
+
+
+async def test_poll_notices_a_job_slurm_has_forgotten(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.purge(job_id)
+    a_spawner.poll_max_age = 0  # the answer from the start is recent; ask again
+    assert await a_spawner.poll() == 1
+
+
+@pytest.mark.parametrize("mode", ["unreachable", "hang"])
+async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mode, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.fail("squeue", mode)
+    assert await a_spawner.query_job_status() == JobStatus.UNKNOWN
+    assert a_spawner.job_id == job_id
+    mock_slurm.heal()
+    assert await a_spawner.poll() is None
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("unreachable", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
+    ("hang", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
+])
+async def test_controller_down_while_starting_is_a_clear_error(a_spawner, mock_slurm, mode, message):
+    mock_slurm.fail("sbatch", mode)
+    a_spawner.apply_session_options({})
+    with pytest.raises(RuntimeError) as info:
+        await asyncio.wait_for(a_spawner.start(), 15)
+    assert str(info.value).startswith(message)
+    assert mock_slurm.jobs() == {}
+
+
+async def test_slurm_refusal_is_shown_with_its_stderr(a_spawner, mock_slurm):
+    mock_slurm.fail("sbatch", "error", "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified")
+    a_spawner.apply_session_options({})
+    with pytest.raises(RuntimeError, match="Slurm refused the session: sbatch: error: .*Invalid account"):
+        await a_spawner.start()
+
+
+async def test_squeue_down_while_starting_is_a_clear_error(a_spawner, mock_slurm):
+    a_spawner.apply_session_options({})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    mock_slurm.fail("squeue", "unreachable")
+    with pytest.raises(RuntimeError, match="Slurm stopped answering while your session .* was starting"):
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.parametrize("running_first", [False, True])
+async def test_job_dying_before_jupyter_starts_shows_the_log_tail(a_spawner, mock_slurm, a_home, running_first):
+    a_spawner.apply_session_options({})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    (a_home / f".dsportal-session-{job_id}.log").write_text(
+        "".join(f"line {i}\n" for i in range(40)) + "ModuleNotFoundError: No module named 'jupyterhub'\n")
+    if running_first:
+        mock_slurm.set_job(job_id, state="RUNNING", node="node001")
+        await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
+    mock_slurm.set_job(job_id, state="FAILED", reason="NonZeroExitCode")
+    with pytest.raises(RuntimeError) as info:
+        await asyncio.wait_for(task, 10)
+    message = str(info.value)
+    assert message.startswith(f"Your session job {job_id} ended before JupyterLab started (failed, NonZeroExitCode).")
+    assert message.endswith("line 39\nModuleNotFoundError: No module named 'jupyterhub'")
+    assert "line 20" not in message  # only the tail
+    [tail] = [c for c in mock_slurm.calls("sudo") if c["argv"][0] == "tail"]
+    assert tail["user"] == "alice"  # read as the user, not as root
+
+
+async def test_refused_options_are_a_400_and_submit_nothing(a_spawner, mock_slurm):
+    with pytest.raises(SpawnException) as info:
+        a_spawner.apply_session_options({"gpus": 5})
+    assert info.value.status_code == 400
+    assert info.value.jupyterhub_message.startswith("gpus: 5 is out of range")
+    assert mock_slurm.calls() == []
+
+
+async def test_apply_user_options_hook_is_wired(a_spawner):
+    a_spawner.apply_user_options(a_spawner, {"partition": "pcie", "gpus": 2, "hours": 3})
+    assert (a_spawner.resources.partition, a_spawner.resources.gpus, a_spawner.resources.minutes) == ("pcie", 2, 180)
+
+
+async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_file, a_home, a_web_server):
+    from spawner.hub.spawner import SlurmGPUSpawner
+    from tests.support.mockslurm import fake_passwd
+
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    state = a_spawner.get_state()
+    assert state["job_id"] == job_id and state["job_status"] == "RUNNING||127.0.0.1"
+    restarted = SlurmGPUSpawner(user=a_spawner.user, hub=a_spawner.hub, config_file=str(a_config_file))
+    restarted.getpwnam = lambda name: fake_passwd(name, a_home)
+    restarted.load_state(state)
+    assert restarted.job_id == job_id and restarted.state_gethost() == "127.0.0.1"
+    assert await restarted.poll() is None
+    await restarted.stop()
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+
+
+async def test_unknown_account_is_refused(a_spawner):
+    def no_such_user(name):
+        raise KeyError(name)
+    a_spawner.getpwnam = no_such_user
+    a_spawner.apply_session_options({})
+    with pytest.raises(SpawnException, match="There is no cluster account 'alice'"):
+        await a_spawner.start()
+
+
+async def test_watcher_shares_one_squeue_call_between_concurrent_sessions():
+    calls = []
+
+    async def query(ids):
+        calls.append(ids)
+        await asyncio.sleep(0.01)
+        return {i: JobInfo(i, "RUNNING", "", "node001") for i in ids if i != "3"}
+
+    watcher = JobWatcher(query)
+    results = await asyncio.gather(*(watcher.status(str(i)) for i in range(1, 6)))
+    assert calls == [["1", "2", "3", "4", "5"]]
+    assert [r.job_id if r else None for r in results] == ["1", "2", None, "4", "5"]
+    # a recent answer is reused when allowed, not otherwise
+    assert (await watcher.status("1", max_age=60)).running and len(calls) == 1
+    await watcher.status("1")
+    assert calls[-1] == ["1", "2", "4", "5"]  # the ended job 3 is no longer watched
+
+
+async def test_watcher_hands_errors_to_every_waiter():
+    async def query(ids):
+        raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
+
+    watcher = JobWatcher(query)
+    results = await asyncio.gather(watcher.status("1"), watcher.status("2"), return_exceptions=True)
+    assert [type(r) for r in results] == [SlurmUnavailable, SlurmUnavailable]

@@ -1,0 +1,95 @@
+"""The real dev cluster as the tests see it: the hub's REST API on port 8000 and Slurm's own view."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.support.http import json_request, wait_until
+
+HUB = "http://127.0.0.1:8000"
+TOKEN_FILE = Path("/etc/dsportal/admin.token")
+USERS = ("alice", "bob", "carol")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Cluster:
+    """The hub's API with the admin token; sessions and jobs of the demo users."""
+
+    def __init__(self, token: str):
+        self.token = token
+
+    def request(self, method: str, path: str, body=None, timeout: float = 30):
+        return json_request(method, f"{HUB}{path}", body, token=self.token, timeout=timeout)
+
+    def ensure_user(self, name: str) -> None:
+        status, _ = self.request("GET", f"/hub/api/users/{name}")
+        if status == 404:
+            assert self.request("POST", f"/hub/api/users/{name}")[0] == 201
+
+    def server(self, name: str) -> dict | None:
+        return self.request("GET", f"/hub/api/users/{name}")[1]["servers"].get("")
+
+    def start(self, name: str, options: dict) -> int:
+        self.ensure_user(name)
+        return self.request("POST", f"/hub/api/users/{name}/server", options)[0]
+
+    def wait(self, predicate, timeout: float = 90, what: str = "condition"):
+        return wait_until(predicate, timeout, what, every=0.3)
+
+    def wait_ready(self, name: str, timeout: float = 120) -> dict:
+        return self.wait(lambda: (self.server(name) or {}).get("ready") and self.server(name), timeout, f"{name} ready")
+
+    def stop(self, name: str) -> None:
+        status, _ = self.request("DELETE", f"/hub/api/users/{name}/server")
+        assert status in (202, 204, 400, 404), status
+        self.wait(lambda: not self.server(name), 60, f"{name} stopped")
+
+    def jobs(self, user: str | None = None) -> dict[str, dict]:
+        """Slurm's own view: job id -> {state, node, reason} (pending and running jobs)."""
+        argv = ["squeue", "-h", "-o", "%i|%T|%N|%r|%u"] + (["-u", user] if user else [])
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
+        jobs = {}
+        for line in out.splitlines():
+            job_id, state, node, reason, owner = line.split("|")
+            jobs[job_id] = {"state": state, "node": node, "reason": reason, "user": owner}
+        return jobs
+
+    def job_of(self, user: str) -> str:
+        return self.wait(lambda: next(iter(self.jobs(user)), None), 30, f"a job of {user}")
+
+    @staticmethod
+    def restart_hub() -> None:
+        """Restart the hub the way an admin does (deploy/dev's restart-hub); sessions keep running."""
+        subprocess.run(["/usr/bin/python3", "-m", "deploy.dev", "restart-hub"], check=True, timeout=180, cwd=ROOT)
+
+    @staticmethod
+    def scontrol(job_id: str) -> str:
+        return subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True,
+                              timeout=30, check=True).stdout
+
+    def progress(self, name: str, until: str, timeout: float = 60) -> list[str]:
+        """Messages of the progress event stream, up to one containing `until`."""
+        req = urllib.request.Request(f"{HUB}/hub/api/users/{name}/server/progress",
+                                     headers={"Authorization": f"token {self.token}"})
+        messages = []
+        deadline = time.monotonic() + timeout
+        with urllib.request.urlopen(req, timeout=timeout) as stream:
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    messages.append(json.loads(line[5:]).get("message", ""))
+                    if until in messages[-1]:
+                        return messages
+                assert time.monotonic() < deadline, messages
+        raise AssertionError(f"progress ended without {until!r}: {messages}")
+
+    def clean(self) -> None:
+        for name in USERS:
+            if self.request("GET", f"/hub/api/users/{name}")[0] == 200 and self.server(name):
+                self.stop(name)
+        subprocess.run(["scancel", "--name", ",".join(f"dsportal-{u}" for u in USERS)], timeout=30)
+        self.wait(lambda: not self.jobs(), 60, "an empty queue")

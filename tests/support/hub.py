@@ -1,0 +1,129 @@
+"""A real JupyterHub (with configurable-http-proxy) on loopback ports, using the mock Slurm.
+
+Its config runs deploy/jupyterhub_config.py on a test portal.yaml, then adds
+what tests need: an API token for a `tests` service, users alice and bob, and
+fake unix accounts (the spawner's getpwnam seam) with homes in a temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from tests.support.http import free_port, json_request
+
+ROOT = Path(__file__).resolve().parent.parent
+ADMIN_TOKEN = "tests-service-token-0123456789abcdef"
+
+HUB_CONFIG = """\
+import pwd
+c = get_config()
+{before}
+exec(compile(open({deploy!r}).read(), "jupyterhub_config.py", "exec"))
+
+from spawner.hub.spawner import SlurmGPUSpawner
+
+def _fake_account(name):
+    return pwd.struct_passwd((name, "x", 5001, 5001, name, {homes!r} + "/" + name, "/bin/bash"))
+
+SlurmGPUSpawner.getpwnam = staticmethod(_fake_account)
+{authenticator}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+c.JupyterHub.services = [{{"name": "tests", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers"], "services": ["tests"]}}]
+c.JupyterHub.log_level = "DEBUG"
+"""
+
+
+# Tests of the spawner need users, not passwords; the LDAP tests keep the portal's authenticator.
+DUMMY_AUTH = """c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allowed_users = {"alice", "bob"}
+"""
+
+
+class HubProcess:
+    def __init__(self, root: Path, portal: dict, ldap: bool = False, before: str = ""):
+        self.root = root
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        hub_port = free_port()
+        self.hub_api = f"http://127.0.0.1:{hub_port}/hub/api"
+        homes = root / "homes"
+        for user in ("alice", "bob"):
+            (homes / user).mkdir(parents=True, exist_ok=True)
+        portal = {**portal, "hub": {**portal.get("hub", {}),
+                                    "bind_url": self.url,
+                                    "internal_bind_url": f"http://127.0.0.1:{hub_port}",
+                                    "data_dir": str(root / "state")}}
+        self.portal_yaml = root / "portal.yaml"
+        self.portal_yaml.write_text(yaml.safe_dump(portal))
+        self.config = root / "jupyterhub_config.py"
+        self.config.write_text(HUB_CONFIG.format(deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
+                                                 homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN,
+                                                 authenticator="" if ldap else DUMMY_AUTH, before=before))
+        self.log = root / "hub.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> None:
+        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml), "JUPYTERHUB_CRYPT_KEY": "ab" * 32}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(self.config)],
+            cwd=self.root, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterHub exited ({self.proc.returncode}):\n{self.log.read_text()[-3000:]}")
+            try:
+                if self.api("GET", "/")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"JupyterHub did not answer in {timeout} s:\n{self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def request(self, method: str, url: str, body=None, token: str | None = ADMIN_TOKEN,
+                raw: bytes | None = None) -> tuple[int, dict | str]:
+        return json_request(method, url, body, token=token, raw=raw)
+
+    def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
+        """Through the proxy on the public port, as users' scripts do."""
+        return self.request(method, f"{self.url}/hub/api{path}", body, **kw)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def form_login(base_url: str, username: str, password: str, timeout: float = 60) -> tuple[int, str, str]:
+    """Log in through the login form as a browser does; (status, page, redirect location)."""
+    import http.cookiejar
+    import re
+    from urllib.parse import urlencode
+
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect)
+    page = opener.open(f"{base_url}/hub/login", timeout=timeout).read().decode()
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+    data = urlencode({"_xsrf": xsrf, "username": username, "password": password}).encode()
+    try:
+        with opener.open(urllib.request.Request(f"{base_url}/hub/login", data=data), timeout=timeout) as r:
+            return r.status, r.read().decode(), ""
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), e.headers.get("Location", "")

@@ -1,0 +1,258 @@
+"""A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`.
+
+`MockSlurm(root)` writes small executables into a temp bin folder that run
+`python -m tests.support.mockslurm CMD STATE ARGS...`; they keep a job table in a temp state folder, so the
+spawner's real subprocess path runs.  A `sudo` stand-in completes the set: it
+accepts exactly the spawner's form (`-n --preserve-env=A,B -u USER -- cmd`),
+passes on only the named variables (as sudo's env_reset does) and records
+the user, since tests cannot switch to real unix accounts.
+
+Failures are set per command with `MockSlurm.fail(cmd, mode)`:
+  unreachable  stderr "Unable to contact slurm controller", exit 1
+  hang         never answers (sleeps)
+  error        the given stderr, exit 1
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pwd
+import shlex
+import shutil
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+UNREACHABLE = {
+    "sbatch": "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
+    "squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+    "scancel": "scancel: error: Kill job error: Unable to contact slurm controller (connect failure)",
+}
+
+
+@contextmanager
+def _table(state: Path):
+    """The job table, locked for the whole read-modify-write."""
+    with open(state / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = state / "jobs.json"
+        data = json.loads(path.read_text()) if path.exists() else {"next_id": 100, "jobs": {}}
+        yield data
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)  # readers never see a half-written table
+
+
+def _record(state: Path, entry: dict) -> None:
+    with open(state / "calls.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def _failure(state: Path, cmd: str) -> int | None:
+    path = state / "fail.json"
+    mode = json.loads(path.read_text()).get(cmd) if path.exists() else None
+    if not mode:
+        return None
+    if mode["mode"] == "hang":
+        time.sleep(3600)
+    sys.stderr.write((mode.get("stderr") or UNREACHABLE[cmd]) + "\n")
+    return 1
+
+
+def _options(argv: list[str]) -> dict[str, str]:
+    opts = {}
+    for arg in argv:
+        if arg.startswith("--"):
+            key, _, value = arg[2:].partition("=")
+            opts[key] = value
+    return opts
+
+
+def sbatch(state: Path, argv: list[str]) -> int:
+    script = sys.stdin.read()
+    opts = _options(argv)
+    _record(state, {"cmd": "sbatch", "argv": argv, "script": script, "env": dict(os.environ)})
+    failed = _failure(state, "sbatch")
+    if failed:
+        return failed
+    with _table(state) as t:
+        job_id = str(t["next_id"])
+        t["next_id"] += 1
+        t["jobs"][job_id] = {"user": os.environ.get("MOCKSLURM_USER", ""), "name": opts.get("job-name", ""),
+                             "state": "PENDING", "reason": "None", "node": "", "options": opts}
+    print(job_id if "parsable" in opts else f"Submitted batch job {job_id}")
+    return 0
+
+
+def squeue(state: Path, argv: list[str]) -> int:
+    opts = _options(argv)
+    _record(state, {"cmd": "squeue", "argv": argv})
+    failed = _failure(state, "squeue")
+    if failed:
+        return failed
+    ids = [i for i in opts.get("jobs", "").split(",") if i]
+    with _table(state) as t:
+        jobs = t["jobs"]
+    if len(ids) == 1 and ids[0] not in jobs:
+        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+        return 1
+    for job_id in ids or sorted(jobs, key=int):
+        job = jobs.get(job_id)
+        if job:
+            print(f"{job_id}|{job['state']}|{job['reason']}|{job['node']}")
+    return 0
+
+
+def scancel(state: Path, argv: list[str]) -> int:
+    _record(state, {"cmd": "scancel", "argv": argv, "user": os.environ.get("MOCKSLURM_USER", "")})
+    failed = _failure(state, "scancel")
+    if failed:
+        return failed
+    job_id = argv[-1]
+    with _table(state) as t:
+        job = t["jobs"].get(job_id)
+        if job is None:
+            sys.stderr.write(f"scancel: error: Kill job error on job id {job_id}: Invalid job id specified\n")
+            return 1
+        if job["user"] != os.environ.get("MOCKSLURM_USER"):
+            sys.stderr.write(f"scancel: error: Kill job error on job id {job_id}: Access/permission denied\n")
+            return 1
+        if job["state"] in ("PENDING", "RUNNING"):
+            # a running job passes through COMPLETING, as in Slurm
+            job["state"] = "COMPLETING" if job["state"] == "RUNNING" else "CANCELLED"
+            job["reason"] = "None"
+            job["completing_polls"] = 2
+    return 0
+
+
+def sudo(state: Path, argv: list[str]) -> int:
+    keep: list[str] = []
+    user = None
+    rest = list(argv)
+    while rest and rest[0] != "--":
+        arg = rest.pop(0)
+        if arg == "-n":
+            continue
+        if arg.startswith("--preserve-env="):
+            keep = arg.split("=", 1)[1].split(",")
+        elif arg == "-u":
+            user = rest.pop(0)
+        else:
+            sys.stderr.write(f"mock sudo: unexpected argument {arg!r}\n")
+            return 2
+    if not rest or user is None:
+        sys.stderr.write("mock sudo: usage: sudo -n [--preserve-env=A,B] -u USER -- command...\n")
+        return 2
+    command = rest[1:]
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(PATH="/usr/bin:/bin", MOCKSLURM_USER=user)
+    _record(state, {"cmd": "sudo", "user": user, "argv": command, "kept": keep})
+    program = command[0] if os.path.isabs(command[0]) else shutil.which(command[0], path=env["PATH"])
+    os.execve(program, command, env)
+    return 127
+
+
+def advance(state: Path) -> None:
+    """Jobs left COMPLETING move on to CANCELLED after a few queries."""
+    with _table(state) as t:
+        for job in t["jobs"].values():
+            if job["state"] == "COMPLETING":
+                job["completing_polls"] -= 1
+                if job["completing_polls"] <= 0:
+                    job["state"] = "CANCELLED"
+
+
+COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sudo": sudo}
+
+
+def main(cmd: str, state_dir: str, argv: list[str]) -> int:
+    state = Path(state_dir)
+    if cmd == "squeue":
+        advance(state)
+    return COMMANDS[cmd](state, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))
+
+
+# --- the test side ---------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class MockSlurm:
+    """The fake commands in `root/bin` and their job table in `root/state`."""
+
+    def __init__(self, root: Path):
+        self.bin = root / "bin"
+        self.state = root / "state"
+        self.bin.mkdir(parents=True)
+        self.state.mkdir(parents=True)
+        for cmd in ("sbatch", "squeue", "scancel", "sudo"):
+            path = self.bin / cmd
+            # a stand-in command; the spawner runs it as it would run Slurm's
+            path.write_text(
+                f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(ROOT))} exec {shlex.quote(sys.executable)} "
+                f"-m tests.support.mockslurm {cmd} {shlex.quote(str(self.state))} \"$@\"\n"
+            )
+            path.chmod(0o755)
+
+    def path(self, cmd: str) -> str:
+        return str(self.bin / cmd)
+
+    def jobs(self) -> dict:
+        with _table(self.state) as table:  # the same lock the fake commands take
+            return json.loads(json.dumps(table["jobs"]))
+
+    def set_job(self, job_id: str, **fields) -> None:
+        with _table(self.state) as table:
+            table["jobs"][job_id].update(fields)
+
+    def purge(self, job_id: str) -> None:
+        with _table(self.state) as table:
+            del table["jobs"][job_id]
+
+    def fail(self, cmd: str, mode: str, stderr: str | None = None) -> None:
+        path = self.state / "fail.json"
+        modes = json.loads(path.read_text()) if path.exists() else {}
+        modes[cmd] = {"mode": mode, "stderr": stderr}
+        path.write_text(json.dumps(modes))
+
+    def heal(self) -> None:
+        (self.state / "fail.json").unlink(missing_ok=True)
+
+    def calls(self, cmd: str | None = None) -> list[dict]:
+        path = self.state / "calls.jsonl"
+        entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return [e for e in entries if cmd is None or e["cmd"] == cmd]
+
+
+def config_data(mock: MockSlurm) -> dict:
+    """A valid admin config (as data) whose Slurm commands are `mock`'s."""
+    return {
+        "hub": {"admin_users": ["carol"]},
+        "ldap": {"bind_dn_template": "uid={username},ou=people,dc=example,dc=org"},
+        "slurm": {
+            "partitions": [
+                {"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2"},
+                {"name": "pcie", "max_gpus": 2},
+            ],
+            "max_hours": 12,
+            "account": "ds",
+            "extra_sbatch": ["--constraint=v100"],
+            "sbatch": mock.path("sbatch"),
+            "squeue": mock.path("squeue"),
+            "scancel": mock.path("scancel"),
+            "sudo": mock.path("sudo"),
+            "command_timeout": 3,
+        },
+        "environment": {"prefix": "/opt/dsportal/venv", "storage": {"isilon": "/mnt/isilon"}},
+    }
+
+
+def fake_passwd(name: str, home: Path) -> pwd.struct_passwd:
+    """A unix account entry for `name` with `home` (the spawner's getpwnam seam)."""
+    return pwd.struct_passwd((name, "x", 5001, 5001, name, str(home), "/bin/bash"))

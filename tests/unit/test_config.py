@@ -1,0 +1,153 @@
+"""The admin config: loading, every class of error, all errors at once, check-config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from portal.config import ConfigError, load_config, parse_config
+from portal.example import render_example
+from portal.settings import PortalSettings, Section, SlurmSettings, size_to_mib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def errors_of(data) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, "portal.yaml")
+    return info.value.errors
+
+
+def test_good_file_loads_with_defaults(a_config_file):
+    cfg = load_config(a_config_file)
+    assert [p.name for p in cfg.slurm.partitions] == ["sxm2", "pcie"]
+    assert cfg.slurm.partitions[1].default is False
+    assert cfg.slurm.cores_per_gpu == 8
+    assert cfg.slurm.memory_per_gpu == "48G"
+    assert cfg.slurm.default_hours == 8
+    assert cfg.hub.bind_url == "http://0.0.0.0:8000"
+    assert cfg.environment.storage == {"isilon": "/mnt/isilon"}
+    assert cfg.kernels.model_dump() == {"python_display_name": "Python 3", "r": True, "r_display_name": "R",
+                                     "r_command": "R", "module_command": "/usr/share/lmod/lmod/libexec/lmod",
+                                     "modulepath": [], "modules": [], "containers": []}
+
+
+def test_config_path_from_environment(a_config_file, monkeypatch):
+    monkeypatch.setenv("DSPORTAL_CONFIG", str(a_config_file))
+    assert load_config().slurm.account == "ds"
+
+
+def test_the_issue_example_error_message():
+    data = {"ldap": {"bind_dn_template": "uid={username},dc=x"},
+            "slurm": {"partitions": [{"name": "a", "max_gpus": 4}, {"name": "b", "max_gpus": -2}]}}
+    assert errors_of(data) == ["portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 1 to 16)"]
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        ({"slurm": {"cores_per_gpu": "eight"}}, 'slurm.cores_per_gpu: "eight" (must be an integer from 1 to 256)'),
+        ({"slurm": {"memory_per_gpu": "48GB"}}, 'slurm.memory_per_gpu: "48GB" (must be a size such as 512M, 48G or 1T)'),
+        ({"slurm": {"max_hours": 0}}, "slurm.max_hours: 0 (must be a number above 0 and at most 8760)"),
+        ({"slurm": {"default_hours": 20}}, "slurm.default_hours: 20 (must not exceed max_hours (12))"),
+        ({"slurm": {"partitions": []}}, "slurm.partitions: a list (must be a list of at least 1 entries"),
+        ({"slurm": {"partitions": [{"max_gpus": 2}]}}, "slurm.partitions[0].name: missing (required"),
+        ({"slurm": {"partitions": [{"name": "a b", "max_gpus": 2}]}}, 'slurm.partitions[0].name: "a b" (must be a Slurm name'),
+        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2}, {"name": "a", "max_gpus": 1}]}},
+         'slurm.partitions: "a" (each partition name may appear once)'),
+        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2, "default": True}, {"name": "b", "max_gpus": 1, "default": True}]}},
+         'slurm.partitions: "a, b" (at most one partition may have default: true)'),
+        ({"slurm": {"extra_sbatch": ["--gres=gpu:8"]}}, 'slurm.extra_sbatch[0]: "--gres=gpu:8" (--gres is set by the portal itself'),
+        ({"slurm": {"extra_sbatch": ["--comment=x; rm -rf ~"]}}, "slurm.extra_sbatch[0]: "),
+        ({"slurm": {"qos": "a\nb"}}, "slurm.qos: "),
+        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2, "default": "yes"}]}},
+         'slurm.partitions[0].default: "yes" (must be true or false)'),
+        ({"hub": {"bind_url": "0.0.0.0:8000"}}, 'hub.bind_url: "0.0.0.0:8000" (must be a URL such as http://0.0.0.0:8000)'),
+        ({"hub": {"admin_users": "carol"}}, 'hub.admin_users: "carol" (must be a list of entries'),
+        ({"environment": {"storage": {"isilon": "mnt/isilon"}}}, 'environment.storage.isilon: "mnt/isilon" (must be an absolute path'),
+        ({"ldap": {"uris": ["http://x"], "bind_dn_template": "uid={username}"}}, 'ldap.uris[0]: "http://x" (must be an LDAP URI'),
+        ({"ldap": {"bind_dn_template": "cn=fixed"}}, 'ldap.bind_dn_template: "cn=fixed" (must contain {username})'),
+        ({"ldap": {}}, "ldap: no way to find users"),
+        ({"ldap": {"tls": "ldaps", "bind_dn_template": "uid={username}"}}, "ldap.uris: "),
+        ({"slurm": {"partiton": []}}, "slurm.partiton: unknown setting (allowed here: partitions, "),
+        ({"kernels": {"python": 3}}, "kernels.python: unknown setting"),
+        ({"hubb": {}}, "hubb: unknown setting (allowed here: hub, ldap, slurm"),
+        ("just text", "(top level): "),
+    ],
+)
+def test_each_error_names_file_key_value_and_what_is_allowed(data, expected):
+    if isinstance(data, dict) and "ldap" not in data:
+        data = {**data, "ldap": {"bind_dn_template": "uid={username},dc=x"}}
+    errors = errors_of(data)
+    assert any(e.startswith("portal.yaml: " + expected) for e in errors), errors
+
+
+def test_all_errors_are_reported_at_once():
+    data = {
+        "hub": {"bind_url": 8000, "colour": "red"},
+        "ldap": {"bind_dn_template": "uid={username},dc=x", "connect_timeout": -1},
+        "slurm": {"cores_per_gpu": 0, "partitions": [{"name": "sxm2", "max_gpus": 99}]},
+    }
+    errors = errors_of(data)
+    assert len(errors) == 5, errors
+    assert [e.split(":")[1].strip() for e in errors] == [
+        "hub.colour", "hub.bind_url", "ldap.connect_timeout", "slurm.partitions[0].max_gpus", "slurm.cores_per_gpu",
+    ]
+
+
+def test_unreadable_and_broken_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "portal.yaml"
+    bad.write_text("slurm:\n  partitions: [\n")
+    with pytest.raises(ConfigError, match=r"portal.yaml: line \d+, column \d+: not valid YAML"):
+        load_config(bad)
+
+
+def test_size_to_mib():
+    assert [size_to_mib(s) for s in ("512M", "48G", "1T")] == [512, 49152, 1048576]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "portal.admin.cli", *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_check_config_ok(a_config_file):
+    result = run_cli("check-config", str(a_config_file))
+    assert (result.returncode, result.stdout) == (0, "OK\n")
+
+
+def test_check_config_prints_every_error(tmp_path):
+    bad = tmp_path / "portal.yaml"
+    bad.write_text(yaml.safe_dump({"slurm": {"cores_per_gpu": 0, "typo": 1}, "ldap": {"bind_dn_template": "uid={username}"}}))
+    result = run_cli("check-config", str(bad))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "portal.yaml: slurm.typo: unknown setting (allowed here: " + ", ".join(SlurmSettings.model_fields) + ")",
+        "portal.yaml: slurm.cores_per_gpu: 0 (must be an integer from 1 to 256)",
+    ]
+    assert "2 problem(s)" in result.stderr
+
+
+def test_example_file_is_generated_from_the_schema_and_valid():
+    example = ROOT / "deploy" / "portal.example.yaml"
+    assert example.read_text() == render_example(), "regenerate: dsportal example-config > deploy/portal.example.yaml"
+    cfg = parse_config(yaml.safe_load(example.read_text()))
+    assert cfg.slurm.partitions[0].name == "sxm2"
+    # every key of every section is documented by a comment line right above it
+    lines = example.read_text().splitlines()
+
+    def check(section: type[Section], indent: str) -> None:
+        for name, info in section.model_fields.items():
+            nested = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, Section) else None
+            at = lines.index(f"{indent}{name}:" if nested and nested.model_fields else
+                             next(line for line in lines if line.startswith(f"{indent}{name}:")))
+            assert lines[at - 1].lstrip().startswith("#"), name
+            if nested:
+                check(nested, indent + "  ")
+
+    check(PortalSettings, "")

@@ -1,0 +1,92 @@
+"""The exact sbatch arguments, the job script, and the Slurm output parsers."""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.config import load_config
+from spawner.hub.jobspec import Account, job_script, sbatch_argv
+from spawner.hub.options import SessionRequest
+from spawner.hub.resources import resources_for
+from spawner.hub.slurm import JobInfo, parse_job_id, parse_squeue, scancel_argv, squeue_argv
+
+ALICE = Account(name="alice", home="/home/alice")
+
+
+@pytest.fixture
+def slurm(a_config_file):
+    return load_config(a_config_file).slurm
+
+
+def test_sbatch_arguments_for_two_gpus(slurm):
+    res = resources_for(SessionRequest("sxm2", 2, 8), slurm)
+    argv = sbatch_argv(slurm, res, ALICE, ["HOME", "JUPYTERHUB_API_TOKEN"])
+    assert argv == [
+        slurm.sudo, "-n", "--preserve-env=HOME,JUPYTERHUB_API_TOKEN", "-u", "alice", "--",
+        slurm.sbatch,
+        "--parsable",
+        "--job-name=dsportal-alice",
+        "--nodes=1",
+        "--ntasks=1",
+        "--cpus-per-task=16",
+        "--mem=96G",
+        "--gres=gpu:2",
+        "--time=08:00:00",
+        "--partition=sxm2",
+        "--account=ds",
+        "--output=/home/alice/.dsportal-session-%j.log",
+        "--chdir=/home/alice",
+        "--export=HOME,JUPYTERHUB_API_TOKEN",
+    ]
+
+
+def test_cpu_only_session_has_no_gres(slurm):
+    res = resources_for(SessionRequest("pcie", 0, 2), slurm)
+    argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
+    assert not [a for a in argv if a.startswith("--gres")]
+    assert "--cpus-per-task=4" in argv and "--mem=16G" in argv and "--time=02:00:00" in argv
+
+
+def test_env_names_are_checked(slurm):
+    res = resources_for(SessionRequest("sxm2", 1, 1), slurm)
+    with pytest.raises(ValueError):
+        sbatch_argv(slurm, res, ALICE, ["OK", "BAD,NAME"])
+
+
+def test_job_script(slurm):
+    script = job_script(slurm, ALICE, ["/opt/dsportal/venv/bin/dsportal-singleuser", "--debug", "--x=it's"])
+    assert script == (
+        "#!/bin/bash\n"
+        "# DS Portal session of alice: JupyterLab inside this Slurm job.\n"
+        "# Written by the hub at each start. The resources (GPUs, cores, memory, time)\n"
+        "# are on the sbatch command line; the lines below are the admin's extra options.\n"
+        "#SBATCH --constraint=v100\n"
+        "set -euo pipefail\n"
+        "export PATH=/opt/dsportal/venv/bin:/usr/local/bin:/usr/bin:/bin\n"
+        'echo "dsportal: job ${SLURM_JOB_ID} of alice on ${SLURMD_NODENAME:-$(hostname)} since $(date -Is); GPUs: ${CUDA_VISIBLE_DEVICES:-none}"\n'
+        "exec /opt/dsportal/venv/bin/dsportal-singleuser --debug '--x=it'\"'\"'s'\n"
+    )
+
+
+def test_parse_job_id():
+    assert parse_job_id("1234\n") == "1234"
+    assert parse_job_id("sbatch: warning: something\n1234;cluster\n") == "1234"
+    with pytest.raises(ValueError, match="no job id"):
+        parse_job_id("Submitted nothing")
+
+
+def test_parse_squeue():
+    out = "12|PENDING|Resources|\n13|RUNNING|None|node001\n14|COMPLETING|None|node002\nnoise\n15_1|RUNNING|None|x\n"
+    assert parse_squeue(out) == {
+        "12": JobInfo("12", "PENDING", "Resources", ""),
+        "13": JobInfo("13", "RUNNING", "", "node001"),
+        "14": JobInfo("14", "COMPLETING", "", "node002"),
+    }
+    jobs = parse_squeue(out)
+    assert (jobs["12"].pending, jobs["13"].running, jobs["14"].running, jobs["14"].in_queue) == (True, True, False, True)
+    assert not JobInfo("1", "TIMEOUT").in_queue
+
+
+def test_query_and_cancel_arguments(slurm):
+    assert squeue_argv(slurm, ["3", "4"]) == [slurm.squeue, "--noheader", "--states=all", "--jobs=3,4", "--format=%i|%T|%r|%N"]
+    assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]

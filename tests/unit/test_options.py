@@ -1,0 +1,105 @@
+"""Session options: defaults, every refused input class, resource math, the form."""
+
+from __future__ import annotations
+
+import pytest
+
+from portal.config import load_config
+from spawner.hub.form import render_options_form
+from spawner.hub.options import OptionsError, SessionRequest, options_from_form, parse_options
+from spawner.hub.resources import resources_for
+
+
+@pytest.fixture
+def slurm(a_config_file):
+    return load_config(a_config_file).slurm
+
+
+def test_missing_keys_take_the_defaults(slurm):
+    assert parse_options({}, slurm) == SessionRequest("sxm2", 1, 8.0)
+    assert parse_options(None, slurm) == SessionRequest("sxm2", 1, 8.0)
+    assert parse_options({"partition": "pcie"}, slurm) == SessionRequest("pcie", 1, 8.0)
+
+
+def test_rest_and_form_values(slurm):
+    assert parse_options({"partition": "sxm2", "gpus": 2, "hours": 8}, slurm) == SessionRequest("sxm2", 2, 8.0)
+    assert parse_options({"gpus": "0", "hours": "1.5"}, slurm) == SessionRequest("sxm2", 0, 1.5)
+    assert parse_options({"gpus": ["4"], "hours": [" 12 "]}, slurm) == SessionRequest("sxm2", 4, 12.0)
+    assert options_from_form({"partition": ["pcie"], "gpus": ["2"], "hours": ["3"], "_xsrf": ["x"]}) == {
+        "partition": "pcie", "gpus": "2", "hours": "3"}
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"partition": "gpu-huge"}, 'partition: "gpu-huge" is not offered here; choose one of sxm2, pcie.'),
+        ({"partition": 3}, "partition: 3 is not offered here"),
+        ({"partition": "sxm2\n#SBATCH --uid=0"}, "partition: line breaks and NUL characters are not allowed."),
+        ({"gpus": 5}, "gpus: 5 is out of range; choose a whole number from 0 to 4 for partition sxm2."),
+        ({"partition": "pcie", "gpus": 3}, "gpus: 3 is out of range; choose a whole number from 0 to 2 for partition pcie."),
+        ({"gpus": -1}, "gpus: -1 is out of range"),
+        ({"gpus": 1.5}, "gpus: 1.5 is not a whole number"),
+        ({"gpus": "two"}, 'gpus: "two" is not a whole number'),
+        ({"gpus": True}, "gpus: true is not a whole number"),
+        ({"gpus": "1; rm -rf ~"}, "gpus: \"1; rm -rf ~\" is not a whole number"),
+        ({"gpus": "1\x00"}, "gpus: line breaks and NUL characters are not allowed."),
+        ({"gpus": None}, "gpus: null (empty) is not a whole number"),
+        ({"hours": "eight"}, 'hours: "eight" is not a number; choose a number of hours above 0 and at most 12.'),
+        ({"hours": 0}, "hours: 0 is out of range"),
+        ({"hours": -3}, "hours: -3 is out of range"),
+        ({"hours": 12.5}, "hours: 12.5 is out of range; choose a number of hours above 0 and at most 12."),
+        ({"hours": float("nan")}, "hours: nan is not a number"),
+        ({"hours": "1e3"}, 'hours: "1e3" is not a number'),
+        ({"hours": "8\n"}, "hours: line breaks and NUL characters are not allowed."),
+        ({"hours": [1, 2]}, "Each option may be given once."),
+        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours.'),
+        ({"gpus": 1, "account": "root", "script": "x"}, 'Unknown option(s) "account", "script"; allowed are'),
+        ([1, 2], "Session options must be a JSON object"),
+    ],
+)
+def test_refused_inputs(slurm, options, message):
+    with pytest.raises(OptionsError) as info:
+        parse_options(options, slurm)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "gpus, cpus, memory, summary",
+    [
+        (0, 4, "16G", "no GPU · 4 cores · 16 GB RAM · 8 h on sxm2"),
+        (1, 8, "48G", "1 GPU · 8 cores · 48 GB RAM · 8 h on sxm2"),
+        (2, 16, "96G", "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2"),
+        (3, 24, "144G", "3 GPUs · 24 cores · 144 GB RAM · 8 h on sxm2"),
+        (4, 32, "192G", "4 GPUs · 32 cores · 192 GB RAM · 8 h on sxm2"),
+    ],
+)
+def test_resource_math(slurm, gpus, cpus, memory, summary):
+    res = resources_for(SessionRequest("sxm2", gpus, 8), slurm)
+    assert (res.cpus, res.memory, res.time, res.summary()) == (cpus, memory, "08:00:00", summary)
+
+
+def test_time_and_memory_spelling(slurm):
+    assert resources_for(SessionRequest("sxm2", 1, 1.5), slurm).time == "01:30:00"
+    assert resources_for(SessionRequest("sxm2", 1, 0.01), slurm).time == "00:01:00"
+    assert resources_for(SessionRequest("sxm2", 1, 36), slurm).time == "1-12:00:00"
+    odd = slurm.__class__(**{**vars(slurm), "memory_per_gpu": "1500M"})
+    assert resources_for(SessionRequest("sxm2", 1, 1), odd).memory == "1500M"
+
+
+def test_options_form(slurm):
+    html = render_options_form(slurm)
+    assert '<select id="dsportal-partition" name="partition"' in html
+    assert '<option value="sxm2" data-max-gpus="4" selected>' in html
+    assert "V100 SXM2 (up to 4 GPUs)" in html and "pcie (up to 2 GPUs)" in html
+    assert [f'value="{n}"' in html for n in range(5)] == [True] * 5
+    assert 'id="dsportal-gpus-1" value="1" checked' in html
+    assert 'max="12"' in html and 'value="8"' in html
+    assert "1 GPU · 8 cores · 48 GB RAM · 8 h on sxm2" in html  # before any script runs
+    assert '"cores_per_gpu": 8' in html and '"max_gpus": {"sxm2": 4, "pcie": 2}' in html
+    assert "<label for=\"dsportal-hours\"" in html
+
+
+def test_form_escapes_admin_labels(slurm):
+    labelled = slurm.partitions[0].model_copy(update={"display_name": 'A & B "big"'})
+    slurm = slurm.model_copy(update={"partitions": [labelled, *slurm.partitions[1:]]})
+    assert "A &amp; B &#34;big&#34;" in render_options_form(slurm)

@@ -1,0 +1,67 @@
+"""TensorBoard instances in the Jupyter server: TensorBoard's own WSGI app, no listener."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from werkzeug.test import Client
+
+from spawner.jupyter.tensorboard import LogdirError, TensorBoards, instance_id
+from tests.support.http import wait_until
+
+
+def write_scalars(folder, values):
+    from tensorboardX import SummaryWriter
+
+    writer = SummaryWriter(str(folder))
+    for step, value in enumerate(values):
+        writer.add_scalar("loss", value, step)
+    writer.close()
+
+
+def reloaders() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == "Reloader")
+
+
+def test_instances_are_per_folder_reused_and_stopped(tmp_path):
+    (tmp_path / "logs").mkdir()
+    made = []
+    boards = TensorBoards(tmp_path, "/user/alice/",
+                          factory=lambda path, prefix: (made.append((path, prefix)) or "app", lambda: made.append("stopped")))
+    first, started = boards.open("logs")
+    assert started and first.logdir == str(tmp_path / "logs")
+    assert first.url == f"/user/alice/dsportal/tensorboard/{instance_id(tmp_path / 'logs')}/"
+    again, started = boards.open(str(tmp_path / "logs") + "/")
+    assert (again is first, started) == (True, False)
+    assert made == [(tmp_path / "logs", first.url.rstrip("/"))]
+    assert boards.close(first.id) and made[-1] == "stopped"
+    assert not boards.close(first.id) and boards.list() == []
+
+
+@pytest.mark.parametrize("logdir, message", [
+    ("nope", "nope is not a folder"), ("", "Choose a folder"), ("a\x00b", "Choose a folder"), (None, "Choose a folder"),
+])
+def test_bad_folders_are_refused_with_a_reason(tmp_path, logdir, message):
+    boards = TensorBoards(tmp_path, "/user/alice/", factory=lambda p, x: pytest.fail("started"))
+    with pytest.raises(LogdirError, match=message):
+        boards.open(logdir)
+
+
+def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
+    write_scalars(tmp_path / "logs" / "run1", [1.0, 0.5, 0.25])
+    before = reloaders()
+    boards = TensorBoards(tmp_path, "/user/alice/")
+    instance, _ = boards.open("logs")
+    client = Client(instance.app)
+    prefix = instance.url.rstrip("/")
+    wait_until(lambda: json.loads(client.get(f"{prefix}/data/runs").get_data()) == ["run1"], 30,
+               "TensorBoard loading the run")
+    data = json.loads(client.get(f"{prefix}/data/plugin/scalars/scalars?run=run1&tag=loss").get_data())
+    assert [(step, value) for _, step, value in data] == [(0, 1.0), (1, 0.5), (2, 0.25)]
+    page = client.get(f"{prefix}/")
+    assert page.status_code == 200 and b"<title>TensorBoard</title>" in page.get_data()
+    assert reloaders() == before + 1
+    boards.close(instance.id)
+    wait_until(lambda: reloaders() == before, 15, "the reload thread ending after stop")
