@@ -19,7 +19,7 @@ import yaml
 
 from tests.support.http import free_port, json_request
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "tests-service-token-0123456789abcdef"
 
 HUB_CONFIG = """\

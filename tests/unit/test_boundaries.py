@@ -1,0 +1,63 @@
+"""Where code runs is a boundary: the node side loads no hub code, the hub side no node code.
+
+Statically with import-linter (the contracts in pyproject.toml), and at run
+time by importing each side's entry point in a fresh interpreter and looking
+at what it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def test_import_contracts_are_kept():
+    result = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=ROOT, env=ENV,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def loaded_by(module: str) -> set[str]:
+    """Every module a fresh interpreter has loaded after importing `module`."""
+    code = f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout))
+
+
+def under(modules: set[str], *packages: str) -> set[str]:
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
+
+
+@pytest.mark.parametrize("entry", ["spawner.job.singleuser", "spawner.job.modulekernel", "spawner.jupyter.handlers"])
+def test_node_side_entry_points_load_no_hub_code(entry):
+    loaded = loaded_by(entry)
+    assert under(loaded, "batchspawner", "jupyterhub.spawner", "jupyterhub.auth", "ldap3", "portal", "spawner.hub") == set()
+
+
+@pytest.mark.parametrize("entry", ["spawner.hub.spawner", "portal.auth", "portal.hubconfig"])
+def test_hub_side_loads_no_node_code_and_no_tensorboard(entry):
+    loaded = loaded_by(entry)
+    assert under(loaded, "spawner.job", "spawner.jupyter", "tensorboard") == set()
+
+
+def test_spawner_and_authenticator_are_jupyterhub_entry_points():
+    from jupyterhub.app import JupyterHub
+
+    from portal.auth import PortalLDAPAuthenticator
+    from spawner.hub.spawner import SlurmGPUSpawner
+
+    by_name = JupyterHub(spawner_class="dsportal", authenticator_class="dsportal")
+    assert (by_name.spawner_class, by_name.authenticator_class) == (SlurmGPUSpawner, PortalLDAPAuthenticator)
+    dotted = JupyterHub(spawner_class="spawner.hub.spawner.SlurmGPUSpawner",
+                        authenticator_class="portal.auth.PortalLDAPAuthenticator")
+    assert (dotted.spawner_class, dotted.authenticator_class) == (SlurmGPUSpawner, PortalLDAPAuthenticator)
