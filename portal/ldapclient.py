@@ -13,6 +13,7 @@ authenticator has already checked usernames against a strict pattern.
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +99,7 @@ class Directory:
     def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
         """An open, bound connection, or None when the credentials are refused."""
         conn = ldap3.Connection(server, user=user, password=password, authentication=ldap3.SIMPLE,
-                                receive_timeout=self.s.response_timeout, read_only=True,
+                                receive_timeout=math.ceil(self.s.response_timeout),  # ldap3 packs it as an integer read_only=True,
                                 raise_exceptions=False, auto_referrals=False)
         conn.open()
         if self.s.tls == "starttls" and not conn.start_tls():

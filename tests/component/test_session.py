@@ -32,7 +32,7 @@ EXAMPLE = {
 
 def kernels_of(data: dict) -> tuple[dict, dict]:
     cfg = parse_config(data)
-    return cfg.kernels.to_dict(), cfg.environment.storage
+    return cfg.kernels.model_dump(), cfg.environment.storage
 
 
 def probe(**overrides) -> NodeProbe:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import http.server
-import socket
 import threading
 import time
 
@@ -70,29 +69,29 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm):
     mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")
     await until(lambda: a_spawner.job_info.running)
     assert a_spawner.progress_message() == f"Job {job_id} is running on 127.0.0.1; starting JupyterLab..."
-    # reported, but what listens there closes every connection unanswered (JupyterLab still loading)
-    loading = socket.create_server(("127.0.0.1", 0))
-    port = loading.getsockname()[1]
-    attempts = []
+    # reported, but what listens there hangs up without an answer until `loaded` (JupyterLab still loading)
+    loaded, attempts = threading.Event(), []
 
-    def close_unanswered():
-        try:
-            while True:
-                conn, _ = loading.accept()
-                conn.close()
-                attempts.append(1)
-        except OSError:  # closed below
-            return
+    class LoadingJupyter(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if not loaded.is_set():
+                attempts.append(self.path)
+                self.close_connection = True
+                return
+            self.send_response(200)
+            self.end_headers()
 
-    threading.Thread(target=close_unanswered, daemon=True).start()
-    a_spawner.port = port
-    await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
-    await until(lambda: len(attempts) >= 3)  # the spawner asked three times and kept waiting
-    assert not task.done()
-    loading.close()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LoadingJupyter)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    a_spawner.port = server.server_address[1]
     try:
+        await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
+        await until(lambda: len(attempts) >= 3)  # the spawner asked three times and kept waiting
+        assert not task.done()
+        loaded.set()
         await asyncio.wait_for(task, 10)
     finally:
         server.shutdown()
