@@ -20,7 +20,7 @@ from tornado import web
 from traitlets import Integer, Unicode, default
 
 from .config import config_path, load_config
-from .ldapclient import Directory, DirectoryUnavailable
+from .ldapclient import Directory, DirectoryUnavailable, DirectoryUser
 from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
 
@@ -112,14 +112,59 @@ class PortalLDAPAuthenticator(Authenticator):
             return None
         self.user_throttle.success([username])
 
-        groups = set(user.groups)
-        ldap = self.settings.ldap
-        if ldap.allowed_groups and not groups & set(ldap.allowed_groups):
-            self.log.warning("Login of %s refused: in none of the allowed groups", username)
+        why = self.refusal(user)
+        if why:
+            self.log.warning("Login of %s refused: %s", username, why)
             raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
+        return self.auth_model(user)
+
+    def refusal(self, user: DirectoryUser) -> str:
+        """Why the directory's account may not use the portal ("" = it may)."""
+        if user.locked:
+            return "the account is locked or expired in the directory"
+        allowed = self.settings.ldap.allowed_groups
+        if allowed and not set(user.groups) & set(allowed):
+            return "in none of the allowed groups"
+        return ""
+
+    def auth_model(self, user: DirectoryUser) -> dict:
         hub = self.settings.hub
-        admin = username in hub.admin_users or bool(groups & set(hub.admin_groups))
-        return {"name": username, "admin": admin, "auth_state": user.auth_state()}
+        admin = user.username in hub.admin_users or bool(set(user.groups) & set(hub.admin_groups))
+        return {"name": user.username, "admin": admin, "auth_state": user.auth_state()}
+
+    async def refresh_user(self, user, handler=None):
+        """Look the account up again (every ldap.refresh_seconds): groups, admin rights, still allowed.
+
+        An account that is gone, locked or out of the allowed groups loses
+        access: its running sessions are stopped, its next request goes to the
+        login page and its tokens are refused (auth_refresh_strict).  While the
+        directory does not answer, access stays as it was.
+        """
+        if not self.settings.ldap.service_dn:
+            return True  # nothing to look up with (no password at hand); checked at each login
+        loop = asyncio.get_running_loop()
+        try:
+            found = await loop.run_in_executor(self._pool, self.directory.lookup, user.name)
+        except DirectoryUnavailable as e:
+            self.log.warning("Refresh of %s skipped: no directory server answered (%s)", user.name, e)
+            return True
+        why = "the account is no longer in the directory" if found is None else self.refusal(found)
+        if not why:
+            return self.auth_model(found)
+        self.log.warning("%s lost access to the portal: %s", user.name, why)
+        await self.stop_sessions(user, handler)
+        return False
+
+    async def stop_sessions(self, user, handler) -> None:
+        """Stop (and so scancel) every running or starting session of a user who lost access."""
+        for name, spawner in list(user.spawners.items()):
+            if not (spawner.active or spawner.pending):
+                continue
+            self.log.warning("Stopping the session %r of %s, who lost access", name or "default", user.name)
+            if handler is not None:
+                await handler.stop_single_user(user, name)
+            else:
+                await user.stop(name)
 
     async def check_allowed(self, username, authentication=None):
         # Group checks happen in authenticate(); whoever the directory vouched for may log in.

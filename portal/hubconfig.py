@@ -53,6 +53,17 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     # auth_state (the account's uid, uidNumber, gidNumber, home and groups) is
     # stored encrypted; JupyterHub needs JUPYTERHUB_CRYPT_KEY for that.
     c.Authenticator.enable_auth_state = bool(os.environ.get("JUPYTERHUB_CRYPT_KEY"))
+    # Access follows the directory: the account is looked up again every
+    # refresh_seconds; one that lost access is refused on every request, its
+    # tokens included (strict), and looked up before each start.
+    ldap = settings.ldap
+    c.Authenticator.auth_refresh_age = ldap.refresh_seconds
+    c.Authenticator.auth_refresh_strict = True
+    c.Authenticator.refresh_pre_spawn = bool(ldap.refresh_seconds)
+    c.JupyterHub.token_expires_in_max_seconds = int(hub.token_max_days * 86400)
+    if hub.external_proxy:  # its own service; CONFIGPROXY_AUTH_TOKEN in both environments
+        c.ConfigurableHTTPProxy.should_start = False
+        c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url
     return settings
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import ssl
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ class DirectoryUser:
     gid_number: int | None = None
     home: str = ""
     groups: tuple[str, ...] = field(default=())
+    locked: bool = False  # ppolicy's pwdAccountLockedTime, or shadowExpire passed
 
     def auth_state(self) -> dict:
         return {"uid": self.username, "dn": self.dn, "uidNumber": self.uid_number,
@@ -69,6 +71,15 @@ def group_filter(username: str, dn: str) -> str:
 
 def bind_dn(template: str, username: str) -> str:
     return template.replace("{username}", escape_rdn(username))
+
+
+def is_locked(locked_time, shadow_expire: int | None, today: int | None = None) -> bool:
+    """ppolicy's lock, or a shadowExpire (days since 1970) that has passed."""
+    if locked_time:
+        return True
+    if shadow_expire is None or shadow_expire < 0:
+        return False
+    return shadow_expire <= (today if today is not None else int(time.time() // 86400))
 
 
 def _first(entry, name: str):
@@ -114,16 +125,40 @@ class Directory:
     def _service_password(self) -> str:
         return Path(self.s.service_password_file).read_text().rstrip("\n")
 
-    def authenticate(self, username: str, password: str) -> DirectoryUser | None:
-        """The user, or None (wrong password, unknown user); DirectoryUnavailable if no server answers."""
+    def _on_each_server(self, call):
+        """call(server) on the first server that answers (failover); DirectoryUnavailable if none does."""
         problems = []
         for uri in self.s.uris:
             try:
-                return self._authenticate_on(self._server(uri), username, password)
+                return call(self._server(uri))
             except _UNREACHABLE as e:
                 log.warning("Directory server %s is not answering: %s", uri, type(e).__name__)
                 problems.append(f"{uri}: {type(e).__name__}")
         raise DirectoryUnavailable("; ".join(problems))
+
+    def authenticate(self, username: str, password: str) -> DirectoryUser | None:
+        """The user, or None (wrong password, unknown user); DirectoryUnavailable if no server answers."""
+        return self._on_each_server(lambda server: self._authenticate_on(server, username, password))
+
+    def lookup(self, username: str) -> DirectoryUser | None:
+        """The account as the directory has it now, read with the service account (None: it is gone).
+
+        For the periodic refresh of a logged-in user: no password is at hand, so
+        this needs ldap.service_dn.
+        """
+        return self._on_each_server(lambda server: self._lookup_on(server, username))
+
+    def _lookup_on(self, server: ldap3.Server, username: str) -> DirectoryUser | None:
+        reader = self._connect(server, self.s.service_dn, self._service_password())
+        if reader is None:
+            raise ldap_errors.LDAPCommunicationError("the service account's password was refused")
+        try:
+            dn = bind_dn(self.s.bind_dn_template, username) if self.s.bind_dn_template else self._find_dn(reader, username)
+            if dn is None:
+                return None
+            return self._read_user(reader, username, dn)
+        finally:
+            reader.unbind()
 
     def _authenticate_on(self, server: ldap3.Server, username: str, password: str) -> DirectoryUser | None:
         reader = None
@@ -166,10 +201,12 @@ class Directory:
             return None
         return found[0]["dn"]
 
-    def _read_user(self, conn: ldap3.Connection, username: str, dn: str) -> DirectoryUser:
-        attrs = ["uidNumber", "gidNumber", "homeDirectory"]
+    def _read_user(self, conn: ldap3.Connection, username: str, dn: str) -> DirectoryUser | None:
+        attrs = ["uidNumber", "gidNumber", "homeDirectory", "shadowExpire", "pwdAccountLockedTime"]
         entries = self._search(conn, dn, "(objectClass=*)", attrs, scope=ldap3.BASE)
-        entry = entries[0] if entries else {"attributes": {}}
+        if not entries:
+            return None  # bound as it a moment ago, or looked up: gone now
+        entry = entries[0]
         groups: tuple[str, ...] = ()
         if self.s.group_search_base:
             found = self._search(conn, self.s.group_search_base, group_filter(username, dn), ["cn"])
@@ -181,4 +218,5 @@ class Directory:
             gid_number=_int(_first(entry, "gidNumber")),
             home=str(_first(entry, "homeDirectory") or ""),
             groups=groups,
+            locked=is_locked(_first(entry, "pwdAccountLockedTime"), _int(_first(entry, "shadowExpire"))),
         )

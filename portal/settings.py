@@ -133,7 +133,8 @@ class Section(BaseModel):
 
 
 def section(model: type[Section], help: str) -> Any:
-    return Field(default_factory=model, description=help)
+    # {} validated in the field's place, so a missing section's errors carry its name
+    return Field(default_factory=dict, description=help)
 
 
 # --- the sections --------------------------------------------------------------------
@@ -147,6 +148,13 @@ class HubSettings(Section):
     admin_groups: list[GroupName] = key([], "Directory groups whose members are portal admins.")
     data_dir: AbsPath = key("/var/lib/dsportal", "Folder for the hub's state (cookie secret, database).")
     db_url: DbUrl = key("", "Hub database; empty = an SQLite file in data_dir.")
+    external_proxy: Flag = key(
+        False, "The proxy runs as its own service (deploy/systemd/dsportal-proxy.service), so a hub restart "
+        "leaves sessions reachable; false = the hub starts it as its child. Either way the token is "
+        "CONFIGPROXY_AUTH_TOKEN in the hub's environment.")
+    proxy_api_url: HttpUrl = key("http://127.0.0.1:8001", "The proxy's REST API (external_proxy: true).")
+    token_max_days: number(0, 3650) = key(
+        30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one).")
 
 
 class LdapSettings(Section):
@@ -174,6 +182,9 @@ class LdapSettings(Section):
         "users may share an address.")
     failure_window: integer(1, 86400) = key(300, "Seconds over which failed logins are counted.")
     backoff: integer(1, 86400) = key(60, "Seconds a throttled username or address must wait.")
+    refresh_seconds: integer(0, 86400) = key(
+        3600, "Seconds after which a logged-in account is looked up again (groups, admin rights, still "
+        "allowed); needs service_dn; 0 = only at login.")
 
     @model_validator(mode="after")
     def _rules(self) -> LdapSettings:
@@ -218,6 +229,13 @@ class SlurmSettings(Section):
     squeue: Command = key("squeue", "The squeue command.")
     scancel: Command = key("scancel", "The scancel command.")
     sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
+    sinfo: Command = key("sinfo", "The sinfo command (dsportal doctor).")
+    min_uid: integer(1, 2**31 - 1) = key(
+        1000, "Lowest uid that may run sessions: system accounts (and root, uid 0, always) are refused.")
+    deny_users: list[Username] = key(["root"], "Accounts that may never run sessions, whatever their uid.")
+    user_groups: list[GroupName] = key(
+        [], "Unix groups of portal users (the sudoers rule's runas groups); empty = any account from min_uid.",
+        example=["datasci"])
     command_timeout: Timeout = key(20, "Seconds before a Slurm command counts as hung.")
     start_timeout: integer(10, 86400) = key(900, "Seconds a session may wait in the queue and start before it is given up.")
 

@@ -93,8 +93,11 @@ def a_spawner(a_config_file, a_home):
 
     from spawner.hub.spawner import SlurmGPUSpawner
 
+    async def no_auth_state():
+        return None
+
     user = SimpleNamespace(name="alice", url="/user/alice/", escaped_name="alice", base_url="/",
-                           prefix="/user/alice/", spawners={}, settings={})
+                           prefix="/user/alice/", spawners={}, settings={}, get_auth_state=no_auth_state)
     spawner = SlurmGPUSpawner(
         user=user,
         hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),

@@ -4,26 +4,35 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from . import directory, machine, slurmconf, supervisor
-from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SLURMCTLD_PORT, STATE, USERS, VENV, ClusterError, \
-    listener_of, run, say, wait_for
-from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment
+from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
+    ClusterError, listener_of, run, say, wait_for
+from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
+    proxy_environment
+
+HERE = Path(__file__).resolve().parent.parent  # deploy/
 from .supervisor import Program
 
 SLAPD_DIR = STATE / "slapd"
-HUB_PORTS = (8000, 8081, 8001)
+HUB_PORTS = {"proxy": (8000, 8001), "jupyterhub": (8081,)}
 
 
 def programs() -> list[Program]:
-    hub_env = hub_environment() if (ETC / "crypt.key").exists() else {}
+    """The daemons; the hub and its proxy as the unprivileged service account, umask 077."""
+    ready = (ETC / "crypt.key").exists()
     return [
         Program("munged", ["/usr/sbin/munged", "-F"], "socket /run/munge/munge.socket.2", user="munge"),
         Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], str(SLURMCTLD_PORT)),
         *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
+        Program("proxy", proxy_argv() if ready else ["configurable-http-proxy"], "8000, API 8001",
+                user=SERVICE_USER, directory=str(HUB_STATE), environment=proxy_environment() if ready else {},
+                umask="077"),
         Program("jupyterhub", [str(VENV / "bin" / "jupyterhub"), "-f", str(ETC / "jupyterhub_config.py")],
-                "8000 (proxy), 8081 (hub API)", directory=str(HUB_STATE), environment=hub_env, stopwait=30),
+                "8081 (hub API)", user=SERVICE_USER, directory=str(HUB_STATE),
+                environment=hub_environment() if ready else {}, stopwait=30, umask="077"),
     ]
 
 
@@ -57,18 +66,22 @@ def start_hub(restart: bool) -> None:
     if restart and supervisor.states().get("jupyterhub", ("",))[0] == "RUNNING":
         say("the portal was updated: restarting JupyterHub (sessions keep running)")
         supervisor.stop("jupyterhub")
-    for port in HUB_PORTS:
-        free_or_ours("jupyterhub", port)
-    HUB_STATE.mkdir(mode=0o700, exist_ok=True)
+    for program, ports in HUB_PORTS.items():
+        for port in ports:
+            free_or_ours(program, port)
+    supervisor.start("proxy")
     supervisor.start("jupyterhub")
     wait_for(hub_answers, 90, "JupyterHub answering on port 8000", "jupyterhub.out")
 
 
 def up() -> None:
     for folder in (STATE, LOGS):
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o750, parents=True, exist_ok=True)
+    LOGS.chmod(0o750)  # logs hold user names and paths: not for every account
     machine.ensure_hosts()
     machine.ensure_accounts()
+    machine.ensure_service_account()
+    machine.ensure_sudoers(HERE / "sudoers.d" / "dsportal")
     machine.ensure_storage()
     machine.ensure_demo_module()
     slurmconf.ensure_munge_key()
@@ -90,7 +103,7 @@ DS Portal is up: {HUB_URL}
 
 def down() -> None:
     if supervisor.running():
-        supervisor.stop("jupyterhub")
+        supervisor.stop("jupyterhub", "proxy")
         run(["scancel", "--quiet", "--name", ",".join(f"dsportal-{u}" for u in USERS)], check=False, timeout=20)
         supervisor.shutdown()
     say("everything is stopped")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ NODES = {"node001": 6821, "node002": 6822}
 SLURMCTLD_PORT = 6817
 LDAP_URI = "ldap://127.0.0.1:389/"
 HUB_URL = "http://127.0.0.1:8000"
+SERVICE_USER = "dsportal"  # the hub's and the proxy's unprivileged service account
 GROUPS = {"datasci": 5000, "hpcadmin": 5100}
 USERS = {"alice": (5001, ["datasci"]), "bob": (5002, ["datasci"]), "carol": (5003, ["datasci", "hpcadmin"])}
 
@@ -37,16 +39,19 @@ def run(argv: list[str], timeout: float = 60, check: bool = True, **kw) -> subpr
     return result
 
 
-def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
+def write_if_changed(path: Path, text: str, mode: int = 0o644, owner: str = "root") -> bool:
     """Write `text` (created with `mode`, never wider for a moment); True if the file changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and path.read_text() == text:
+        path.chmod(mode)
+        shutil.chown(path, owner, owner)
         return False
     tmp = path.with_name(path.name + ".new")
     tmp.unlink(missing_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     with os.fdopen(fd, "w") as f:
         f.write(text)
+    shutil.chown(tmp, owner, owner)
     os.replace(tmp, path)
     return True
 

@@ -125,8 +125,10 @@ def build(folder: Path, directory: Directory | None = None) -> None:
     data.mkdir(exist_ok=True)
     (folder / "slapd.conf").write_text(slapd_conf(folder, hashed(d.root_password)))
     (folder / "entries.ldif").write_text(entries(d))
-    (folder / "service.pw").write_text(d.service_password)
-    os.chmod(folder / "service.pw", 0o600)
+    for name, password in (("service.pw", d.service_password), ("root.pw", d.root_password)):
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private from the start
+        with os.fdopen(fd, "w") as f:
+            f.write(password)
     subprocess.run([SLAPADD, "-q", "-f", str(folder / "slapd.conf"), "-l", str(folder / "entries.ldif")],
                    check=True, capture_output=True, timeout=60)
 
@@ -134,6 +136,18 @@ def build(folder: Path, directory: Directory | None = None) -> None:
 def slapd_argv(folder: Path, uri: str) -> list[str]:
     """slapd on `uri` (e.g. ldap://127.0.0.1:3389/), in the foreground (-d 0: no fork, no debug output)."""
     return [SLAPD, "-d", "0", "-f", str(folder / "slapd.conf"), "-h", uri]
+
+
+def modify(folder: Path, uri: str, ldif: str) -> None:
+    """Change the directory as its root DN (the password from a file, never the command line)."""
+    subprocess.run(["ldapmodify", "-x", "-H", uri, "-D", ROOT_DN, "-y", str(folder / "root.pw")], input=ldif,
+                   capture_output=True, text=True, timeout=30, check=True)
+
+
+def set_member(folder: Path, uri: str, group: str, uid: str, member: bool) -> None:
+    """Add `uid` to (or remove it from) the posixGroup `group`."""
+    change = "add" if member else "delete"
+    modify(folder, uri, f"dn: cn={group},{GROUPS}\nchangetype: modify\n{change}: memberUid\nmemberUid: {uid}\n")
 
 
 def answers(folder: Path, uri: str) -> bool:

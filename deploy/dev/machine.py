@@ -7,7 +7,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from .common import GROUPS, NODES, USERS, run, say, write_if_changed
+from .common import GROUPS, HUB_STATE, NODES, SERVICE_USER, USERS, ClusterError, run, say, write_if_changed
 
 STORAGE = Path("/mnt/isilon")
 MODULEFILES = Path("/opt/modulefiles")
@@ -24,6 +24,7 @@ def ensure_hosts() -> None:
 
 
 def ensure_accounts() -> None:
+    """The demo users: a private group each (gid = uid), members of the portal's groups, homes 0700."""
     for group, gid in GROUPS.items():
         try:
             grp.getgrnam(group)
@@ -31,13 +32,43 @@ def ensure_accounts() -> None:
             run(["groupadd", "-g", str(gid), group])
     for user, (uid, groups) in USERS.items():
         try:
-            pwd.getpwnam(user)
+            grp.getgrnam(user)
+        except KeyError:
+            run(["groupadd", "-g", str(uid), user])
+        try:
+            entry = pwd.getpwnam(user)
         except KeyError:
             say(f"creating the unix account {user}")
-            run(["useradd", "-u", str(uid), "-g", groups[0], "-G", ",".join(groups), "-m", "-s", "/bin/bash", user])
-        home = Path(pwd.getpwnam(user).pw_dir)
-        home.mkdir(mode=0o750, exist_ok=True)
-        shutil.chown(home, user, groups[0])
+            run(["useradd", "-u", str(uid), "-g", user, "-G", ",".join(groups), "-m", "-s", "/bin/bash", user])
+            entry = pwd.getpwnam(user)
+        if entry.pw_gid != uid:  # made by an earlier dev cluster with a shared primary group
+            run(["usermod", "-g", user, "-a", "-G", ",".join(groups), user])
+        home = Path(entry.pw_dir)
+        home.mkdir(mode=0o700, exist_ok=True)
+        shutil.chown(home, user, user)
+        home.chmod(0o700)
+
+
+def ensure_service_account() -> None:
+    """The hub's and the proxy's account: no login, no password, owns only the hub's state."""
+    try:
+        pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        say(f"creating the service account {SERVICE_USER}")
+        run(["useradd", "--system", "--user-group", "--home-dir", str(HUB_STATE), "--no-create-home",
+             "--shell", "/usr/sbin/nologin", SERVICE_USER])
+    HUB_STATE.mkdir(mode=0o700, exist_ok=True)
+    HUB_STATE.chmod(0o700)
+    run(["chown", "-R", f"{SERVICE_USER}:{SERVICE_USER}", str(HUB_STATE)])
+    run(["chmod", "-R", "go-rwx", str(HUB_STATE)])  # the database and cookie secret are the hub's alone
+
+
+def ensure_sudoers(source: Path) -> None:
+    """Install the project's sudoers rule, after visudo has checked it."""
+    check = run(["visudo", "-cf", str(source)], check=False)
+    if check.returncode != 0:
+        raise ClusterError(f"{source} does not parse: {check.stdout.strip()} {check.stderr.strip()}")
+    write_if_changed(Path("/etc/sudoers.d/dsportal"), source.read_text(), mode=0o440)
 
 
 def ensure_demo_module() -> None:

@@ -1,25 +1,40 @@
-"""The portal's side of the dev cluster: /etc/dsportal (admin YAML, JupyterHub config, secrets)."""
+"""The portal's side of the dev cluster: /etc/dsportal (admin YAML, JupyterHub's config, secrets).
+
+Secrets are created 0600 (os.open with the mode; never widened, never
+chmod-ed after writing) and owned by whoever reads them: the hub's service
+account for what its config reads, root for what supervisord hands over as
+environment (the crypt key, the proxy's token).
+"""
 
 from __future__ import annotations
 
 import secrets
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .common import ETC, HUB_URL, STATE, VENV, ClusterError, run, say, write_if_changed
+from .common import ETC, HUB_STATE, HUB_URL, SERVICE_USER, STATE, VENV, ClusterError, run, say, write_if_changed
 
 HERE = Path(__file__).resolve().parent.parent  # deploy/
-ADMIN_TOKEN = ETC / "admin.token"
-CRYPT_KEY = ETC / "crypt.key"
+ADMIN_TOKEN = ETC / "admin.token"  # read by the hub's config: the service account's
+CRYPT_KEY = ETC / "crypt.key"  # root's: supervisord passes it as JUPYTERHUB_CRYPT_KEY
+PROXY_TOKEN = ETC / "proxy.token"  # root's: supervisord passes it as CONFIGPROXY_AUTH_TOKEN
+LDAP_PASSWORD = ETC / "ldap-service.pw"  # the service account's: ldap.service_password_file
 
 HUB_DEV_SETTINGS = f"""
 # --- dev cluster additions (deploy/devcluster) ---
 c.JupyterHub.services = [{{"name": "devcluster-admin", "api_token": open("{ADMIN_TOKEN}").read().strip()}}]
 c.JupyterHub.load_roles = [{{"name": "admin", "services": ["devcluster-admin"]}}]
-c.ConfigurableHTTPProxy.pid_file = "{STATE}/jupyterhub-proxy.pid"
 c.Spawner.poll_interval = 10
 """
+
+
+def ensure_secret(path: Path, owner: str) -> None:
+    if not path.exists():
+        write_if_changed(path, secrets.token_hex(32), mode=0o600, owner=owner)
+    path.chmod(0o600)
+    shutil.chown(path, owner, owner)
 
 
 def ensure_portal_config() -> bool:
@@ -31,18 +46,32 @@ def ensure_portal_config() -> bool:
     check = run([str(VENV / "bin" / "dsportal"), "check-config", str(ETC / "portal.yaml")], check=False)
     if check.returncode != 0:
         raise ClusterError(f"{ETC / 'portal.yaml'} is invalid:\n{check.stdout}")
-    for secret in (ADMIN_TOKEN, CRYPT_KEY):
-        if not secret.exists():
-            write_if_changed(secret, secrets.token_hex(32), mode=0o600)
+    ensure_secret(ADMIN_TOKEN, SERVICE_USER)
+    ensure_secret(CRYPT_KEY, "root")
+    ensure_secret(PROXY_TOKEN, "root")
+    changed |= write_if_changed(LDAP_PASSWORD, (STATE / "slapd" / "service.pw").read_text(), mode=0o600,
+                                owner=SERVICE_USER)
     config = (HERE / "jupyterhub_config.py").read_text()
     # the dev additions go before the final report_ignored_settings(c) line, which must stay last
     body, last = config.rstrip().rsplit("\n", 1)
     return write_if_changed(ETC / "jupyterhub_config.py", f"{body}\n{HUB_DEV_SETTINGS}\n{last}\n") or changed
 
 
+def proxy_environment() -> dict[str, str]:
+    return {"CONFIGPROXY_AUTH_TOKEN": PROXY_TOKEN.read_text().strip(), "HOME": str(HUB_STATE)}
+
+
 def hub_environment() -> dict[str, str]:
     return {"DSPORTAL_CONFIG": str(ETC / "portal.yaml"), "JUPYTERHUB_CRYPT_KEY": CRYPT_KEY.read_text().strip(),
-            "PATH": f"{VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}
+            **proxy_environment(), "PATH": f"{VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+
+
+def proxy_argv() -> list[str]:
+    chp = shutil.which("configurable-http-proxy")
+    if chp is None:
+        raise ClusterError("configurable-http-proxy is not installed; run `deploy/devcluster up` to install it.")
+    return [chp, "--ip", "127.0.0.1", "--port", "8000", "--api-ip", "127.0.0.1", "--api-port", "8001",
+            "--default-target", "http://127.0.0.1:8081", "--error-target", "http://127.0.0.1:8081/hub/error"]
 
 
 def hub_answers() -> bool:

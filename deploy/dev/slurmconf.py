@@ -53,6 +53,9 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
 MailProg=/bin/true
+# No job ever runs as root: the portal submits as its users only, and this
+# stops a mistake or a compromised hub from making a root job anyway.
+DisableRootJobs=YES
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory

@@ -31,6 +31,7 @@ class Program:
     directory: str = "/"
     environment: dict[str, str] | None = None
     stopwait: int = 20
+    umask: str = "027"
 
 
 def _quote(value: str) -> str:
@@ -65,6 +66,7 @@ serverurl=unix://{SOCKET}
 command={" ".join(p.argv)}
 user={p.user}
 directory={p.directory}
+umask={p.umask}
 autostart=false
 autorestart=false
 startsecs=1

@@ -45,6 +45,28 @@ def _images_pull(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import Context, diagnose, run_command, sample_user
+
+    path = config_path(args.file or args.config)
+    try:
+        settings = load_config(path)
+    except ConfigError as e:
+        print("\n".join(f"FIX  config: {line}" for line in e.errors))
+        return 1
+    print(f"OK   config: {path} is valid")
+    user = args.user or sample_user(settings)
+    if user is None:
+        print("FIX  sample user: slurm.user_groups names no group with members; pass --user NAME")
+        return 1
+    results = diagnose(Context(settings, args.service_account, user, run_command))
+    for result in results:
+        print(result.line())
+    failed = [r for r in results if not r.ok]
+    print(f"{len(results) - len(failed)} of {len(results)} checks passed", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dsportal", description="DS Portal administration.")
     parser.add_argument("--config", help="admin config file (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)")
@@ -54,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check_config)
     example = sub.add_parser("example-config", help="print a commented example config with every key")
     example.set_defaults(func=_example_config)
+    doctor = sub.add_parser("doctor", help="check this installation: Slurm, sudo, the session environment, LDAP")
+    doctor.add_argument("file", nargs="?", help="the admin config (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)")
+    doctor.add_argument("--user", help="a portal user to try sudo and the directory with (default: a member of "
+                                       "the first of slurm.user_groups)")
+    doctor.add_argument("--service-account", default="dsportal", help="the hub's service account (default dsportal)")
+    doctor.set_defaults(func=_doctor)
     images = sub.add_parser("images", help="container images for kernels").add_subparsers(dest="images", required=True)
     pull = images.add_parser("pull", help="convert an NVIDIA NGC image into a .sif file")
     pull.add_argument("image", help="e.g. nvcr.io/nvidia/pytorch:24.01-py3")

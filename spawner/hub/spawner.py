@@ -29,6 +29,7 @@ from ..contract import SESSION_VAR
 
 from . import portapi  # noqa: F401  (registers the port handler, unregisters batchspawner's)
 from .form import render_options_form
+from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, resources_for
@@ -149,6 +150,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         except OptionsError as e:
             self.log.warning("Refused session options for %s: %s", self._log_name, e)
             raise _refuse(str(e)) from None
+        self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
 
     # --- batchspawner's shell path is never used -----------------------------
@@ -156,26 +158,44 @@ class SlurmGPUSpawner(SlurmSpawner):
         raise NotImplementedError("SlurmGPUSpawner runs Slurm through spawner.hub.slurm, never a shell")
 
     # --- the job ---------------------------------------------------------------
-    # The unix account lookup, a seam tests replace (no test hook in this code).
+    # The unix account lookups, seams tests replace (no test hook in this code).
     getpwnam = staticmethod(pwd.getpwnam)
+    getgrouplist = staticmethod(os.getgrouplist)
 
-    def _passwd(self) -> pwd.struct_passwd:
+    def unix_account(self) -> UnixAccount:
+        """The account the job runs as; HTTP 403 for root, system accounts and anyone else refused."""
         name = self.user.name
         if not is_username(name):
             raise _refuse(f"The username {name!r} cannot run cluster jobs; ask the cluster admins.", 403)
         try:
-            return self.getpwnam(name)
+            entry = self.getpwnam(name)
         except KeyError:
             raise _refuse(f"There is no cluster account {name!r} on the head node; ask the cluster admins.", 403) from None
+        account = UnixAccount(name=entry.pw_name, uid=entry.pw_uid, home=entry.pw_dir,
+                              shell=entry.pw_shell or "/bin/bash",
+                              groups=group_names(self.getgrouplist(entry.pw_name, entry.pw_gid)))
+        why = refusal(account, self.settings.slurm)
+        if why:
+            self.log.warning("Session of %s refused: %s", self._log_name, why)
+            raise _refuse(why, 403)
+        return account
+
+    async def check_directory_account(self, account: UnixAccount) -> None:
+        """With auth_state, the directory's uidNumber must be the unix account's uid (HTTP 403 otherwise)."""
+        auth_state = await self.user.get_auth_state() or {}
+        uid_number = auth_state.get("uidNumber")
+        why = refusal(account, self.settings.slurm, uid_number if isinstance(uid_number, int) else None)
+        if why:
+            self.log.warning("Session of %s refused: %s", self._log_name, why)
+            raise _refuse(why, 403)
 
     def account(self) -> Account:
-        return Account(name=self.user.name, home=self._passwd().pw_dir)
+        return Account(name=self.user.name, home=self.unix_account().home)
 
     def user_env(self, env: dict[str, str]) -> dict[str, str]:
         """batchspawner's hook: the account's basics, from the same lookup as the job."""
-        entry = self._passwd()
-        env.update(USER=entry.pw_name, LOGNAME=entry.pw_name, HOME=entry.pw_dir,
-                   SHELL=entry.pw_shell or "/bin/bash", LANG="C.UTF-8")
+        account = self.unix_account()
+        env.update(USER=account.name, LOGNAME=account.name, HOME=account.home, SHELL=account.shell, LANG="C.UTF-8")
         return env
 
     def job_command(self) -> list[str]:
@@ -195,6 +215,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def submit_batch_script(self) -> str:
         if self.resources is None:  # options not applied yet (e.g. a direct start)
             self.apply_session_options(self.user_options)
+        await self.check_directory_account(self.unix_account())
         account = self.account()
         env = self.job_environment()
         names = sorted(env)

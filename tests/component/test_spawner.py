@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import pwd
 import threading
 import time
 
@@ -218,13 +219,39 @@ async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_fil
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
 
 
-async def test_unknown_account_is_refused(a_spawner):
+async def test_unknown_account_is_refused(a_spawner, mock_slurm):
     def no_such_user(name):
         raise KeyError(name)
     a_spawner.getpwnam = no_such_user
+    with pytest.raises(SpawnException, match="There is no cluster account 'alice'") as info:
+        a_spawner.apply_session_options({})
+    assert info.value.status_code == 403
+    assert mock_slurm.calls() == []
+
+
+@pytest.mark.parametrize("name, uid", [("root", 0), ("daemon", 1), ("dsportal", 999)])
+async def test_root_and_system_accounts_are_refused_before_anything_is_submitted(a_spawner, mock_slurm, a_home,
+                                                                                 name, uid):
+    a_spawner.user.name = name
+    a_spawner.getpwnam = lambda n: pwd.struct_passwd((n, "x", uid, uid, n, str(a_home), "/bin/bash"))
+    with pytest.raises(SpawnException) as info:
+        a_spawner.apply_session_options({})
+    assert info.value.status_code == 403
+    assert info.value.jupyterhub_message.startswith(f"The account {name!r} cannot run sessions here")
+    with pytest.raises(SpawnException):
+        await a_spawner.start()  # a direct start, without the options step, is refused the same way
+    assert mock_slurm.calls() == []
+
+
+async def test_a_directory_uid_that_is_not_the_unix_uid_is_refused(a_spawner, mock_slurm):
+    async def auth_state():
+        return {"uid": "alice", "uidNumber": 0, "gidNumber": 0}
+    a_spawner.user.get_auth_state = auth_state
     a_spawner.apply_session_options({})
-    with pytest.raises(SpawnException, match="There is no cluster account 'alice'"):
+    with pytest.raises(SpawnException, match=r"is not the directory's 'alice' \(uidNumber 0\)") as info:
         await a_spawner.start()
+    assert info.value.status_code == 403
+    assert mock_slurm.calls() == []
 
 
 async def test_watcher_shares_one_squeue_call_between_concurrent_sessions():

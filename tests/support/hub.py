@@ -31,13 +31,14 @@ exec(compile(open({deploy!r}).read(), "jupyterhub_config.py", "exec"))
 from spawner.hub.spawner import SlurmGPUSpawner
 
 def _fake_account(name):
-    return pwd.struct_passwd((name, "x", 5001, 5001, name, {homes!r} + "/" + name, "/bin/bash"))
+    uid = {{"alice": 5001, "bob": 5002, "carol": 5003}}.get(name, 5009)  # the demo directory's uidNumbers
+    return pwd.struct_passwd((name, "x", uid, uid, name, {homes!r} + "/" + name, "/bin/bash"))
 
 SlurmGPUSpawner.getpwnam = staticmethod(_fake_account)
 {authenticator}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
 c.JupyterHub.services = [{{"name": "tests", "api_token": {token!r}}}]
-c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers"], "services": ["tests"]}}]
+c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["tests"]}}]
 c.JupyterHub.log_level = "DEBUG"
 """
 
@@ -112,18 +113,40 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+class FormBrowser:
+    """Cookies and no redirects, as a browser on the hub's pages without script: log in, then ask for pages."""
+
+    def __init__(self, base_url: str, timeout: float = 60):
+        import http.cookiejar
+
+        self.base_url = base_url
+        self.timeout = timeout
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+                                                  _NoRedirect)
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        """(status, page, redirect location)."""
+        try:
+            with self.opener.open(f"{self.base_url}{path}", timeout=self.timeout) as r:
+                return r.status, r.read().decode(), ""
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), e.headers.get("Location", "")
+
+    def login(self, username: str, password: str) -> tuple[int, str, str]:
+        import re
+        from urllib.parse import urlencode
+
+        page = self.opener.open(f"{self.base_url}/hub/login", timeout=self.timeout).read().decode()
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+        data = urlencode({"_xsrf": xsrf, "username": username, "password": password}).encode()
+        try:
+            with self.opener.open(urllib.request.Request(f"{self.base_url}/hub/login", data=data),
+                                  timeout=self.timeout) as r:
+                return r.status, r.read().decode(), ""
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), e.headers.get("Location", "")
+
+
 def form_login(base_url: str, username: str, password: str, timeout: float = 60) -> tuple[int, str, str]:
     """Log in through the login form as a browser does; (status, page, redirect location)."""
-    import http.cookiejar
-    import re
-    from urllib.parse import urlencode
-
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect)
-    page = opener.open(f"{base_url}/hub/login", timeout=timeout).read().decode()
-    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
-    data = urlencode({"_xsrf": xsrf, "username": username, "password": password}).encode()
-    try:
-        with opener.open(urllib.request.Request(f"{base_url}/hub/login", data=data), timeout=timeout) as r:
-            return r.status, r.read().decode(), ""
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(), e.headers.get("Location", "")
+    return FormBrowser(base_url, timeout).login(username, password)

@@ -86,6 +86,11 @@ def test_each_error_names_file_key_value_and_what_is_allowed(data, expected):
     assert any(e.startswith("portal.yaml: " + expected) for e in errors), errors
 
 
+def test_a_missing_section_is_checked_under_its_own_name():
+    assert errors_of({"hub": {}}) == ["portal.yaml: ldap: no way to find users (set bind_dn_template, or service_dn, "
+                                      "service_password_file and user_search_base for search-then-bind)"]
+
+
 def test_all_errors_are_reported_at_once():
     data = {
         "hub": {"bind_url": 8000, "colour": "red"},

@@ -62,6 +62,9 @@ def test_job_script(slurm):
         "# are on the sbatch command line; the lines below are the admin's extra options.\n"
         "#SBATCH --constraint=v100\n"
         "set -euo pipefail\n"
+        "# Submitted with umask 077 (sudoers), so Slurm made this job's log private; the\n"
+        "# session itself creates files as the user's own sessions do.\n"
+        "umask 0022\n"
         "export PATH=/opt/dsportal/venv/bin:/usr/local/bin:/usr/bin:/bin\n"
         'echo "dsportal: job ${SLURM_JOB_ID} of alice on ${SLURMD_NODENAME:-$(hostname)} since $(date -Is); GPUs: ${CUDA_VISIBLE_DEVICES:-none}"\n'
         "exec /opt/dsportal/venv/bin/dsportal-singleuser --debug '--x=it'\"'\"'s'\n"

@@ -1,0 +1,172 @@
+"""`dsportal doctor`: check a real installation from the head node, each check with OK or what to fix.
+
+Run by an admin (as root, or as the hub's service account).  Every check is a
+small function of a `Context`; a check that cannot run says so and counts
+as failed, since the point is a portal that works.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import shutil
+import socket
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urlparse
+
+from ..hubconfig import connect_url
+from ..ldapclient import Directory, DirectoryUnavailable
+from ..settings import PortalSettings
+
+TIMEOUT = 30
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    ok: bool
+    detail: str  # what was found, or what to fix
+
+    def line(self) -> str:
+        return f"{'OK ' if self.ok else 'FIX'}  {self.name}: {self.detail}"
+
+
+@dataclass
+class Context:
+    settings: PortalSettings
+    service_account: str
+    sample_user: str
+    run: Callable[[list[str]], subprocess.CompletedProcess]
+
+
+def run_command(argv: list[str]) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
+    except FileNotFoundError as e:
+        return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: not found ({e.strerror})")
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, 124, "", f"{argv[0]} did not answer within {TIMEOUT} s")
+
+
+def sample_user(settings: PortalSettings) -> str | None:
+    """A member of the first portal users' group, to try the sudo rule and the directory with."""
+    for group in settings.slurm.user_groups:
+        try:
+            members = grp.getgrnam(group).gr_mem
+        except KeyError:
+            continue
+        if members:
+            return sorted(members)[0]
+    return None
+
+
+def absolute(command: str) -> str:
+    return command if command.startswith("/") else (shutil.which(command) or command)
+
+
+# --- the checks ----------------------------------------------------------------------
+def check_slurm(ctx: Context) -> list[Result]:
+    slurm = ctx.settings.slurm
+    out = ctx.run([slurm.sinfo, "--noheader", "--format=%P|%G"])
+    if out.returncode != 0:
+        return [Result("slurm", False, f"{slurm.sinfo} failed: {out.stderr.strip()[:200]}; start slurmctld or "
+                                       "fix slurm.sinfo, and check munge on this host")]
+    queue = ctx.run([slurm.squeue, "--noheader", "--format=%i", f"--user={ctx.sample_user}"])
+    results = [Result("slurm", queue.returncode == 0,
+                      "sinfo and squeue answer" if queue.returncode == 0 else
+                      f"{slurm.squeue} failed: {queue.stderr.strip()[:200]}; fix slurm.squeue")]
+    gres: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        name, _, resources = line.partition("|")
+        gres[name.rstrip("*")] = gres.get(name.rstrip("*"), "") + resources
+    for p in slurm.partitions:
+        if p.name not in gres:
+            results.append(Result(f"partition {p.name}", False, f"Slurm has no partition {p.name!r} (it has "
+                                  f"{', '.join(sorted(gres)) or 'none'}); fix slurm.partitions"))
+        elif "gpu" not in gres[p.name]:
+            results.append(Result(f"partition {p.name}", False, "its nodes have no gpu GRES; set Gres=gpu:N on the "
+                                  "nodes (slurm.conf) and GresTypes=gpu, with gres.conf on each node"))
+        else:
+            results.append(Result(f"partition {p.name}", True, f"GRES {gres[p.name]}"))
+    return results
+
+
+def check_sudo(ctx: Context) -> list[Result]:
+    slurm, who = ctx.settings.slurm, ctx.service_account
+    as_admin = ["-U", who] if os.geteuid() == 0 else []
+    if not as_admin and os.environ.get("USER", "") != who:
+        return [Result("sudo rule", False, f"run `dsportal doctor` as root or as {who} to check its sudo rule")]
+    results = []
+    for command in (absolute(slurm.sbatch), absolute(slurm.scancel)):
+        ok = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", ctx.sample_user, command]).returncode == 0
+        results.append(Result(f"sudo {Path(command).name} as {ctx.sample_user}", ok,
+                              "allowed" if ok else f"{who} may not run {command} as {ctx.sample_user}; install "
+                              "deploy/sudoers.d/dsportal (with your group and paths) and run visudo -c"))
+    as_root = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", "root", absolute(slurm.sbatch)]).returncode == 0
+    results.append(Result("sudo as root", not as_root, "refused" if not as_root else
+                          f"{who} may run sbatch as root; limit the sudoers rule's runas list to the portal "
+                          "users' group with !root"))
+    return results
+
+
+def check_environment(ctx: Context) -> list[Result]:
+    prefix = Path(ctx.settings.environment.prefix)
+    entry = prefix / "bin" / "dsportal-singleuser"
+    if not os.access(entry, os.X_OK):
+        return [Result("session environment", False, f"{entry} is missing; install DS Portal into "
+                       f"{prefix} on a filesystem every compute node mounts, or fix environment.prefix")]
+    writable = [str(p) for p in [prefix, prefix / "bin", *prefix.glob("lib/python3*/site-packages")]
+                if p.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)]
+    if writable:
+        return [Result("session environment", False, f"{', '.join(writable)} can be written by other accounts, "
+                       "who could change every user's session; chmod go-w them")]
+    return [Result("session environment", True, f"{prefix} exists and only its owner can change it")]
+
+
+def check_connect_url(ctx: Context) -> list[Result]:
+    url = connect_url(ctx.settings.hub)
+    host = urlparse(url).hostname or ""
+    try:
+        socket.getaddrinfo(host, None)
+    except OSError as e:
+        return [Result("hub address", False, f"{host} (from {url}) does not resolve ({e.strerror}); compute nodes "
+                       "could not report to the hub: fix hub.internal_connect_url")]
+    return [Result("hub address", True, f"{url} resolves")]
+
+
+def check_ldap(ctx: Context) -> list[Result]:
+    ldap = ctx.settings.ldap
+    if not ldap.service_dn:
+        return [Result("ldap", False, "no ldap.service_dn: users cannot be looked up or refreshed; set service_dn "
+                       "and service_password_file")]
+    try:
+        found = Directory(ldap).lookup(ctx.sample_user)
+    except DirectoryUnavailable as e:
+        return [Result("ldap", False, f"no directory server answered ({e}); check ldap.uris, tls and ca_file")]
+    except OSError as e:
+        return [Result("ldap", False, f"cannot read ldap.service_password_file ({e.strerror}); fix the file or "
+                       "its owner (the hub's service account, mode 0600)")]
+    if found is None:
+        return [Result("ldap", False, f"the directory has no {ctx.sample_user!r}; check user_search_base "
+                       "or bind_dn_template")]
+    return [Result("ldap", True, f"the service account binds and finds {ctx.sample_user} (uidNumber "
+                                 f"{found.uid_number}, groups {', '.join(found.groups) or 'none'})")]
+
+
+def check_tls_files(ctx: Context) -> list[Result]:
+    files = [f for f in (ctx.settings.ldap.ca_file,) if f]
+    unreadable = [f for f in files if not os.access(f, os.R_OK)]
+    if unreadable:
+        return [Result("tls files", False, f"cannot read {', '.join(unreadable)}; fix the path or its mode")]
+    return [Result("tls files", True, f"{len(files)} file(s) readable")]
+
+
+CHECKS = (check_slurm, check_sudo, check_environment, check_connect_url, check_ldap, check_tls_files)
+
+
+def diagnose(ctx: Context) -> list[Result]:
+    return [result for check in CHECKS for result in check(ctx)]
