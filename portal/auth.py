@@ -161,6 +161,12 @@ class PortalLDAPAuthenticator(Authenticator):
             if not (spawner.active or spawner.pending):
                 continue
             self.log.warning("Stopping the session %r of %s, who lost access", name or "default", user.name)
+            if spawner.pending == "spawn" and spawner._spawn_future:
+                # as JupyterHub's own DELETE does with a start under way: interrupt it, then stop
+                spawner._spawn_future.cancel()
+                deadline = asyncio.get_running_loop().time() + 10
+                while spawner.pending == "spawn" and asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.1)
             if handler is not None:
                 await handler.stop_single_user(user, name)
             else:

@@ -3,6 +3,7 @@ JupyterLab extension, and an environment it is installed into lists it."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -29,15 +30,17 @@ def clean_checkout(target: Path) -> Path:
 def test_a_wheel_from_a_clean_checkout_carries_the_extension(tmp_path):
     source = clean_checkout(tmp_path / "src")
     assert not (source / "spawner/labext/dist").exists()
+    # without build isolation the build's tools (jupyter, for `jupyter labextension build`) come from this environment
     built = subprocess.run([str(BIN / "pip"), "wheel", "--no-deps", "--no-build-isolation", "--disable-pip-version-check",
-                            "-w", str(tmp_path / "wheels"), str(source)], capture_output=True, text=True, timeout=600)
+                            "-w", str(tmp_path / "wheels"), str(source)], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     [wheel] = (tmp_path / "wheels").glob("dsportal-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.endswith(".data/data/" + EXTENSION) for n in names), [n for n in names if ".data/" in n]
 
     env = tmp_path / "env"
-    installed = subprocess.run([str(BIN / "pip"), "install", "--no-deps", "--disable-pip-version-check",
+    installed = subprocess.run([str(BIN / "pip"), "install", "--no-deps", "--ignore-installed", "--disable-pip-version-check",
                                 "--prefix", str(env), str(wheel)], capture_output=True, text=True, timeout=300)
     assert installed.returncode == 0, installed.stderr[-3000:]
     data = env / "share" / "jupyter"
