@@ -89,3 +89,13 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
     assert mock_slurm.jobs()[jobs["alice"]]["state"] == "CANCELLED"
     log = a_hub.log.read_text()
     assert alice not in log and bob not in log  # tokens are never logged
+
+
+def test_tokens_users_create_expire(a_hub_and_its_slurm):
+    a_hub, _ = a_hub_and_its_slurm
+    a_hub.api("POST", "/users/alice")
+    status, token = a_hub.api("POST", "/users/alice/tokens", {"note": "no expiry asked"})
+    assert status == 201, token
+    assert token["expires_at"] is not None  # the portal's maximum (hub.token_max_days) applies
+    status, body = a_hub.api("POST", "/users/alice/tokens", {"note": "a year", "expires_in": 365 * 86400})
+    assert status == 400 and "must not exceed" in body["message"]
