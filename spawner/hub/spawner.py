@@ -33,23 +33,11 @@ from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, resources_for
+from .progress import start_progress
 from .slurm import JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
-
-# Slurm's pending reasons in words a data scientist understands.
-PENDING_REASONS = {
-    "Resources": "waiting for GPUs to become free",
-    "Priority": "other jobs are ahead in the queue",
-    "None": "about to be scheduled",
-    "BeginTime": "waiting for its start time",
-    "ReqNodeNotAvail": "the requested nodes are not available",
-    "PartitionNodeLimit": "the request is larger than the partition allows",
-    "QOSMaxGRESPerUser": "you already use as many GPUs as your quota allows",
-    "AssocGrpGRES": "your group already uses as many GPUs as its quota allows",
-    "Reservation": "waiting for its reservation",
-}
 
 _configs: dict[str, PortalSettings] = {}
 _clients: dict[str, SlurmClient] = {}
@@ -380,20 +368,8 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def progress_event(self) -> dict:
         """Where the start is, in Slurm's words, with a rough percentage for the page's bar."""
-        info = self.job_info
-        if not self.job_id:
-            return {"progress": 10, "message": "Submitting your session to Slurm..."}
-        if info is None or info.pending:
-            reason = info.reason if info else ""
-            words = PENDING_REASONS.get(reason, "waiting in the queue")
-            detail = f" ({reason})" if reason and reason != "None" else ""
-            where = self.request.partition if self.request else "the cluster"
-            return {"progress": 25, "message": f"Job {self.job_id} is queued on {where}: {words}{detail}."}
-        if self.port == 0:
-            return {"progress": 50, "message": f"Job {self.job_id} is running on {info.node}; starting JupyterLab..."}
-        if not self.answering:
-            return {"progress": 70, "message": f"JupyterLab is loading on {info.node}..."}
-        return {"progress": 90, "message": f"JupyterLab is up on {info.node}; connecting..."}
+        partition = self.request.partition if self.request else "the cluster"
+        return start_progress(self.job_id, self.job_info, partition, self.port, self.answering)
 
     async def progress(self):
         last = None

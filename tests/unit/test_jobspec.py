@@ -93,3 +93,17 @@ def test_parse_squeue():
 def test_query_and_cancel_arguments(slurm):
     assert squeue_argv(slurm, ["3", "4"]) == [slurm.squeue, "--noheader", "--states=all", "--jobs=3,4", "--format=%i|%T|%r|%N"]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
+
+
+def test_start_progress_in_words():
+    from spawner.hub.progress import start_progress
+
+    assert start_progress("", None, "sxm2", 0, False) == {"progress": 10, "message": "Submitting your session to Slurm..."}
+    queued = JobInfo("7", "PENDING", "Priority", "")
+    assert start_progress("7", queued, "sxm2", 0, False)["message"] == (
+        "Job 7 is queued on sxm2: other jobs are ahead in the queue (Priority).")
+    odd = JobInfo("7", "PENDING", "SomethingNew", "")
+    assert start_progress("7", odd, "sxm2", 0, False)["message"] == "Job 7 is queued on sxm2: waiting in the queue (SomethingNew)."
+    running = JobInfo("7", "RUNNING", "", "node001")
+    assert [start_progress("7", running, "sxm2", port, up)["progress"] for port, up in ((0, False), (9000, False),
+                                                                                          (9000, True))] == [50, 70, 90]

@@ -1,0 +1,34 @@
+"""What a starting session's progress page says: Slurm's state in a data scientist's words (pure)."""
+
+from __future__ import annotations
+
+from .slurm import JobInfo
+
+# Slurm's pending reasons in words a data scientist understands.
+PENDING_REASONS = {
+    "Resources": "waiting for GPUs to become free",
+    "Priority": "other jobs are ahead in the queue",
+    "None": "about to be scheduled",
+    "BeginTime": "waiting for its start time",
+    "ReqNodeNotAvail": "the requested nodes are not available",
+    "PartitionNodeLimit": "the request is larger than the partition allows",
+    "QOSMaxGRESPerUser": "you already use as many GPUs as your quota allows",
+    "AssocGrpGRES": "your group already uses as many GPUs as its quota allows",
+    "Reservation": "waiting for its reservation",
+}
+
+
+def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int, answering: bool) -> dict:
+    """{"progress": percent for the page's bar, "message": the line the user reads}."""
+    if not job_id:
+        return {"progress": 10, "message": "Submitting your session to Slurm..."}
+    if info is None or info.pending:
+        reason = info.reason if info else ""
+        words = PENDING_REASONS.get(reason, "waiting in the queue")
+        detail = f" ({reason})" if reason and reason != "None" else ""
+        return {"progress": 25, "message": f"Job {job_id} is queued on {partition}: {words}{detail}."}
+    if port == 0:
+        return {"progress": 50, "message": f"Job {job_id} is running on {info.node}; starting JupyterLab..."}
+    if not answering:
+        return {"progress": 70, "message": f"JupyterLab is loading on {info.node}..."}
+    return {"progress": 90, "message": f"JupyterLab is up on {info.node}; connecting..."}
