@@ -20,12 +20,15 @@ from tornado import web
 from traitlets import Integer, Unicode, default
 
 from .config import config_path, load_config
-from .ldapclient import Directory, DirectoryUnavailable, DirectoryUser
+from .clientaddress import client_address, peer_of
+from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
 from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
 
 MAX_INPUT = 1024  # longer usernames or passwords are refused unread
 DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
+DIRECTORY_REFUSED = "The login could not be checked: the directory refused the portal's request. Tell the cluster admins."
+TOO_MANY = "Too many logins right now; try again in a minute."
 
 
 def login_error(status: int, message: str) -> web.HTTPError:
@@ -69,9 +72,12 @@ class PortalLDAPAuthenticator(Authenticator):
         self.settings: PortalSettings = load_config(self.config_file)
         ldap = self.settings.ldap
         self.directory = Directory(ldap)
-        self.user_throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
+        # see "Login (LDAP)" in the README for the policy these three make
+        self.pair_throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
         self.address_throttle = LoginThrottle(ldap.max_address_failures, ldap.failure_window, ldap.backoff)
+        self.user_counter = LoginThrottle(2**62, ldap.failure_window, 0)  # counts only: slows, never blocks
         self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
+        self._waiting = 0  # logins waiting for (or in) the directory
 
     def normalize_username(self, username: str) -> str:
         return username.strip().lower()
@@ -93,30 +99,53 @@ class PortalLDAPAuthenticator(Authenticator):
         if len(password) > MAX_INPUT or "\x00" in password:
             self.log.warning("Login refused before LDAP for %s: unusable password", username)
             return None
-        client = handler.request.remote_ip if handler is not None else ""
-        wait = max(self.user_throttle.wait_seconds([username]), self.address_throttle.wait_seconds([client]))
+        client = client_address(peer_of(handler), handler.request.headers.get("X-Forwarded-For"),
+                                self.settings.hub.proxy_addresses) if handler is not None else ""
+        pair = f"{username}|{client}"
+        wait = max(self.pair_throttle.wait_seconds([pair]), self.address_throttle.wait_seconds([client]))
         if wait > 0:
             self.log.warning("Login of %s from %s refused: throttled for %.0f s more", username, client, wait)
             raise login_error(429, f"Too many failed logins; try again in {int(wait) + 1} seconds.")
-
-        loop = asyncio.get_running_loop()
+        ldap = self.settings.ldap
+        if self._waiting >= ldap.max_waiting:
+            self.log.warning("Login of %s refused: %d logins already wait for the directory", username, self._waiting)
+            raise login_error(503, TOO_MANY)
+        # counted before the directory is asked: a burst of guesses cannot outrun the throttle
+        self.pair_throttle.attempt([pair])
+        self.address_throttle.attempt([client])
+        self.user_counter.attempt([username])
+        self._waiting += 1
         try:
+            await asyncio.sleep(self.slowdown(username))
+            loop = asyncio.get_running_loop()
             user = await loop.run_in_executor(self._pool, self.directory.authenticate, username, password)
         except DirectoryUnavailable as e:
             self.log.error("Login of %s: no directory server answered (%s)", username, e)
             raise login_error(503, DIRECTORY_DOWN) from None
+        except DirectoryRefused as e:
+            self.log.error("Login of %s: the directory refused the portal's request: %s", username, e)
+            raise login_error(500, DIRECTORY_REFUSED) from None
+        finally:
+            self._waiting -= 1
         if user is None:
-            self.user_throttle.failure([username])
-            self.address_throttle.failure([client])
             self.log.warning("Login failed for %s from %s", username, client)
             return None
-        self.user_throttle.success([username])
+        self.pair_throttle.success([pair])
+        self.user_counter.success([username])
+        self.address_throttle.forgive([client])  # others' failures from this address still count
 
         why = self.refusal(user)
         if why:
             self.log.warning("Login of %s refused: %s", username, why)
             raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
         return self.auth_model(user)
+
+    def slowdown(self, username: str) -> float:
+        """Seconds this login waits: 0 until the username failed max_failures times (from anywhere), then
+        doubling from half a second up to ldap.slowdown."""
+        ldap = self.settings.ldap
+        over = self.user_counter.failures(username) - ldap.max_failures + 1  # this login is attempt n + 1
+        return 0.0 if over <= 0 else min(ldap.slowdown, 0.5 * 2 ** (over - 1))
 
     def refusal(self, user: DirectoryUser) -> str:
         """Why the directory's account may not use the portal ("" = it may)."""
@@ -145,8 +174,8 @@ class PortalLDAPAuthenticator(Authenticator):
         loop = asyncio.get_running_loop()
         try:
             found = await loop.run_in_executor(self._pool, self.directory.lookup, user.name)
-        except DirectoryUnavailable as e:
-            self.log.warning("Refresh of %s skipped: no directory server answered (%s)", user.name, e)
+        except (DirectoryUnavailable, DirectoryRefused) as e:
+            self.log.warning("Refresh of %s skipped: the directory did not answer it (%s)", user.name, e)
             return True
         why = "the account is no longer in the directory" if found is None else self.refusal(found)
         if not why:

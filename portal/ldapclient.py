@@ -16,6 +16,7 @@ import logging
 import math
 import ssl
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,17 @@ log = logging.getLogger("dsportal.ldap")
 
 class DirectoryUnavailable(RuntimeError):
     """No directory server answered (refused, unreachable or hung)."""
+
+
+class DirectoryRefused(RuntimeError):
+    """A server answered with a refusal the portal cannot work around (no failover: others answer the same).
+
+    E.g. the service account's password refused, a search the server will not do.
+    """
+
+
+# LDAP result codes that mean "this server cannot serve now": try the next one.
+_BUSY = {51: "busy", 52: "unavailable"}
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,14 @@ def bind_dn(template: str, username: str) -> str:
     return template.replace("{username}", escape_rdn(username))
 
 
+def _raise_refusal(what: str, result: dict):
+    """A server's error answer: busy or unavailable means try the next server; anything else is a refusal."""
+    code = result.get("result")
+    if code in _BUSY:
+        raise ldap_errors.LDAPCommunicationError(f"{what}: the server is {_BUSY[code]}")
+    raise DirectoryRefused(f"{what} refused: {result.get('description', code)} {result.get('message', '')}".strip())
+
+
 def is_locked(locked_time, shadow_expire: int | None, today: int | None = None) -> bool:
     """ppolicy's lock, or a shadowExpire (days since 1970) that has passed."""
     if locked_time:
@@ -108,19 +128,31 @@ class Directory:
                             connect_timeout=self.s.connect_timeout)
 
     def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
-        """An open, bound connection, or None when the credentials are refused."""
+        """An open, bound connection, or None when the credentials are refused; closed on every other way out."""
         conn = ldap3.Connection(server, user=user, password=password, authentication=ldap3.SIMPLE,
-                                receive_timeout=math.ceil(self.s.response_timeout),  # ldap3 packs it as an integer read_only=True,
-                                raise_exceptions=False, auto_referrals=False)
-        conn.open()
-        if self.s.tls == "starttls" and not conn.start_tls():
-            raise ldap_errors.LDAPStartTLSError(f"StartTLS refused: {conn.result}")
-        if conn.bind():
-            return conn
+                                receive_timeout=math.ceil(self.s.response_timeout),  # ldap3 packs it as an integer
+                                read_only=True, raise_exceptions=False, auto_referrals=False)
+        try:
+            conn.open()
+            if self.s.tls == "starttls" and not conn.start_tls():
+                raise ldap_errors.LDAPStartTLSError(f"StartTLS refused: {conn.result}")
+            if conn.bind():
+                return conn
+        except BaseException:
+            conn.unbind()
+            raise
+        result = conn.result or {}
         conn.unbind()
-        if conn.result and conn.result.get("result") == 49:  # invalidCredentials
+        if result.get("result") == 49:  # invalidCredentials
             return None
-        raise ldap_errors.LDAPCommunicationError(f"bind failed: {conn.result}")
+        _raise_refusal("bind", result)
+
+    def _service_bind(self, server: ldap3.Server) -> ldap3.Connection:
+        reader = self._connect(server, self.s.service_dn, self._service_password())
+        if reader is None:
+            raise DirectoryRefused("the service account's password was refused; check ldap.service_dn and "
+                                   "ldap.service_password_file")
+        return reader
 
     def _service_password(self) -> str:
         return Path(self.s.service_password_file).read_text().rstrip("\n")
@@ -149,9 +181,7 @@ class Directory:
         return self._on_each_server(lambda server: self._lookup_on(server, username))
 
     def _lookup_on(self, server: ldap3.Server, username: str) -> DirectoryUser | None:
-        reader = self._connect(server, self.s.service_dn, self._service_password())
-        if reader is None:
-            raise ldap_errors.LDAPCommunicationError("the service account's password was refused")
+        reader = self._service_bind(server)
         try:
             dn = bind_dn(self.s.bind_dn_template, username) if self.s.bind_dn_template else self._find_dn(reader, username)
             if dn is None:
@@ -161,36 +191,30 @@ class Directory:
             reader.unbind()
 
     def _authenticate_on(self, server: ldap3.Server, username: str, password: str) -> DirectoryUser | None:
-        reader = None
-        if self.s.bind_dn_template:
-            dn = bind_dn(self.s.bind_dn_template, username)
-        else:
-            reader = self._connect(server, self.s.service_dn, self._service_password())
-            if reader is None:
-                raise ldap_errors.LDAPCommunicationError("the service account's password was refused")
-            dn = self._find_dn(reader, username)
-            if dn is None:
-                reader.unbind()
+        with ExitStack() as opened:  # every connection is closed, whichever way this ends
+            reader = None
+            if self.s.bind_dn_template:
+                dn = bind_dn(self.s.bind_dn_template, username)
+            else:
+                reader = self._service_bind(server)
+                opened.callback(reader.unbind)
+                dn = self._find_dn(reader, username)
+                if dn is None:
+                    return None
+            conn = self._connect(server, dn, password)
+            if conn is None:
                 return None
-        conn = self._connect(server, dn, password)
-        if conn is None:
-            if reader:
-                reader.unbind()
-            return None
-        try:
+            opened.callback(conn.unbind)
             return self._read_user(reader or conn, username, dn)
-        finally:
-            conn.unbind()
-            if reader:
-                reader.unbind()
 
     def _search(self, conn: ldap3.Connection, base: str, flt: str, attributes: list[str],
                 scope=ldap3.SUBTREE) -> list[dict]:
         if not conn.search(base, flt, search_scope=scope, attributes=attributes,
                            time_limit=int(self.s.response_timeout) or 1):
-            if conn.result and conn.result.get("result") in (0, 32):  # success, noSuchObject
+            result = conn.result or {}
+            if result.get("result") in (0, 32):  # success, noSuchObject
                 return []
-            raise ldap_errors.LDAPCommunicationError(f"search failed: {conn.result}")
+            _raise_refusal("search", result)
         return [e for e in conn.response if e.get("type") == "searchResEntry"]
 
     def _find_dn(self, conn: ldap3.Connection, username: str) -> str | None:

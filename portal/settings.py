@@ -92,6 +92,7 @@ SifImage = text(r"/[A-Za-z0-9_./+@-]*\.sif", "must be the absolute path of a .si
 DbUrl = text(r"[a-z+]+://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
              allow_empty=True)
 Timeout = number(0, 600)
+IpAddress = text(r"[0-9A-Fa-f:.]{2,45}", "must be an IP address such as 127.0.0.1 or ::1")
 
 RESERVED_KERNELS = ("python3", "ir")
 
@@ -153,6 +154,9 @@ class HubSettings(Section):
         "leaves sessions reachable; false = the hub starts it as its child. Either way the token is "
         "CONFIGPROXY_AUTH_TOKEN in the hub's environment.")
     proxy_api_url: HttpUrl = key("http://127.0.0.1:8001", "The proxy's REST API (external_proxy: true).")
+    proxy_addresses: list[IpAddress] = key(
+        ["127.0.0.1", "::1"], "Addresses the proxy reaches the hub from: only from these is X-Forwarded-For "
+        "believed (the login throttle's client address); anything else is the peer itself.")
     token_max_days: number(0, 3650) = key(
         30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one).")
 
@@ -176,12 +180,19 @@ class LdapSettings(Section):
     allowed_groups: list[GroupName] = key([], "Only members of these groups may log in; empty = any valid user.")
     connect_timeout: Timeout = key(5, "Seconds to wait for a directory server to accept a connection.")
     response_timeout: Timeout = key(5, "Seconds to wait for a directory answer.")
-    max_failures: integer(1, 1000) = key(5, "Failed logins of one username before a back-off.")
+    max_failures: integer(1, 1000) = key(
+        5, "Failed logins of one username from one address before that pair waits `backoff` seconds; from "
+        "then on, logins of that username from anywhere are slowed (never blocked).")
+    slowdown: number(0, 60) = key(
+        5, "Most seconds a login of a username that failed max_failures times (from any address) waits "
+        "before the directory is asked: slows guessing without locking the user out.")
+    max_waiting: integer(1, 10000) = key(
+        64, "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503).")
     max_address_failures: integer(1, 10000) = key(
         30, "Failed logins from one client address (any username) before a back-off; higher, since many "
         "users may share an address.")
     failure_window: integer(1, 86400) = key(300, "Seconds over which failed logins are counted.")
-    backoff: integer(1, 86400) = key(60, "Seconds a throttled username or address must wait.")
+    backoff: integer(1, 86400) = key(60, "Seconds a throttled username-and-address pair, or address, must wait.")
     refresh_seconds: integer(0, 86400) = key(
         3600, "Seconds after which a logged-in account is looked up again (groups, admin rights, still "
         "allowed); needs service_dn; 0 = only at login.")

@@ -1,8 +1,11 @@
-"""Failed-login throttling per username and per client address.
+"""Failed-login throttling (runs in the hub).
 
-After `max_failures` failures within `window` seconds, a key (a username or
-an address) is refused for `backoff` seconds, whatever password comes next.
-Memory is bounded: old entries are pruned, and at most `max_keys` are kept.
+A `LoginThrottle` counts attempts per key before the directory is asked, so a
+burst of concurrent guesses cannot outrun it; a correct password clears its
+key (`success`) or takes back its own attempt (`forgive`).  Once a key has
+`max_failures` attempts within `window` seconds, it waits `backoff` seconds
+after its latest one.  `failures` lets a caller slow a key down instead of
+blocking it.  Memory is bounded: at most `max_keys` keys are kept.
 """
 
 from __future__ import annotations
@@ -20,34 +23,45 @@ class LoginThrottle:
         self.backoff = backoff
         self.clock = clock
         self.max_keys = max_keys
-        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
-        self._blocked_until: dict[str, float] = {}
+        self._attempts: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def _recent(self, key: str) -> deque[float]:
+        times = self._attempts.get(key, deque())
+        cutoff = self.clock() - self.window
+        while times and times[0] < cutoff:
+            times.popleft()
+        return times
+
+    def failures(self, key: str) -> int:
+        """Attempts of `key` still counted (in the window, not cleared by a success)."""
+        return len(self._recent(key))
 
     def wait_seconds(self, keys: list[str]) -> float:
         """Seconds until every key may try again (0 = now)."""
         now = self.clock()
-        waits = [self._blocked_until.get(k, 0) - now for k in keys]
+        waits = [times[-1] + self.backoff - now for times in map(self._recent, keys)
+                 if len(times) >= self.max_failures]
         return max([0.0, *waits])
 
-    def failure(self, keys: list[str]) -> None:
+    def attempt(self, keys: list[str]) -> None:
+        """Count an attempt now, before its outcome is known; it stays counted unless cleared or forgiven."""
         now = self.clock()
         for key in keys:
-            times = self._failures.pop(key, deque())
+            times = self._recent(key)
+            self._attempts.pop(key, None)
             times.append(now)
-            while times and times[0] < now - self.window:
-                times.popleft()
-            self._failures[key] = times  # most recent at the end
-            if len(times) >= self.max_failures:
-                self._blocked_until[key] = now + self.backoff
-                times.clear()
-        self._prune(now)
+            self._attempts[key] = times  # most recent at the end
+        while len(self._attempts) > self.max_keys:
+            self._attempts.popitem(last=False)
 
     def success(self, keys: list[str]) -> None:
+        """The key proved itself: forget its attempts."""
         for key in keys:
-            self._failures.pop(key, None)
+            self._attempts.pop(key, None)
 
-    def _prune(self, now: float) -> None:
-        while len(self._failures) > self.max_keys:
-            self._failures.popitem(last=False)
-        for key in [k for k, until in self._blocked_until.items() if until <= now]:
-            del self._blocked_until[key]
+    def forgive(self, keys: list[str]) -> None:
+        """Take back the latest attempt only (a shared key, such as an address, after one good login)."""
+        for key in keys:
+            times = self._attempts.get(key)
+            if times:
+                times.pop()

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from tornado import web
 
-from portal.auth import DIRECTORY_DOWN, PortalLDAPAuthenticator
+from portal.auth import DIRECTORY_DOWN, DIRECTORY_REFUSED, TOO_MANY, PortalLDAPAuthenticator
 from portal.throttle import LoginThrottle
 
 from tests.support.http import wait_until
@@ -24,12 +24,16 @@ def make_authenticator(tmp_path, ldap: dict, hub: dict | None = None) -> PortalL
     return PortalLDAPAuthenticator(config_file=str(path))
 
 
-def a_request(ip="192.0.2.10"):
-    return SimpleNamespace(request=SimpleNamespace(remote_ip=ip))
+def a_request(ip="192.0.2.10", headers: dict | None = None):
+    """A login request as tornado hands it over: the peer's address, and remote_ip from the client's headers."""
+    headers = headers or {}
+    claimed = headers.get("X-Real-Ip") or headers.get("X-Forwarded-For", ip).split(",")[-1].strip()
+    return SimpleNamespace(request=SimpleNamespace(
+        remote_ip=claimed, headers=headers, connection=SimpleNamespace(context=SimpleNamespace(address=(ip, 40000)))))
 
 
-async def login(auth, username, password, ip="192.0.2.10"):
-    return await auth.authenticate(a_request(ip), {"username": username, "password": password})
+async def login(auth, username, password, ip="192.0.2.10", headers: dict | None = None):
+    return await auth.authenticate(a_request(ip, headers), {"username": username, "password": password})
 
 
 @pytest.fixture
@@ -171,33 +175,108 @@ async def test_throttling_and_its_backoff(tmp_path, a_slapd):
         await login(auth, "bob", "bob-pw")
     assert info.value.status_code == 429
     assert (await login(auth, "bob", "bob-pw", ip="192.0.2.99"))["name"] == "bob"
-    wait_until(lambda: auth.user_throttle.wait_seconds(["alice"]) == 0, 10, "alice's back-off ending", every=0.05)
+    wait_until(lambda: auth.pair_throttle.wait_seconds(["alice|192.0.2.10"]) == 0
+               and auth.address_throttle.wait_seconds(["192.0.2.10"]) == 0, 10, "the back-off ending", every=0.05)
     assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
 
 
 def test_throttle_window_and_success():
     now = [0.0]
     throttle = LoginThrottle(max_failures=3, window=10, backoff=30, clock=lambda: now[0])
-    throttle.failure(["u"]); now[0] = 5; throttle.failure(["u"])
-    now[0] = 12  # the first failure left the window: two count
-    throttle.failure(["u"])
-    assert throttle.wait_seconds(["u"]) == 0
-    throttle.failure(["u"])
-    assert throttle.wait_seconds(["u"]) == 30
+    throttle.attempt(["u"]); now[0] = 5; throttle.attempt(["u"])
+    now[0] = 12  # the first attempt left the window: two count
+    throttle.attempt(["u"])
+    assert (throttle.wait_seconds(["u"]), throttle.failures("u")) == (0, 2)
+    throttle.attempt(["u"])
+    assert throttle.wait_seconds(["u"]) == 30  # from the latest attempt
     now[0] = 42
     assert throttle.wait_seconds(["u"]) == 0
-    throttle.failure(["v"]); throttle.failure(["v"]); throttle.success(["v"]); throttle.failure(["v"])
-    assert throttle.wait_seconds(["v"]) == 0
+    throttle.attempt(["v"]); throttle.attempt(["v"]); throttle.success(["v"]); throttle.attempt(["v"])
+    assert (throttle.wait_seconds(["v"]), throttle.failures("v")) == (0, 1)
+    throttle.attempt(["w"]); throttle.attempt(["w"]); throttle.forgive(["w"])
+    assert throttle.failures("w") == 1  # only the latest attempt is taken back
 
 
 def test_throttle_memory_is_bounded():
     throttle = LoginThrottle(max_failures=5, window=60, backoff=60, max_keys=100)
     for i in range(1000):
-        throttle.failure([f"addr:{i}"])
-    assert len(throttle._failures) == 100
+        throttle.attempt([f"addr:{i}"])
+    assert len(throttle._attempts) == 100
 
 
 def test_ldap_settings_are_checked(tmp_path):
     from portal.config import ConfigError
     with pytest.raises(ConfigError, match=r"ldap.connect_timeout: -1"):
         make_authenticator(tmp_path, {"uris": ["ldap://x"], "bind_dn_template": "uid={username}", "connect_timeout": -1})
+
+
+async def test_a_burst_of_wrong_passwords_reaches_the_directory_only_max_failures_times(auth, monkeypatch):
+    asked = []
+    real = auth.directory.authenticate
+
+    def counted(username, password):
+        asked.append(username)
+        return real(username, password)
+
+    monkeypatch.setattr(auth.directory, "authenticate", counted)
+    results = await asyncio.gather(*(login(auth, "alice", f"guess-{i}") for i in range(200)), return_exceptions=True)
+    assert len(asked) == auth.settings.ldap.max_failures == 5
+    refused = [r for r in results if isinstance(r, web.HTTPError)]
+    assert len(refused) == 195 and {r.status_code for r in refused} == {429}
+
+
+async def test_guessing_from_one_address_does_not_lock_the_user_out_elsewhere(tmp_path, a_slapd):
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_failures=3, slowdown=0.5, backoff=60))
+    for _ in range(3):
+        assert await login(auth, "bob", "wrong", ip="203.0.113.66") is None
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "bob", "bob-pw", ip="203.0.113.66")  # that address is blocked for bob
+    assert info.value.status_code == 429
+    assert auth.slowdown("bob") == 0.5  # bob's own login is slowed, not blocked
+    assert (await login(auth, "bob", "bob-pw", ip="192.0.2.10"))["name"] == "bob"
+    assert auth.slowdown("bob") == 0  # and his success ends the slowdown
+
+
+@pytest.mark.parametrize("headers", [{"X-Real-Ip": "198.51.100.{i}"}, {"X-Forwarded-For": "198.51.100.{i}"}])
+async def test_a_client_cannot_choose_its_address_for_the_throttle(tmp_path, a_slapd, headers):
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_failures=100, max_address_failures=4))
+    for i in range(4):  # each claims another address; the hub sees one peer
+        claimed = {k: v.format(i=i) for k, v in headers.items()}
+        assert await login(auth, f"user{i}", "wrong", ip="192.0.2.10", headers=claimed) is None
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "alice-pw", ip="192.0.2.10", headers={k: v.format(i=9) for k, v in headers.items()})
+    assert info.value.status_code == 429
+
+
+def test_the_client_address_is_believed_from_the_proxy_only():
+    from portal.clientaddress import client_address
+
+    proxies = ["127.0.0.1", "::1"]
+    assert client_address("127.0.0.1", "203.0.113.9, 198.51.100.7", proxies) == "198.51.100.7"  # what the proxy saw
+    assert client_address("192.0.2.10", "198.51.100.7", proxies) == "192.0.2.10"  # a direct client names itself
+    assert client_address("127.0.0.1", "not-an-address", proxies) == "127.0.0.1"
+    assert client_address("127.0.0.1", None, proxies) == "127.0.0.1"
+
+
+async def test_when_too_many_logins_wait_for_the_directory_more_are_told_so(tmp_path, a_hung_server):
+    auth = make_authenticator(tmp_path, {"uris": [a_hung_server.uri], "bind_dn_template": "uid={username},dc=x",
+                                         "connect_timeout": 2, "response_timeout": 2, "max_waiting": 2})
+    results = await asyncio.gather(*(login(auth, name, "pw") for name in ("alice", "bob", "carol", "dave")),
+                                   return_exceptions=True)
+    messages = sorted(r.jupyterhub_message for r in results)
+    assert messages == sorted([DIRECTORY_DOWN, DIRECTORY_DOWN, TOO_MANY, TOO_MANY])
+    assert sorted(r.status_code for r in results) == [503] * 4
+
+
+async def test_a_refusal_is_not_an_outage_and_does_not_fail_over(tmp_path, a_slapd, a_hung_server):
+    wrong = tmp_path / "service.pw"
+    wrong.write_text("not-the-password")
+    auth = make_authenticator(tmp_path, ldap_settings(
+        a_slapd, uris=[a_slapd.uri, a_hung_server.uri], bind_dn_template="", service_dn=f"cn=portal,ou=services,{SUFFIX}",
+        service_password_file=str(wrong), user_search_base=f"ou=people,{SUFFIX}", response_timeout=5))
+    started = time.monotonic()
+    with pytest.raises(web.HTTPError) as info:
+        await login(auth, "alice", "alice-pw")
+    assert (info.value.status_code, info.value.jupyterhub_message) == (500, DIRECTORY_REFUSED)
+    assert a_hung_server.accepted == []  # the second server was never tried
+    assert time.monotonic() - started < 5
