@@ -41,6 +41,9 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     c.Spawner.default_url = "/lab"
+    # A user's own ~/.jupyter config could add handlers to what their session serves;
+    # sessions read only the environment's and the system's config (the portal's extensions live there).
+    c.Spawner.disable_user_config = True
     # Sessions are Slurm jobs that outlive the hub: a hub restart keeps them.
     c.JupyterHub.cleanup_servers = False
     # A session may wait in the Slurm queue for long: answer the spawn request

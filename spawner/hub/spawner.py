@@ -56,6 +56,10 @@ def _client_for(path: str) -> SlurmClient:
     return _clients[path]
 
 
+class LinkSpawnRefused(ValueError):
+    """Options arrived in a GET URL; only the form's POST and the REST API start sessions."""
+
+
 def _refuse(message: str, status: int = 400) -> SpawnException:
     error = SpawnException(message, reason="invalid_options", status_code=status)
     error.jupyterhub_message = message
@@ -130,6 +134,14 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, Any]:
         return options_from_form(formdata)
+
+    def options_from_query(self, query_data: dict[str, list[str]]) -> dict[str, Any]:
+        """A link (GET /hub/spawn?opt-gpus=4) never starts a job: a page of anyone's could make it.
+
+        Raising makes JupyterHub show the form instead, with this message.
+        """
+        self.log.warning("Refused a start from a link for %s (options in the URL)", self._log_name)
+        raise LinkSpawnRefused("A link cannot start a session: choose the resources below and press Start.")
 
     def apply_session_options(self, user_options: Any) -> None:
         """Validate the user's options against the admin config (HTTP 400 if refused)."""

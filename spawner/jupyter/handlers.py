@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+from urllib.parse import urlparse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,6 +27,13 @@ from tornado.wsgi import WSGIContainer
 from .tensorboard import LogdirError, TensorBoards
 
 SETTINGS_KEY = "dsportal_tensorboards"
+
+
+def same_origin(headers) -> bool:
+    """The request comes from a page of this very origin (Origin, else Referer, names this Host)."""
+    source = headers.get("Origin") or headers.get("Referer") or ""
+    host = headers.get("Host", "")
+    return bool(host) and source not in ("", "null") and urlparse(source).netloc == host
 
 
 class _Base(JupyterHandler):
@@ -79,9 +87,14 @@ class TensorBoardHandler(_Base):
     executor = ThreadPoolExecutor(8, thread_name_prefix="tensorboard")
 
     def check_xsrf_cookie(self):
-        # TensorBoard's page sends read-only data queries as POSTs without
-        # Jupyter's XSRF token; they change nothing, and login is still required.
-        return
+        # TensorBoard's own page sends its data queries as POSTs without Jupyter's
+        # XSRF token.  From the session's own origin that is safe: browsers send
+        # Origin on cross-origin POSTs and no page script can forge it.  Anything
+        # else, a POST from another origin or one without Origin or Referer, must
+        # carry the XSRF token as every Jupyter request does.
+        if same_origin(self.request.headers):
+            return None
+        return super().check_xsrf_cookie()
 
     @web.authenticated
     async def _serve(self, id_: str, rest: str | None = None):

@@ -99,3 +99,18 @@ def test_tokens_users_create_expire(a_hub_and_its_slurm):
     assert token["expires_at"] is not None  # the portal's maximum (hub.token_max_days) applies
     status, body = a_hub.api("POST", "/users/alice/tokens", {"note": "a year", "expires_in": 365 * 86400})
     assert status == 400 and "must not exceed" in body["message"]
+
+
+def test_a_link_never_starts_a_session(a_hub_and_its_slurm):
+    from tests.support.hub import FormBrowser
+
+    a_hub, mock_slurm = a_hub_and_its_slurm
+    bob = FormBrowser(a_hub.url)
+    assert bob.login("bob", "any")[0] == 302
+    submitted = len(mock_slurm.calls("sbatch"))
+    status, page, _ = bob.get("/hub/spawn?opt-gpus=4&opt-hours=12")  # what a link on anyone's page does
+    assert status == 200
+    assert "A link cannot start a session: choose the resources below and press Start." in page
+    assert 'name="gpus"' in page  # the form, to start deliberately
+    assert len(mock_slurm.calls("sbatch")) == submitted
+    assert a_hub.api("GET", "/users/bob")[1]["servers"] == {}

@@ -81,3 +81,21 @@ def test_users_cannot_read_each_other_or_the_hubs_secrets(cluster):
         assert mode & 0o077 == 0, f"{secret} is {oct(mode)}"
         assert as_user("bob", "cat", secret).returncode != 0, secret
     assert as_user("bob", "ls", "/var/log/dsportal-dev").returncode != 0  # logs are not for every account
+
+
+def test_sessions_ignore_the_users_own_jupyter_config(cluster):
+    """A ~/.jupyter config could add handlers to what the session serves; it is not read."""
+    config = Path("/home/alice/.jupyter/jupyter_server_config.py")
+    marker = Path("/home/alice/user-config-was-read")
+    assert as_user("alice", "mkdir", "-p", str(config.parent)).returncode == 0
+    assert as_user("alice", "sh", "-c", f"echo \"open('{marker}', 'w').close()\" > {config}").returncode == 0
+    try:
+        cluster.start("alice", {"gpus": 0, "hours": 1})
+        cluster.wait_ready("alice")
+        assert cluster.request("GET", "/user/alice/api/status")[0] == 200
+        assert not marker.exists()
+        status, boards = cluster.request("GET", "/user/alice/dsportal/tensorboard/api/instances")
+        assert status == 200 and boards == []  # the portal's own extension is still there
+    finally:
+        config.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)

@@ -65,3 +65,16 @@ def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
     assert reloaders() == before + 1
     boards.close(instance.id)
     wait_until(lambda: reloaders() == before, 15, "the reload thread ending after stop")
+
+
+@pytest.mark.parametrize("headers, same", [
+    ({"Host": "127.0.0.1:8000", "Origin": "http://127.0.0.1:8000"}, True),
+    ({"Host": "alice.localhost:8000", "Referer": "https://alice.localhost:8000/user/alice/dsportal/tensorboard/x/"}, True),
+    ({"Host": "alice.localhost:8000", "Origin": "https://bob.localhost:8000"}, False),
+    ({"Host": "127.0.0.1:8000", "Origin": "null"}, False),
+    ({"Host": "127.0.0.1:8000"}, False),  # no Origin, no Referer: the XSRF token is needed
+])
+def test_tensorboard_posts_skip_the_xsrf_token_only_from_the_same_origin(headers, same):
+    from spawner.jupyter.handlers import same_origin
+
+    assert same_origin(headers) is same
