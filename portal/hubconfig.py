@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
+from .cleartext import cleartext_warnings
 from .config import config_path, load_config
 from spawner.contract import data_dir
 from spawner.hub.ignored import ignored_settings
@@ -33,6 +34,13 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     c.JupyterHub.bind_url = hub.bind_url
+    if hub.subdomain_host:  # each user's server is its own origin; JupyterHub then uses __Host- cookies
+        c.JupyterHub.subdomain_host = hub.subdomain_host
+    if hub.tls_cert:  # the proxy terminates HTTPS
+        c.JupyterHub.ssl_cert = hub.tls_cert
+        c.JupyterHub.ssl_key = hub.tls_key
+    for warning in cleartext_warnings(settings):
+        logging.getLogger("JupyterHub").warning("INSECURE: %s", warning)
     c.JupyterHub.hub_bind_url = hub.internal_bind_url
     c.JupyterHub.hub_connect_url = connect_url(hub)
     c.JupyterHub.db_url = hub.db_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"

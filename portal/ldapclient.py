@@ -12,6 +12,7 @@ authenticator has already checked usernames against a strict pattern.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import ssl
@@ -19,6 +20,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 import ldap3
 from ldap3.core import exceptions as ldap_errors
@@ -85,6 +87,30 @@ def bind_dn(template: str, username: str) -> str:
     return template.replace("{username}", escape_rdn(username))
 
 
+def is_loopback(uri: str) -> bool:
+    host = (urlparse(uri).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def transport(setting: str, uri: str) -> str:
+    """How a server is spoken to: "plain", "starttls" or "ldaps" (setting "auto" picks by the URI)."""
+    if setting != "auto":
+        return setting
+    if uri.startswith("ldaps://"):
+        return "ldaps"
+    return "plain" if is_loopback(uri) else "starttls"
+
+
+def plain_remote_uris(settings: LdapSettings) -> list[str]:
+    """Servers to which passwords would travel in clear text over a network."""
+    return [u for u in settings.uris if transport(settings.tls, u) == "plain" and not is_loopback(u)]
+
+
 def _raise_refusal(what: str, result: dict):
     """A server's error answer: busy or unavailable means try the next server; anything else is a refusal."""
     code = result.get("result")
@@ -121,11 +147,14 @@ class Directory:
         self.s = settings
 
     def _server(self, uri: str) -> ldap3.Server:
+        mode = transport(self.s.tls, uri)
         tls = None
-        if self.s.tls in ("starttls", "ldaps"):
+        if mode in ("starttls", "ldaps"):
             tls = ldap3.Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=self.s.ca_file or None)
-        return ldap3.Server(uri, use_ssl=uri.startswith("ldaps://"), tls=tls, get_info=ldap3.NONE,
-                            connect_timeout=self.s.connect_timeout)
+        server = ldap3.Server(uri, use_ssl=mode == "ldaps", tls=tls, get_info=ldap3.NONE,
+                              connect_timeout=self.s.connect_timeout)
+        server.dsportal_starttls = mode == "starttls"
+        return server
 
     def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
         """An open, bound connection, or None when the credentials are refused; closed on every other way out."""
@@ -134,7 +163,7 @@ class Directory:
                                 read_only=True, raise_exceptions=False, auto_referrals=False)
         try:
             conn.open()
-            if self.s.tls == "starttls" and not conn.start_tls():
+            if server.dsportal_starttls and not conn.start_tls():
                 raise ldap_errors.LDAPStartTLSError(f"StartTLS refused: {conn.result}")
             if conn.bind():
                 return conn

@@ -141,8 +141,18 @@ def section(model: type[Section], help: str) -> Any:
 # --- the sections --------------------------------------------------------------------
 class HubSettings(Section):
     bind_url: HttpUrl = key("http://0.0.0.0:8000", "Public address of the portal (the proxy listens here).")
+    tls_cert: OptionalAbsPath = key("", "The portal's TLS certificate (PEM, with its chain); bind_url is then https://.")
+    tls_key: OptionalAbsPath = key("", "The certificate's private key (PEM, readable by the hub's service account only).")
+    subdomain_host: OptionalHttpUrl = key(
+        "", "One origin per user: each user's server at https://USER.<this host>, so a page one user serves "
+        "cannot script another's session. Needs DNS (a wildcard record) and a certificate for *.<host>; "
+        "empty = all sessions under the hub's own origin.", example="https://portal.example.org")
+    behind_tls_proxy: Flag = key(
+        False, "A TLS proxy in front of the portal terminates HTTPS (then bind_url is that proxy's plain "
+        "target, e.g. http://127.0.0.1:8000); silences the clear-text warning.")
     internal_bind_url: HttpUrl = key("http://0.0.0.0:8081",
-                                     "Where the hub's own API listens; compute nodes must reach it.")
+                                     "Where the hub's own API listens: an address the compute nodes reach, not "
+                                     "the public network (sessions report their port here).")
     internal_connect_url: OptionalHttpUrl = key(
         "", "The hub API address as compute nodes reach it; empty = http://<this host's name>:<port>.")
     admin_users: list[Username] = key([], "Users who are portal admins.")
@@ -161,10 +171,27 @@ class HubSettings(Section):
         30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one).")
 
 
+    @model_validator(mode="after")
+    def _rules(self) -> HubSettings:
+        problems: list = []
+        if bool(self.tls_cert) != bool(self.tls_key):
+            problems.append((".tls_key" if self.tls_cert else ".tls_cert", "", "tls_cert and tls_key go together"))
+        https = self.bind_url.startswith("https://")
+        if self.tls_cert and not https:
+            problems.append((".bind_url", self.bind_url, "with tls_cert the portal serves https://; write https://..."))
+        if https and not self.tls_cert:
+            problems.append((".tls_cert", "", "an https:// bind_url needs tls_cert and tls_key"))
+        if problems:
+            raise rule_error(*problems)
+        return self
+
+
 class LdapSettings(Section):
     uris: Annotated[list[LdapUri], Field(min_length=1)] = key(
         ["ldap://127.0.0.1:389"], "Directory servers, tried in order (failover).")
-    tls: Literal["plain", "starttls", "ldaps"] = key("plain", "Transport security: plain, starttls or ldaps.")
+    tls: Literal["auto", "plain", "starttls", "ldaps"] = key(
+        "auto", "Transport security: auto (StartTLS with certificate checks to any server but this host's own, "
+        "ldaps for ldaps:// URIs), plain (logs a warning for a remote server), starttls or ldaps.")
     ca_file: OptionalAbsPath = key("", "CA certificate file for starttls/ldaps; empty = system CAs.")
     bind_dn_template: OptionalDN = key(
         "", "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
@@ -203,8 +230,8 @@ class LdapSettings(Section):
         ldaps = [u.startswith("ldaps://") for u in self.uris]
         if self.tls == "ldaps" and not all(ldaps):
             problems.append((".uris", ", ".join(self.uris), "with tls: ldaps every URI must start with ldaps://"))
-        if self.tls != "ldaps" and any(ldaps):
-            problems.append((".tls", self.tls, "ldaps:// URIs need tls: ldaps"))
+        if self.tls not in ("ldaps", "auto") and any(ldaps):
+            problems.append((".tls", self.tls, "ldaps:// URIs need tls: ldaps (or auto)"))
         if self.bind_dn_template and "{username}" not in self.bind_dn_template:
             problems.append((".bind_dn_template", self.bind_dn_template, "must contain {username}"))
         if not self.bind_dn_template and not (self.service_dn and self.service_password_file and self.user_search_base):

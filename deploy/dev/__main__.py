@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import directory, machine, slurmconf, supervisor
+from . import directory, machine, slurmconf, supervisor, tls
 from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
     ClusterError, listener_of, run, say, wait_for
 from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
@@ -82,6 +82,8 @@ def up() -> None:
     machine.ensure_accounts()
     machine.ensure_service_account()
     machine.ensure_sudoers(HERE / "sudoers.d" / "dsportal")
+    tls_new = tls.ensure_certificates()
+    tls.ensure_host_names()
     machine.ensure_storage()
     machine.ensure_demo_module()
     slurmconf.ensure_munge_key()
@@ -92,9 +94,12 @@ def up() -> None:
     wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
     start_slurm(restart=slurm_changed)
     start_directory()
+    if tls_new:
+        supervisor.stop("proxy")  # serve the new certificate
     start_hub(restart=hub_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
     print(f"""
 DS Portal is up: {HUB_URL}
+  trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)
   logins: alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)
   logs:   {LOGS}
   admin API token: deploy/devcluster token

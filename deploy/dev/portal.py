@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from .tls import CERT, KEY
 from .common import ETC, HUB_STATE, HUB_URL, SERVICE_USER, STATE, VENV, ClusterError, run, say, write_if_changed
 
 HERE = Path(__file__).resolve().parent.parent  # deploy/
@@ -67,15 +68,17 @@ def hub_environment() -> dict[str, str]:
 
 
 def proxy_argv() -> list[str]:
+    """HTTPS on 8000 with the dev CA's certificate, routing by host name (one origin per user)."""
     chp = shutil.which("configurable-http-proxy")
     if chp is None:
         raise ClusterError("configurable-http-proxy is not installed; run `deploy/devcluster up` to install it.")
     return [chp, "--ip", "127.0.0.1", "--port", "8000", "--api-ip", "127.0.0.1", "--api-port", "8001",
+            "--ssl-cert", str(CERT), "--ssl-key", str(KEY), "--host-routing",
             "--default-target", "http://127.0.0.1:8081", "--error-target", "http://127.0.0.1:8081/hub/error"]
 
 
 def hub_answers() -> bool:
-    try:
+    try:  # through the proxy, over HTTPS: the dev CA is in the system's trust store
         with urllib.request.urlopen(f"{HUB_URL}/hub/api/", timeout=5) as r:
             return r.status == 200
     except (OSError, urllib.error.URLError):

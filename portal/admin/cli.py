@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from ..cleartext import cleartext_warnings
 from ..config import ConfigError, config_path, load_config
 from ..example import render_example
 
@@ -13,7 +14,7 @@ from ..example import render_example
 def _check_config(args: argparse.Namespace) -> int:
     path = config_path(args.file or args.config)
     try:
-        load_config(path)
+        settings = load_config(path)
     except ConfigError as e:
         for line in e.errors:
             print(line)
@@ -21,6 +22,8 @@ def _check_config(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print("OK")
+    for warning in cleartext_warnings(settings):
+        print(f"warning: INSECURE: {warning}", file=sys.stderr)
     return 0
 
 

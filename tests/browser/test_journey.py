@@ -13,13 +13,14 @@ import subprocess
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot, trust_portal_certificate
 from tests.support.cluster import HUB
 
 @pytest.fixture(scope="module")
 def browser():
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=[*CHROMIUM_ARGS, trust_portal_certificate()])
         yield browser
         browser.close()
 

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.support.cluster import HUB
+from tests.support.cluster import url_for
 
 WRITE_EVENTS = """
 from tensorboardX import SummaryWriter
@@ -58,7 +58,7 @@ def test_scalars_come_through_the_proxy(tb_session):
 
 def test_only_alice_gets_in(tb_session):
     cluster, instance = tb_session
-    url = f"{HUB}{instance['url']}data/runs"
+    url = url_for(f"{instance['url']}data/runs")
 
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args, **kwargs):

@@ -10,7 +10,16 @@ from pathlib import Path
 
 from tests.support.http import json_request, wait_until
 
-HUB = "http://127.0.0.1:8000"
+# HTTPS with the dev cluster's CA (in this machine's trust store), one origin per user
+HUB = "https://localhost:8000"
+
+
+def url_for(path: str) -> str:
+    """A path's full URL: /user/NAME/... lives on NAME's own host (subdomains), the rest on the hub's."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[1] == "user" and parts[2]:
+        return f"https://{parts[2]}.localhost:8000{path}"
+    return f"{HUB}{path}"
 TOKEN_FILE = Path("/etc/dsportal/admin.token")
 USERS = ("alice", "bob", "carol")
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +32,7 @@ class Cluster:
         self.token = token
 
     def request(self, method: str, path: str, body=None, timeout: float = 30):
-        return json_request(method, f"{HUB}{path}", body, token=self.token, timeout=timeout)
+        return json_request(method, url_for(path), body, token=self.token, timeout=timeout)
 
     def ensure_user(self, name: str) -> None:
         status, _ = self.request("GET", f"/hub/api/users/{name}")

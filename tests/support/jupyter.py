@@ -10,11 +10,11 @@ import uuid
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from tests.support.cluster import HUB, Cluster
+from tests.support.cluster import Cluster, url_for
 
 
 def _ws_request(cluster: Cluster, path: str) -> HTTPRequest:
-    return HTTPRequest(f"{HUB.replace('http', 'ws', 1)}{path}",
+    return HTTPRequest(url_for(path).replace("https", "wss", 1),
                        headers={"Authorization": f"token {cluster.token}"}, request_timeout=60)
 
 
