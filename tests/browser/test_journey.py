@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot, trust_portal_certificate
-from tests.support.cluster import HUB
+from tests.support.cluster import HUB, url_for
 
 @pytest.fixture(scope="module")
 def browser():
@@ -131,7 +131,7 @@ def test_the_journey(browser, cluster):
     bob_page = bob.new_page()
     log_in(bob_page, "bob", "bob-pw")
     expect(bob_page).not_to_have_url(re.compile("login"))
-    response = bob_page.goto(f"{HUB}/user/alice/lab")
+    response = bob_page.goto(url_for("/user/alice/lab"))  # alice's server, on its own origin
     expect(bob_page.locator(".jp-LabShell")).to_have_count(0)
     assert response.status == 403 or "403" in bob_page.content()
     shot(bob_page, "bob-denied-lab")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from tests.support.cluster import HUB
+from tests.support.cluster import HUB, url_for
 
 
 def field(text: str, name: str) -> str:
@@ -25,7 +25,7 @@ def test_two_gpu_session_starts_answers_and_stops(cluster):
     assert field(job, "JobName") == "dsportal-alice"
 
     server = cluster.wait_ready("alice")
-    assert server["url"] == "/user/alice/"
+    assert server["url"] == url_for("/user/alice/")  # its own origin
     status, body = cluster.request("GET", "/user/alice/api/status")
     assert status == 200 and "started" in body, body
     assert cluster.jobs("alice")[job_id]["state"] == "RUNNING"
@@ -92,7 +92,7 @@ def test_hub_restart_keeps_a_running_session(cluster):
     job_id = cluster.job_of("alice")
     cluster.restart_hub()
     server = cluster.wait_ready("alice", timeout=30)
-    assert server["url"] == "/user/alice/"
+    assert server["url"] == url_for("/user/alice/")  # its own origin
     status, body = cluster.request("GET", "/user/alice/api/status")
     assert status == 200, body
     assert cluster.jobs("alice")[job_id]["state"] == "RUNNING"
