@@ -21,6 +21,7 @@ from traitlets import Integer, Unicode, default
 
 from .config import config_path, load_config
 from .clientaddress import client_address, peer_of
+from .loginhandler import SmallLoginHandler
 from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
 from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
@@ -78,6 +79,9 @@ class PortalLDAPAuthenticator(Authenticator):
         self.user_counter = LoginThrottle(2**62, ldap.failure_window, 0)  # counts only: slows, never blocks
         self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
         self._waiting = 0  # logins waiting for (or in) the directory
+
+    def get_handlers(self, app):
+        return [("/login", SmallLoginHandler)]
 
     def normalize_username(self, username: str) -> str:
         return username.strip().lower()

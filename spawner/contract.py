@@ -7,6 +7,8 @@ library only, so importing it on a compute node pulls in no hub code.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 
 # The job's environment variable holding the session spec (JSON: storage links
@@ -16,6 +18,15 @@ SESSION_VAR = "DSPORTAL_SESSION"
 # The port callback, under the hub's API URL (JUPYTERHUB_API_URL ends in /hub/api):
 # the job POSTs {"port": N} there with the session's own token.
 PORT_CALLBACK = "/dsportal/port"
+
+# The session's server proves it is the session's: GET {base_url}READY_PATH?nonce=N answers
+# {"proof": readiness_proof(its API token, N)}; anything else on that port cannot.
+READY_PATH = "dsportal/ready"
+
+
+def readiness_proof(token: str, nonce: str) -> str:
+    return hmac.new(token.encode(), f"dsportal-ready:{nonce}".encode(), hashlib.sha256).hexdigest()
+
 
 _PACKAGE = Path(__file__).resolve().parent
 

@@ -13,7 +13,7 @@ a_home         a temp folder that stands for a user's home directory
 portal_yaml    the text of a valid admin config that uses the mock Slurm
 a_config_file  that text written to a temp portal.yaml
 a_spawner      a SlurmGPUSpawner for user alice, wired to the mock Slurm and a_home
-a_web_server   something answering HTTP on a loopback port (stands for JupyterLab)
+a_web_server   a FakeJupyter: answers HTTP and the readiness proof on a loopback port (stands for JupyterLab)
 a_hub_and_its_slurm  a real JupyterHub + proxy on loopback with its own mock Slurm (per module)
 a_slapd        Debian's slapd with the demo directory on a loopback port (per session)
 a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
@@ -33,7 +33,7 @@ import yaml
 from tests.support import browser, notebooks
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.fakeruntime import FakeRuntime
-from tests.support.http import free_port
+from tests.support.http import FakeJupyter, free_port
 from tests.support.mockslurm import MockSlurm, config_data, fake_passwd
 from tests.support.slapd import Slapd
 
@@ -56,16 +56,11 @@ def mock_slurm(tmp_path) -> MockSlurm:
 
 @pytest.fixture
 def a_web_server():
-    """Something answering HTTP on a free loopback port, standing in for JupyterLab; yields the port."""
-    import http.server
-    import threading
-
-    port = free_port()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.SimpleHTTPRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield port
-    server.shutdown()
+    """A stand-in for a session's JupyterLab on a loopback port: .port, and .token (alice's, until a test sets
+    another) with which it answers the hub's readiness check."""
+    server = FakeJupyter("alice-server-token")
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -11,11 +11,14 @@ into the script) and the port callback (see spawner/hub/portapi.py).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import os
 import pwd
+import secrets
 import shlex
 from typing import Any
+from urllib.parse import urlparse
 
 from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub.spawner import SpawnException
@@ -25,7 +28,7 @@ from traitlets import Float, Unicode, default
 from portal.config import config_path, load_config
 from portal.settings import PortalSettings, is_username
 
-from ..contract import SESSION_VAR
+from ..contract import READY_PATH, SESSION_VAR, readiness_proof
 
 from . import portapi  # noqa: F401  (registers the port handler, unregisters batchspawner's)
 from .form import render_options_form
@@ -308,24 +311,33 @@ class SlurmGPUSpawner(SlurmSpawner):
         return self.ip, self.port
 
     async def _wait_until_answering(self) -> None:
-        """Poll JupyterLab at a steady pace until it answers.
+        """Poll the session's server at a steady pace until it answers, and proves it is the session's.
 
-        JupyterHub's own check backs off exponentially (0.2, 0.4, 0.8 ... s) and
-        would notice a server that takes a few seconds to load up to seconds late.
+        Any HTTP answer is not enough: on a shared node something else could
+        answer on that port.  The session's server alone holds its API token,
+        so only it can answer the nonce (spawner/contract.py).  JupyterHub's own
+        check also backs off exponentially (0.2, 0.4, 0.8 ... s) and would notice
+        a server that takes a few seconds to load up to seconds late.
         """
-        base = self.server.base_url if self.server else self.user.url
-        url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/api"
+        base = urlparse(self.server.base_url if self.server else self.user.url).path
+        nonce = secrets.token_hex(16)
+        url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/{READY_PATH}?nonce={nonce}"
+        expected = readiness_proof(self.api_token, nonce)
         client = AsyncHTTPClient()
-        checks = 0
+        checks, warned = 0, False
         while True:
             try:
-                await client.fetch(url, request_timeout=5, follow_redirects=False)
-                break
-            except HTTPClientError as e:
-                if e.code != 599:  # any HTTP answer means it serves
+                answer = await client.fetch(url, request_timeout=5, follow_redirects=False)
+                if hmac.compare_digest(json.loads(answer.body).get("proof", ""), expected):
                     break
-            except OSError:
+            except HTTPClientError:
+                pass  # not up yet (599), or something that is not the session's server
+            except (OSError, ValueError, AttributeError):
                 pass
+            if checks == 50 and not warned:
+                self.log.warning("Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
+                                 self.job_id, self._log_name, self.ip, self.port)
+                warned = True
             checks += 1
             if checks % 10 == 0:
                 await self._status_during_start()

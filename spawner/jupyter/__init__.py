@@ -1,4 +1,5 @@
-"""Runs inside the user's Jupyter server (a server extension), on the compute node, as the user.
+"""Runs as the user's Jupyter server, in the Slurm job on the compute node, as the user.
 
-TensorBoard for any folder, served in-process behind the session's login.
+singleuser.py: dsportal-singleuser, JupyterHub's single-user server holding its own port;
+handlers.py, tensorboard.py: the server extension (TensorBoard for any folder, the readiness proof).
 """

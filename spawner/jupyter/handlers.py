@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import re
 from urllib.parse import urlparse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.wsgi import WSGIContainer
 
+from ..contract import READY_PATH, readiness_proof
 from .tensorboard import LogdirError, TensorBoards
 
 SETTINGS_KEY = "dsportal_tensorboards"
@@ -67,6 +71,18 @@ class InstanceHandler(_Base, APIHandler):
             raise web.HTTPError(404, "No such TensorBoard")
         self.set_status(204)
         self.finish()
+
+
+class ReadyHandler(JupyterHandler):
+    """The hub's readiness check: this server proves it is the session's (it alone holds the token)."""
+
+    @allow_unauthenticated
+    def get(self):
+        nonce = self.get_argument("nonce", "")
+        if not re.fullmatch(r"[0-9a-f]{16,64}", nonce):
+            raise web.HTTPError(400, "nonce must be 16 to 64 hex digits")
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"proof": readiness_proof(os.environ.get("JUPYTERHUB_API_TOKEN", ""), nonce)}))
 
 
 class ListPageHandler(_Base):
@@ -137,6 +153,7 @@ def _load_jupyter_server_extension(serverapp):
     serverapp.web_app.settings[SETTINGS_KEY] = boards
     prefix = url_path_join(base, "dsportal/tensorboard")
     serverapp.web_app.add_handlers(".*$", [
+        (url_path_join(base, READY_PATH), ReadyHandler),
         (url_path_join(prefix, "api/instances"), InstancesHandler),
         (url_path_join(prefix, r"api/instances/([0-9a-f]{12})"), InstanceHandler),
         (prefix + "/?", ListPageHandler),

@@ -58,7 +58,8 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
     def callback(body=None, token=alice, raw=None):
         return a_hub.request("POST", f"{a_hub.hub_api}/dsportal/port", body, token=token, raw=raw)[0]
 
-    port = a_web_server
+    a_web_server.token = alice  # alice's JupyterLab holds her session's token: it alone can prove it is hers
+    port = a_web_server.port
     assert callback({"port": port}, token=None) == 403                      # no credentials
     assert callback({"port": port}, token="not-a-token") == 403
     from tests.support.hub import ADMIN_TOKEN

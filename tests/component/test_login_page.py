@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -83,3 +84,14 @@ def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server)
         assert 2.5 < result["seconds"] < 10
     finally:
         hub.stop()
+
+
+def test_the_login_form_accepts_small_bodies_only(an_ldap_hub):
+    huge = b"username=alice&password=" + b"x" * (1024 * 1024)
+    request = urllib.request.Request(f"{an_ldap_hub.url}/hub/login", data=huge, method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=30)
+    assert info.value.code == 413
+    status, _, location = form_login(an_ldap_hub.url, "carol", "carol-pw")  # a real login still works
+    assert status == 302 and location.startswith("/hub/")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import http.server
 import pwd
-import threading
 import time
 
 import pytest
@@ -14,6 +12,7 @@ from jupyterhub.spawner import SpawnException
 
 from spawner.hub.slurm import JobInfo, SlurmUnavailable
 from spawner.hub.watcher import JobWatcher
+from tests.support.http import FakeJupyter
 
 
 async def until(predicate, timeout=10.0):
@@ -23,7 +22,7 @@ async def until(predicate, timeout=10.0):
         await asyncio.sleep(0.02)
 
 
-async def start_running(spawner, mock, port, node="127.0.0.1"):
+async def start_running(spawner, mock, jupyter, node="127.0.0.1"):
     """Start a session and walk the mock job to running; return (start result, job id)."""
     spawner.apply_session_options({"gpus": 2, "hours": 8})
     task = asyncio.ensure_future(spawner.start())
@@ -31,13 +30,13 @@ async def start_running(spawner, mock, port, node="127.0.0.1"):
     job_id = next(iter(mock.jobs()))
     mock.set_job(job_id, state="RUNNING", node=node)
     await until(lambda: spawner.job_info is not None and spawner.job_info.running)
-    spawner.port = port  # what the port callback does
+    spawner.port = jupyter.port  # what the port callback does
     return await asyncio.wait_for(task, 10), job_id
 
 
 async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spawner, mock_slurm, a_home, a_web_server):
     (ip, port), job_id = await start_running(a_spawner, mock_slurm, a_web_server)
-    assert (ip, port, a_spawner.job_id) == ("127.0.0.1", a_web_server, job_id)
+    assert (ip, port, a_spawner.job_id) == ("127.0.0.1", a_web_server.port, job_id)
 
     [sudo_call] = [c for c in mock_slurm.calls("sudo") if c["argv"][0].endswith("sbatch")]
     assert sudo_call["user"] == "alice"
@@ -56,7 +55,7 @@ async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spa
     assert "exec /opt/dsportal/venv/bin/dsportal-singleuser" in sbatch["script"]
 
 
-async def test_progress_says_what_slurm_says(a_spawner, mock_slurm):
+async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server):
     a_spawner.apply_session_options({"gpus": 1})
     assert a_spawner.progress_message() == "Submitting your session to Slurm..."
     task = asyncio.ensure_future(a_spawner.start())
@@ -70,32 +69,14 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm):
     mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")
     await until(lambda: a_spawner.job_info.running)
     assert a_spawner.progress_message() == f"Job {job_id} is running on 127.0.0.1; starting JupyterLab..."
-    # reported, but what listens there hangs up without an answer until `loaded` (JupyterLab still loading)
-    loaded, attempts = threading.Event(), []
-
-    class LoadingJupyter(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            if not loaded.is_set():
-                attempts.append(self.path)
-                self.close_connection = True
-                return
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LoadingJupyter)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    a_spawner.port = server.server_address[1]
-    try:
-        await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
-        await until(lambda: len(attempts) >= 3)  # the spawner asked three times and kept waiting
-        assert not task.done()
-        loaded.set()
-        await asyncio.wait_for(task, 10)
-    finally:
-        server.shutdown()
+    # reported, but what listens there hangs up without an answer until it has loaded
+    a_web_server.loaded.clear()
+    a_spawner.port = a_web_server.port
+    await until(lambda: a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1...")
+    await until(lambda: len(a_web_server.asked) >= 3)  # the spawner asked three times and kept waiting
+    assert not task.done()
+    a_web_server.loaded.set()
+    await asyncio.wait_for(task, 10)
     assert a_spawner.progress_message() == "JupyterLab is up on 127.0.0.1; connecting..."
     await events.aclose()
 
@@ -279,3 +260,20 @@ async def test_watcher_hands_errors_to_every_waiter():
     watcher = JobWatcher(query)
     results = await asyncio.gather(watcher.status("1"), watcher.status("2"), return_exceptions=True)
     assert [type(r) for r in results] == [SlurmUnavailable, SlurmUnavailable]
+
+
+async def test_only_the_sessions_own_server_counts_as_ready(a_spawner, mock_slurm, a_web_server):
+    """Something else on the reported port (another account's server on a shared node) is never taken for it."""
+    impostor = a_web_server
+    impostor.token = "not-the-session-token"  # it answers HTTP, but cannot prove it is alice's session
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1")
+    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
+    a_spawner.port = impostor.port
+    await until(lambda: len(impostor.asked) >= 5)  # asked again and again: its answers do not count
+    assert not task.done() and not a_spawner.answering
+    assert a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1..."
+    task.cancel()  # JupyterHub's start_timeout ends such a start with an error the user sees

@@ -1,10 +1,13 @@
-"""Small helpers the tests share: one JSON request, waiting for a condition, a free port."""
+"""Small helpers the tests share: one JSON request, waiting for a condition, a free port, a fake JupyterLab."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
+import threading
 import time
+from urllib.parse import parse_qs, urlparse
 import urllib.error
 import urllib.request
 
@@ -43,3 +46,43 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class FakeJupyter:
+    """Answers every GET with 200, and the hub's readiness check with the proof for `token` while `loaded`."""
+
+    def __init__(self, token: str):
+        from spawner.contract import READY_PATH, readiness_proof
+
+        self.token = token
+        self.loaded = threading.Event()
+        self.loaded.set()
+        self.asked: list[str] = []  # the readiness checks it received
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urlparse(self.path)
+                if url.path.endswith("/" + READY_PATH):
+                    fake.asked.append(self.path)
+                    if not fake.loaded.is_set():
+                        self.close_connection = True  # hang up without an answer: still loading
+                        return
+                    nonce = parse_qs(url.query).get("nonce", [""])[0]
+                    body = json.dumps({"proof": readiness_proof(fake.token, nonce)}).encode()
+                else:
+                    body = b"{}"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
