@@ -301,10 +301,10 @@ class SlurmGPUSpawner(SlurmSpawner):
             await asyncio.sleep(self.startup_poll_interval)
         self.ip = self.job_info.node
         checks = 0
-        while self.port == 0:  # set by the port callback (spawner/hub/portapi.py)
-            await asyncio.sleep(self.startup_poll_interval)
+        while self.port == 0:  # set by the port callback (spawner/hub/portapi.py), once the server listens
+            await asyncio.sleep(0.05)  # a check of one attribute: cheap, and the session is ready when it is set
             checks += 1
-            if checks % 4 == 0:
+            if checks % 20 == 0:  # Slurm itself, once a second
                 await self._status_during_start()
         await self._wait_until_answering()
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)

@@ -106,6 +106,7 @@ def in_background(work) -> None:
         return
     try:
         if os.fork() == 0:
+            os.nice(19)  # the probes (R, the module system) must not slow JupyterLab's own start on the job's cores
             try:
                 work()
             except Exception as e:  # noqa: BLE001 - nothing may escape a forked process; the log says it

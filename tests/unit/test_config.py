@@ -124,6 +124,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def test_check_config_ok(a_config_file):
     result = run_cli("check-config", str(a_config_file))
     assert (result.returncode, result.stdout) == (0, "OK\n")
+    # the test config binds 0.0.0.0 over plain HTTP: valid, and loudly insecure
+    assert "warning: INSECURE: hub.bind_url http://0.0.0.0:8000 serves the login page over plain HTTP" in result.stderr
 
 
 def test_check_config_prints_every_error(tmp_path):
