@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
-from urllib.parse import urlparse
-
-from .ldapclient import plain_remote_uris
+from .ldapclient import is_loopback, plain_remote_uris
 from .settings import PortalSettings
-
-
-def _loopback(url: str) -> bool:
-    host = (urlparse(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def cleartext_warnings(settings: PortalSettings) -> list[str]:
     """One sentence per place a password would travel unencrypted over a network."""
     hub, found = settings.hub, []
-    if hub.bind_url.startswith("http://") and not hub.behind_tls_proxy and not _loopback(hub.bind_url):
+    if hub.bind_url.startswith("http://") and not hub.behind_tls_proxy and not is_loopback(hub.bind_url):
         found.append(f"hub.bind_url {hub.bind_url} serves the login page over plain HTTP on a network: cluster "
                      "passwords would cross it in clear text. Set hub.tls_cert and hub.tls_key (and https://), or "
                      "put a TLS proxy in front and set hub.behind_tls_proxy.")

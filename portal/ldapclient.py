@@ -88,6 +88,7 @@ def bind_dn(template: str, username: str) -> str:
 
 
 def is_loopback(uri: str) -> bool:
+    """The URL's host is this machine (localhost or a loopback address)."""
     host = (urlparse(uri).hostname or "").lower()
     if host == "localhost":
         return True

@@ -17,6 +17,14 @@ MAX_BODY = 16 * 1024  # a username, a password and the XSRF token fit many times
 
 @web.stream_request_body
 class SmallLoginHandler(LoginHandler):
+    _body_read = False
+
+    def check_xsrf_cookie(self):
+        # Tornado asks before a streamed body has arrived (the token is in it); post() asks once it has.
+        if self._body_read:
+            return super().check_xsrf_cookie()
+        return None
+
     async def prepare(self):
         self._chunks: list[bytes] = []
         if self.request.method == "POST":
@@ -35,4 +43,6 @@ class SmallLoginHandler(LoginHandler):
                                       self.request.body_arguments, self.request.files, self.request.headers)
         for name, values in self.request.body_arguments.items():
             self.request.arguments.setdefault(name, []).extend(values)
+        self._body_read = True
+        self.check_xsrf_cookie()
         return await super().post()

@@ -19,6 +19,7 @@ a_slapd        Debian's slapd with the demo directory on a loopback port (per se
 a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
 a_fake_runtime a stand-in apptainer first on PATH (tests/support/fakeruntime.py)
 cluster_api    the dev cluster's hub API with the admin token (per session); cluster: the same, cleaned per test
+browser        Debian's Chromium via Playwright, trusting the dev portal's certificate (per session)
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from tests.support import browser, notebooks
+from tests.support import browser as browser_support
+from tests.support import notebooks
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.fakeruntime import FakeRuntime
 from tests.support.http import FakeJupyter, free_port
@@ -194,10 +196,22 @@ def cluster(cluster_api) -> Cluster:
     cluster_api.clean()
 
 
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, trusting the dev portal's certificate (Playwright drives it)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=browser_support.CHROMIUM, headless=True,
+                                     args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()])
+        yield chromium
+        chromium.close()
+
+
 def pytest_terminal_summary(terminalreporter):
     """How long the template notebooks took, and where the browser test's screenshots are."""
-    if browser.SHOTS:
-        terminalreporter.write_line(f"screenshots ({len(browser.SHOTS)}): {browser.ARTIFACTS}")
+    if browser_support.SHOTS:
+        terminalreporter.write_line(f"screenshots ({len(browser_support.SHOTS)}): {browser_support.ARTIFACTS}")
     if notebooks.TIMINGS:
         total = sum(notebooks.TIMINGS.values())
         terminalreporter.write_line(

@@ -9,10 +9,7 @@ control at the end shows from a page on alice's own origin.
 
 from __future__ import annotations
 
-import pytest
-from playwright.sync_api import sync_playwright
-
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, log_in, trust_portal_certificate
+from tests.support.browser import log_in
 from tests.support.cluster import url_for
 
 ATTACK = """async (target) => {
@@ -31,15 +28,6 @@ ATTACK = """async (target) => {
   } catch (e) { out.kernel = "blocked: " + e.name; }
   return out;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=[*CHROMIUM_ARGS, trust_portal_certificate()])
-        yield browser
-        browser.close()
 
 
 def test_a_page_on_bobs_origin_cannot_read_or_drive_alices_session(browser, cluster):

@@ -10,20 +10,10 @@ from __future__ import annotations
 import re
 import subprocess
 
-import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot, trust_portal_certificate
+from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=[*CHROMIUM_ARGS, trust_portal_certificate()])
-        yield browser
-        browser.close()
-
 
 def test_login_page_at_phone_width(browser, cluster):
     context = browser.new_context(viewport={"width": 390, "height": 844})

@@ -87,11 +87,21 @@ def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server)
 
 
 def test_the_login_form_accepts_small_bodies_only(an_ldap_hub):
+    # at the hub's own port (compute nodes reach it directly; through the proxy the cut-off upload is a 503)
+    hub_login = an_ldap_hub.hub_api.removesuffix("/api") + "/login"
     huge = b"username=alice&password=" + b"x" * (1024 * 1024)
-    request = urllib.request.Request(f"{an_ldap_hub.url}/hub/login", data=huge, method="POST",
+    request = urllib.request.Request(hub_login, data=huge, method="POST",
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(request, timeout=30)
     assert info.value.code == 413
     status, _, location = form_login(an_ldap_hub.url, "carol", "carol-pw")  # a real login still works
     assert status == 302 and location.startswith("/hub/")
+
+
+def test_the_login_form_still_needs_its_xsrf_token(an_ldap_hub):
+    request = urllib.request.Request(f"{an_ldap_hub.url}/hub/login", data=b"username=carol&password=carol-pw",
+                                     method="POST", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=30)
+    assert info.value.code == 403 and "Login form invalid or expired" in info.value.read().decode()

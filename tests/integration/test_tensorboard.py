@@ -80,7 +80,7 @@ def test_only_alice_gets_in(tb_session):
 
 def test_no_tensorboard_listener_exists(tb_session):
     cluster, instance = tb_session
-    [server] = [line.split()[0] for line in alice_processes() if "jupyterhub-singleuser" in line]
+    [server] = [line.split()[0] for line in alice_processes() if "dsportal-singleuser" in line]
     listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True, timeout=30).stdout
     sockets = [line for line in listening.splitlines() if f"pid={server}," in line]
     assert len(sockets) == 1, sockets  # JupyterLab's own port only
