@@ -324,20 +324,19 @@ class SlurmGPUSpawner(SlurmSpawner):
         url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/{READY_PATH}?nonce={nonce}"
         expected = readiness_proof(self.api_token, nonce)
         client = AsyncHTTPClient()
-        checks, warned = 0, False
+        checks = 0
         while True:
             try:
                 answer = await client.fetch(url, request_timeout=5, follow_redirects=False)
-                if hmac.compare_digest(json.loads(answer.body).get("proof", ""), expected):
+                if hmac.compare_digest(str(json.loads(answer.body).get("proof", "")).encode(), expected.encode()):
                     break
             except HTTPClientError:
                 pass  # not up yet (599), or something that is not the session's server
             except (OSError, ValueError, AttributeError):
-                pass
-            if checks == 50 and not warned:
+                pass  # an answer that is no proof at all: whatever it is, it is not the session
+            if checks == 50:
                 self.log.warning("Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
                                  self.job_id, self._log_name, self.ip, self.port)
-                warned = True
             checks += 1
             if checks % 10 == 0:
                 await self._status_during_start()
