@@ -19,10 +19,10 @@ from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Integer, Unicode, default
 
-from .config import config_path, load_config
 from .clientaddress import client_address, peer_of
-from .loginhandler import SmallLoginHandler
+from .config import config_path, load_config
 from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
+from .loginhandler import SmallLoginHandler
 from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
 

@@ -8,11 +8,11 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .cleartext import cleartext_warnings
-from .config import config_path, load_config
 from spawner.contract import data_dir
 from spawner.hub.ignored import ignored_settings
 
+from .cleartext import cleartext_warnings
+from .config import config_path, load_config
 from .settings import HubSettings, PortalSettings
 
 

@@ -218,8 +218,9 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def submit_batch_script(self) -> str:
         if self.resources is None:  # options not applied yet (e.g. a direct start)
             self.apply_session_options(self.user_options)
-        await self.check_directory_account(self.unix_account())
-        account = self.account()
+        unix = self.unix_account()  # one lookup for the checks and the job
+        await self.check_directory_account(unix)
+        account = Account(name=unix.name, home=unix.home)
         env = self.job_environment()
         names = sorted(env)
         argv = sbatch_argv(self.settings.slurm, self.resources, account, names)
