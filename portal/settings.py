@@ -276,6 +276,11 @@ class SlurmSettings(Section):
         example=["datasci"])
     command_timeout: Timeout = key(20, "Seconds before a Slurm command counts as hung.")
     start_timeout: integer(10, 86400) = key(900, "Seconds a session may wait in the queue and start before it is given up.")
+    job_name: SlurmName = key(
+        "dsportal", "Name of every session job. The portal owns the jobs of this name: one it does not track "
+        "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.")
+    reconcile_seconds: integer(5, 86400) = key(
+        60, "Seconds between the hub's checks for session jobs no session owns (they are cancelled).")
 
     @model_validator(mode="after")
     def _rules(self) -> SlurmSettings:

@@ -13,7 +13,6 @@ from portal.settings import SlurmSettings
 
 from .resources import Resources
 
-JOB_NAME_PREFIX = "dsportal-"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _templates = jinja2.Environment(
@@ -31,10 +30,6 @@ class Account:
 
     name: str
     home: str
-
-
-def job_name(username: str) -> str:
-    return f"{JOB_NAME_PREFIX}{username}"
 
 
 def output_path(home: str) -> str:
@@ -60,7 +55,7 @@ def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_name
     argv = as_user(slurm, account.name, env_names) + [
         slurm.sbatch,
         "--parsable",
-        f"--job-name={job_name(account.name)}",
+        f"--job-name={slurm.job_name}",
         "--nodes=1",
         "--ntasks=1",
         f"--cpus-per-task={res.cpus}",
@@ -75,7 +70,10 @@ def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_name
     argv += [
         f"--output={output_path(account.home)}",
         f"--chdir={account.home}",
-        "--export=" + ",".join(env_names),
+        # ALL = exactly the environment sudo hands sbatch: its own basics and the
+        # named variables (env_reset).  Naming variables here instead would make
+        # Slurm set SLURM_GET_USER_ENV and run the user's login shell at each start.
+        "--export=ALL",
     ]
     return argv
 

@@ -4,8 +4,10 @@ Commands are argument lists run with `create_subprocess_exec` (never a shell),
 each with a timeout; a failure raises `SlurmError` carrying the command's
 stderr, and `SlurmUnavailable` when the controller is down, slow or hung.
 
-Job states come from one shared `squeue` call for all watched jobs
-(spawner/hub/watcher.py).
+Job states come from one shared `squeue` listing of the portal's jobs
+(spawner/hub/watcher.py): a job is gone only when Slurm says so (a final
+state, or absent from a listing that succeeded), never because a command
+failed or printed something unreadable.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 from dataclasses import dataclass
 from portal.settings import SlurmSettings
@@ -37,7 +40,10 @@ _INVALID_JOB = "Invalid job id specified"
 PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
 RUNNING = frozenset({"RUNNING", "SUSPENDED", "STOPPED", "SIGNALING", "RESIZING"})
 ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
-SQUEUE_FORMAT = "%i|%T|%r|%N"
+# The reason goes last: it is the one free-text field (Slurm's state description),
+# so a "|" inside it cannot shift the other fields.  No job name is printed:
+# the listing asks Slurm for the portal's jobs by name instead.
+SQUEUE_FORMAT = "%i|%u|%T|%N|%r"
 
 
 class SlurmError(RuntimeError):
@@ -61,6 +67,7 @@ class JobInfo:
     state: str
     reason: str = ""
     node: str = ""
+    user: str = ""
 
     @property
     def pending(self) -> bool:
@@ -118,22 +125,38 @@ def parse_job_id(output: str) -> str:
     return job_id
 
 
+class UnreadableAnswer(ValueError):
+    """squeue printed something that is not the asked-for format: nothing is concluded from it."""
+
+
 def parse_squeue(output: str) -> dict[str, JobInfo]:
-    """Lines of SQUEUE_FORMAT ('%i|%T|%r|%N') -> {job_id: JobInfo}."""
+    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%r') -> {job_id: JobInfo}.
+
+    A line that does not read raises UnreadableAnswer: a job missing from the
+    result means "Slurm says it is gone", so nothing may go missing by accident.
+    Job-array elements (123_4) are skipped: the portal never submits arrays.
+    """
     jobs = {}
     for line in output.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) != 4 or not parts[0].isdigit():
+        if not line.strip():
             continue
-        job_id, state, reason, node = parts
+        parts = line.strip().split("|", 4)
+        if len(parts) != 5 or not parts[2]:
+            raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
+        job_id, user, state, node, reason = parts
+        if not job_id.isdigit():
+            if re.fullmatch(r"[0-9]+_[0-9\[\]%,-]+", job_id):
+                continue
+            raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
         reason = "" if reason in ("None", "(null)") else reason
         node = "" if node in ("", "(null)", "n/a") else node
-        jobs[job_id] = JobInfo(job_id, state.split()[0] if state else "", reason, node)
+        jobs[job_id] = JobInfo(job_id, state.split()[0], reason, node, user)
     return jobs
 
 
-def squeue_argv(slurm: SlurmSettings, job_ids: list[str]) -> list[str]:
-    return [slurm.squeue, "--noheader", "--states=all", f"--jobs={','.join(job_ids)}", f"--format={SQUEUE_FORMAT}"]
+def squeue_argv(slurm: SlurmSettings) -> list[str]:
+    """Every job of the portal's name, in any state Slurm still remembers."""
+    return [slurm.squeue, "--noheader", "--states=all", f"--name={slurm.job_name}", f"--format={SQUEUE_FORMAT}"]
 
 
 def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:
@@ -152,6 +175,7 @@ class SlurmClient:
     def __init__(self, slurm: SlurmSettings):
         self.slurm = slurm
         self.watcher = JobWatcher(self._squeue)
+        self.submitting: dict[str, int] = {}  # username -> sbatch calls in flight
 
     async def submit(self, argv: list[str], script: str, env: dict[str, str]) -> str:
         out = await run(argv, input=script, env=env, timeout=self.slurm.command_timeout)
@@ -160,22 +184,27 @@ class SlurmClient:
         except ValueError as e:
             raise SlurmError(argv, 0, out, str(e)) from e
 
-    async def _squeue(self, job_ids: list[str]) -> dict[str, JobInfo]:
-        argv = squeue_argv(self.slurm, job_ids)
+    async def _squeue(self) -> dict[str, JobInfo]:
+        argv = squeue_argv(self.slurm)
+        out = await run(argv, timeout=self.slurm.command_timeout)
         try:
-            return parse_squeue(await run(argv, timeout=self.slurm.command_timeout))
-        except SlurmError as e:
-            if _INVALID_JOB not in e.stderr or isinstance(e, SlurmUnavailable):
-                raise
-            if len(job_ids) == 1:
-                return {}  # Slurm has forgotten the job: it ended a while ago
-            found: dict[str, JobInfo] = {}
-            for job_id in job_ids:  # one forgotten id spoils a list query; ask one by one
-                found.update(await self._squeue([job_id]))
-            return found
+            return parse_squeue(out)
+        except UnreadableAnswer as e:
+            raise SlurmError(argv, 0, out[-500:], str(e)) from None
 
     async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
+        """The job as Slurm lists it; None means Slurm says it is gone (absent from a successful listing)."""
         return await self.watcher.status(job_id, max_age)
+
+    async def submit_as(self, username: str, argv: list[str], script: str, env: dict[str, str]) -> str:
+        """submit(), marking `username` as having an sbatch in flight meanwhile (see busy_users)."""
+        self.submitting[username] = self.submitting.get(username, 0) + 1
+        try:
+            return await self.submit(argv, script, env)
+        finally:
+            self.submitting[username] -= 1
+            if not self.submitting[username]:
+                del self.submitting[username]
 
     async def cancel(self, username: str, job_id: str) -> None:
         argv = scancel_argv(self.slurm, username, job_id)

@@ -21,8 +21,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from batchspawner import JobStatus, SlurmSpawner
-from jupyterhub.spawner import SpawnException
+from jupyterhub.spawner import SpawnException, Spawner
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+from sqlalchemy.orm import object_session
 from traitlets import Float, Unicode, default
 
 from portal.config import config_path, load_config
@@ -37,13 +38,15 @@ from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, resources_for
 from .progress import start_progress
-from .slurm import JobInfo, SlurmClient, SlurmError, SlurmUnavailable
+from .reconciler import Reconciler, hub_owned_jobs
+from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 
 _configs: dict[str, PortalSettings] = {}
 _clients: dict[str, SlurmClient] = {}
+_reconcilers: dict[str, tuple[Reconciler, asyncio.Task]] = {}
 
 
 def _settings_for(path: str) -> PortalSettings:
@@ -57,6 +60,23 @@ def _client_for(path: str) -> SlurmClient:
     if path not in _clients:
         _clients[path] = SlurmClient(_settings_for(path).slurm)
     return _clients[path]
+
+
+def start_reconciler(path: str) -> Reconciler | None:
+    """Start the hub's reconciler for this admin config (once), on the running event loop.
+
+    Called while JupyterHub loads its config (portal/hubconfig.py), which it
+    does inside its event loop; without a running loop (check-config) nothing starts.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    path = str(path)
+    if path not in _reconcilers:
+        reconciler = Reconciler(_client_for(path), hub_owned_jobs, _settings_for(path).slurm.reconcile_seconds)
+        _reconcilers[path] = (reconciler, loop.create_task(reconciler.run_forever()))
+    return _reconcilers[path][0]
 
 
 class LinkSpawnRefused(ValueError):
@@ -103,7 +123,9 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     stop_timeout = Float(
         60.0,
-        help="""Seconds to wait after scancel for the job to leave the queue (default 60).
+        help="""Seconds a stop keeps at it: scancel retried with back-off, then waiting for
+        the job to leave the queue (default 60).  Past that the job stays the session's,
+        marked stopping, and the hub's reconciler keeps cancelling it.
 
         Example: c.SlurmGPUSpawner.stop_timeout = 120
         """,
@@ -113,6 +135,12 @@ class SlurmGPUSpawner(SlurmSpawner):
     resources: Resources | None = None
     job_info: JobInfo | None = None
     answering = False  # JupyterLab in the job answers HTTP
+    # Saved with the job id (get_state): `ready` once start() returned, `stopping`
+    # once a stop began.  A stopping job stays this spawner's until Slurm confirms
+    # it gone; meanwhile the reconciler keeps cancelling it and no new session starts.
+    ready = False
+    stopping = False
+    gone_confirmed = False
 
     # --- configuration -------------------------------------------------------
     @property
@@ -229,7 +257,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log.info("Submitting session of %s (%s): %s", self._log_name, self.resources.summary(), shlex.join(argv))
         try:
-            self.job_id = await self.slurm_client.submit(argv, script, call_env)
+            self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
         except SlurmUnavailable as e:
             self.log.error("sbatch for %s: %s", self._log_name, e)
             raise RuntimeError(
@@ -239,8 +267,55 @@ class SlurmGPUSpawner(SlurmSpawner):
         except SlurmError as e:
             self.log.error("sbatch for %s refused: %s", self._log_name, e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
+        self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
         return self.job_id
+
+    # --- state -------------------------------------------------------------------
+    def get_state(self) -> dict:
+        state = super().get_state()
+        if self.job_id:
+            state["ready"] = self.ready
+            if self.stopping:
+                state["stopping"] = True
+        return state
+
+    def load_state(self, state: dict) -> None:
+        super().load_state(state)
+        self.ready = bool(state.get("ready"))
+        self.stopping = bool(state.get("stopping"))
+
+    def save_state(self) -> None:
+        """Write the state to the hub's database now; JupyterHub saves it only after start() returns."""
+        session = object_session(self.orm_spawner) if self.orm_spawner is not None else None
+        if session is not None:
+            self.orm_spawner.state = self.get_state()
+            session.commit()
+
+    def clear_state(self):
+        if self.stopping and self.job_id and not self.gone_confirmed:
+            # Slurm has not confirmed the job gone: it stays ours, saved as "stopping"
+            # (the reconciler cancels it; the next start waits for it).
+            Spawner.clear_state(self)  # JupyterHub's part only (the API token), not the job id
+            self.log.warning("Session job %s of %s is not confirmed gone yet; the hub keeps cancelling it",
+                             self.job_id, self._log_name)
+            return
+        super().clear_state()
+        self.job_info = None
+        self.ready = self.stopping = self.gone_confirmed = False
+
+    def stopping_message(self) -> str:
+        """What the user reads while an old job is not confirmed gone ("" when there is none)."""
+        if not (self.stopping and self.job_id):
+            return ""
+        info = self.slurm_client.watcher.last_known(self.job_id)
+        if self.slurm_client.watcher.listed() and (info is None or not info.in_queue):
+            return ""  # the latest listing shows it gone; the next start confirms and forgets it
+        if info is not None and info.state in ENDING:
+            return (f"Your previous session (job {self.job_id}) is still ending: Slurm is cleaning up "
+                    f"on {info.node or 'its node'}. Try again in a minute.")
+        return (f"Your previous session (job {self.job_id}) is stopping (the scheduler is not answering yet). "
+                "It is cancelled as soon as Slurm answers; you can start a new session then.")
 
     async def query_job_status(self, max_age: float = 0.0) -> JobStatus:
         """Ask the shared watcher; a Slurm outage is UNKNOWN (the session is kept)."""
@@ -291,6 +366,9 @@ class SlurmGPUSpawner(SlurmSpawner):
         return status
 
     async def start(self):
+        if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
+            await self._settle_earlier_job()
+        self.ready = self.stopping = self.gone_confirmed = False
         self.ip = self.traits()["ip"].default_value
         self.port = 0
         if self.server:
@@ -308,8 +386,52 @@ class SlurmGPUSpawner(SlurmSpawner):
             if checks % 20 == 0:  # Slurm itself, once a second
                 await self._status_during_start()
         await self._wait_until_answering()
+        self.ready = True
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
         return self.ip, self.port
+
+    async def _settle_earlier_job(self) -> None:
+        """Cancel what is left of an earlier session; refuse the start until Slurm confirms it gone."""
+        job_id = self.job_id
+        self.stopping = True
+        self.log.info("Session of %s: earlier job %s is not confirmed gone; ending it first", self._log_name, job_id)
+        if await self._end_job(job_id, timeout=min(self.stop_timeout, 15.0)):
+            self.gone_confirmed = True
+            self.clear_state()
+            self.save_state()
+            return
+        raise _refuse(self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. "
+                      "Try again in a minute.", 409)
+
+    async def _end_job(self, job_id: str, timeout: float) -> bool:
+        """scancel `job_id` (retried with back-off), then wait for Slurm to confirm it gone, up to `timeout` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        delay = 0.5
+        while True:
+            try:
+                await self.slurm_client.cancel(self.user.name, job_id)
+                break
+            except SlurmError as e:
+                if loop.time() + delay >= deadline:
+                    self.log.error("scancel %s for %s failed for %.0f s (%s)", job_id, self._log_name, timeout, e)
+                    return False
+                self.log.warning("scancel %s for %s failed (%s); trying again in %g s", job_id, self._log_name, e, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        while loop.time() < deadline:
+            try:
+                info = await self.slurm_client.status(job_id)
+            except SlurmError as e:
+                self.log.warning("Slurm did not answer about job %s after scancel: %s", job_id, e)
+            else:
+                self.job_info = info
+                if info is None or not info.in_queue:
+                    return True
+            await asyncio.sleep(self.startup_poll_interval)
+        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
+                         job_id, self._log_name, timeout)
+        return False
 
     async def _wait_until_answering(self) -> None:
         """Poll the session's server at a steady pace until it answers, and proves it is the session's.
@@ -345,46 +467,39 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.answering = True
 
     async def poll(self):
+        if not self.job_id:
+            return 1
+        if self.stopping:
+            return 1  # asked to stop: not a session any more, though Slurm has not confirmed the job gone
+        if not self.ready and not (self._spawn_pending or self._stop_pending):
+            # Saved by a start the hub did not live to finish (it restarted meanwhile):
+            # nothing will connect to this job, so it must not keep its GPUs.
+            self.log.warning("Session job %s of %s was still starting when the hub restarted: cancelling it",
+                             self.job_id, self._log_name)
+            await self.stop()
+            return 1
         status = await self.query_job_status(max_age=self.poll_max_age)
         if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
             return None
         self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name, self.job_status or "gone")
+        self.gone_confirmed = True  # Slurm said so: a final state, or absent from a listing that succeeded
         self.clear_state()
         return 1
 
     async def stop(self, now: bool = False):
-        """scancel the job (as the user), then wait until it has left the queue."""
+        """scancel the job (as the user) and wait until Slurm confirms it has left the queue.
+
+        The job stays this spawner's ("stopping", saved) until then: a failed
+        scancel is retried with back-off for stop_timeout, then by the reconciler.
+        """
         if not self.job_id:
             return
-        job_id, username = self.job_id, self.user.name
+        job_id = self.job_id
+        self.stopping = True
+        self.save_state()  # a hub that dies from here on leaves the job to the reconciler, not to a "running" session
         self.log.info("Stopping session job %s of %s", job_id, self._log_name)
-        try:
-            await self.slurm_client.cancel(username, job_id)
-        except SlurmError as e:
-            self.log.error("scancel %s for %s failed: %s", job_id, self._log_name, e)
-            raise RuntimeError(f"Could not cancel session job {job_id}: {e}. Try again; if this persists, "
-                               "tell the cluster admins.") from None
-        if now:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.stop_timeout
-        while loop.time() < deadline:
-            try:
-                info = await self.slurm_client.status(job_id)
-            except SlurmError as e:
-                self.log.warning("Slurm did not answer about job %s after scancel: %s", job_id, e)
-                info = self.job_info
-            if info is None or not info.in_queue:
-                return
-            await asyncio.sleep(self.startup_poll_interval)
-        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
-                         job_id, self._log_name, self.stop_timeout)
-
-    def clear_state(self):
-        if self.job_id:
-            self.slurm_client.watcher.forget(self.job_id)
-        super().clear_state()
-        self.job_info = None
+        if await self._end_job(job_id, timeout=self.stop_timeout):
+            self.gone_confirmed = True
 
     # --- progress --------------------------------------------------------------
     def progress_message(self) -> str:

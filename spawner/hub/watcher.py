@@ -1,10 +1,11 @@
-"""One shared `squeue` for every watched session job (the hub side's view of Slurm).
+"""One shared `squeue` listing of the portal's jobs (the hub side's view of Slurm).
 
-Spawners asking at the same moment share one call, and a poll may reuse an
-answer a few seconds old instead of running squeue again; so the number of
-Slurm queries follows the poll cadence, not the number of sessions.  Kept
-apart from the commands (spawner/hub/slurm.py) as kubespawner keeps its
-reflector apart from its API client.
+Spawners asking at the same moment share one call, and a poll may reuse a
+listing a few seconds old instead of running squeue again; so the number of
+Slurm queries follows the poll cadence, not the number of sessions.  The
+reconciler (spawner/hub/reconciler.py) reads the same listing.  Kept apart
+from the commands (spawner/hub/slurm.py) as kubespawner keeps its reflector
+apart from its API client.
 """
 
 from __future__ import annotations
@@ -16,54 +17,52 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 if TYPE_CHECKING:
     from .slurm import JobInfo
 
+Listing = dict[str, "JobInfo"]
+
 
 class JobWatcher:
-    """One squeue call for every watched job, shared by all spawners."""
+    """One squeue call for every caller of the same moment; answers reused up to `max_age` s."""
 
-    def __init__(self, query: Callable[[list[str]], Awaitable[dict[str, JobInfo]]]):
+    def __init__(self, query: Callable[[], Awaitable[Listing]]):
         self._query = query
-        self._watched: set[str] = set()
-        self._cache: dict[str, tuple[float, JobInfo | None]] = {}
-        self._waiters: list[asyncio.Future] = []
-        self._task: asyncio.Task | None = None
+        self._listing: tuple[float, Listing] | None = None
+        self._inflight: asyncio.Future | None = None
         self.calls = 0  # squeue calls made; read by the benchmark
 
+    async def listing(self, max_age: float = 0.0) -> Listing:
+        """Every portal job Slurm lists (an exception if Slurm did not answer readably).
+
+        The answer comes from a query that began at most `max_age` s before this
+        call; with 0, one that began after it.  A job submitted while an older
+        query ran is missing from that one's answer, and missing means "gone".
+        """
+        asked = time.monotonic()
+        while True:
+            if self._listing and self._listing[0] >= asked - max_age and (max_age > 0 or self._listing[0] >= asked):
+                return self._listing[1]
+            if self._inflight is None or self._inflight.done():
+                self._inflight = asyncio.ensure_future(self._refresh())
+            # shield: one caller giving up (a cancelled start) must not cancel the others' answer
+            began, found = await asyncio.shield(self._inflight)
+            if began >= asked - max_age:
+                return found
+
+    async def _refresh(self) -> tuple[float, Listing]:
+        await asyncio.sleep(0)  # let callers of this same moment join
+        began = time.monotonic()
+        self.calls += 1
+        found = await self._query()
+        if self._listing is None or began >= self._listing[0]:
+            self._listing = (began, found)
+        return began, found
+
     async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
-        """Job state (None = Slurm no longer knows the job); may reuse an answer up to `max_age` s old."""
-        cached = self._cache.get(job_id)
-        if cached and max_age > 0 and time.monotonic() - cached[0] <= max_age:
-            return cached[1]
-        self._watched.add(job_id)
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        if self._task is None or self._task.done():
-            self._task = asyncio.ensure_future(self._flush())
-        await waiter
-        return self._cache[job_id][1]
+        """The job's entry; None when a listing that succeeded does not hold it (Slurm says: gone)."""
+        return (await self.listing(max_age)).get(job_id)
 
-    def forget(self, job_id: str) -> None:
-        self._watched.discard(job_id)
-        self._cache.pop(job_id, None)
+    def last_known(self, job_id: str) -> JobInfo | None:
+        """From the latest listing, without asking Slurm (for pages, which cannot wait)."""
+        return self._listing[1].get(job_id) if self._listing else None
 
-    async def _flush(self) -> None:
-        while self._waiters:
-            await asyncio.sleep(0)  # let callers of this same moment join
-            waiters, self._waiters = self._waiters, []
-            ids = sorted(self._watched, key=int)
-            try:
-                self.calls += 1
-                found = await self._query(ids)
-            except Exception as e:  # handed to every waiter, who decides
-                for w in waiters:
-                    if not w.done():
-                        w.set_exception(e)
-                continue
-            now = time.monotonic()
-            for job_id in ids:
-                info = found.get(job_id)
-                self._cache[job_id] = (now, info)
-                if info is None or not info.in_queue:
-                    self._watched.discard(job_id)
-            for w in waiters:
-                if not w.done():
-                    w.set_result(None)
+    def listed(self) -> bool:
+        return self._listing is not None

@@ -11,6 +11,8 @@ Failures are set per command with `MockSlurm.fail(cmd, mode)`:
   unreachable  stderr "Unable to contact slurm controller", exit 1
   hang         never answers (sleeps)
   error        the given stderr, exit 1
+  late         (sbatch) the job is queued, but the command hangs: an sbatch that timed out yet ran
+  garbage      (squeue) the listing, then a line that is not the asked-for format
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def _failure(state: Path, cmd: str) -> int | None:
     mode = json.loads(path.read_text()).get(cmd) if path.exists() else None
     if not mode:
         return None
+    if mode["mode"] in ("late", "garbage"):
+        return None  # the command does its work; sbatch and squeue act on the mode themselves
     if mode["mode"] == "hang":
         time.sleep(3600)
     sys.stderr.write((mode.get("stderr") or UNREACHABLE[cmd]) + "\n")
@@ -83,8 +87,16 @@ def sbatch(state: Path, argv: list[str]) -> int:
         t["next_id"] += 1
         t["jobs"][job_id] = {"user": os.environ.get("MOCKSLURM_USER", ""), "name": opts.get("job-name", ""),
                              "state": "PENDING", "reason": "None", "node": "", "options": opts}
+    if _mode(state, "sbatch") == "late":
+        time.sleep(3600)
     print(job_id if "parsable" in opts else f"Submitted batch job {job_id}")
     return 0
+
+
+def _mode(state: Path, cmd: str) -> str | None:
+    path = state / "fail.json"
+    entry = json.loads(path.read_text()).get(cmd) if path.exists() else None
+    return entry["mode"] if entry else None
 
 
 def squeue(state: Path, argv: list[str]) -> int:
@@ -93,16 +105,15 @@ def squeue(state: Path, argv: list[str]) -> int:
     failed = _failure(state, "squeue")
     if failed:
         return failed
-    ids = [i for i in opts.get("jobs", "").split(",") if i]
+    names = set(opts.get("name", "").split(",")) - {""}
     with _table(state) as t:
         jobs = t["jobs"]
-    if len(ids) == 1 and ids[0] not in jobs:
-        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
-        return 1
-    for job_id in ids or sorted(jobs, key=int):
-        job = jobs.get(job_id)
-        if job:
-            print(f"{job_id}|{job['state']}|{job['reason']}|{job['node']}")
+    for job_id in sorted(jobs, key=int):
+        job = jobs[job_id]
+        if not names or job["name"] in names:
+            print(f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job['reason']}")
+    if _mode(state, "squeue") == "garbage":
+        print("slurm_load_jobs: half a line|")
     return 0
 
 

@@ -8,7 +8,7 @@ from portal.config import load_config
 from spawner.hub.jobspec import Account, job_script, sbatch_argv
 from spawner.hub.options import SessionRequest
 from spawner.hub.resources import resources_for
-from spawner.hub.slurm import JobInfo, parse_job_id, parse_squeue, scancel_argv, squeue_argv
+from spawner.hub.slurm import JobInfo, UnreadableAnswer, parse_job_id, parse_squeue, scancel_argv, squeue_argv
 
 ALICE = Account(name="alice", home="/home/alice")
 
@@ -25,7 +25,7 @@ def test_sbatch_arguments_for_two_gpus(slurm):
         slurm.sudo, "-n", "--preserve-env=HOME,JUPYTERHUB_API_TOKEN", "-u", "alice", "--",
         slurm.sbatch,
         "--parsable",
-        "--job-name=dsportal-alice",
+        "--job-name=dsportal",
         "--nodes=1",
         "--ntasks=1",
         "--cpus-per-task=16",
@@ -36,7 +36,7 @@ def test_sbatch_arguments_for_two_gpus(slurm):
         "--account=ds",
         "--output=/home/alice/.dsportal-session-%j.log",
         "--chdir=/home/alice",
-        "--export=HOME,JUPYTERHUB_API_TOKEN",
+        "--export=ALL",  # never named variables: that runs the login shell
     ]
 
 
@@ -79,19 +79,29 @@ def test_parse_job_id():
 
 
 def test_parse_squeue():
-    out = "12|PENDING|Resources|\n13|RUNNING|None|node001\n14|COMPLETING|None|node002\nnoise\n15_1|RUNNING|None|x\n"
+    out = ("12|alice|PENDING|(null)|Resources\n13|bob|RUNNING|node001|None\n14|alice|COMPLETING|node002|None\n"
+           "15_1|carol|RUNNING|x|None\n16|dave|PENDING||held by admin | see ticket | 42\n")
     assert parse_squeue(out) == {
-        "12": JobInfo("12", "PENDING", "Resources", ""),
-        "13": JobInfo("13", "RUNNING", "", "node001"),
-        "14": JobInfo("14", "COMPLETING", "", "node002"),
+        "12": JobInfo("12", "PENDING", "Resources", "", "alice"),
+        "13": JobInfo("13", "RUNNING", "", "node001", "bob"),
+        "14": JobInfo("14", "COMPLETING", "", "node002", "alice"),
+        "16": JobInfo("16", "PENDING", "held by admin | see ticket | 42", "", "dave"),  # a | in the reason
     }
     jobs = parse_squeue(out)
     assert (jobs["12"].pending, jobs["13"].running, jobs["14"].running, jobs["14"].in_queue) == (True, True, False, True)
     assert not JobInfo("1", "TIMEOUT").in_queue
+    assert parse_squeue("") == {}
+
+
+@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|None\n", "x1|a|RUNNING|n|r\n"])
+def test_an_unreadable_squeue_line_is_an_error_not_a_missing_job(garbage):
+    # a job missing from a listing means "gone": a line that does not read must not make one go missing
+    with pytest.raises(UnreadableAnswer):
+        parse_squeue("13|bob|RUNNING|node001|None\n" + garbage)
 
 
 def test_query_and_cancel_arguments(slurm):
-    assert squeue_argv(slurm, ["3", "4"]) == [slurm.squeue, "--noheader", "--states=all", "--jobs=3,4", "--format=%i|%T|%r|%N"]
+    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%r"]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
 
 

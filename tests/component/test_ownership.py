@@ -1,0 +1,190 @@
+"""Every session job has an owner: failed stops, hub restarts, late sbatch calls, unreadable answers.
+
+Against the mock Slurm (real subprocesses); the same cases run against the
+real dev cluster in tests/integration/test_ownership.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sqlite3
+
+import pytest
+from batchspawner import JobStatus
+from jupyterhub import orm
+from jupyterhub.spawner import SpawnException
+
+from spawner.hub.reconciler import Reconciler, orphans, owned_in_states
+from spawner.hub.slurm import JobInfo, SlurmClient
+from tests.component.test_spawner import start_running, until
+from tests.support.mockslurm import fake_passwd
+
+STOPPING = "is stopping (the scheduler is not answering yet)"
+
+
+async def cancelled(task: asyncio.Task) -> None:
+    """Cancel a start and wait until it has unwound (its Slurm commands killed)."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def restarted_spawner(spawner, state, a_config_file, a_home):
+    """The spawner a restarted hub builds from the saved state."""
+    from spawner.hub.spawner import SlurmGPUSpawner
+
+    again = SlurmGPUSpawner(user=spawner.user, hub=spawner.hub, config_file=str(a_config_file),
+                            startup_poll_interval=0.05, stop_timeout=5)
+    again.getpwnam = lambda name: fake_passwd(name, a_home)
+    again.load_state(state)
+    return again
+
+
+async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_session(a_spawner, mock_slurm,
+                                                                                  a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.fail("scancel", "unreachable")
+    a_spawner.stop_timeout = 1.5
+    await a_spawner.stop()  # retried with back-off for stop_timeout, then left to the reconciler
+    assert len(mock_slurm.calls("scancel")) >= 2
+    a_spawner.clear_state()  # what JupyterHub does after every stop
+    assert a_spawner.job_id == job_id and a_spawner.get_state()["stopping"] is True
+    assert mock_slurm.jobs()[job_id]["state"] == "RUNNING"
+    assert await a_spawner.poll() == 1  # no longer a session, though still a job
+    assert STOPPING in a_spawner.stopping_message()
+
+    a_spawner.apply_session_options({"gpus": 1})
+    with pytest.raises(SpawnException) as refused:
+        await a_spawner.start()
+    assert refused.value.status_code == 409 and STOPPING in refused.value.jupyterhub_message
+    assert len(mock_slurm.calls("sbatch")) == 1  # nothing new submitted
+
+    mock_slurm.heal()  # Slurm answers again: the next start ends the old job first, then submits
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: len(mock_slurm.calls("sbatch")) == 2)
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+    assert a_spawner.job_id != job_id and not a_spawner.stopping
+    await cancelled(task)
+
+
+async def test_the_job_id_is_saved_the_moment_sbatch_answers(a_spawner, mock_slurm, tmp_path):
+    db = orm.new_session_factory(f"sqlite:///{tmp_path / 'hub.sqlite'}")()
+    user = orm.User(name="alice")
+    db.add(user)
+    db.commit()
+    a_spawner.orm_spawner = orm.Spawner(user=user, name="")
+    db.add(a_spawner.orm_spawner)
+    db.commit()
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    [job_id] = mock_slurm.jobs()
+
+    def committed() -> dict:  # read through a connection of its own: only what was committed
+        with sqlite3.connect(tmp_path / "hub.sqlite") as conn:
+            [(state,)] = conn.execute("SELECT state FROM spawners").fetchall()
+        return json.loads(state) if state else {}
+
+    await until(lambda: committed().get("job_id") == job_id)
+    assert committed()["ready"] is False  # still pending: the start is not done
+    await cancelled(task)
+
+
+async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(a_spawner, mock_slurm, a_config_file,
+                                                                           a_home):
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: a_spawner.job_id)
+    saved = a_spawner.get_state()
+    await cancelled(task)  # the hub dies while the job waits in the queue
+    job_id = saved["job_id"]
+    restarted = restarted_spawner(a_spawner, saved, a_config_file, a_home)
+    assert await restarted.poll() == 1
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+    assert [c["argv"] for c in mock_slurm.calls("scancel")] == [[job_id]]
+
+
+async def test_a_hub_restart_during_a_failed_stop_does_not_bring_the_session_back(a_spawner, mock_slurm,
+                                                                                a_web_server, a_config_file, a_home):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.fail("scancel", "unreachable")
+    a_spawner.stop_timeout = 0.5
+    await a_spawner.stop()
+    restarted = restarted_spawner(a_spawner, a_spawner.get_state(), a_config_file, a_home)
+    assert restarted.stopping and await restarted.poll() == 1
+    assert owned_in_states([restarted.get_state()]) == set()  # the reconciler's to cancel
+
+
+@pytest.mark.parametrize("trouble", ["garbage", "unreachable"])
+async def test_an_unreadable_or_missing_answer_never_ends_a_session(a_spawner, mock_slurm, a_web_server, trouble):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.fail("squeue", trouble)
+    a_spawner.poll_max_age = 0
+    assert await a_spawner.query_job_status() == JobStatus.UNKNOWN
+    assert await a_spawner.poll() is None and a_spawner.job_id == job_id
+
+
+async def test_poll_after_the_end_logs_the_job_it_ended(a_spawner, mock_slurm, a_web_server, caplog):
+    caplog.set_level(logging.INFO, logger=a_spawner.log.name)
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.set_job(job_id, state="TIMEOUT")
+    a_spawner.poll_max_age = 0
+    assert await a_spawner.poll() == 1
+    assert await a_spawner.poll() == 1  # again, with nothing left: no second "has ended" line
+    ended = [r.getMessage() for r in caplog.records if "has ended" in r.getMessage()]
+    assert ended == [f"Session job {job_id} of alice has ended (TIMEOUT||127.0.0.1)"]
+
+
+# --- the reconciler ---------------------------------------------------------------
+
+def test_orphans_are_the_queued_portal_jobs_no_session_owns():
+    listing = {
+        "1": JobInfo("1", "RUNNING", "", "n1", "alice"),     # owned
+        "2": JobInfo("2", "RUNNING", "", "n1", "bob"),       # nobody's: cancelled
+        "3": JobInfo("3", "PENDING", "Priority", "", "carol"),  # carol's sbatch is in flight: next time
+        "4": JobInfo("4", "COMPLETING", "", "n2", "dave"),   # already ending
+        "5": JobInfo("5", "CANCELLED", "", "", "erin"),      # gone
+        "6": JobInfo("6", "PENDING", "Resources", "", "Bad User"),  # not an account the portal serves
+        "10": JobInfo("10", "PENDING", "Resources", "", "bob"),
+    }
+    assert [j.job_id for j in orphans(listing, {"1"}, {"carol"})] == ["2", "10"]
+    assert owned_in_states([{"job_id": "1"}, {"job_id": "2", "stopping": True}, {}, None]) == {"1"}
+
+
+async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(a_spawner, mock_slurm, caplog):
+    mock_slurm.fail("sbatch", "late")  # sbatch times out, yet its job is queued
+    a_spawner.apply_session_options({"gpus": 1})
+    with pytest.raises(RuntimeError, match="not answering, so no session was started"):
+        await a_spawner.start()
+    [job_id] = mock_slurm.jobs()
+    assert a_spawner.job_id == ""
+    client: SlurmClient = a_spawner.slurm_client
+    reconciler = Reconciler(client, owned=lambda: set(), interval=60, max_age=0)
+    mock_slurm.fail("scancel", "unreachable")
+    assert await reconciler.run_once() == []
+    assert await reconciler.run_once() == []  # backing off: not tried again at once
+    assert len(mock_slurm.calls("scancel")) == 1
+    mock_slurm.heal()
+    reconciler._retry.clear()  # time passes
+    assert await reconciler.run_once() == [job_id]
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+    assert any(f"Job {job_id} of alice (PENDING) is a portal session job no session owns" in r.getMessage()
+               for r in caplog.records)
+    assert await reconciler.run_once() == []  # gone now: nothing more to do
+
+
+async def test_the_reconciler_leaves_owned_jobs_and_users_mid_submit_alone(a_spawner, mock_slurm, a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    client: SlurmClient = a_spawner.slurm_client
+    reconciler = Reconciler(client, owned=lambda: {job_id}, interval=60, max_age=0)
+    assert await reconciler.run_once() == []
+    client.submitting["alice"] = 1
+    assert await Reconciler(client, owned=lambda: set(), interval=60, max_age=0).run_once() == []
+    client.submitting.clear()
+    not_ready = Reconciler(client, owned=lambda: None, interval=60, max_age=0)  # the hub has no database yet
+    assert await not_ready.run_once() == [] and not_ready.passes == 0
+    assert mock_slurm.jobs()[job_id]["state"] == "RUNNING"
