@@ -367,6 +367,11 @@ class KernelSettings(Section):
         return self
 
 
+class TensorBoardSettings(Section):
+    max_instances: integer(1, 20) = key(
+        3, "TensorBoards one session may run at once (each rereads its folder every 5 s, in the session's memory).")
+
+
 class Reserved(Section):
     """A section a later release fills; it must stay empty."""
 
@@ -377,5 +382,5 @@ class PortalSettings(Section):
     slurm: SlurmSettings = section(SlurmSettings, "Slurm: partitions and what a session gets.")
     environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
     kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
-    tensorboard: Reserved = section(Reserved, "TensorBoard (filled by a later release; keep empty).")
+    tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")

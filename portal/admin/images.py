@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,21 +109,35 @@ def explain(output: str) -> str:
 
 
 def run_pull(plan: PullPlan, api_key: str, timeout: float, out=sys.stderr) -> None:
-    """Run the runtime, echoing its progress; raise PullError with the reason on failure."""
+    """Run the runtime, echoing its progress; raise PullError with the reason on failure.
+
+    The output is read in a thread so the timeout holds even while the runtime
+    hangs with its output open; a hung pull is killed with all its children.
+    """
     if shutil.disk_usage(plan.dest.parent).free < MIN_FREE_BYTES:
         print(f"warning: less than {MIN_FREE_BYTES // 1024**3} GB free in {plan.dest.parent}; "
               "NGC images are often larger.", file=out)
     env = {**os.environ, **credentials_env(plan.runtime_name, api_key)}
-    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     lines: list[str] = []
-    try:
+
+    def echo() -> None:
         for line in proc.stdout:
             out.write(line)
-            lines = (lines + [line])[-200:]
+            lines.append(line)
+            del lines[:-200]
+
+    reader = threading.Thread(target=echo, name="pull-output", daemon=True)
+    reader.start()
+    try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         raise PullError(f"the pull did not finish within {timeout:g} s; try again, or raise --timeout.") from None
+    finally:
+        reader.join(timeout=5)
     if proc.returncode != 0:
         raise PullError(explain("".join(lines)))
 

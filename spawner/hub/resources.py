@@ -36,8 +36,14 @@ class Resources:
         """The line a user sees, e.g. '2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2'."""
         gpus = "no GPU" if self.gpus == 0 else f"{self.gpus} GPU" + ("s" if self.gpus > 1 else "")
         memory = self.memory_mib / 1024
-        hours = self.minutes / 60
-        return f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {hours:g} h on {self.partition}"
+        return f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
+
+
+def duration_words(minutes: int) -> str:
+    """What the job really gets, in whole minutes as Slurm counts: '1 min', '1 h 30 min', '8 h'."""
+    hours, rest = divmod(minutes, 60)
+    parts = ([f"{hours} h"] if hours else []) + ([f"{rest} min"] if rest or not hours else [])
+    return " ".join(parts)
 
 
 def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
@@ -52,5 +58,5 @@ def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
         gpus=request.gpus,
         cpus=cpus,
         memory_mib=memory,
-        minutes=max(1, round(request.hours * 60)),
+        minutes=max(1, round(request.hours * 60)),  # Slurm counts whole minutes; summary() says which
     )

@@ -234,8 +234,10 @@ class SlurmGPUSpawner(SlurmSpawner):
         return [f"{prefix}/bin/dsportal-singleuser", *self.get_args()]
 
     def session_spec(self) -> str:
-        """What the session prepares on the node (spawner/job/session.py): storage links and kernels."""
-        return json.dumps({"storage": self.settings.environment.storage, "kernels": self.settings.kernels.model_dump()})
+        """What the session prepares on the node (spawner/job/session.py): storage links and kernels;
+        and what its Jupyter server allows (spawner/jupyter/handlers.py): TensorBoards."""
+        return json.dumps({"storage": self.settings.environment.storage, "kernels": self.settings.kernels.model_dump(),
+                           "tensorboard": self.settings.tensorboard.model_dump()})
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""

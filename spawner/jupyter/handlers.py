@@ -13,6 +13,7 @@ and the launcher.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import os
@@ -27,8 +28,8 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.wsgi import WSGIContainer
 
-from ..contract import READY_PATH, readiness_proof
-from .tensorboard import LogdirError, TensorBoards
+from ..contract import READY_PATH, SESSION_VAR, readiness_proof
+from .tensorboard import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
 
@@ -51,13 +52,20 @@ class InstancesHandler(_Base, APIHandler):
     def get(self):
         self.finish(json.dumps([i.to_dict() for i in self.boards.list()]))
 
+    # Opening reads the folder and builds TensorBoard (imports, plugins): seconds on
+    # a slow filesystem, so never on the event loop that serves the whole session.
+    opener = ThreadPoolExecutor(2, thread_name_prefix="tensorboard-open")
+
     @web.authenticated
-    def post(self):
+    async def post(self):
         body = self.get_json_body() or {}
         if not isinstance(body, dict) or set(body) != {"logdir"}:
             raise web.HTTPError(400, 'Send {"logdir": "<folder>"}')
         try:
-            instance, started = self.boards.open(body["logdir"])
+            instance, started = await asyncio.get_running_loop().run_in_executor(
+                self.opener, self.boards.open, body["logdir"])
+        except TooManyError as e:
+            raise web.HTTPError(409, str(e)) from None
         except LogdirError as e:
             raise web.HTTPError(400, str(e)) from None
         self.set_status(201 if started else 200)
@@ -149,7 +157,10 @@ def _jupyter_server_extension_points():
 
 def _load_jupyter_server_extension(serverapp):
     base = serverapp.web_app.settings["base_url"]
-    boards = TensorBoards(Path(serverapp.root_dir).expanduser(), base)
+    session = json.loads(os.environ.get(SESSION_VAR) or "{}")  # what the admin set (spawner/hub/spawner.py)
+    boards = TensorBoards(Path(serverapp.root_dir).expanduser(), base,
+                          max_instances=session.get("tensorboard", {}).get("max_instances", 3),
+                          big_roots=tuple(session.get("storage", {}).values()))
     serverapp.web_app.settings[SETTINGS_KEY] = boards
     prefix = url_path_join(base, "dsportal/tensorboard")
     serverapp.web_app.add_handlers(".*$", [

@@ -27,6 +27,15 @@ class LogdirError(ValueError):
     """The folder cannot be shown; str(e) says why, for the user."""
 
 
+class TooManyError(LogdirError):
+    """The session runs as many TensorBoards as it may."""
+
+
+def too_big(path: Path, roots: set[Path]) -> bool:
+    """A folder TensorBoard must not rescan every few seconds: /, a top-level folder, a storage root, the home."""
+    return len(path.parts) <= 2 or path in roots
+
+
 @dataclass
 class Instance:
     id: str
@@ -65,10 +74,14 @@ def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[
 class TensorBoards:
     """The running instances of one session, one per folder."""
 
-    def __init__(self, root: Path, base_url: str, factory=make_tensorboard_app):
+    def __init__(self, root: Path, base_url: str, factory=make_tensorboard_app, max_instances: int = 3,
+                 big_roots: tuple[str, ...] = ()):
         self.root = root
         self.base_url = base_url.rstrip("/") + "/"
         self.factory = factory
+        self.max_instances = max_instances
+        # the file browser's root (the home) and the storage mounts, as they resolve
+        self.big_roots = {Path(p).resolve() for p in (root, *big_roots)}
         self._instances: dict[str, Instance] = {}
         self._lock = threading.Lock()
 
@@ -78,18 +91,27 @@ class TensorBoards:
         path = (self.root / logdir.strip()).resolve()  # relative to the file browser's root; absolute stays
         if not path.is_dir():
             raise LogdirError(f"{logdir} is not a folder; choose the folder your training writes its logs to.")
+        if too_big(path, self.big_roots):
+            raise LogdirError(f"{path} is too big a folder for TensorBoard, which rereads all of it every "
+                              f"{RELOAD_SECONDS} s; choose the folder your training writes its logs to, e.g. ~/logs/run1.")
         return path
 
     def prefix(self, id_: str) -> str:
         return f"{self.base_url}dsportal/tensorboard/{id_}"
 
     def open(self, logdir: str) -> tuple[Instance, bool]:
-        """The instance for `logdir`, started if needed; (instance, started now)."""
+        """The instance for `logdir`, started if needed; (instance, started now).
+
+        It touches the filesystem and builds TensorBoard: call it off the event loop.
+        """
         path = self.resolve(logdir)
         id_ = instance_id(path)
         with self._lock:
             if id_ in self._instances:
                 return self._instances[id_], False
+            if len(self._instances) >= self.max_instances:
+                raise TooManyError(f"{len(self._instances)} TensorBoards are open, the most a session may run; "
+                                   "stop one (File > TensorBoards, or the list page) and try again.")
             prefix = self.prefix(id_)
             app, stop = self.factory(path, prefix)
             instance = Instance(id=id_, logdir=str(path), url=prefix + "/", app=app, stop=stop)

@@ -241,6 +241,18 @@ def test_images_pull_through_the_stand_in(tmp_path, a_fake_runtime):
     parse_config({"ldap": {"bind_dn_template": "uid={username}"}, **snippet})  # the printed lines are valid
 
 
+def test_a_hung_pull_is_stopped_at_its_timeout(tmp_path, a_fake_runtime):
+    env = {**os.environ, "NGC_API_KEY": "k", "FAKE_RUNTIME_PULL": "hang",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    result = subprocess.run([sys.executable, "-m", "portal.admin.cli", "images", "pull",
+                             "nvcr.io/nvidia/pytorch:24.01-py3", "--dest", str(tmp_path), "--timeout", "2"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert "Copying blob 1 of 2" in result.stderr  # its progress was shown while it ran
+    assert "the pull did not finish within 2 s" in result.stderr
+    assert not list(tmp_path.glob("*.sif"))
+
+
 @pytest.mark.parametrize("setup, message", [
     ({"FAKE_RUNTIME_PULL": "unauthorized"}, "NGC refused the API key"),
     ({"FAKE_RUNTIME_PULL": "notfound"}, "NGC has no such image; check the name and tag"),

@@ -98,6 +98,22 @@ def test_list_page_and_stop(tb_session):
     assert status == 201
 
 
+def test_huge_folders_and_more_than_the_cap_are_refused(tb_session):
+    cluster, _ = tb_session
+    api = "/user/alice/dsportal/tensorboard/api/instances"
+    for logdir in ("/", "/home", ".", "isilon"):
+        status, answer = cluster.request("POST", api, {"logdir": logdir})
+        assert status == 400 and "too big a folder for TensorBoard" in answer["message"], (logdir, answer)
+    for run in ("run-a", "run-b", "run-c"):
+        subprocess.run(["sudo", "-u", "alice", "mkdir", "-p", f"/home/alice/tb-test/{run}"], check=True, timeout=30)
+    for running in cluster.request("GET", api)[1]:
+        assert cluster.request("DELETE", f"{api}/{running['id']}")[0] == 204
+    opened = [cluster.request("POST", api, {"logdir": f"tb-test/{run}"})[0] for run in ("run-a", "run-b", "run-c")]
+    assert opened == [201, 201, 201]  # the session's cap is 3 (tensorboard.max_instances' default)
+    status, answer = cluster.request("POST", api, {"logdir": "tb-test"})
+    assert status == 409 and "3 TensorBoards are open, the most a session may run; stop one" in answer["message"]
+
+
 def test_stopping_the_session_ends_everything(tb_session):
     cluster, instance = tb_session
     cluster.stop("alice")

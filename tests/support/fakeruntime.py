@@ -4,7 +4,8 @@
     exec --nv --bind PATHS IMAGE python -m ipykernel_launcher -f CONNECTION_FILE
 records the arguments, then runs the kernel command without a container.
 `pull` records its arguments and which credential variables it saw, and acts
-as FAKE_RUNTIME_PULL says: ok (writes the image), unauthorized, notfound, nospace.
+as FAKE_RUNTIME_PULL says: ok (writes the image), unauthorized, notfound, nospace,
+or hang (one progress line, then nothing, with its output left open).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def main(name: str, log: str, argv: list[str]) -> int:
             "notfound": "FATAL: While making image from oci registry: manifest unknown: manifest unknown",
             "nospace": "FATAL: While making image: write /tmp/build: no space left on device",
         }
+        if mode == "hang":
+            print("INFO:    Copying blob 1 of 2", flush=True)
+            time.sleep(3600)
         if mode in messages:
             print("INFO:    Converting OCI blobs to SIF format", flush=True)
             sys.stderr.write(messages[mode] + "\n")

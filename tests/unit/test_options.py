@@ -86,6 +86,13 @@ def test_time_and_memory_spelling(slurm):
     assert resources_for(SessionRequest("sxm2", 1, 1), odd).memory == "1500M"
 
 
+@pytest.mark.parametrize("hours, words", [(0.02, "1 min"), (0.5, "30 min"), (1.5, "1 h 30 min"), (8, "8 h"),
+                                          (0.01, "1 min"), (2.999, "3 h")])
+def test_the_summary_says_the_whole_minutes_the_job_gets(slurm, hours, words):
+    # Slurm counts whole minutes; the log and the form say what the job really gets, never "0.0166667 h"
+    assert resources_for(SessionRequest("sxm2", 1, hours), slurm).summary().endswith(f"· {words} on sxm2")
+
+
 def test_options_form(slurm):
     html = render_options_form(slurm)
     assert '<select id="dsportal-partition" name="partition"' in html

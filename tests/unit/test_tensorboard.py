@@ -8,7 +8,7 @@ import threading
 import pytest
 from werkzeug.test import Client
 
-from spawner.jupyter.tensorboard import LogdirError, TensorBoards, instance_id
+from spawner.jupyter.tensorboard import LogdirError, TensorBoards, TooManyError, instance_id
 from tests.support.http import wait_until
 
 
@@ -47,6 +47,32 @@ def test_bad_folders_are_refused_with_a_reason(tmp_path, logdir, message):
     boards = TensorBoards(tmp_path, "/user/alice/", factory=lambda p, x: pytest.fail("started"))
     with pytest.raises(LogdirError, match=message):
         boards.open(logdir)
+
+
+def test_a_session_runs_at_most_its_cap_of_tensorboards(tmp_path):
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    boards = TensorBoards(tmp_path, "/user/alice/", factory=lambda p, x: ("app", lambda: None), max_instances=2)
+    first, _ = boards.open("a")
+    boards.open("b")
+    with pytest.raises(TooManyError, match="2 TensorBoards are open, the most a session may run; stop one"):
+        boards.open("c")
+    assert boards.open("a") == (first, False)  # one already open is still handed out
+    boards.close(first.id)
+    assert boards.open("c")[1] is True
+
+
+def test_huge_folders_are_refused(tmp_path):
+    storage = tmp_path / "isilon"
+    (storage / "project").mkdir(parents=True)
+    (tmp_path / "home" / "logs").mkdir(parents=True)
+    (tmp_path / "home" / "isilon").symlink_to(storage)
+    boards = TensorBoards(tmp_path / "home", "/user/alice/", factory=lambda p, x: ("app", lambda: None),
+                          big_roots=(str(storage),))
+    for logdir in ("/", "/usr", str(tmp_path / "home"), ".", "isilon", str(storage)):
+        with pytest.raises(LogdirError, match="too big a folder for TensorBoard, which rereads all of it every 5 s"):
+            boards.open(logdir)
+    assert boards.open("logs")[1] and boards.open("isilon/project")[1]
 
 
 def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
