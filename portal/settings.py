@@ -276,6 +276,9 @@ class SlurmSettings(Section):
         example=["datasci"])
     command_timeout: Timeout = key(20, "Seconds before a Slurm command counts as hung.")
     start_timeout: integer(10, 86400) = key(900, "Seconds a session may wait in the queue and start before it is given up.")
+    stop_timeout: integer(5, 3600) = key(
+        60, "Seconds a stop retries scancel and waits for the job to leave the queue; after that the job "
+        "stays marked stopping and the hub's reconciler keeps cancelling it.")
     job_name: SlurmName = key(
         "dsportal", "Name of every session job. The portal owns the jobs of this name: one it does not track "
         "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.")

@@ -109,7 +109,7 @@ DS Portal is up: {HUB_URL}
 def down() -> None:
     if supervisor.running():
         supervisor.stop("jupyterhub", "proxy")
-        run(["scancel", "--quiet", "--name", ",".join(f"dsportal-{u}" for u in USERS)], check=False, timeout=20)
+        run(["scancel", "--quiet", "--name=dsportal"], check=False, timeout=20)
         supervisor.shutdown()
     say("everything is stopped")
 

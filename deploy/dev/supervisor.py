@@ -10,11 +10,14 @@ outage tests expect.
 
 from __future__ import annotations
 
+import os
+import pwd
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import LOGS, STATE, ClusterError, run, write_if_changed
+from .common import LOGS, STATE, ClusterError, run, say, write_if_changed
 
 CONF = STATE / "supervisord.conf"
 SOCKET = Path("/run/dsportal-dev-supervisor.sock")
@@ -88,10 +91,53 @@ def running() -> bool:
     return SOCKET.exists() and ctl("pid", check=False).stdout.strip().isdigit()
 
 
+def launched_as(argv: list[str], cmdline: list[str]) -> bool:
+    """`cmdline` is the process `argv` started, also through a script's interpreter (node, python)."""
+    if len(cmdline) < len(argv) or cmdline[len(cmdline) - len(argv) + 1:] != argv[1:]:
+        return False
+    head = cmdline[len(cmdline) - len(argv)]
+    return head == argv[0] or os.path.basename(head) == os.path.basename(argv[0])
+
+
+def orphans(programs: list[Program]) -> list[tuple[Program, int]]:
+    """Processes of these very command lines and users still running without their supervisord.
+
+    A supervisord that crashed (or was killed) leaves its children running:
+    e.g. the proxy still holds port 8000, and a new one could not start.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = [a.decode(errors="replace") for a in (entry / "cmdline").read_bytes().split(b"\0")[:-1]]
+            uid = entry.stat().st_uid
+        except OSError:
+            continue
+        for p in programs:
+            if cmdline and launched_as(p.argv, cmdline) and uid == pwd.getpwnam(p.user).pw_uid:
+                found.append((p, int(entry.name)))
+    return found
+
+
+def stop_orphans(programs: list[Program]) -> None:
+    left = orphans(programs)
+    for p, pid in left:
+        say(f"{p.name} (pid {pid}) outlived the supervisord that started it: stopping it to start it afresh")
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for _, pid in left:
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+
+
 def ensure(programs: list[Program]) -> None:
     """supervisord runs with this configuration (changed programs are restarted by `update`)."""
     changed = write_if_changed(CONF, render(programs), mode=0o600)
     if not running():
+        stop_orphans(programs)
         run([SUPERVISORD, "-c", str(CONF)], timeout=30)
         deadline = time.monotonic() + 20
         while not running():

@@ -122,14 +122,16 @@ class SlurmGPUSpawner(SlurmSpawner):
     ).tag(config=True)
 
     stop_timeout = Float(
-        60.0,
-        help="""Seconds a stop keeps at it: scancel retried with back-off, then waiting for
-        the job to leave the queue (default 60).  Past that the job stays the session's,
-        marked stopping, and the hub's reconciler keeps cancelling it.
+        help="""Seconds a stop retries scancel and waits for the job to leave the queue.
 
-        Example: c.SlurmGPUSpawner.stop_timeout = 120
+        Default: slurm.stop_timeout of the admin YAML (60).  Past it the job stays
+        the session's, marked stopping, and the hub's reconciler keeps cancelling it.
         """,
     ).tag(config=True)
+
+    @default("stop_timeout")
+    def _default_stop_timeout(self) -> int:
+        return self.settings.slurm.stop_timeout  # slurm.stop_timeout in the admin YAML
 
     request: SessionRequest | None = None
     resources: Resources | None = None

@@ -22,7 +22,7 @@ def test_two_gpu_session_starts_answers_and_stops(cluster):
     assert field(job, "NumNodes") in ("1", "1-1")  # pending jobs show min-max
     assert field(job, "MinMemoryNode") == "96G" or "mem=96G" in job
     assert field(job, "UserId").startswith("alice(")
-    assert field(job, "JobName") == "dsportal-alice"
+    assert field(job, "JobName") == "dsportal"
 
     server = cluster.wait_ready("alice")
     assert server["url"] == url_for("/user/alice/")  # its own origin

@@ -100,5 +100,5 @@ class Cluster:
         for name in USERS:
             if self.request("GET", f"/hub/api/users/{name}")[0] == 200 and self.server(name):
                 self.stop(name)
-        subprocess.run(["scancel", "--name", ",".join(f"dsportal-{u}" for u in USERS)], timeout=30)
+        subprocess.run(["scancel", "--name=dsportal"], timeout=30)
         self.wait(lambda: not self.jobs(), 60, "an empty queue")
