@@ -137,10 +137,11 @@ class SlurmGPUSpawner(SlurmSpawner):
     resources: Resources | None = None
     job_info: JobInfo | None = None
     answering = False  # JupyterLab in the job answers HTTP
-    # Saved with the job id (get_state): `ready` once start() returned, `stopping`
+    # Saved with the job id (get_state): `start_done` once start() returned, `stopping`
     # once a stop began.  A stopping job stays this spawner's until Slurm confirms
     # it gone; meanwhile the reconciler keeps cancelling it and no new session starts.
-    ready = False
+    # (Not `ready`: that is JupyterHub's own property.)
+    start_done = False
     stopping = False
     gone_confirmed = False
 
@@ -279,14 +280,14 @@ class SlurmGPUSpawner(SlurmSpawner):
     def get_state(self) -> dict:
         state = super().get_state()
         if self.job_id:
-            state["ready"] = self.ready
+            state["start_done"] = self.start_done
             if self.stopping:
                 state["stopping"] = True
         return state
 
     def load_state(self, state: dict) -> None:
         super().load_state(state)
-        self.ready = bool(state.get("ready"))
+        self.start_done = bool(state.get("start_done"))
         self.stopping = bool(state.get("stopping"))
 
     def save_state(self) -> None:
@@ -306,7 +307,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             return
         super().clear_state()
         self.job_info = None
-        self.ready = self.stopping = self.gone_confirmed = False
+        self.start_done = self.stopping = self.gone_confirmed = False
 
     def stopping_message(self) -> str:
         """What the user reads while an old job is not confirmed gone ("" when there is none)."""
@@ -372,7 +373,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def start(self):
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
             await self._settle_earlier_job()
-        self.ready = self.stopping = self.gone_confirmed = False
+        self.start_done = self.stopping = self.gone_confirmed = False
         self.ip = self.traits()["ip"].default_value
         self.port = 0
         if self.server:
@@ -390,7 +391,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             if checks % 20 == 0:  # Slurm itself, once a second
                 await self._status_during_start()
         await self._wait_until_answering()
-        self.ready = True
+        self.start_done = True
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
         return self.ip, self.port
 
@@ -475,7 +476,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             return 1
         if self.stopping:
             return 1  # asked to stop: not a session any more, though Slurm has not confirmed the job gone
-        if not self.ready and not (self._spawn_pending or self._stop_pending):
+        if not self.start_done and not (self._spawn_pending or self._stop_pending):
             # Saved by a start the hub did not live to finish (it restarted meanwhile):
             # nothing will connect to this job, so it must not keep its GPUs.
             self.log.warning("Session job %s of %s was still starting when the hub restarted: cancelling it",

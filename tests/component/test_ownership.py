@@ -90,7 +90,7 @@ async def test_the_job_id_is_saved_the_moment_sbatch_answers(a_spawner, mock_slu
         return json.loads(state) if state else {}
 
     await until(lambda: committed().get("job_id") == job_id)
-    assert committed()["ready"] is False  # still pending: the start is not done
+    assert committed()["start_done"] is False  # still pending: the start is not done
     await cancelled(task)
 
 
@@ -188,3 +188,13 @@ async def test_the_reconciler_leaves_owned_jobs_and_users_mid_submit_alone(a_spa
     not_ready = Reconciler(client, owned=lambda: None, interval=60, max_age=0)  # the hub has no database yet
     assert await not_ready.run_once() == [] and not_ready.passes == 0
     assert mock_slurm.jobs()[job_id]["state"] == "RUNNING"
+
+
+def test_the_spawner_keeps_jupyterhubs_own_state_properties():
+    # the hub reads these everywhere (progress, home page, API); a same-named attribute would shadow them
+    from jupyterhub.spawner import Spawner
+
+    from spawner.hub.spawner import SlurmGPUSpawner
+
+    for name in ("ready", "active", "pending", "_log_name"):
+        assert getattr(SlurmGPUSpawner, name) is getattr(Spawner, name), name
