@@ -401,8 +401,10 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.stopping = True
         self.log.info("Session of %s: earlier job %s is not confirmed gone; ending it first", self._log_name, job_id)
         if await self._end_job(job_id, timeout=min(self.stop_timeout, 15.0)):
-            self.gone_confirmed = True
-            self.clear_state()
+            # forget the old job only: clear_state() would also drop this start's new API token
+            self.job_id = self.job_status = ""
+            self.job_info = None
+            self.stopping = False
             self.save_state()
             return
         raise _refuse(self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. "

@@ -63,11 +63,14 @@ async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_sess
     assert len(mock_slurm.calls("sbatch")) == 1  # nothing new submitted
 
     mock_slurm.heal()  # Slurm answers again: the next start ends the old job first, then submits
+    a_spawner.api_token = "alice-server-token"  # as JupyterHub gives every start its token
     a_spawner.apply_session_options({"gpus": 1})
     task = asyncio.ensure_future(a_spawner.start())
     await until(lambda: len(mock_slurm.calls("sbatch")) == 2)
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
     assert a_spawner.job_id != job_id and not a_spawner.stopping
+    # the new job carries this start's API token (forgetting the old job must not drop it)
+    assert mock_slurm.calls("sbatch")[-1]["env"]["JUPYTERHUB_API_TOKEN"] == "alice-server-token"
     await cancelled(task)
 
 
