@@ -26,7 +26,7 @@ from portal.settings import is_username
 from .slurm import JobInfo, SlurmClient, SlurmError
 from .watcher import Listing
 
-log = logging.getLogger("dsportal.reconciler")
+log = logging.getLogger("JupyterHub").getChild("reconciler")  # in the hub's log, its format
 
 MAX_BACKOFF = 3600.0
 

@@ -23,7 +23,7 @@ from portal.settings import SlurmSettings
 from .jobspec import as_user
 from .watcher import JobWatcher
 
-log = logging.getLogger("dsportal.slurm")
+log = logging.getLogger("JupyterHub").getChild("slurm")  # in the hub's log, its format
 
 # stderr fragments that mean "the controller did not answer", not "bad request"
 _UNAVAILABLE = (

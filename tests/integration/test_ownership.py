@@ -43,6 +43,11 @@ def untracked_jobs(cluster) -> list[str]:
     return [job for job, user in jobs if not cluster.server(user)]
 
 
+def start_hub_again(cluster) -> None:
+    supervisorctl("start", "jupyterhub")
+    cluster.wait(lambda: cluster.request("GET", "/hub/api/")[0] == 200, 90, "the hub answering")
+
+
 @pytest.fixture
 def slurm_restored(cluster):
     """Whatever a test does to slurmctld or the hub, both answer again afterwards."""
@@ -90,7 +95,7 @@ def test_a_hub_killed_while_a_session_waits_in_the_queue_cancels_that_job_when_i
     assert cluster.jobs("alice")[job_id]["state"] == "PENDING"
     os.kill(program_pid("jupyterhub"), signal.SIGKILL)  # a crash: no shutdown code runs
     subprocess.run(["scontrol", "update", "PartitionName=sxm2", "State=UP"], check=True, timeout=30)
-    supervisorctl("start", "jupyterhub")
+    start_hub_again(cluster)
     cluster.wait(lambda: job_id not in cluster.jobs(), 90, f"the abandoned start's job {job_id} cancelled")
     assert not cluster.server("alice") and untracked_jobs(cluster) == []
 
@@ -102,7 +107,7 @@ def test_a_hub_crash_keeps_running_sessions_and_says_how_long_reattaching_took(s
     jobs = {user: cluster.wait_ready(user) and cluster.job_of(user) for user in ("alice", "bob")}
     os.kill(program_pid("jupyterhub"), signal.SIGKILL)
     began = time.monotonic()
-    supervisorctl("start", "jupyterhub")
+    start_hub_again(cluster)
     for user in ("alice", "bob"):
         cluster.wait(lambda: cluster.request("GET", f"/user/{user}/api/status")[0] == 200, 60, f"{user} reachable")
     print(f"\nhub crash: restarted and both sessions answering again after {time.monotonic() - began:.1f} s")
@@ -111,8 +116,9 @@ def test_a_hub_crash_keeps_running_sessions_and_says_how_long_reattaching_took(s
 
 def test_a_stray_portal_job_is_cancelled(cluster):
     out = subprocess.run(["sudo", "-u", "bob", "sbatch", "--parsable", "--job-name=dsportal", "--partition=sxm2",
-                          "--wrap", "sleep 600"], capture_output=True, text=True, timeout=30, check=True).stdout
+                          "--chdir=/home/bob", "--output=/dev/null", "--wrap", "sleep 600"], capture_output=True, text=True, timeout=30, check=True).stdout
     job_id = out.strip().split(";")[0]
+    cluster.wait(lambda: cluster.jobs().get(job_id, {}).get("state") == "RUNNING", 30, f"stray job {job_id} running")
     cluster.wait(lambda: job_id not in cluster.jobs(), 60, f"stray job {job_id} cancelled")
     assert f"Job {job_id} of bob" in HUB_LOG.read_text() and untracked_jobs(cluster) == []
 
