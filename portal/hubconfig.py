@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from spawner.contract import data_dir
 from spawner.hub.ignored import ignored_settings
-from spawner.hub.spawner import start_reconciler
+from spawner.hub.services import start_in_hub
 
 from .cleartext import cleartext_warnings
 from .config import config_path, load_config
@@ -49,8 +49,9 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.JupyterHub.template_paths = [str(data_dir("templates"))]
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
-    # Session jobs no session owns are cancelled, from the hub's start on (spawner/hub/reconciler.py).
-    start_reconciler(str(path))
+    # Shared Slurm answers for all users; session jobs no session owns are cancelled
+    # from the hub's start on (spawner/hub/services.py, reconciler.py).
+    start_in_hub(str(path))
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
     # sessions read only the environment's and the system's config (the portal's extensions live there).

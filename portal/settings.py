@@ -279,6 +279,9 @@ class SlurmSettings(Section):
     stop_timeout: integer(5, 3600) = key(
         60, "Seconds a stop retries scancel and waits for the job to leave the queue; after that the job "
         "stays marked stopping and the hub's reconciler keeps cancelling it.")
+    cluster_info_seconds: integer(1, 3600) = key(
+        15, "Seconds one answer about free GPUs (sinfo) and start estimates is reused for everyone; "
+        "Slurm calls then do not grow with the number of users looking.")
     job_name: SlurmName = key(
         "dsportal", "Name of every session job. The portal owns the jobs of this name: one it does not track "
         "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.")

@@ -18,7 +18,17 @@ PENDING_REASONS = {
 }
 
 
-def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int, answering: bool) -> dict:
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def place_in_queue(order: list[str], job_id: str) -> int | None:
+    """1 for the first of the partition's pending jobs (Slurm's priority order), None if not among them."""
+    return order.index(job_id) + 1 if job_id in order else None
+
+
+def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int, answering: bool,
+                   place: int | None = None) -> dict:
     """{"progress": percent for the page's bar, "message": the line the user reads}."""
     if not job_id:
         return {"progress": 10, "message": "Submitting your session to Slurm..."}
@@ -26,7 +36,13 @@ def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int,
         reason = info.reason if info else ""
         words = PENDING_REASONS.get(reason, "waiting in the queue")
         detail = f" ({reason})" if reason and reason != "None" else ""
-        return {"progress": 25, "message": f"Job {job_id} is queued on {partition}: {words}{detail}."}
+        message = f"Job {job_id} is queued on {partition}: {words}{detail}."
+        if info is not None and reason not in ("", "None"):  # really waiting: say where and until when
+            if place:
+                message += f" It is {ordinal(place)} in line there."
+            message += (f" Slurm expects it to start at {info.start.replace('T', ' ')[:16]}." if info.start
+                        else " Slurm gives no start estimate yet.")
+        return {"progress": 25, "message": message}
     if port == 0:
         return {"progress": 50, "message": f"Job {job_id} is running on {info.node}; starting JupyterLab..."}
     if not answering:

@@ -43,7 +43,7 @@ ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
 # The reason goes last: it is the one free-text field (Slurm's state description),
 # so a "|" inside it cannot shift the other fields.  No job name is printed:
 # the listing asks Slurm for the portal's jobs by name instead.
-SQUEUE_FORMAT = "%i|%u|%T|%N|%r"
+SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%r"
 
 
 class SlurmError(RuntimeError):
@@ -68,6 +68,7 @@ class JobInfo:
     reason: str = ""
     node: str = ""
     user: str = ""
+    start: str = ""  # Slurm's expected start of a pending job ('2026-11-22T11:00:00'), "" when it has none
 
     @property
     def pending(self) -> bool:
@@ -86,6 +87,12 @@ class JobInfo:
 async def run(argv: list[str], *, timeout: float, input: str | None = None,
               env: dict[str, str] | None = None) -> str:
     """Run `argv`; return stdout, or raise SlurmError / SlurmUnavailable."""
+    return (await run_both(argv, timeout=timeout, input=input, env=env))[0]
+
+
+async def run_both(argv: list[str], *, timeout: float, input: str | None = None,
+                   env: dict[str, str] | None = None) -> tuple[str, str]:
+    """run(), returning (stdout, stderr): some answers come on stderr (sbatch --test-only)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -113,7 +120,7 @@ async def run(argv: list[str], *, timeout: float, input: str | None = None,
     if proc.returncode != 0:
         cls = SlurmUnavailable if any(p in stderr for p in _UNAVAILABLE) else SlurmError
         raise cls(argv, proc.returncode, stderr)
-    return out.decode(errors="replace")
+    return out.decode(errors="replace"), stderr
 
 
 def parse_job_id(output: str) -> str:
@@ -130,7 +137,7 @@ class UnreadableAnswer(ValueError):
 
 
 def parse_squeue(output: str) -> dict[str, JobInfo]:
-    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%r') -> {job_id: JobInfo}.
+    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%r') -> {job_id: JobInfo}.
 
     A line that does not read raises UnreadableAnswer: a job missing from the
     result means "Slurm says it is gone", so nothing may go missing by accident.
@@ -140,17 +147,18 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
     for line in output.splitlines():
         if not line.strip():
             continue
-        parts = line.strip().split("|", 4)
-        if len(parts) != 5 or not parts[2]:
+        parts = line.strip().split("|", 5)
+        if len(parts) != 6 or not parts[2]:
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
-        job_id, user, state, node, reason = parts
+        job_id, user, state, node, start, reason = parts
         if not job_id.isdigit():
             if re.fullmatch(r"[0-9]+_[0-9\[\]%,-]+", job_id):
                 continue
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
         reason = "" if reason in ("None", "(null)") else reason
         node = "" if node in ("", "(null)", "n/a") else node
-        jobs[job_id] = JobInfo(job_id, state.split()[0], reason, node, user)
+        start = start if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}", start) else ""  # N/A, Unknown
+        jobs[job_id] = JobInfo(job_id, state.split()[0], reason, node, user, start if state.startswith("PENDING") else "")
     return jobs
 
 

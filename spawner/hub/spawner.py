@@ -26,58 +26,23 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from sqlalchemy.orm import object_session
 from traitlets import Float, Unicode, default
 
-from portal.config import config_path, load_config
+from portal.config import config_path
 from portal.settings import PortalSettings, is_username
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
 
-from . import portapi  # noqa: F401  (registers the port handler, unregisters batchspawner's)
+from . import clusterapi, portapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
 from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, resources_for
-from .progress import start_progress
-from .reconciler import Reconciler, hub_owned_jobs
+from .progress import place_in_queue, start_progress
+from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
-
-_configs: dict[str, PortalSettings] = {}
-_clients: dict[str, SlurmClient] = {}
-_reconcilers: dict[str, tuple[Reconciler, asyncio.Task]] = {}
-
-
-def _settings_for(path: str) -> PortalSettings:
-    if path not in _configs:
-        _configs[path] = load_config(path)
-    return _configs[path]
-
-
-def _client_for(path: str) -> SlurmClient:
-    # one client, and so one shared squeue watcher, per admin config
-    if path not in _clients:
-        _clients[path] = SlurmClient(_settings_for(path).slurm)
-    return _clients[path]
-
-
-def start_reconciler(path: str) -> Reconciler | None:
-    """Start the hub's reconciler for this admin config (once), on the running event loop.
-
-    Called while JupyterHub loads its config (portal/hubconfig.py), which it
-    does inside its event loop; without a running loop (check-config) nothing starts.
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    path = str(path)
-    if path not in _reconcilers:
-        reconciler = Reconciler(_client_for(path), hub_owned_jobs, _settings_for(path).slurm.reconcile_seconds)
-        _reconcilers[path] = (reconciler, loop.create_task(reconciler.run_forever()))
-    return _reconcilers[path][0]
-
 
 class LinkSpawnRefused(ValueError):
     """Options arrived in a GET URL; only the form's POST and the REST API start sessions."""
@@ -148,11 +113,11 @@ class SlurmGPUSpawner(SlurmSpawner):
     # --- configuration -------------------------------------------------------
     @property
     def settings(self) -> PortalSettings:
-        return _settings_for(self.config_file)
+        return services_for(self.config_file).settings
 
     @property
     def slurm_client(self) -> SlurmClient:
-        return _client_for(self.config_file)
+        return services_for(self.config_file).client
 
     @default("start_timeout")
     def _default_start_timeout(self) -> int:
@@ -515,11 +480,28 @@ class SlurmGPUSpawner(SlurmSpawner):
     def progress_event(self) -> dict:
         """Where the start is, in Slurm's words, with a rough percentage for the page's bar."""
         partition = self.request.partition if self.request else "the cluster"
-        return start_progress(self.job_id, self.job_info, partition, self.port, self.answering)
+        return start_progress(self.job_id, self.job_info, partition, self.port, self.answering, self.queue_place)
+
+    queue_place: int | None = None
+
+    async def _update_queue_place(self) -> None:
+        """The job's place among its partition's pending jobs (a shared, cached squeue)."""
+        if not (self.job_id and self.job_info and self.job_info.pending and self.request):
+            self.queue_place = None
+            return
+        try:
+            order = await services_for(self.config_file).queue_order(self.request.partition)
+        except SlurmError:
+            return  # keep the last place; the line says what Slurm said last
+        self.queue_place = place_in_queue(order, self.job_id)
 
     async def progress(self):
         last = None
+        ticks = 0
         while True:
+            if ticks % 10 == 0:  # every 5 s; the answer itself is shared and cached
+                await self._update_queue_place()
+            ticks += 1
             event = self.progress_event()
             if event != last:
                 yield event

@@ -63,7 +63,14 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server
     job_id = next(iter(mock_slurm.jobs()))
     mock_slurm.set_job(job_id, reason="Resources")
     await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.reason == "Resources")
-    assert a_spawner.progress_message() == f"Job {job_id} is queued on sxm2: waiting for GPUs to become free (Resources)."
+    assert a_spawner.progress_message() == (f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
+                                            "(Resources). Slurm gives no start estimate yet.")
+    mock_slurm.set_job(job_id, start="2026-11-22T11:05:00")
+    await until(lambda: a_spawner.job_info.start)
+    await a_spawner._update_queue_place()
+    assert a_spawner.progress_message() == (f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
+                                            "(Resources). It is 1st in line there. Slurm expects it to start at "
+                                            "2026-11-22 11:05.")
     events = a_spawner.progress()
     assert (await events.__anext__())["message"].startswith(f"Job {job_id} is queued")
     mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")

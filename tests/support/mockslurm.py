@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 UNREACHABLE = {
+    "sinfo": "slurm_load_partitions: Unable to contact slurm controller (connect failure)",
     "sbatch": "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
     "squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
     "scancel": "scancel: error: Kill job error: Unable to contact slurm controller (connect failure)",
@@ -75,6 +76,12 @@ def _options(argv: list[str]) -> dict[str, str]:
     return opts
 
 
+TEST_ONLY_START = "2026-11-22T12:00:00"
+# node, partition, state, GPUs, GPUs used, idle cores, cores, memory MiB, memory used MiB
+NODES = [["gpu01", "sxm2", "idle", 4, 0, 40, 40, 393216, 0], ["gpu02", "sxm2", "mix", 4, 3, 16, 40, 393216, 147456],
+         ["gpu03", "pcie", "idle", 2, 0, 40, 40, 393216, 0]]
+
+
 def sbatch(state: Path, argv: list[str]) -> int:
     script = sys.stdin.read()
     opts = _options(argv)
@@ -82,6 +89,10 @@ def sbatch(state: Path, argv: list[str]) -> int:
     failed = _failure(state, "sbatch")
     if failed:
         return failed
+    if "test-only" in opts:  # Slurm's answer on stderr, nothing queued
+        sys.stderr.write(f"sbatch: Job 99999 to start at {TEST_ONLY_START} using 8 processors on nodes gpu01 "
+                         f"in partition {opts.get('partition')}\n")
+        return 0
     with _table(state) as t:
         job_id = str(t["next_id"])
         t["next_id"] += 1
@@ -108,12 +119,31 @@ def squeue(state: Path, argv: list[str]) -> int:
     names = set(opts.get("name", "").split(",")) - {""}
     with _table(state) as t:
         jobs = t["jobs"]
+    if opts.get("format") == "%i":  # a partition's pending jobs in priority order (here: submission order)
+        for job_id in sorted(jobs, key=int):
+            job = jobs[job_id]
+            if job["state"] == "PENDING" and job["options"].get("partition") == opts.get("partition"):
+                print(job_id)
+        return 0
     for job_id in sorted(jobs, key=int):
         job = jobs[job_id]
         if not names or job["name"] in names:
-            print(f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job['reason']}")
+            print(f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
+                  f"{job['reason']}")
     if _mode(state, "squeue") == "garbage":
         print("slurm_load_jobs: half a line|")
+    return 0
+
+
+def sinfo(state: Path, argv: list[str]) -> int:
+    _record(state, {"cmd": "sinfo", "argv": argv})
+    failed = _failure(state, "sinfo")
+    if failed:
+        return failed
+    path = state / "nodes.json"
+    for node, part, st, gpus, used, idle, cpus, mem, mem_used in (json.loads(path.read_text()) if path.exists()
+                                                                  else NODES):
+        print(f"{node}|{part}|{st}|gpu:{gpus}|gpu:{used}(IDX:N/A)|{cpus - idle}/{idle}/0/{cpus}|{mem_used}|{mem}|")
     return 0
 
 
@@ -176,7 +206,7 @@ def advance(state: Path) -> None:
                     job["state"] = "CANCELLED"
 
 
-COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sudo": sudo}
+COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sinfo": sinfo, "sudo": sudo}
 
 
 def main(cmd: str, state_dir: str, argv: list[str]) -> int:
@@ -202,7 +232,7 @@ class MockSlurm:
         self.state = root / "state"
         self.bin.mkdir(parents=True)
         self.state.mkdir(parents=True)
-        for cmd in ("sbatch", "squeue", "scancel", "sudo"):
+        for cmd in ("sbatch", "squeue", "scancel", "sinfo", "sudo"):
             path = self.bin / cmd
             # a stand-in command; the spawner runs it as it would run Slurm's
             path.write_text(
@@ -221,6 +251,10 @@ class MockSlurm:
     def set_job(self, job_id: str, **fields) -> None:
         with _table(self.state) as table:
             table["jobs"][job_id].update(fields)
+
+    def set_nodes(self, nodes: list[list]) -> None:
+        """What sinfo shows (rows as NODES)."""
+        (self.state / "nodes.json").write_text(json.dumps(nodes))
 
     def purge(self, job_id: str) -> None:
         with _table(self.state) as table:
@@ -257,6 +291,7 @@ def config_data(mock: MockSlurm) -> dict:
             "sbatch": mock.path("sbatch"),
             "squeue": mock.path("squeue"),
             "scancel": mock.path("scancel"),
+            "sinfo": mock.path("sinfo"),
             "sudo": mock.path("sudo"),
             "command_timeout": 3,
         },

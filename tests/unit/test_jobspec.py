@@ -79,11 +79,12 @@ def test_parse_job_id():
 
 
 def test_parse_squeue():
-    out = ("12|alice|PENDING|(null)|Resources\n13|bob|RUNNING|node001|None\n14|alice|COMPLETING|node002|None\n"
-           "15_1|carol|RUNNING|x|None\n16|dave|PENDING||held by admin | see ticket | 42\n")
+    out = ("12|alice|PENDING|(null)|2026-11-22T11:00:00|Resources\n13|bob|RUNNING|node001|2026-11-22T09:00:00|None\n"
+           "14|alice|COMPLETING|node002|N/A|None\n15_1|carol|RUNNING|x|N/A|None\n"
+           "16|dave|PENDING||N/A|held by admin | see ticket | 42\n")
     assert parse_squeue(out) == {
-        "12": JobInfo("12", "PENDING", "Resources", "", "alice"),
-        "13": JobInfo("13", "RUNNING", "", "node001", "bob"),
+        "12": JobInfo("12", "PENDING", "Resources", "", "alice", "2026-11-22T11:00:00"),  # Slurm's estimate
+        "13": JobInfo("13", "RUNNING", "", "node001", "bob"),  # a running job's start is no estimate
         "14": JobInfo("14", "COMPLETING", "", "node002", "alice"),
         "16": JobInfo("16", "PENDING", "held by admin | see ticket | 42", "", "dave"),  # a | in the reason
     }
@@ -93,16 +94,32 @@ def test_parse_squeue():
     assert parse_squeue("") == {}
 
 
-@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|None\n", "x1|a|RUNNING|n|r\n"])
+@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|N/A|None\n",
+                                     "x1|a|RUNNING|n|N/A|r\n"])
 def test_an_unreadable_squeue_line_is_an_error_not_a_missing_job(garbage):
     # a job missing from a listing means "gone": a line that does not read must not make one go missing
     with pytest.raises(UnreadableAnswer):
-        parse_squeue("13|bob|RUNNING|node001|None\n" + garbage)
+        parse_squeue("13|bob|RUNNING|node001|N/A|None\n" + garbage)
 
 
 def test_query_and_cancel_arguments(slurm):
-    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%r"]
+    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%S|%r"]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
+
+
+@pytest.mark.parametrize("order, place", [(["5", "7", "9"], 2), (["7"], 1), ([], None), (["5"], None)])
+def test_place_in_queue(order, place):
+    from spawner.hub.progress import place_in_queue
+
+    assert place_in_queue(order, "7") == place
+
+
+@pytest.mark.parametrize("n, words", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"),
+                                      (21, "21st"), (102, "102nd"), (113, "113th")])
+def test_ordinal(n, words):
+    from spawner.hub.progress import ordinal
+
+    assert ordinal(n) == words
 
 
 def test_start_progress_in_words():
@@ -111,9 +128,16 @@ def test_start_progress_in_words():
     assert start_progress("", None, "sxm2", 0, False) == {"progress": 10, "message": "Submitting your session to Slurm..."}
     queued = JobInfo("7", "PENDING", "Priority", "")
     assert start_progress("7", queued, "sxm2", 0, False)["message"] == (
-        "Job 7 is queued on sxm2: other jobs are ahead in the queue (Priority).")
+        "Job 7 is queued on sxm2: other jobs are ahead in the queue (Priority). Slurm gives no start estimate yet.")
     odd = JobInfo("7", "PENDING", "SomethingNew", "")
-    assert start_progress("7", odd, "sxm2", 0, False)["message"] == "Job 7 is queued on sxm2: waiting in the queue (SomethingNew)."
+    assert start_progress("7", odd, "sxm2", 0, False)["message"] == (
+        "Job 7 is queued on sxm2: waiting in the queue (SomethingNew). Slurm gives no start estimate yet.")
+    waiting = JobInfo("7", "PENDING", "Resources", "", "alice", "2026-11-22T11:05:00")
+    assert start_progress("7", waiting, "sxm2", 0, False, place=2)["message"] == (
+        "Job 7 is queued on sxm2: waiting for GPUs to become free (Resources). It is 2nd in line there. "
+        "Slurm expects it to start at 2026-11-22 11:05.")
+    about_to = JobInfo("7", "PENDING", "None", "")
+    assert start_progress("7", about_to, "sxm2", 0, False)["message"] == "Job 7 is queued on sxm2: about to be scheduled."
     running = JobInfo("7", "RUNNING", "", "node001")
     assert [start_progress("7", running, "sxm2", port, up)["progress"] for port, up in ((0, False), (9000, False),
                                                                                           (9000, True))] == [50, 70, 90]

@@ -1,0 +1,64 @@
+"""The hub's REST API for what is free, readable by any logged-in user (scripts and the form use it).
+
+    GET /hub/api/dsportal/partitions
+        {"partitions": [{"partition", "gpus_free", "gpus_total", "largest_block", "nodes_up", "nodes",
+                         "summary", "starts_now": {"0": true, "1": true, ...}}]}
+    GET /hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=8
+        {"starts_now": false, "start": "2026-11-22T11:00:00" or null, "message": "..."}
+
+Both come from shared, cached Slurm answers (spawner/hub/clusterinfo.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+from jupyterhub.apihandlers import APIHandler, default_handlers
+from tornado import web
+
+from .services import hub_services
+from .slurm import SlurmError
+
+PARTITIONS_URL = "/api/dsportal/partitions"
+ESTIMATE_URL = "/api/dsportal/estimate"
+UNAVAILABLE = "The scheduler (Slurm) is not answering; what is free cannot be shown right now."
+
+
+class _Base(APIHandler):
+    def check_user(self):
+        # Not tornado's @web.authenticated: for a GET it redirects to the login page
+        # (a 200 with HTML to a script); an API answers 403.
+        if self.current_user is None:
+            raise web.HTTPError(403, "Log in to see what is free on the cluster.")
+
+
+class PartitionsHandler(_Base):
+    async def get(self):
+        self.check_user()
+        services = hub_services()
+        try:
+            nodes = await services.cluster.nodes()
+        except SlurmError as e:
+            self.log.warning("sinfo for the partitions API: %s", e)
+            raise web.HTTPError(503, UNAVAILABLE) from None
+        self.finish(json.dumps({"partitions": services.partitions(nodes)}))
+
+
+class EstimateHandler(_Base):
+    async def get(self):
+        self.check_user()
+        services = hub_services()
+        query = {k: self.get_argument(k) for k in ("partition", "gpus", "hours") if self.get_argument(k, None)}
+        try:
+            answer = await services.estimate(self.current_user.name, query)
+        except ValueError as e:  # refused options: the same words as the form
+            raise web.HTTPError(400, str(e)) from None
+        except SlurmError as e:
+            self.log.warning("Start estimate for %s: %s", self.current_user.name, e)
+            raise web.HTTPError(503, UNAVAILABLE) from None
+        self.finish(json.dumps(answer))
+
+
+for url, handler in ((PARTITIONS_URL, PartitionsHandler), (ESTIMATE_URL, EstimateHandler)):
+    if (url, handler) not in default_handlers:
+        default_handlers.append((url, handler))

@@ -1,0 +1,117 @@
+"""What the hub shares between all sessions of one admin config: Slurm client, listings, reconciler.
+
+Runs in the hub.  One `HubServices` per admin YAML file: the spawners, the
+reconciler and the REST handlers (spawner/hub/clusterapi.py) all use it, so
+every user shares the same cached Slurm answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pwd
+import time
+
+from portal.config import config_path, load_config
+from portal.settings import PortalSettings, is_username
+
+from .clusterinfo import ClusterInfo, Estimates, NodeState, availability, starts_now
+from .jobspec import Account, job_script, sbatch_argv
+from .options import OptionsError, parse_options
+from .reconciler import Reconciler, hub_owned_jobs
+from .resources import resources_for
+from .slurm import SlurmClient, run
+
+
+class HubServices:
+    def __init__(self, path: str):
+        self.path = path
+        self.settings: PortalSettings = load_config(path)
+        slurm = self.settings.slurm
+        self.client = SlurmClient(slurm)
+        self.cluster = ClusterInfo(slurm, slurm.cluster_info_seconds)
+        self.estimates = Estimates(slurm.cluster_info_seconds)
+        self.reconciler: Reconciler | None = None
+        self._reconciling: asyncio.Task | None = None
+        self._order: dict[str, tuple[float, list[str]]] = {}
+
+    def start_reconciler(self, loop: asyncio.AbstractEventLoop) -> Reconciler:
+        if self.reconciler is None:
+            self.reconciler = Reconciler(self.client, hub_owned_jobs, self.settings.slurm.reconcile_seconds)
+            self._reconciling = loop.create_task(self.reconciler.run_forever())
+        return self.reconciler
+
+    async def queue_order(self, partition: str) -> list[str]:
+        """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
+        cached = self._order.get(partition)
+        if cached and time.monotonic() - cached[0] <= self.settings.slurm.cluster_info_seconds:
+            return cached[1]
+        slurm = self.settings.slurm
+        out = await run([slurm.squeue, "--noheader", "--states=PENDING", f"--partition={partition}", "--sort=-p,i",
+                         "--format=%i"], timeout=slurm.command_timeout)
+        order = [line.strip() for line in out.splitlines() if line.strip()]
+        self._order[partition] = (time.monotonic(), order)
+        return order
+
+    def partitions(self, nodes: list[NodeState]) -> list[dict]:
+        slurm = self.settings.slurm
+        free = availability(nodes, slurm)
+        return [{**free[p.name].to_dict(), "display_name": p.display_name or p.name, "max_gpus": p.max_gpus,
+                 "starts_now": {str(g): starts_now(nodes, p.name, g, slurm) for g in range(p.max_gpus + 1)}}
+                for p in slurm.partitions]
+
+    async def estimate(self, username: str, query: dict) -> dict:
+        """Whether a session of this shape starts now for `username`, else Slurm's expected start."""
+        slurm = self.settings.slurm
+        try:
+            request = parse_options(query, slurm)
+        except OptionsError as e:
+            raise ValueError(str(e)) from None
+        res = resources_for(request, slurm)
+        if starts_now(await self.cluster.nodes(), request.partition, request.gpus, slurm):
+            return {"starts_now": True, "start": None, "message": f"{res.summary()}: can start now."}
+        try:
+            home = pwd.getpwnam(username).pw_dir if is_username(username) else None
+        except KeyError:
+            home = None
+        if home is None:  # e.g. a service's token: estimates are asked as a cluster account
+            raise ValueError(f"{username!r} has no cluster account, so Slurm cannot estimate its start.")
+        account = Account(name=username, home=home)
+        argv = sbatch_argv(slurm, res, account, []) + ["--test-only"]
+        script = job_script(slurm, account, ["/bin/true"])
+        when = await self.estimates.start_time((username, request.partition, request.gpus, res.minutes), argv,
+                                               script, slurm.command_timeout)
+        if when is None:
+            message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."
+        else:
+            message = f"{res.summary()}: not free now; Slurm expects it could start at {when.replace('T', ' ')}."
+        return {"starts_now": False, "start": when, "message": message}
+
+
+_services: dict[str, HubServices] = {}
+_hub_path: list[str] = []  # the config the running hub was started with (portal/hubconfig.py)
+
+
+def services_for(path: str) -> HubServices:
+    path = str(path)
+    if path not in _services:
+        _services[path] = HubServices(path)
+    return _services[path]
+
+
+def start_in_hub(path: str) -> HubServices | None:
+    """The hub's start: remember its config and start the reconciler on the running event loop.
+
+    JupyterHub loads its config inside its event loop; without one (check-config) nothing starts.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    _hub_path[:] = [str(path)]
+    services = services_for(str(path))
+    services.start_reconciler(loop)
+    return services
+
+
+def hub_services() -> HubServices:
+    return services_for(_hub_path[0] if _hub_path else str(config_path()))

@@ -1,0 +1,73 @@
+"""What is free, before a start: the shared sinfo, the start estimate and the REST API (mock Slurm)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from spawner.hub.services import HubServices
+from tests.support.mockslurm import TEST_ONLY_START
+
+
+@pytest.fixture
+def services(a_config_file, mock_slurm):
+    return HubServices(str(a_config_file))
+
+
+async def test_partitions_say_what_is_free_from_one_shared_sinfo(services, mock_slurm):
+    answers = await asyncio.gather(*(services.cluster.nodes() for _ in range(20)))  # 20 users at once
+    assert len(mock_slurm.calls("sinfo")) == 1
+    partitions = services.partitions(answers[0])
+    assert [(p["partition"], p["summary"]) for p in partitions] == [
+        ("sxm2", "sxm2: 5 of 8 GPUs free, largest free block 4 on one node"),
+        ("pcie", "pcie: 2 of 2 GPUs free, largest free block 2 on one node"),
+    ]
+    assert partitions[0]["starts_now"] == {"0": True, "1": True, "2": True, "3": True, "4": True}
+    await services.cluster.nodes()  # within cluster_info_seconds: the same answer
+    assert len(mock_slurm.calls("sinfo")) == 1
+
+
+async def test_a_shape_that_fits_starts_now_without_asking_slurm_more(services, mock_slurm):
+    answer = await services.estimate("alice", {"partition": "sxm2", "gpus": "4", "hours": "2"})
+    assert answer == {"starts_now": True, "start": None,
+                      "message": "4 GPUs · 32 cores · 192 GB RAM · 2 h on sxm2: can start now."}
+    assert mock_slurm.calls("sbatch") == []
+
+
+async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(services, mock_slurm):
+    mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
+    asks = [services.estimate("alice", {"partition": "sxm2", "gpus": "2"}) for _ in range(5)]
+    answers = [await a for a in asks]
+    assert answers[0] == {"starts_now": False, "start": TEST_ONLY_START, "message": (
+        "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: not free now; Slurm expects it could start at "
+        "2026-11-22 12:00:00.")}
+    assert all(a == answers[0] for a in answers)
+    [call] = mock_slurm.calls("sbatch")  # once for the shape, then cached
+    assert "--test-only" in call["argv"] and "--gres=gpu:2" in call["argv"]
+    assert [c["user"] for c in mock_slurm.calls("sudo")] == ["alice"]  # asked as the user, whose limits apply
+    assert mock_slurm.jobs() == {}  # nothing queued
+
+
+async def test_refused_shapes_and_a_silent_slurm_are_clear(services, mock_slurm):
+    with pytest.raises(ValueError, match="gpus: 9 is out of range; choose a whole number from 0 to 4"):
+        await services.estimate("alice", {"partition": "sxm2", "gpus": "9"})
+    mock_slurm.fail("sinfo", "unreachable")
+    from spawner.hub.slurm import SlurmError
+    with pytest.raises(SlurmError):
+        await services.cluster.nodes()
+
+
+def test_the_rest_api_answers_logged_in_users_only(a_hub_and_its_slurm):
+    hub, mock = a_hub_and_its_slurm
+    status, token = hub.api("POST", "/users/alice/tokens", {"note": "partitions"})
+    assert status == 201, token
+    status, answer = hub.api("GET", "/dsportal/partitions", token=token["token"])
+    assert status == 200, answer
+    assert [p["summary"] for p in answer["partitions"]][0] == "sxm2: 5 of 8 GPUs free, largest free block 4 on one node"
+    status, answer = hub.api("GET", "/dsportal/estimate?partition=sxm2&gpus=1&hours=1", token=token["token"])
+    assert (status, answer["starts_now"]) == (200, True)
+    status, answer = hub.api("GET", "/dsportal/estimate?partition=nope", token=token["token"])
+    assert status == 400 and "partition" in answer["message"]
+    status, _ = hub.api("GET", "/dsportal/partitions", token=None)
+    assert status == 403
