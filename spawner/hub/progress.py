@@ -1,6 +1,8 @@
-"""What a starting session's progress page says: Slurm's state in a data scientist's words (pure)."""
+"""What the progress page and the home page say: Slurm's state in a data scientist's words (pure)."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from .slurm import JobInfo
 
@@ -48,3 +50,32 @@ def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int,
     if not answering:
         return {"progress": 70, "message": f"JupyterLab is loading on {info.node}..."}
     return {"progress": 90, "message": f"JupyterLab is up on {info.node}; connecting..."}
+
+
+def clock(at: datetime, now: datetime) -> str:
+    """'at 14:05' today, else 'on 21 Nov at 14:05' (the hub's local time)."""
+    return at.strftime("at %H:%M") if at.date() == now.date() else at.strftime("on %-d %b at %H:%M")
+
+
+def ended_words(job_id: str, info: JobInfo | None, limit: str, at: datetime, now: datetime) -> str:
+    """Why a session ended without the user stopping it, from Slurm's final state and reason (pure)."""
+    when = clock(at, now)
+    state = info.state if info else ""
+    if state == "TIMEOUT" or (state == "CANCELLED" and info.reason == "TimeLimit"):
+        return f"Your session reached its time limit ({limit}) {when}." if limit else \
+            f"Your session reached its time limit {when}."
+    if state == "PREEMPTED":
+        return f"Your session was preempted {when}: Slurm gave its resources to a job of higher priority."
+    if state == "NODE_FAIL":
+        node = f" ({info.node})" if info.node else ""
+        return f"Your session ended {when} because its node{node} failed."
+    if state == "CANCELLED":
+        return f"Your session was cancelled outside the portal {when} (by a cluster admin, or with scancel)."
+    if state == "OUT_OF_MEMORY":
+        return f"Your session ran out of memory and ended {when}; start it with more GPUs (each brings memory)."
+    if state in ("FAILED", "BOOT_FAIL"):
+        return (f"Your session ended {when} with an error ({state.lower()}); its log is "
+                f"~/.dsportal-session-{job_id}.log.")
+    if state == "COMPLETED":
+        return f"Your session ended {when}: JupyterLab shut down."
+    return f"Your session (job {job_id}) ended {when} or earlier; Slurm no longer lists it."

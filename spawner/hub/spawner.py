@@ -17,6 +17,7 @@ import os
 import pwd
 import secrets
 import shlex
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlparse
 
@@ -36,8 +37,8 @@ from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
-from .resources import Resources, resources_for
-from .progress import place_in_queue, start_progress
+from .resources import Resources, duration_words, resources_for
+from .progress import ended_words, place_in_queue, start_progress
 from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -109,6 +110,8 @@ class SlurmGPUSpawner(SlurmSpawner):
     start_done = False
     stopping = False
     gone_confirmed = False
+    limit = ""  # the session's length in words ("8 h"), saved with the job for the end's message
+    last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
     @property
@@ -237,6 +240,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         except SlurmError as e:
             self.log.error("sbatch for %s refused: %s", self._log_name, e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
+        self.limit = duration_words(self.resources.minutes)
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
         return self.job_id
@@ -246,14 +250,19 @@ class SlurmGPUSpawner(SlurmSpawner):
         state = super().get_state()
         if self.job_id:
             state["start_done"] = self.start_done
+            state["limit"] = self.limit
             if self.stopping:
                 state["stopping"] = True
+        if self.last_end:
+            state["last_end"] = self.last_end
         return state
 
     def load_state(self, state: dict) -> None:
         super().load_state(state)
         self.start_done = bool(state.get("start_done"))
         self.stopping = bool(state.get("stopping"))
+        self.limit = str(state.get("limit", ""))
+        self.last_end = str(state.get("last_end", ""))
 
     def save_state(self) -> None:
         """Write the state to the hub's database now; JupyterHub saves it only after start() returns."""
@@ -339,6 +348,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
             await self._settle_earlier_job()
         self.start_done = self.stopping = self.gone_confirmed = False
+        self.last_end = ""
         self.ip = self.traits()["ip"].default_value
         self.port = 0
         if self.server:
@@ -454,6 +464,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
             return None
         self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name, self.job_status or "gone")
+        now = datetime.now()
+        self.last_end = ended_words(self.job_id, self.job_info, self.limit, now, now)
         self.gone_confirmed = True  # Slurm said so: a final state, or absent from a listing that succeeded
         self.clear_state()
         return 1

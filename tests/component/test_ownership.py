@@ -201,3 +201,21 @@ def test_the_spawner_keeps_jupyterhubs_own_state_properties():
 
     for name in ("ready", "active", "pending", "_log_name"):
         assert getattr(SlurmGPUSpawner, name) is getattr(Spawner, name), name
+
+
+async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start(a_spawner, mock_slurm,
+                                                                                a_web_server):
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    assert a_spawner.get_state()["limit"] == "8 h"
+    mock_slurm.set_job(job_id, state="TIMEOUT")
+    a_spawner.poll_max_age = 0
+    assert await a_spawner.poll() == 1
+    a_spawner.clear_state()
+    assert a_spawner.get_state()["last_end"].startswith("Your session reached its time limit (8 h) at ")
+    a_spawner.api_token = "alice-server-token"
+    mock_slurm.purge(job_id)  # start_running walks the only job in the table
+    await start_running(a_spawner, mock_slurm, a_web_server)
+    assert "last_end" not in a_spawner.get_state()
+    await a_spawner.stop()  # a stop the user asked for explains nothing
+    a_spawner.clear_state()
+    assert a_spawner.get_state() == {}

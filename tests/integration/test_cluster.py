@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import subprocess
 
-from tests.support.cluster import HUB, url_for
+from tests.support.cluster import HUB, Cluster, url_for
+from tests.support.hub import FormBrowser
 
 
 def field(text: str, name: str) -> str:
@@ -83,6 +84,7 @@ def test_a_job_cancelled_outside_the_portal_is_noticed(cluster):
     job_id = cluster.job_of("alice")
     subprocess.run(["scancel", job_id], check=True, timeout=30)
     cluster.wait(lambda: cluster.server("alice") is None, 60, "the hub noticing the cancelled job")
+    assert "Your session was cancelled outside the portal at " in home_page("alice")
     # the user can start a new session
     cluster.start("alice", {"gpus": 1})
     cluster.wait_ready("alice")
@@ -105,3 +107,49 @@ def test_the_portal_answers_on_port_8000(cluster):
     import urllib.request
     page = urllib.request.urlopen(f"{HUB}/hub/login", timeout=30).read().decode()
     assert "Log in with your cluster username and password." in page
+
+
+def test_what_is_free_and_when_a_session_would_start(cluster):
+    status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "estimate", "expires_in": 600})
+    assert status == 201, token
+    as_alice = Cluster(token["token"])
+    status, free = as_alice.request("GET", "/hub/api/dsportal/partitions")
+    assert status == 200 and free["partitions"][0]["summary"] == "sxm2: 8 of 8 GPUs free, largest free block 4 on one node"
+    # bob's blocker jobs take every GPU for 10 minutes
+    for _ in range(2):
+        subprocess.run(["sudo", "-u", "bob", "sbatch", "--job-name=blocker", "--partition=sxm2", "--gres=gpu:4",
+                        "--time=10", "--chdir=/home/bob", "--output=/dev/null", "--wrap", "sleep 600"],
+                       check=True, timeout=30, capture_output=True)
+    try:
+        cluster.wait(lambda: len([j for j in cluster.jobs("bob").values() if j["state"] == "RUNNING"]) == 2, 60,
+                     "the blockers running")
+        busy = cluster.wait(lambda: (lambda f: f if f["gpus_free"] == 0 else None)(
+            as_alice.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]), 30, "the cache renewed")
+        assert busy["summary"] == "sxm2: 0 of 8 GPUs free, largest free block 0 on one node"
+        status, when = as_alice.request("GET", "/hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=1")
+        assert status == 200 and when["starts_now"] is False, when
+        assert re.fullmatch(r"[0-9-]{10}T[0-9:]{8}", when["start"]), when  # Slurm's own estimate (sbatch --test-only)
+        assert when["message"].startswith("2 GPUs · 16 cores · 96 GB RAM · 1 h on sxm2: not free now; Slurm expects")
+        assert not [j for j in cluster.jobs("alice")]  # nothing was queued for alice
+    finally:
+        subprocess.run(["scancel", "--name=blocker"], timeout=30)
+
+
+def home_page(user: str) -> str:
+    browser = FormBrowser(HUB)
+    assert browser.login(user, f"{user}-pw")[0] == 302
+    status, page, _ = browser.get("/hub/home")
+    assert status == 200
+    return page
+
+
+def test_a_session_at_its_time_limit_says_so_on_the_home_page(cluster):
+    cluster.start("bob", {"gpus": 1, "hours": 0.02})  # 1.2 min: Slurm gives whole minutes, 1 min
+    cluster.wait_ready("bob")
+    job_id = cluster.job_of("bob")
+    assert "TimeLimit=00:01:00" in cluster.scontrol(job_id)
+    cluster.wait(lambda: cluster.server("bob") is None, 180, "the time limit reached and noticed")
+    assert re.search(r"Your session reached its time limit \(1 min\) at [0-9]{2}:[0-9]{2}\.", home_page("bob"))
+    cluster.start("bob", {"gpus": 1, "hours": 1})
+    cluster.wait_ready("bob")
+    assert "reached its time limit" not in home_page("bob")  # a new session starts with a clean page

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from portal.config import load_config
@@ -141,3 +143,33 @@ def test_start_progress_in_words():
     running = JobInfo("7", "RUNNING", "", "node001")
     assert [start_progress("7", running, "sxm2", port, up)["progress"] for port, up in ((0, False), (9000, False),
                                                                                           (9000, True))] == [50, 70, 90]
+
+
+NOW = datetime(2026, 11, 22, 16, 0)
+
+
+@pytest.mark.parametrize("info, words", [
+    (JobInfo("7", "TIMEOUT", "", "node001"), "Your session reached its time limit (8 h) at 14:05."),
+    (JobInfo("7", "CANCELLED", "TimeLimit", ""), "Your session reached its time limit (8 h) at 14:05."),
+    (JobInfo("7", "PREEMPTED", "", "node001"),
+     "Your session was preempted at 14:05: Slurm gave its resources to a job of higher priority."),
+    (JobInfo("7", "NODE_FAIL", "", "node002"), "Your session ended at 14:05 because its node (node002) failed."),
+    (JobInfo("7", "CANCELLED", "", "node001"),
+     "Your session was cancelled outside the portal at 14:05 (by a cluster admin, or with scancel)."),
+    (JobInfo("7", "OUT_OF_MEMORY", "", "node001"),
+     "Your session ran out of memory and ended at 14:05; start it with more GPUs (each brings memory)."),
+    (JobInfo("7", "FAILED", "NonZeroExitCode", "node001"),
+     "Your session ended at 14:05 with an error (failed); its log is ~/.dsportal-session-7.log."),
+    (None, "Your session (job 7) ended at 14:05 or earlier; Slurm no longer lists it."),
+])
+def test_why_a_session_ended_in_words(info, words):
+    from spawner.hub.progress import ended_words
+
+    assert ended_words("7", info, "8 h", datetime(2026, 11, 22, 14, 5), NOW) == words
+
+
+def test_an_end_on_another_day_says_the_day():
+    from spawner.hub.progress import ended_words
+
+    assert ended_words("7", JobInfo("7", "TIMEOUT"), "1 min", datetime(2026, 11, 21, 23, 59), NOW) == (
+        "Your session reached its time limit (1 min) on 21 Nov at 23:59.")
