@@ -36,7 +36,7 @@ from tests.support import notebooks
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.fakeruntime import FakeRuntime
 from tests.support.http import FakeJupyter, free_port
-from tests.support.mockslurm import MockSlurm, config_data, fake_passwd
+from tests.support.mockslurm import MockSlurm, config_data, spawner_for
 from tests.support.slapd import Slapd
 
 TESTS = Path(__file__).resolve().parent
@@ -86,25 +86,7 @@ def a_config_file(tmp_path, portal_yaml) -> Path:
 
 @pytest.fixture
 def a_spawner(a_config_file, a_home):
-    from jupyterhub.objects import Hub
-
-    from spawner.hub.spawner import SlurmGPUSpawner
-
-    async def no_auth_state():
-        return None
-
-    user = SimpleNamespace(name="alice", url="/user/alice/", escaped_name="alice", base_url="/",
-                           prefix="/user/alice/", spawners={}, settings={}, get_auth_state=no_auth_state)
-    spawner = SlurmGPUSpawner(
-        user=user,
-        hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),
-        api_token="alice-server-token",
-        config_file=str(a_config_file),
-        startup_poll_interval=0.05,
-        stop_timeout=5,
-    )
-    spawner.getpwnam = lambda name: fake_passwd(name, a_home)
-    return spawner
+    return spawner_for("alice", a_config_file, a_home, startup_poll_interval=0.05, stop_timeout=5)
 
 
 @pytest.fixture(scope="module")

@@ -164,7 +164,7 @@ def parse_test_only(stderr: str) -> str | None:
 
 
 class Estimates:
-    """Slurm's start estimate per user and session shape, each reused for `max_age` seconds."""
+    """Slurm's start estimate per session shape, each reused for `max_age` seconds."""
 
     def __init__(self, max_age: float):
         self.max_age = max_age
@@ -181,6 +181,6 @@ class Estimates:
         _, err = await run_both(argv, input=script, timeout=timeout)
         when = parse_test_only(err)
         self._cache[key] = (time.monotonic(), when)
-        if len(self._cache) > 10000:  # shapes x users is small; never let it grow without end
+        if len(self._cache) > 10000:  # shapes are few; never let it grow without end
             self._cache.clear()
         return when

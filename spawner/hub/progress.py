@@ -61,7 +61,7 @@ def ended_words(job_id: str, info: JobInfo | None, limit: str, at: datetime, now
     """Why a session ended without the user stopping it, from Slurm's final state and reason (pure)."""
     when = clock(at, now)
     state = info.state if info else ""
-    if state == "TIMEOUT" or (state == "CANCELLED" and info.reason == "TimeLimit"):
+    if state == "TIMEOUT" or (info is not None and info.reason == "TimeLimit"):  # also while still COMPLETING
         return f"Your session reached its time limit ({limit}) {when}." if limit else \
             f"Your session reached its time limit {when}."
     if state == "PREEMPTED":
@@ -78,4 +78,6 @@ def ended_words(job_id: str, info: JobInfo | None, limit: str, at: datetime, now
                 f"~/.dsportal-session-{job_id}.log.")
     if state == "COMPLETED":
         return f"Your session ended {when}: JupyterLab shut down."
+    if info is not None:  # e.g. COMPLETING with no reason given
+        return f"Your session ended {when}."
     return f"Your session (job {job_id}) ended {when} or earlier; Slurm no longer lists it."

@@ -60,7 +60,7 @@ class HubServices:
                 for p in slurm.partitions]
 
     async def estimate(self, username: str, query: dict) -> dict:
-        """Whether a session of this shape starts now for `username`, else Slurm's expected start."""
+        """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
         slurm = self.settings.slurm
         try:
             request = parse_options(query, slurm)
@@ -78,7 +78,8 @@ class HubServices:
         account = Account(name=username, home=home)
         argv = sbatch_argv(slurm, res, account, []) + ["--test-only"]
         script = job_script(slurm, account, ["/bin/true"])
-        when = await self.estimates.start_time((username, request.partition, request.gpus, res.minutes), argv,
+        # cached per shape, whoever asks: one estimate serves every user looking at the same choice
+        when = await self.estimates.start_time((request.partition, request.gpus, res.minutes), argv,
                                                script, slurm.command_timeout)
         if when is None:
             message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."

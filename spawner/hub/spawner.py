@@ -43,6 +43,8 @@ from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
+QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
+QUEUED_LISTING_AGE = 2.0  # then a queued job's state may come from a listing this old (seconds)
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 
 class LinkSpawnRefused(ValueError):
@@ -334,7 +336,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         )
 
     async def _status_during_start(self) -> JobStatus:
-        status = await self.query_job_status()
+        status = await self.query_job_status(max_age=self._start_listing_age())
         if status == JobStatus.UNKNOWN:
             raise RuntimeError(
                 f"Slurm stopped answering while your session (job {self.job_id}) was starting. "
@@ -343,6 +345,22 @@ class SlurmGPUSpawner(SlurmSpawner):
         if status == JobStatus.NOTFOUND:
             raise await self._ended_error()
         return status
+
+    def _start_listing_age(self) -> float:
+        """How old a shared listing a starting session may use.
+
+        Fresh until the job was first seen (a listing begun before the submit
+        lacks it, and absent means gone); then one poll interval old for the
+        first seconds, so an idle cluster's start is noticed at once; then
+        QUEUED_LISTING_AGE, so sessions that wait long in the queue do not make
+        the hub ask Slurm several times a second whatever their number.
+        """
+        if self.job_info is None:
+            return 0.0
+        waited = asyncio.get_running_loop().time() - self._submitted_at
+        return self.startup_poll_interval if waited < QUICK_START_SECONDS else QUEUED_LISTING_AGE
+
+    _submitted_at = 0.0
 
     async def start(self):
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
@@ -356,6 +374,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.job_info = None
         self.answering = False
         await self.submit_batch_script()
+        self._submitted_at = asyncio.get_running_loop().time()
         while await self._status_during_start() != JobStatus.RUNNING:
             await asyncio.sleep(self.startup_poll_interval)
         self.ip = self.job_info.node

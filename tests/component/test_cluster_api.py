@@ -43,6 +43,7 @@ async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(ser
         "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: not free now; Slurm expects it could start at "
         "2026-11-22 12:00:00.")}
     assert all(a == answers[0] for a in answers)
+    assert await services.estimate("bob", {"partition": "sxm2", "gpus": "2"}) == answers[0]  # per shape, not user
     [call] = mock_slurm.calls("sbatch")  # once for the shape, then cached
     assert "--test-only" in call["argv"] and "--gres=gpu:2" in call["argv"]
     assert [c["user"] for c in mock_slurm.calls("sudo")] == ["alice"]  # asked as the user, whose limits apply

@@ -302,3 +302,22 @@ def config_data(mock: MockSlurm) -> dict:
 def fake_passwd(name: str, home: Path) -> pwd.struct_passwd:
     """A unix account entry for `name` with `home` (the spawner's getpwnam seam)."""
     return pwd.struct_passwd((name, "x", 5001, 5001, name, str(home), "/bin/bash"))
+
+
+def spawner_for(name: str, config_file: Path, home: Path, **traits):
+    """A SlurmGPUSpawner for user `name` outside a hub: the portal config's (mock) Slurm, a fake account."""
+    from types import SimpleNamespace
+
+    from jupyterhub.objects import Hub
+
+    from spawner.hub.spawner import SlurmGPUSpawner
+
+    async def no_auth_state():
+        return None
+
+    user = SimpleNamespace(name=name, url=f"/user/{name}/", escaped_name=name, base_url="/",
+                           prefix=f"/user/{name}/", spawners={}, settings={}, get_auth_state=no_auth_state)
+    spawner = SlurmGPUSpawner(user=user, hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),
+                              api_token=f"{name}-server-token", config_file=str(config_file), **traits)
+    spawner.getpwnam = lambda account: fake_passwd(account, home)
+    return spawner

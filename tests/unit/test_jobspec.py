@@ -160,6 +160,8 @@ NOW = datetime(2026, 11, 22, 16, 0)
      "Your session ran out of memory and ended at 14:05; start it with more GPUs (each brings memory)."),
     (JobInfo("7", "FAILED", "NonZeroExitCode", "node001"),
      "Your session ended at 14:05 with an error (failed); its log is ~/.dsportal-session-7.log."),
+    (JobInfo("7", "COMPLETING", "TimeLimit", "node001"), "Your session reached its time limit (8 h) at 14:05."),
+    (JobInfo("7", "COMPLETING", "", "node001"), "Your session ended at 14:05."),
     (None, "Your session (job 7) ended at 14:05 or earlier; Slurm no longer lists it."),
 ])
 def test_why_a_session_ended_in_words(info, words):
