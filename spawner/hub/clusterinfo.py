@@ -164,23 +164,35 @@ def parse_test_only(stderr: str) -> str | None:
 
 
 class Estimates:
-    """Slurm's start estimate per session shape, each reused for `max_age` seconds."""
+    """Slurm's start estimate per session shape, each reused for `max_age` seconds.
+
+    Callers asking for the same shape at the same moment share one sbatch --test-only.
+    """
 
     def __init__(self, max_age: float):
         self.max_age = max_age
         self._cache: dict[tuple, tuple[float, str | None]] = {}
+        self._inflight: dict[tuple, asyncio.Future] = {}
         self.calls = 0
 
     async def start_time(self, key: tuple, argv: list[str], script: str, timeout: float) -> str | None:
         cached = self._cache.get(key)
         if cached and time.monotonic() - cached[0] <= self.max_age:
             return cached[1]
-        self.calls += 1
+        if key not in self._inflight or self._inflight[key].done():
+            self._inflight[key] = asyncio.ensure_future(self._ask(key, argv, script, timeout))
+        return await asyncio.shield(self._inflight[key])
+
+    async def _ask(self, key: tuple, argv: list[str], script: str, timeout: float) -> str | None:
         from .slurm import run_both
 
-        _, err = await run_both(argv, input=script, timeout=timeout)
+        self.calls += 1
+        try:
+            _, err = await run_both(argv, input=script, timeout=timeout)
+        finally:
+            self._inflight.pop(key, None)
         when = parse_test_only(err)
-        self._cache[key] = (time.monotonic(), when)
         if len(self._cache) > 10000:  # shapes are few; never let it grow without end
             self._cache.clear()
+        self._cache[key] = (time.monotonic(), when)
         return when

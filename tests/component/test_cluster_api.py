@@ -37,8 +37,8 @@ async def test_a_shape_that_fits_starts_now_without_asking_slurm_more(services, 
 
 async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(services, mock_slurm):
     mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
-    asks = [services.estimate("alice", {"partition": "sxm2", "gpus": "2"}) for _ in range(5)]
-    answers = [await a for a in asks]
+    answers = await asyncio.gather(*(services.estimate("alice", {"partition": "sxm2", "gpus": "2"})
+                                     for _ in range(5)))  # five at the same moment share one sbatch
     assert answers[0] == {"starts_now": False, "start": TEST_ONLY_START, "message": (
         "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: not free now; Slurm expects it could start at "
         "2026-11-22 12:00:00.")}
