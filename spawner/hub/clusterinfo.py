@@ -12,10 +12,11 @@ import asyncio
 import re
 import time
 from dataclasses import asdict, dataclass
+from typing import Any, Awaitable, Callable, Hashable
 
 from portal.settings import SlurmSettings, size_to_mib
 
-from .slurm import SlurmError, UnreadableAnswer, run
+from .slurm import SlurmError, UnreadableAnswer, run, run_both
 
 SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
 # States in which a node takes new jobs (a trailing * means "not responding"; drain, down ... do not)
@@ -122,33 +123,58 @@ def starts_now(nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSe
     return any(session_fits(n, gpus, slurm) for n in nodes if n.partition == partition)
 
 
+class SharedAnswers:
+    """Answers to one question per key, reused for `max_age` seconds; callers of the same moment share one call."""
+
+    def __init__(self, max_age: float, max_keys: int = 10000):
+        self.max_age = max_age
+        self.max_keys = max_keys  # keys are few (partitions, shapes); never let the cache grow without end
+        self._answers: dict[Hashable, tuple[float, Any]] = {}
+        self._inflight: dict[Hashable, asyncio.Future] = {}
+        self.calls = 0  # questions really asked; read by tests and the benchmark
+
+    async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
+        cached = self._answers.get(key)
+        if cached and time.monotonic() - cached[0] <= self.max_age:
+            return cached[1]
+        if key not in self._inflight or self._inflight[key].done():
+            self._inflight[key] = asyncio.ensure_future(self._ask(key, ask))
+        # shield: one caller giving up must not cancel the others' answer
+        return await asyncio.shield(self._inflight[key])
+
+    async def _ask(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
+        self.calls += 1
+        try:
+            answer = await ask()
+        finally:
+            self._inflight.pop(key, None)
+        if len(self._answers) >= self.max_keys:
+            self._answers.clear()
+        self._answers[key] = (time.monotonic(), answer)
+        return answer
+
+
 class ClusterInfo:
     """The latest sinfo, shared: callers within `max_age` seconds of it get it without a new call."""
 
     def __init__(self, slurm: SlurmSettings, max_age: float):
         self.slurm = slurm
-        self.max_age = max_age
-        self._nodes: tuple[float, list[NodeState]] | None = None
-        self._inflight: asyncio.Future | None = None
-        self.calls = 0  # sinfo calls made; read by the benchmark
+        self._shared = SharedAnswers(max_age)
+
+    @property
+    def calls(self) -> int:  # sinfo calls made; read by the benchmark
+        return self._shared.calls
 
     async def nodes(self) -> list[NodeState]:
-        if self._nodes and time.monotonic() - self._nodes[0] <= self.max_age:
-            return self._nodes[1]
-        if self._inflight is None or self._inflight.done():
-            self._inflight = asyncio.ensure_future(self._refresh())
-        return await asyncio.shield(self._inflight)
+        return await self._shared.get("nodes", self._sinfo)
 
-    async def _refresh(self) -> list[NodeState]:
-        self.calls += 1
+    async def _sinfo(self) -> list[NodeState]:
         argv = sinfo_argv(self.slurm)
         out = await run(argv, timeout=self.slurm.command_timeout)
         try:
-            nodes = parse_sinfo(out)
+            return parse_sinfo(out)
         except UnreadableAnswer as e:
             raise SlurmError(argv, 0, out[-500:], str(e)) from None
-        self._nodes = (time.monotonic(), nodes)
-        return nodes
 
     async def availability(self) -> dict[str, PartitionAvailability]:
         return availability(await self.nodes(), self.slurm)
@@ -163,36 +189,7 @@ def parse_test_only(stderr: str) -> str | None:
     return found.group(1) if found else None
 
 
-class Estimates:
-    """Slurm's start estimate per session shape, each reused for `max_age` seconds.
-
-    Callers asking for the same shape at the same moment share one sbatch --test-only.
-    """
-
-    def __init__(self, max_age: float):
-        self.max_age = max_age
-        self._cache: dict[tuple, tuple[float, str | None]] = {}
-        self._inflight: dict[tuple, asyncio.Future] = {}
-        self.calls = 0
-
-    async def start_time(self, key: tuple, argv: list[str], script: str, timeout: float) -> str | None:
-        cached = self._cache.get(key)
-        if cached and time.monotonic() - cached[0] <= self.max_age:
-            return cached[1]
-        if key not in self._inflight or self._inflight[key].done():
-            self._inflight[key] = asyncio.ensure_future(self._ask(key, argv, script, timeout))
-        return await asyncio.shield(self._inflight[key])
-
-    async def _ask(self, key: tuple, argv: list[str], script: str, timeout: float) -> str | None:
-        from .slurm import run_both
-
-        self.calls += 1
-        try:
-            _, err = await run_both(argv, input=script, timeout=timeout)
-        finally:
-            self._inflight.pop(key, None)
-        when = parse_test_only(err)
-        if len(self._cache) > 10000:  # shapes are few; never let it grow without end
-            self._cache.clear()
-        self._cache[key] = (time.monotonic(), when)
-        return when
+async def test_only_start(argv: list[str], script: str, timeout: float) -> str | None:
+    """Run `sbatch ... --test-only` (nothing is queued); Slurm's expected start, from its stderr."""
+    _, err = await run_both(argv, input=script, timeout=timeout)
+    return parse_test_only(err)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import pwd
-import time
 
 from portal.config import config_path, load_config
 from portal.settings import PortalSettings, is_username
 
-from .clusterinfo import ClusterInfo, Estimates, NodeState, availability, starts_now
+from .clusterinfo import ClusterInfo, NodeState, SharedAnswers, availability, starts_now, test_only_start
 from .jobspec import Account, job_script, sbatch_argv
 from .options import OptionsError, parse_options
 from .reconciler import Reconciler, hub_owned_jobs
@@ -29,10 +28,10 @@ class HubServices:
         slurm = self.settings.slurm
         self.client = SlurmClient(slurm)
         self.cluster = ClusterInfo(slurm, slurm.cluster_info_seconds)
-        self.estimates = Estimates(slurm.cluster_info_seconds)
+        self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
+        self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
         self.reconciler: Reconciler | None = None
         self._reconciling: asyncio.Task | None = None
-        self._order: dict[str, tuple[float, list[str]]] = {}
 
     def start_reconciler(self, loop: asyncio.AbstractEventLoop) -> Reconciler:
         if self.reconciler is None:
@@ -42,15 +41,14 @@ class HubServices:
 
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
-        cached = self._order.get(partition)
-        if cached and time.monotonic() - cached[0] <= self.settings.slurm.cluster_info_seconds:
-            return cached[1]
         slurm = self.settings.slurm
-        out = await run([slurm.squeue, "--noheader", "--states=PENDING", f"--partition={partition}", "--sort=-p,i",
-                         "--format=%i"], timeout=slurm.command_timeout)
-        order = [line.strip() for line in out.splitlines() if line.strip()]
-        self._order[partition] = (time.monotonic(), order)
-        return order
+
+        async def ask() -> list[str]:
+            out = await run([slurm.squeue, "--noheader", "--states=PENDING", f"--partition={partition}",
+                             "--sort=-p,i", "--format=%i"], timeout=slurm.command_timeout)
+            return [line.strip() for line in out.splitlines() if line.strip()]
+
+        return await self._orders.get(partition, ask)
 
     def partitions(self, nodes: list[NodeState]) -> list[dict]:
         slurm = self.settings.slurm
@@ -79,8 +77,8 @@ class HubServices:
         argv = sbatch_argv(slurm, res, account, []) + ["--test-only"]
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice
-        when = await self.estimates.start_time((request.partition, request.gpus, res.minutes), argv,
-                                               script, slurm.command_timeout)
+        when = await self.estimates.get((request.partition, request.gpus, res.minutes),
+                                        lambda: test_only_start(argv, script, slurm.command_timeout))
         if when is None:
             message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."
         else:

@@ -54,9 +54,14 @@ def _record(state: Path, entry: dict) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
-def _failure(state: Path, cmd: str) -> int | None:
+def _failure_entry(state: Path, cmd: str) -> dict | None:
+    """What MockSlurm.fail set for `cmd`: {"mode", "stderr"}, or None."""
     path = state / "fail.json"
-    mode = json.loads(path.read_text()).get(cmd) if path.exists() else None
+    return json.loads(path.read_text()).get(cmd) if path.exists() else None
+
+
+def _failure(state: Path, cmd: str) -> int | None:
+    mode = _failure_entry(state, cmd)
     if not mode:
         return None
     if mode["mode"] in ("late", "garbage"):
@@ -105,8 +110,7 @@ def sbatch(state: Path, argv: list[str]) -> int:
 
 
 def _mode(state: Path, cmd: str) -> str | None:
-    path = state / "fail.json"
-    entry = json.loads(path.read_text()).get(cmd) if path.exists() else None
+    entry = _failure_entry(state, cmd)
     return entry["mode"] if entry else None
 
 
