@@ -158,7 +158,8 @@ def _sentences(error: dict) -> list[str]:
                 out.append(f"{path}{problem}")
             else:
                 sub, value, allowed = problem
-                out.append(f"{path}{sub}: {show(value)} ({allowed})")
+                where = f"{path}{sub}" if loc else sub.lstrip(".")  # a rule across sections names full paths
+                out.append(f"{where}: {show(value)} ({allowed})")
         return out
     slot = slot_at(loc)
     allowed = describe(slot) if slot else error["msg"]

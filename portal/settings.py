@@ -99,7 +99,7 @@ RESERVED_KERNELS = ("python3", "ir")
 # Options the portal sets itself; an admin line must not fight them.
 MANAGED_SBATCH_OPTIONS = frozenset(
     "job-name nodes ntasks cpus-per-task mem mem-per-cpu mem-per-gpu gres gpus time partition "
-    "account qos reservation output error chdir export get-user-env uid gid parsable wrap".split()
+    "account qos reservation output error chdir export get-user-env uid gid parsable wrap signal".split()
 )
 
 
@@ -287,6 +287,18 @@ class SlurmSettings(Section):
         "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.")
     reconcile_seconds: integer(5, 86400) = key(
         60, "Seconds between the hub's checks for session jobs no session owns (they are cancelled).")
+    allow_extend: Flag = key(
+        False, "Users may extend a running session (JupyterLab's status bar, the hub's home page). Needs the "
+        "sudoers rule for dsportal-extend-session (deploy/sudoers.d/dsportal), or a hub account that is a "
+        "Slurm operator.")
+    extend_step_hours: number(0, 168) = key(1, "Hours one extension adds.")
+    extend_command: AbsPath = key(
+        "/opt/dsportal/venv/bin/dsportal-extend-session",
+        "The root-owned helper the hub runs through sudo to raise a session's time limit (it checks the job "
+        "is a portal session and the limits, then runs scontrol update); the sudoers rule names this path.")
+    scontrol: Command = key("scontrol", "The scontrol command (the extension helper).")
+    extend_max_hours: number(0, 8760) = key(
+        24, "Longest a session may last with its extensions, in hours (the partition's MaxTime also applies).")
 
     @model_validator(mode="after")
     def _rules(self) -> SlurmSettings:
@@ -297,6 +309,9 @@ class SlurmSettings(Section):
         defaults = [p.name for p in self.partitions if p.default]
         if len(defaults) > 1:
             problems.append((".partitions", ", ".join(defaults), "at most one partition may have default: true"))
+        if self.extend_max_hours < self.max_hours and self.allow_extend:
+            problems.append((".extend_max_hours", self.extend_max_hours,
+                             f"must be at least max_hours ({self.max_hours:g}): it is the length with extensions"))
         if self.default_hours > self.max_hours:
             problems.append((".default_hours", self.default_hours, f"must not exceed max_hours ({self.max_hours:g})"))
         for i, line in enumerate(self.extra_sbatch):
@@ -378,6 +393,31 @@ class TensorBoardSettings(Section):
         3, "TensorBoards one session may run at once (each rereads its folder every 5 s, in the session's memory).")
 
 
+class Preset(Section):
+    label: Label = key(help="The button's text on the home page, e.g. 1 GPU · 8 h.")
+    partition: OptionalSlurmName = key("", "One of slurm.partitions; empty = the default partition.")
+    gpus: integer(0, 16) = key(0, "GPUs (0 = a CPU-only session).")
+    hours: number(0, 8760) = key(8, "Session length in hours.")
+
+
+class SessionSettings(Section):
+    warn_minutes: Annotated[list[integer(1, 1440)], Field(max_length=5)] = key(
+        [15, 5], "Minutes before a session's time limit at which JupyterLab shows a notification.")
+    save_minutes: integer(1, 60) = key(
+        3, "Minutes before the time limit at which Slurm warns the session (sbatch --signal) and JupyterLab "
+        "saves every open document with unsaved changes; it then saves them again every 20 s until the end. "
+        "Slurm sends its warning up to a minute early.")
+    history: integer(0, 50) = key(5, "Past sessions listed on the home page, with when and why each ended.")
+    presets: list[Preset] = key(
+        [], "One-click sessions on the home page, above the form.",
+        example=[{"label": "Quick CPU session · 2 h", "partition": "", "gpus": 0, "hours": 2},
+                 {"label": "1 GPU · 8 h", "partition": "", "gpus": 1, "hours": 8},
+                 {"label": "Full node · 4 GPUs", "partition": "sxm2", "gpus": 4, "hours": 8}])
+    jupyterlab_news: Flag = key(
+        False, "JupyterLab asks each user whether to fetch Jupyter's news from the internet; false = it never "
+        "asks and fetches nothing (compute nodes often have no internet).")
+
+
 class Reserved(Section):
     """A section a later release fills; it must stay empty."""
 
@@ -389,4 +429,26 @@ class PortalSettings(Section):
     environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
     kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
     tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
+    sessions: SessionSettings = section(SessionSettings, "Sessions' clock (warnings, saving before the end), "
+                                        "history and presets on the home page.")
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
+
+    @model_validator(mode="after")
+    def _presets_fit(self) -> PortalSettings:
+        """Each preset names a partition users may choose and asks no more than it allows."""
+        problems: list = []
+        partitions = {p.name: p for p in self.slurm.partitions}
+        for i, preset in enumerate(self.sessions.presets):
+            partition = partitions.get(preset.partition or self.slurm.default_partition.name)
+            if partition is None:
+                problems.append((f".sessions.presets[{i}].partition", preset.partition,
+                                 f"must be one of slurm.partitions: {', '.join(partitions)}"))
+            elif preset.gpus > partition.max_gpus:
+                problems.append((f".sessions.presets[{i}].gpus", preset.gpus,
+                                 f"at most {partition.max_gpus} on {partition.name}, its max_gpus"))
+            if preset.hours > self.slurm.max_hours:
+                problems.append((f".sessions.presets[{i}].hours", preset.hours,
+                                 f"at most slurm.max_hours, {self.slurm.max_hours:g}"))
+        if problems:
+            raise rule_error(*problems)
+        return self

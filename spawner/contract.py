@@ -19,6 +19,14 @@ SESSION_VAR = "DSPORTAL_SESSION"
 # the job POSTs {"port": N} there with the session's own token.
 PORT_CALLBACK = "/dsportal/port"
 
+# An extension of the session's time, asked by the session's server with its own
+# token: POST {JUPYTERHUB_API_URL}EXTEND_PATH (the hub decides and runs Slurm).
+EXTEND_PATH = "/dsportal/session/extend"
+
+# Slurm's advance warning before the time limit (sbatch --signal=B:USR2@N): the
+# session's server then has JupyterLab save every open document.
+WARNING_SIGNAL_NAME = "USR2"
+
 # The session's server proves it is the session's: GET {base_url}READY_PATH?nonce=N answers
 # {"proof": readiness_proof(its API token, N)}; anything else on that port cannot.
 READY_PATH = "dsportal/ready"

@@ -11,6 +11,8 @@ import jinja2
 
 from portal.settings import SlurmSettings
 
+from ..contract import WARNING_SIGNAL_NAME
+
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -48,7 +50,9 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
     return argv + ["-u", username, "--"]
 
 
-def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str]) -> list[str]:
+def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str],
+                warning_minutes: int = 0) -> list[str]:
+    """sbatch as the user; `warning_minutes` before the time limit Slurm signals the session to save."""
     bad = [n for n in env_names if not _ENV_NAME.fullmatch(n)]
     if bad:
         raise ValueError(f"invalid environment variable names: {bad}")
@@ -64,6 +68,9 @@ def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_name
     if res.gpus:
         argv.append(f"--gres=gpu:{res.gpus}")
     argv += [f"--time={res.time}", f"--partition={res.partition}"]
+    if warning_minutes:
+        # B: the batch step only, which is the session's Jupyter server (the job script execs it)
+        argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
     for option in ("account", "qos", "reservation"):
         if getattr(slurm, option):
             argv.append(f"--{option}={getattr(slurm, option)}")

@@ -43,7 +43,7 @@ ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
 # The reason goes last: it is the one free-text field (Slurm's state description),
 # so a "|" inside it cannot shift the other fields.  No job name is printed:
 # the listing asks Slurm for the portal's jobs by name instead.
-SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%r"
+SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
 
 
 class SlurmError(RuntimeError):
@@ -69,6 +69,7 @@ class JobInfo:
     node: str = ""
     user: str = ""
     start: str = ""  # Slurm's expected start of a pending job ('2026-11-22T11:00:00'), "" when it has none
+    end: str = ""  # when a running job reaches its time limit (Slurm's end time); "" otherwise
 
     @property
     def pending(self) -> bool:
@@ -132,12 +133,15 @@ def parse_job_id(output: str) -> str:
     return job_id
 
 
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
 class UnreadableAnswer(ValueError):
     """squeue printed something that is not the asked-for format: nothing is concluded from it."""
 
 
 def parse_squeue(output: str) -> dict[str, JobInfo]:
-    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%r') -> {job_id: JobInfo}.
+    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%e|%r') -> {job_id: JobInfo}.
 
     A line that does not read raises UnreadableAnswer: a job missing from the
     result means "Slurm says it is gone", so nothing may go missing by accident.
@@ -147,18 +151,20 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
     for line in output.splitlines():
         if not line.strip():
             continue
-        parts = line.strip().split("|", 5)
-        if len(parts) != 6 or not parts[2]:
+        parts = line.strip().split("|", 6)
+        if len(parts) != 7 or not parts[2]:
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
-        job_id, user, state, node, start, reason = parts
+        job_id, user, state, node, start, end, reason = parts
         if not job_id.isdigit():
             if re.fullmatch(r"[0-9]+_[0-9\[\]%,-]+", job_id):
                 continue
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
         reason = "" if reason in ("None", "(null)") else reason
         node = "" if node in ("", "(null)", "n/a") else node
-        start = start if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}", start) else ""  # N/A, Unknown
-        jobs[job_id] = JobInfo(job_id, state.split()[0], reason, node, user, start if state.startswith("PENDING") else "")
+        state = state.split()[0]
+        start = start if _TIMESTAMP.fullmatch(start) and state == "PENDING" else ""  # N/A, Unknown
+        end = end if _TIMESTAMP.fullmatch(end) and state != "PENDING" else ""
+        jobs[job_id] = JobInfo(job_id, state, reason, node, user, start, end)
     return jobs
 
 
@@ -169,6 +175,11 @@ def squeue_argv(slurm: SlurmSettings) -> list[str]:
 
 def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:
     return as_user(slurm, username) + [slurm.scancel, job_id]
+
+
+def extend_argv(slurm: SlurmSettings, job_id: str, minutes: int) -> list[str]:
+    """The root-owned helper (spawner/root/extend.py) through sudo: the only command the hub runs as root."""
+    return [slurm.sudo, "-n", slurm.extend_command, job_id, str(minutes)]
 
 
 def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> list[str]:
@@ -222,6 +233,10 @@ class SlurmClient:
             if _INVALID_JOB not in e.stderr:
                 raise
             log.info("scancel %s: Slurm no longer knows the job", job_id)
+
+    async def extend(self, job_id: str, minutes: int) -> None:
+        """Raise the job's time limit to `minutes`; SlurmError carries the helper's words on refusal."""
+        await run(extend_argv(self.slurm, job_id, minutes), timeout=self.slurm.command_timeout * 3)
 
     async def output_tail(self, username: str, path: str, lines: int = 20) -> str:
         try:

@@ -32,13 +32,14 @@ from portal.settings import PortalSettings, is_username
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
 
-from . import clusterapi, portapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
+from . import clusterapi, portapi, sessionapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
 from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, duration_words, resources_for
-from .progress import ended_words, place_in_queue, start_progress
+from .dashboard import Limits, add_to_history, extension, history_entry, session_card
+from .progress import clock, ended_words, place_in_queue, start_progress
 from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -46,6 +47,14 @@ _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 QUEUED_LISTING_AGE = 2.0  # then a queued job's state may come from a listing this old (seconds)
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
+
+class ExtendRefused(Exception):
+    """An extension the user cannot have; `status` is the HTTP status, the text what they read."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
 
 class LinkSpawnRefused(ValueError):
     """Options arrived in a GET URL; only the form's POST and the REST API start sessions."""
@@ -113,6 +122,9 @@ class SlurmGPUSpawner(SlurmSpawner):
     stopping = False
     gone_confirmed = False
     limit = ""  # the session's length in words ("8 h"), saved with the job for the end's message
+    minutes = 0  # the session's time limit in minutes, extensions included
+    submitted = ""  # when the job was submitted (ISO, the hub's local time)
+    history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -209,8 +221,13 @@ class SlurmGPUSpawner(SlurmSpawner):
     def session_spec(self) -> str:
         """What the session prepares on the node (spawner/job/session.py): storage links and kernels;
         and what its Jupyter server allows (spawner/jupyter/handlers.py): TensorBoards."""
-        return json.dumps({"storage": self.settings.environment.storage, "kernels": self.settings.kernels.model_dump(),
-                           "tensorboard": self.settings.tensorboard.model_dump()})
+        settings = self.settings
+        clock = {"squeue": settings.slurm.squeue, "warn_minutes": settings.sessions.warn_minutes,
+                 "save_minutes": settings.sessions.save_minutes,
+                 "extend_hours": settings.slurm.extend_step_hours if settings.slurm.allow_extend else 0}
+        return json.dumps({"storage": settings.environment.storage, "kernels": settings.kernels.model_dump(),
+                           "tensorboard": settings.tensorboard.model_dump(), "clock": clock,
+                           "jupyterlab_news": settings.sessions.jupyterlab_news})
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
@@ -226,7 +243,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         account = Account(name=unix.name, home=unix.home)
         env = self.job_environment()
         names = sorted(env)
-        argv = sbatch_argv(self.settings.slurm, self.resources, account, names)
+        argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
         script = job_script(self.settings.slurm, account, self.job_command())
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
@@ -242,7 +259,9 @@ class SlurmGPUSpawner(SlurmSpawner):
         except SlurmError as e:
             self.log.error("sbatch for %s refused: %s", self._log_name, e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
-        self.limit = duration_words(self.resources.minutes)
+        self.minutes = self.resources.minutes
+        self.limit = duration_words(self.minutes)
+        self.submitted = datetime.now().isoformat(timespec="minutes")
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
         return self.job_id
@@ -253,10 +272,14 @@ class SlurmGPUSpawner(SlurmSpawner):
         if self.job_id:
             state["start_done"] = self.start_done
             state["limit"] = self.limit
+            state["minutes"] = self.minutes
+            state["submitted"] = self.submitted
             if self.stopping:
                 state["stopping"] = True
         if self.last_end:
             state["last_end"] = self.last_end
+        if self.history:
+            state["history"] = self.history
         return state
 
     def load_state(self, state: dict) -> None:
@@ -265,6 +288,10 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.stopping = bool(state.get("stopping"))
         self.limit = str(state.get("limit", ""))
         self.last_end = str(state.get("last_end", ""))
+        self.minutes = int(state.get("minutes", 0) or 0)
+        self.submitted = str(state.get("submitted", ""))
+        history = state.get("history", [])
+        self.history = [e for e in history if isinstance(e, dict)] if isinstance(history, list) else []
 
     def save_state(self) -> None:
         """Write the state to the hub's database now; JupyterHub saves it only after start() returns."""
@@ -485,6 +512,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name, self.job_status or "gone")
         now = datetime.now()
         self.last_end = ended_words(self.job_id, self.job_info, self.limit, now, now)
+        self.remember_session(self.last_end, now)
         self.gone_confirmed = True  # Slurm said so: a final state, or absent from a listing that succeeded
         self.clear_state()
         return 1
@@ -503,6 +531,68 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.log.info("Stopping session job %s of %s", job_id, self._log_name)
         if await self._end_job(job_id, timeout=self.stop_timeout):
             self.gone_confirmed = True
+        now = datetime.now()
+        self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
+
+    def remember_session(self, why: str, ended: datetime) -> None:
+        """Add the session that just ended to the home page's list (saved with the state)."""
+        resources = self.current_resources()
+        entry = history_entry(self.job_id, resources.summary() if resources else "", dict(self.user_options or {}),
+                              self.submitted, ended, why)
+        self.history = add_to_history(self.history, entry, self.settings.sessions.history)
+
+    def current_resources(self) -> Resources | None:
+        """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""
+        if self.resources is None and self.user_options:
+            try:
+                self.resources = resources_for(parse_options(self.user_options, self.settings.slurm),
+                                               self.settings.slurm)
+            except OptionsError:
+                return None
+        return self.resources
+
+    def limits(self) -> Limits:
+        slurm = self.settings.slurm
+        return Limits(slurm.allow_extend, round(slurm.extend_step_hours * 60), round(slurm.extend_max_hours * 60))
+
+    def dashboard(self) -> dict:
+        """The home page's session card (spawner/hub/dashboard.py), from the state and the last listing."""
+        info = (self.slurm_client.watcher.last_known(self.job_id) or self.job_info) if self.job_id else None
+        resources = self.current_resources() if self.job_id else None
+        message = start_progress(self.job_id, info, resources.partition if resources else "the cluster",
+                                 self.port, self.answering, self.queue_place)["message"] if self.job_id else ""
+        return session_card(self.job_id, info, resources, start_done=self.start_done,
+                            stopping=self.stopping, message=message, minutes=self.minutes or
+                            (resources.minutes if resources else 0), limits=self.limits(), now=datetime.now())
+
+    async def extend(self) -> dict:
+        """One more `slurm.extend_step_hours` for the running session, within the admin's and Slurm's limits.
+
+        Raises ExtendRefused with what the user reads.
+        """
+        if not (self.job_id and self.start_done and not self.stopping):
+            raise ExtendRefused("You have no running session to extend.", 409)
+        minutes = self.minutes or (self.current_resources().minutes if self.current_resources() else 0)
+        new, why = extension(minutes, self.limits())
+        if new is None:
+            raise ExtendRefused(why, 400 if self.settings.slurm.allow_extend else 403)
+        try:
+            await self.slurm_client.extend(self.job_id, new)
+        except SlurmError as e:
+            self.log.warning("Extending job %s of %s to %s min: %s", self.job_id, self._log_name, new, e)
+            if e.returncode == 3:  # the helper refused, in words for the user (spawner/root/extend.py)
+                raise ExtendRefused(e.stderr, 400) from None
+            raise ExtendRefused("The session could not be extended right now (the scheduler did not do it); "
+                                "try again in a minute, or tell the cluster admins if this persists.", 503) from None
+        self.minutes = new
+        self.limit = duration_words(new)
+        self.save_state()
+        self.log.info("Session job %s of %s extended to %s", self.job_id, self._log_name, self.limit)
+        try:
+            self.job_info = await self.slurm_client.status(self.job_id) or self.job_info  # the new end time
+        except SlurmError:
+            pass
+        return self.dashboard()
 
     # --- progress --------------------------------------------------------------
     def progress_message(self) -> str:

@@ -72,20 +72,40 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     except OSError as e:
         say(f"storage links: {e}")
 
+    try:
+        base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
+        folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
+    except OSError as e:
+        say(f"kernels: no private session folder ({e}); only the default Python 3 kernel is offered")
+        return updates
+    if not session.get("jupyterlab_news", False):
+        updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+            filter(None, [str(quiet_news(folder)), environ.get("JUPYTER_CONFIG_PATH", "")]))
     kernels = session.get("kernels")
     if kernels:
-        try:
-            base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
-            folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
-        except OSError as e:
-            say(f"kernels: no private kernel folder ({e}); only the default Python 3 kernel is offered")
-            return updates
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         # Probing the node (R, modules, images) takes most of a second; JupyterLab
         # takes seconds to load and asks for kernelspecs only when a page does.
         in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
                                                     probe or NodeProbe()))
     return updates
+
+
+NEWS_PLUGIN = "@jupyterlab/apputils-extension:notification"
+
+
+def quiet_news(folder: Path) -> Path:
+    """A Jupyter config folder whose JupyterLab default is "never fetch Jupyter's news" (no prompt).
+
+    jupyterlab_server layers labconfig/default_setting_overrides.json of every
+    folder on JUPYTER_CONFIG_PATH over the settings' defaults; a user's own
+    choice in the settings still wins.
+    """
+    config = folder / "config"
+    (config / "labconfig").mkdir(parents=True, exist_ok=True)
+    (config / "labconfig" / "default_setting_overrides.json").write_text(
+        json.dumps({NEWS_PLUGIN: {"fetchNews": "false", "checkForUpdates": False}}))
+    return config
 
 
 def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe) -> None:

@@ -29,6 +29,7 @@ from tornado import web
 from tornado.wsgi import WSGIContainer
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
+from . import sessionapi
 from .tensorboard import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
@@ -170,4 +171,5 @@ def _load_jupyter_server_extension(serverapp):
         (prefix + "/?", ListPageHandler),
         (url_path_join(prefix, r"([0-9a-f]{12})(/.*)?"), TensorBoardHandler),
     ])
-    serverapp.log.info("DS Portal TensorBoard extension loaded at %s", prefix)
+    sessionapi.load(serverapp, session)
+    serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock", prefix)

@@ -174,6 +174,18 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
     assert "dsportal: kernel torch-mods left out: module(s) cuda/12.1, pytorch/2.1 not found" in log
     assert "dsportal: storage isilon:" in log and "is not mounted on this node" in log
     assert "dsportal: kernels: python3, ir, ngc-pytorch" in log
+    # JupyterLab does not ask about Jupyter's news (the admin's sessions.jupyterlab_news is false by default)
+    assert updates["JUPYTER_CONFIG_PATH"] == str(folder / "config")
+    assert json.loads((folder / "config" / "labconfig" / "default_setting_overrides.json").read_text()) == {
+        "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
+def test_the_news_prompt_stays_when_the_admin_allows_it(tmp_path):
+    env = {"HOME": str(tmp_path), "USER": "alice", "SLURM_JOB_ID": "78", "TMPDIR": str(tmp_path),
+           "JUPYTER_CONFIG_PATH": "/site", "DSPORTAL_SESSION": json.dumps({"jupyterlab_news": True})}
+    assert "JUPYTER_CONFIG_PATH" not in prepare(env)
+    env["DSPORTAL_SESSION"] = json.dumps({})
+    assert prepare(env)["JUPYTER_CONFIG_PATH"].endswith(os.pathsep + "/site")
 
 
 def test_module_kernel_loads_real_modules_with_lmod(tmp_path):

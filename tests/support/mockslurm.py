@@ -133,7 +133,7 @@ def squeue(state: Path, argv: list[str]) -> int:
         job = jobs[job_id]
         if not names or job["name"] in names:
             print(f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
-                  f"{job['reason']}")
+                  f"{job.get('end', 'N/A')}|{job['reason']}")
     if _mode(state, "squeue") == "garbage":
         print("slurm_load_jobs: half a line|")
     return 0

@@ -81,14 +81,19 @@ def test_parse_job_id():
 
 
 def test_parse_squeue():
-    out = ("12|alice|PENDING|(null)|2026-11-22T11:00:00|Resources\n13|bob|RUNNING|node001|2026-11-22T09:00:00|None\n"
-           "14|alice|COMPLETING|node002|N/A|None\n15_1|carol|RUNNING|x|N/A|None\n"
-           "16|dave|PENDING||N/A|held by admin | see ticket | 42\n")
+    out = ("12|alice|PENDING|(null)|2026-11-22T11:00:00|2026-11-22T19:00:00|Resources\n"
+           "13|bob|RUNNING|node001|2026-11-22T09:00:00|2026-11-22T17:00:00|None\n"
+           "14|alice|COMPLETING|node002|N/A|2026-11-22T10:00:00|None\n15_1|carol|RUNNING|x|N/A|N/A|None\n"
+           "16|dave|PENDING||N/A|N/A|held by admin | see ticket | 42\n"
+           "17|erin|RUNNING|node003|2026-11-22T09:00:00|NONE|None\n")
     assert parse_squeue(out) == {
-        "12": JobInfo("12", "PENDING", "Resources", "", "alice", "2026-11-22T11:00:00"),  # Slurm's estimate
-        "13": JobInfo("13", "RUNNING", "", "node001", "bob"),  # a running job's start is no estimate
-        "14": JobInfo("14", "COMPLETING", "", "node002", "alice"),
+        # Slurm's estimate of a pending job's start; its end then is no more than a guess
+        "12": JobInfo("12", "PENDING", "Resources", "", "alice", "2026-11-22T11:00:00"),
+        # a running job's start is no estimate; its end is its time limit
+        "13": JobInfo("13", "RUNNING", "", "node001", "bob", end="2026-11-22T17:00:00"),
+        "14": JobInfo("14", "COMPLETING", "", "node002", "alice", end="2026-11-22T10:00:00"),
         "16": JobInfo("16", "PENDING", "held by admin | see ticket | 42", "", "dave"),  # a | in the reason
+        "17": JobInfo("17", "RUNNING", "", "node003", "erin"),  # no time limit: no end
     }
     jobs = parse_squeue(out)
     assert (jobs["12"].pending, jobs["13"].running, jobs["14"].running, jobs["14"].in_queue) == (True, True, False, True)
@@ -96,16 +101,16 @@ def test_parse_squeue():
     assert parse_squeue("") == {}
 
 
-@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|N/A|None\n",
-                                     "x1|a|RUNNING|n|N/A|r\n"])
+@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|N/A|N/A|None\n",
+                                     "x1|a|RUNNING|n|N/A|N/A|r\n", "12|alice|RUNNING|node|N/A|None\n"])
 def test_an_unreadable_squeue_line_is_an_error_not_a_missing_job(garbage):
     # a job missing from a listing means "gone": a line that does not read must not make one go missing
     with pytest.raises(UnreadableAnswer):
-        parse_squeue("13|bob|RUNNING|node001|N/A|None\n" + garbage)
+        parse_squeue("13|bob|RUNNING|node001|N/A|N/A|None\n" + garbage)
 
 
 def test_query_and_cancel_arguments(slurm):
-    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%S|%r"]
+    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%S|%e|%r"]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
 
 

@@ -1,0 +1,166 @@
+"""`dsportal-extend-session JOB MINUTES`: raise a portal session's time limit. Runs as root, on the head node.
+
+Only Slurm's operators and SlurmUser may raise a job's time limit; the hub
+runs as an unprivileged service account.  The shipped sudoers rule
+(deploy/sudoers.d/dsportal) lets the service account run exactly this
+helper as root, which does exactly one thing: after checking its two
+arguments, that extensions are allowed (slurm.allow_extend in the admin
+YAML, read from its fixed root-owned path, never from the caller's
+environment), that the job is a running portal session of a portal user,
+and that the new limit stays within the admin's maximum and the partition's
+MaxTime (root is not held to it by Slurm), it runs
+`scontrol update JobId=JOB TimeLimit=MINUTES`.  A sudoers wildcard on
+scontrol's arguments would allow any update of any job instead.
+
+On a cluster with slurmdbd, an alternative is to make the service account a
+Slurm operator (`sacctmgr modify user dsportal set adminlevel=operator`)
+and point slurm.extend_command at a copy of this helper that runs without sudo.
+
+Exit status: 0 done, 2 bad arguments, 3 refused, 4 Slurm did not do it.
+Messages go to stderr, in words the hub shows the user.
+"""
+
+from __future__ import annotations
+
+import pwd
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from portal.config import DEFAULT_PATH, ConfigError, load_config
+from portal.settings import PortalSettings, is_username
+
+BAD_ARGUMENTS, REFUSED, SLURM_FAILED = 2, 3, 4
+JOB_FORMAT = "%j|%u|%T|%l|%P"
+
+
+class Refused(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def parse_limit(text: str) -> int | None:
+    """A Slurm time ('30', '8:00:00', '1-12:00:00', '2-00', 'UNLIMITED') -> whole minutes; None = no limit.
+
+    Seconds round up: a limit is never reported shorter than it is.
+    """
+    text = text.strip()
+    if text.upper() in ("UNLIMITED", "INFINITE", "NONE"):
+        return None
+    match = re.fullmatch(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?", text)
+    if not match:
+        raise ValueError(f"not a Slurm time: {text!r}")
+    days, first, second, third = match.groups()
+    if days is not None:  # D-HH[:MM[:SS]]
+        hours, minutes, seconds = int(first), int(second or 0), int(third or 0)
+    elif third is not None:  # HH:MM:SS
+        hours, minutes, seconds = int(first), int(second), int(third)
+    else:  # MM[:SS]
+        hours, minutes, seconds = 0, int(first), int(second or 0)
+    return (int(days or 0) * 24 + hours) * 60 + minutes + (1 if seconds else 0)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    user: str
+    state: str
+    limit: int | None
+    partition: str
+
+
+def parse_job(output: str) -> Job | None:
+    """squeue's one line of JOB_FORMAT -> Job; None when Slurm does not list the job."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return None
+    parts = lines[0].strip().split("|")
+    if len(parts) != 5:
+        raise ValueError(f"unreadable squeue line: {lines[0][:200]!r}")
+    name, user, state, limit, partition = parts
+    return Job(name, user, state, parse_limit(limit), partition)
+
+
+def parse_partition_max(output: str) -> int | None:
+    """`scontrol --oneliner show partition P` -> its MaxTime in minutes; None = unlimited."""
+    match = re.search(r"(?:^|\s)MaxTime=(\S+)", output)
+    if not match:
+        raise ValueError("scontrol printed no MaxTime")
+    return parse_limit(match.group(1))
+
+
+def check_arguments(argv: list[str]) -> tuple[str, int]:
+    if len(argv) != 2 or not re.fullmatch(r"[1-9][0-9]{0,9}", argv[0]) or not re.fullmatch(r"[1-9][0-9]{0,6}", argv[1]):
+        raise Refused(BAD_ARGUMENTS, "usage: dsportal-extend-session JOB_ID NEW_LIMIT_MINUTES (both whole numbers)")
+    return argv[0], int(argv[1])
+
+
+def check_request(settings: PortalSettings, job: Job | None, job_id: str, minutes: int, partition_max: int | None,
+                  uid_of=lambda name: pwd.getpwnam(name).pw_uid) -> None:
+    """Refused unless `job` is a running portal session and `minutes` is within every limit (pure but for uid_of)."""
+    slurm = settings.slurm
+    if not slurm.allow_extend:
+        raise Refused(REFUSED, "Extending sessions is not enabled on this portal (slurm.allow_extend).")
+    if job is None or job.name != slurm.job_name:
+        raise Refused(REFUSED, f"Job {job_id} is not a session of this portal.")
+    try:
+        uid = uid_of(job.user)
+    except KeyError:
+        uid = -1
+    if not is_username(job.user) or job.user in slurm.deny_users or uid < slurm.min_uid:
+        raise Refused(REFUSED, f"Job {job_id} does not belong to a portal user.")
+    if job.state != "RUNNING":
+        raise Refused(REFUSED, f"Job {job_id} is {job.state.lower()}, not running: only a running session is extended.")
+    if job.limit is not None and minutes <= job.limit:
+        raise Refused(REFUSED, f"Job {job_id} already has {job.limit} minutes; an extension must add time.")
+    most = round(slurm.extend_max_hours * 60)
+    if minutes > most:
+        raise Refused(REFUSED, f"A session may last at most {slurm.extend_max_hours:g} h with extensions on this portal.")
+    if partition_max is not None and minutes > partition_max:
+        raise Refused(REFUSED, f"Partition {job.partition} allows at most {partition_max} minutes per job.")
+
+
+def run(argv: list[str], timeout: float) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Refused(SLURM_FAILED, f"Slurm did not answer ({argv[0]}: {e}); try again in a minute.") from None
+    if done.returncode:
+        raise Refused(SLURM_FAILED, f"Slurm refused: {done.stderr.strip() or f'{argv[0]} exit {done.returncode}'}")
+    return done.stdout
+
+
+def extend(settings: PortalSettings, job_id: str, minutes: int) -> str:
+    slurm = settings.slurm
+    timeout = slurm.command_timeout
+    try:
+        job = parse_job(run([slurm.squeue, "--noheader", f"--jobs={job_id}", f"--format={JOB_FORMAT}"], timeout))
+        partition_max = None
+        if job is not None:
+            partition_max = parse_partition_max(
+                run([slurm.scontrol, "--oneliner", "show", "partition", job.partition], timeout))
+    except ValueError as e:
+        raise Refused(SLURM_FAILED, f"Slurm's answer did not read: {e}") from None
+    check_request(settings, job, job_id, minutes, partition_max)
+    run([slurm.scontrol, "update", f"JobId={job_id}", f"TimeLimit={minutes}"], timeout)
+    return f"Job {job_id}: time limit now {minutes} minutes."
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        job_id, minutes = check_arguments(sys.argv[1:] if argv is None else argv)
+        try:
+            settings = load_config(DEFAULT_PATH)  # the root-owned file, never a path from the caller
+        except ConfigError as e:
+            raise Refused(REFUSED, f"The portal's config does not load: {e}") from None
+        print(extend(settings, job_id, minutes))
+        return 0
+    except Refused as e:
+        print(str(e), file=sys.stderr)
+        return e.status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
