@@ -1,7 +1,7 @@
 """The hub's REST API for a user's own session (the home page's card, JupyterLab's "extend" button).
 
     GET  /hub/api/dsportal/session          {"session": card, "history": [...], "last_end", "presets",
-                                             "server_url"}  (spawner/hub/dashboard.py)
+                                             "server_url"}  (SlurmGPUSpawner.home_data)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
@@ -34,7 +34,7 @@ class _Base(APIHandler):
 class SessionHandler(_Base):
     def get(self):
         spawner = self.own_spawner()
-        self.finish(json.dumps(page_data(spawner)))
+        self.finish(json.dumps(spawner.home_data()))
 
 
 class ExtendHandler(_Base):
@@ -47,15 +47,6 @@ class ExtendHandler(_Base):
         except ExtendRefused as e:
             raise web.HTTPError(e.status, str(e)) from None
         self.finish(json.dumps({"session": card}))
-
-
-def page_data(spawner) -> dict:
-    """What the home page shows (its first render and each refresh read the same)."""
-    settings = spawner.settings
-    ready = spawner.ready if spawner.orm_spawner is not None else False
-    return {"session": spawner.dashboard(), "history": spawner.history, "last_end": spawner.last_end,
-            "presets": [p.model_dump() for p in settings.sessions.presets],
-            "server_url": spawner.user.url if ready else ""}
 
 
 for url, handler in ((SESSION_URL, SessionHandler), ("/api" + EXTEND_PATH, ExtendHandler)):

@@ -179,7 +179,7 @@ def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:
 
 def extend_argv(slurm: SlurmSettings, job_id: str, minutes: int) -> list[str]:
     """The root-owned helper (spawner/root/extend.py) through sudo: the only command the hub runs as root."""
-    return [slurm.sudo, "-n", slurm.extend_command, job_id, str(minutes)]
+    return [slurm.sudo, "-n", "--", slurm.extend_command, job_id, str(minutes)]
 
 
 def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> list[str]:

@@ -565,6 +565,12 @@ class SlurmGPUSpawner(SlurmSpawner):
                             stopping=self.stopping, message=message, minutes=self.minutes or
                             (resources.minutes if resources else 0), limits=self.limits(), now=datetime.now())
 
+    def home_data(self) -> dict:
+        """What the home page shows; its first render (templates/home.html) and each refresh read the same."""
+        return {"session": self.dashboard(), "history": self.history, "last_end": "" if self.active else self.last_end,
+                "presets": [p.model_dump() for p in self.settings.sessions.presets],
+                "server_url": self.user.url if self.ready else ""}
+
     async def extend(self) -> dict:
         """One more `slurm.extend_step_hours` for the running session, within the admin's and Slurm's limits.
 

@@ -218,4 +218,8 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     assert "last_end" not in a_spawner.get_state()
     await a_spawner.stop()  # a stop the user asked for explains nothing
     a_spawner.clear_state()
-    assert a_spawner.get_state() == {}
+    state = a_spawner.get_state()
+    # only the home page's list of recent sessions remains: both sessions, newest first, each with its end
+    assert [(e["job_id"], e["why"].split(" at ")[0]) for e in state.pop("history")] == [
+        (str(int(job_id) + 1), "Stopped through the portal"), (job_id, "Your session reached its time limit (8 h)")]
+    assert state == {}

@@ -33,6 +33,7 @@ UNREACHABLE = {
     "sbatch": "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
     "squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
     "scancel": "scancel: error: Kill job error: Unable to contact slurm controller (connect failure)",
+    "extend": "Slurm did not answer (squeue: Unable to contact slurm controller); try again in a minute.",
 }
 
 
@@ -188,6 +189,8 @@ def sudo(state: Path, argv: list[str]) -> int:
         else:
             sys.stderr.write(f"mock sudo: unexpected argument {arg!r}\n")
             return 2
+    if user is None and rest[1:2] and os.path.basename(rest[1]) == "dsportal-extend-session":
+        user = "root"  # the one command the hub runs as root (deploy/sudoers.d/dsportal)
     if not rest or user is None:
         sys.stderr.write("mock sudo: usage: sudo -n [--preserve-env=A,B] -u USER -- command...\n")
         return 2
@@ -210,7 +213,26 @@ def advance(state: Path) -> None:
                     job["state"] = "CANCELLED"
 
 
-COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sinfo": sinfo, "sudo": sudo}
+def extend(state: Path, argv: list[str]) -> int:
+    """The root helper's stand-in (spawner/root/extend.py): JOB MINUTES; a running job's limit and end move."""
+    _record(state, {"cmd": "extend", "argv": argv, "user": os.environ.get("MOCKSLURM_USER", "")})
+    failed = _failure(state, "extend")
+    if failed:
+        return failed
+    job_id, minutes = argv
+    with _table(state) as t:
+        job = t["jobs"].get(job_id)
+        if job is None or job["state"] != "RUNNING":
+            sys.stderr.write(f"Job {job_id} is not running: only a running session is extended.\n")
+            return 3
+        job["limit"] = int(minutes)
+        job["end"] = f"2026-11-22T{8 + int(minutes) // 60:02d}:{int(minutes) % 60:02d}:00"
+    print(f"Job {job_id}: time limit now {minutes} minutes.")
+    return 0
+
+
+COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sinfo": sinfo, "sudo": sudo,
+            "dsportal-extend-session": extend}
 
 
 def main(cmd: str, state_dir: str, argv: list[str]) -> int:
@@ -236,7 +258,7 @@ class MockSlurm:
         self.state = root / "state"
         self.bin.mkdir(parents=True)
         self.state.mkdir(parents=True)
-        for cmd in ("sbatch", "squeue", "scancel", "sinfo", "sudo"):
+        for cmd in COMMANDS:
             path = self.bin / cmd
             # a stand-in command; the spawner runs it as it would run Slurm's
             path.write_text(
@@ -297,6 +319,9 @@ def config_data(mock: MockSlurm) -> dict:
             "scancel": mock.path("scancel"),
             "sinfo": mock.path("sinfo"),
             "sudo": mock.path("sudo"),
+            "extend_command": mock.path("dsportal-extend-session"),
+            "allow_extend": True,
+            "extend_max_hours": 12,
             "command_timeout": 3,
         },
         "environment": {"prefix": "/opt/dsportal/venv", "storage": {"isilon": "/mnt/isilon"}},

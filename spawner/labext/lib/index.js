@@ -1,10 +1,13 @@
-// DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher.
+// DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher,
+// and the session's clock (lib/clock.js).
 // The server side is spawner/jupyter/handlers.py; TensorBoard opens in a new browser tab.
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
+
+import { clockPlugin } from './clock';
 
 const OPEN = 'dsportal:open-tensorboard';
 const OPEN_HERE = 'dsportal:open-tensorboard-here';
@@ -96,4 +99,4 @@ const plugin = {
   }
 };
 
-export default plugin;
+export default [plugin, clockPlugin];

@@ -1,0 +1,89 @@
+"""The home page's session API and extensions, through a real JupyterHub and proxy (mock Slurm)."""
+
+from __future__ import annotations
+
+from tests.support.http import wait_until
+
+
+def extend(hub, token):
+    return hub.request("POST", f"{hub.hub_api}/dsportal/session/extend", {}, token=token)
+
+
+def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(a_hub_and_its_slurm, a_web_server):
+    hub, mock = a_hub_and_its_slurm
+    status, token = hub.api("POST", "/users/alice/tokens", {"note": "dashboard"})
+    assert status == 201, token
+    mine = token["token"]
+    status, page = hub.api("GET", "/dsportal/session", token=mine)
+    assert (status, page) == (200, {"session": {"state": "none"}, "history": [], "last_end": "", "presets": [],
+                                    "server_url": ""})
+    assert hub.api("GET", "/dsportal/session", token=None)[0] == 403
+    assert hub.api("GET", "/dsportal/session")[0] == 403  # a service's token: no session of its own
+
+    assert hub.api("POST", "/users/alice/server", {"gpus": 2, "hours": 8})[0] in (201, 202)
+    wait_until(lambda: mock.jobs(), what="alice's job submitted")
+    [job_id] = mock.jobs()
+    submitted = [c for c in mock.calls("sbatch") if c["env"].get("USER") == "alice"][-1]
+    server_token = submitted["env"]["JUPYTERHUB_API_TOKEN"]
+    assert "--signal=B:USR2@180" in submitted["argv"]  # Slurm warns the session 3 minutes before its end
+    wait_until(lambda: hub.api("GET", "/dsportal/session", token=mine)[1]["session"]["state"] == "queued",
+               what="the card showing the queued job")
+    status, answer = extend(hub, server_token)
+    assert (status, answer["message"]) == (409, "You have no running session to extend.")
+
+    mock.set_job(job_id, state="RUNNING", node="127.0.0.1", end="2026-11-22T16:00:00")
+    a_web_server.token = server_token
+    assert hub.request("POST", f"{hub.hub_api}/dsportal/port", {"port": a_web_server.port}, token=server_token)[0] == 201
+    wait_until(lambda: hub.api("GET", "/users/alice")[1]["servers"].get("", {}).get("ready"), what="alice ready")
+    card = hub.api("GET", "/dsportal/session", token=mine)[1]["session"]
+    assert {k: card[k] for k in ("state", "job_id", "node", "gpus", "cores", "memory_gb", "limit", "end", "extend")} == {
+        "state": "running", "job_id": job_id, "node": "127.0.0.1", "gpus": 2, "cores": 16, "memory_gb": 96.0,
+        "limit": "8 h", "end": "2026-11-22T16:00:00", "extend": {"allowed": True, "why_not": "", "step": "1 h"}}
+
+    # JupyterLab's button: the session's own server asks with its token; the root helper runs through sudo
+    status, answer = extend(hub, server_token)
+    assert status == 200, answer
+    assert (answer["session"]["limit"], answer["session"]["end"]) == ("9 h", "2026-11-22T17:00:00")
+    assert [(c["argv"], c["user"]) for c in mock.calls("extend")] == [([job_id, "540"], "root")]
+    for _ in range(3):  # the home page's button: the user's own login (here a token of theirs)
+        assert extend(hub, mine)[0] == 200
+    status, answer = extend(hub, mine)
+    assert (status, answer["message"]) == (400, "Your session already has 12 h; with extensions a session may last "
+                                                "at most 12 h here.")
+    assert len(mock.calls("extend")) == 4  # the refusal asked no one
+
+    # bob's token reaches bob's session only: he has none
+    status, bobs = hub.api("POST", "/users/bob/tokens", {"note": "x"})
+    assert extend(hub, bobs["token"])[0] == 409
+
+    assert hub.api("DELETE", "/users/alice/server")[0] in (202, 204)
+    wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"], what="alice stopped")
+    page = hub.api("GET", "/dsportal/session", token=mine)[1]
+    assert page["session"] == {"state": "none"}
+    [last] = page["history"]
+    assert (last["job_id"], last["options"], last["summary"]) == (
+        job_id, {"gpus": 2, "hours": 8}, "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2")
+    assert last["why"].startswith("Stopped through the portal at ")
+
+
+def test_the_helpers_refusal_reaches_the_user_in_its_words(a_hub_and_its_slurm, a_web_server):
+    hub, mock = a_hub_and_its_slurm
+    assert hub.api("POST", "/users/bob/server", {"gpus": 1, "hours": 2})[0] in (201, 202)
+    wait_until(lambda: [j for j in mock.jobs().values() if j["user"] == "bob" and j["state"] == "PENDING"],
+               what="bob's job submitted")
+    job_id = next(i for i, j in mock.jobs().items() if j["user"] == "bob" and j["state"] == "PENDING")
+    token = [c for c in mock.calls("sbatch") if c["env"].get("USER") == "bob"][-1]["env"]["JUPYTERHUB_API_TOKEN"]
+    mock.set_job(job_id, state="RUNNING", node="127.0.0.1")
+    a_web_server.token = token
+    assert hub.request("POST", f"{hub.hub_api}/dsportal/port", {"port": a_web_server.port}, token=token)[0] == 201
+    wait_until(lambda: hub.api("GET", "/users/bob")[1]["servers"].get("", {}).get("ready"), what="bob ready")
+    mock.set_job(job_id, state="SUSPENDED")  # Slurm's view changed; the helper checks it as root
+    status, answer = extend(hub, token)
+    assert (status, answer["message"]) == (400, f"Job {job_id} is not running: only a running session is extended.")
+    mock.fail("extend", "unreachable")
+    status, answer = extend(hub, token)
+    assert status == 503 and "could not be extended right now" in answer["message"]
+    mock.heal()
+    mock.set_job(job_id, state="RUNNING")  # (the mock's scancel ends pending and running jobs only)
+    assert hub.api("DELETE", "/users/bob/server")[0] in (202, 204)
+    wait_until(lambda: not hub.api("GET", "/users/bob")[1]["servers"], what="bob stopped")
