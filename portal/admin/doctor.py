@@ -113,6 +113,26 @@ def check_sudo(ctx: Context) -> list[Result]:
     return results
 
 
+def check_extend_helper(ctx: Context) -> list[Result]:
+    """With slurm.allow_extend: the helper is root's alone, and the service account may run it with sudo."""
+    slurm, who = ctx.settings.slurm, ctx.service_account
+    if not slurm.allow_extend:
+        return []
+    helper = Path(slurm.extend_command)
+    try:
+        info = helper.stat()
+    except OSError:
+        return [Result("extension helper", False, f"{helper} is missing; install DS Portal there or fix "
+                       "slurm.extend_command (or set slurm.allow_extend: false)")]
+    if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return [Result("extension helper", False, f"{helper} runs as root and must be root's alone: "
+                       f"chown root {helper}; chmod go-w {helper}")]
+    as_admin = ["-U", who] if os.geteuid() == 0 else []
+    allowed = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", "root", str(helper)]).returncode == 0
+    return [Result("extension helper", allowed, f"{who} may run {helper} as root" if allowed else
+                   f"{who} may not run {helper} as root; add the extension line of deploy/sudoers.d/dsportal")]
+
+
 def check_environment(ctx: Context) -> list[Result]:
     prefix = Path(ctx.settings.environment.prefix)
     entry = prefix / "bin" / "dsportal-singleuser"
@@ -165,7 +185,7 @@ def check_tls_files(ctx: Context) -> list[Result]:
     return [Result("tls files", True, f"{len(files)} file(s) readable")]
 
 
-CHECKS = (check_slurm, check_sudo, check_environment, check_connect_url, check_ldap, check_tls_files)
+CHECKS = (check_slurm, check_sudo, check_extend_helper, check_environment, check_connect_url, check_ldap, check_tls_files)
 
 
 def diagnose(ctx: Context) -> list[Result]:

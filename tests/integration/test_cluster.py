@@ -141,15 +141,3 @@ def home_page(user: str) -> str:
     status, page, _ = browser.get("/hub/home")
     assert status == 200
     return page
-
-
-def test_a_session_at_its_time_limit_says_so_on_the_home_page(cluster):
-    cluster.start("bob", {"gpus": 1, "hours": 0.02})  # 1.2 min: Slurm gives whole minutes, 1 min
-    cluster.wait_ready("bob")
-    job_id = cluster.job_of("bob")
-    assert "TimeLimit=00:01:00" in cluster.scontrol(job_id)
-    cluster.wait(lambda: cluster.server("bob") is None, 180, "the time limit reached and noticed")
-    assert re.search(r"Your session reached its time limit \(1 min\) at [0-9]{2}:[0-9]{2}\.", home_page("bob"))
-    cluster.start("bob", {"gpus": 1, "hours": 1})
-    cluster.wait_ready("bob")
-    assert "reached its time limit" not in home_page("bob")  # a new session starts with a clean page

@@ -23,7 +23,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
     assert all(line.startswith("OK ") for line in lines), lines
     names = [line.split(":")[0][5:] for line in lines]
     assert names == ["config", "slurm", "partition sxm2", "sudo sbatch as alice", "sudo scancel as alice",
-                     "sudo as root", "session environment", "hub address", "ldap", "tls files"]
+                     "sudo as root", "extension helper", "session environment", "hub address", "ldap", "tls files"]
 
 
 def broken(tmp_path: Path, change) -> str:
@@ -45,6 +45,10 @@ def broken(tmp_path: Path, change) -> str:
      "FIX  ldap: cannot read ldap.service_password_file"),
     (lambda d: d["ldap"].update(uris=["ldap://127.0.0.1:1"]),
      "FIX  ldap: no directory server answered"),
+    (lambda d: d["slurm"].update(extend_command="/usr/local/bin/nope"),
+     "FIX  extension helper: /usr/local/bin/nope is missing"),
+    (lambda d: d["slurm"].update(extend_command="/usr/bin/id"),
+     "FIX  extension helper: dsportal may not run /usr/bin/id as root"),
     (lambda d: d["slurm"].update(sinfo="/usr/bin/false"),
      "FIX  slurm: /usr/bin/false failed"),
 ])

@@ -114,7 +114,7 @@ class SessionClock {
       : [];
     Notification.warning(
       `Your session ends in ${words(left)}, at ${clockTime(this.answer.end)} (its time limit). ` +
-        'Open documents are saved before then; save your work elsewhere if you need it after.',
+        'Open documents are saved before then; running kernels stop at the end.',
       { autoClose: false, actions }
     );
   }

@@ -1,0 +1,82 @@
+"""A session at its time limit, in real Chromium on the dev cluster: the clock, the warning, the saved edit.
+
+The session lasts 3 minutes.  JupyterLab's own autosave is off, so only the
+portal's saving before the end (Slurm's warning signal, the JupyterLab
+extension) can put the edit on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.support.browser import log_in, shot
+from tests.support.cluster import HUB, url_for
+
+NOTEBOOK = "clock-test.ipynb"
+EDIT = "# typed 3 minutes before the end, never saved by hand"
+
+
+def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(browser, cluster):
+    home = Path("/home/bob")
+    cluster.start("bob", {"gpus": 1, "hours": 0.05})  # 3 minutes
+    cluster.wait_ready("bob")
+    job_id = cluster.job_of("bob")
+    assert "TimeLimit=00:03:00" in cluster.scontrol(job_id)
+    # JupyterLab's autosave off for bob; a notebook to edit
+    status, _ = cluster.request("PUT", "/user/bob/lab/api/settings/@jupyterlab/docmanager-extension:plugin",
+                                {"raw": '{"autosave": false}'})
+    assert status == 204
+    notebook = {"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [],
+                           "execution_count": None}], "nbformat": 4, "nbformat_minor": 5,
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
+    status, _ = cluster.request("PUT", f"/user/bob/api/contents/{NOTEBOOK}",
+                                {"type": "notebook", "format": "json", "content": notebook})
+    assert status in (200, 201)
+
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    log_in(page, "bob", "bob-pw")
+    page.goto(url_for(f"/user/bob/lab/tree/{NOTEBOOK}?reset"))
+    # the time left, from Slurm's end time; the warning (5 minutes before the end: it is already less)
+    expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
+    expect(page.get_by_text(re.compile(r"Your session ends in [1-3] min, at [0-9]{2}:[0-9]{2}"))).to_be_visible()
+    editor = page.locator(".jp-Cell .cm-content").first
+    expect(editor).to_have_text("x = 1")
+    editor.click()
+    page.keyboard.press("End")
+    page.keyboard.type("  " + EDIT)
+    expect(page.locator(".jp-mod-dirty").first).to_be_attached()
+    shot(page, "clock-unsaved-edit")
+    assert EDIT not in (home / NOTEBOOK).read_text()  # not saved by hand, nor by JupyterLab's autosave
+
+    cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
+    saved = json.loads((home / NOTEBOOK).read_text())
+    assert EDIT in "".join(saved["cells"][0]["source"])
+    log = (home / f".dsportal-session-{job_id}.log").read_text()
+    assert "dsportal: Slurm's warning: the time limit is 2 min away or less" in log
+    assert f"dsportal: saved before the time limit: {NOTEBOOK}" in log
+    assert re.search(r"Shutting down [1-9][0-9]* kernels?", log)  # kernels shut down cleanly at the end
+
+    page.goto(f"{HUB}/hub/home")
+    expect(page.locator("#dsportal-ended")).to_have_text(
+        re.compile(r"Your session reached its time limit \(3 min\) at [0-9]{2}:[0-9]{2}\."))
+    expect(page.locator("#dsportal-state")).to_have_text("not running")
+    expect(page.locator("#dsportal-history li").first).to_contain_text(
+        re.compile(rf"1 GPU · 8 cores · 48 GB RAM · 3 min on sxm2 \(job {job_id}\)\. Your session reached its time limit"))
+    expect(page.get_by_role("button", name="Start again with the same settings")).to_be_visible()
+    shot(page, "clock-ended")
+    context.close()
+
+    phone = browser.new_context(viewport={"width": 390, "height": 844})
+    page = phone.new_page()
+    log_in(page, "bob", "bob-pw")
+    page.goto(f"{HUB}/hub/home")
+    for part in ("#dsportal-session", "#dsportal-again", "#dsportal-history"):
+        box = page.locator(part).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, part  # the dashboard fits a phone's width
+    shot(page, "home-phone")
+    phone.close()

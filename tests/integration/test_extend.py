@@ -1,0 +1,72 @@
+"""More time for a running session on the real dev cluster: the hub's API, sudo and the root-owned helper."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.support.cluster import url_for
+from tests.support.http import json_request
+
+HELPER = "/opt/dsportal/venv/bin/dsportal-extend-session"
+
+
+def as_hub_account(*argv: str) -> subprocess.CompletedProcess:
+    """What the hub's service account may run with sudo (deploy/sudoers.d/dsportal)."""
+    return subprocess.run(["runuser", "-u", "dsportal", "--", "sudo", "-n", *argv], capture_output=True, text=True,
+                          timeout=60)
+
+
+def limit_of(cluster, job_id: str) -> str:
+    return next(w.split("=", 1)[1] for w in cluster.scontrol(job_id).split() if w.startswith("TimeLimit="))
+
+
+def test_a_running_session_gets_more_time_up_to_the_limit(cluster):
+    cluster.start("bob", {"gpus": 0, "hours": 11})
+    cluster.wait_ready("bob")
+    job_id = cluster.job_of("bob")
+    assert limit_of(cluster, job_id) == "11:00:00"
+    status, token = cluster.request("POST", "/hub/api/users/bob/tokens", {"note": "extend test"})
+    assert status == 201, token
+
+    def extend():
+        return json_request("POST", url_for("/hub/api/dsportal/session/extend"), {}, token=token["token"], timeout=90)
+
+    status, answer = extend()
+    assert status == 200, answer
+    assert answer["session"]["limit"] == "12 h"
+    assert limit_of(cluster, job_id) == "12:00:00"  # Slurm itself holds the new limit; the end moved with it
+    status, answer = extend()
+    assert (status, answer["message"]) == (400, "Your session already has 12 h; with extensions a session may "
+                                                "last at most 12 h here.")
+    assert limit_of(cluster, job_id) == "12:00:00"
+    cluster.stop("bob")
+
+
+def test_the_hub_account_may_run_the_helper_only_as_it_checks(cluster):
+    cluster.start("alice", {"gpus": 0, "hours": 1})
+    cluster.wait_ready("alice")
+    session = cluster.job_of("alice")
+    other = subprocess.run(["runuser", "-u", "alice", "--", "sbatch", "--parsable", "--job-name=mine", "--time=5",
+                            "--wrap", "sleep 300"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    try:
+        for argv, status, words in [
+            ((session, "abc"), 2, "usage: dsportal-extend-session JOB_ID NEW_LIMIT_MINUTES"),
+            ((f"{session};id", "120"), 2, "usage"),
+            ((session, "120", "--partition=x"), 2, "usage"),
+            ((other, "10"), 3, f"Job {other} is not a session of this portal."),
+            ((session, "30"), 3, "already has 60 minutes; an extension must add time"),
+            ((session, "721"), 3, "at most 12 h with extensions"),
+        ]:
+            done = as_hub_account(HELPER, *argv)
+            assert (done.returncode, words in done.stderr) == (status, True), (argv, done.stderr)
+        # nothing else as root: not scontrol itself, not a shell
+        for argv in (["scontrol", "update", f"JobId={session}", "TimeLimit=700"], ["/bin/sh", "-c", "id"]):
+            done = as_hub_account(*argv)
+            assert done.returncode != 0 and "password is required" in done.stderr, done
+        assert limit_of(cluster, session) == "01:00:00"
+        done = as_hub_account(HELPER, session, "120")
+        assert (done.returncode, done.stdout.strip()) == (0, f"Job {session}: time limit now 120 minutes.")
+        assert limit_of(cluster, session) == "02:00:00"
+    finally:
+        subprocess.run(["scancel", other], timeout=30)
+        cluster.stop("alice")
