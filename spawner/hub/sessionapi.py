@@ -32,8 +32,9 @@ class _Base(APIHandler):
 
 
 class SessionHandler(_Base):
-    def get(self):
+    async def get(self):
         spawner = self.own_spawner()
+        await spawner.update_queue_place()  # a queued session's place (one shared, cached squeue per partition)
         self.finish(json.dumps(spawner.home_data()))
 
 

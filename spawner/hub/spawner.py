@@ -611,7 +611,7 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     queue_place: int | None = None
 
-    async def _update_queue_place(self) -> None:
+    async def update_queue_place(self) -> None:
         """The job's place among its partition's pending jobs (a shared, cached squeue)."""
         if not (self.job_id and self.job_info and self.job_info.pending and self.request):
             self.queue_place = None
@@ -627,7 +627,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         ticks = 0
         while True:
             if ticks % 10 == 0:  # every 5 s; the answer itself is shared and cached
-                await self._update_queue_place()
+                await self.update_queue_place()
             ticks += 1
             event = self.progress_event()
             if event != last:

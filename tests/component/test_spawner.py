@@ -67,7 +67,7 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server
                                             "(Resources). Slurm gives no start estimate yet.")
     mock_slurm.set_job(job_id, start="2026-11-22T11:05:00")
     await until(lambda: a_spawner.job_info.start)
-    await a_spawner._update_queue_place()
+    await a_spawner.update_queue_place()
     assert a_spawner.progress_message() == (f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
                                             "(Resources). It is 1st in line there. Slurm expects it to start at "
                                             "2026-11-22 11:05.")

@@ -6,6 +6,7 @@ import re
 import subprocess
 
 from tests.support.cluster import HUB, Cluster, url_for
+from tests.support.http import json_request
 from tests.support.hub import FormBrowser
 
 
@@ -61,6 +62,17 @@ def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
                         messages[-1]), messages
     assert cluster.jobs("carol")[carol_job]["state"] == "PENDING"
     assert not cluster.server("carol")["ready"]
+    # carol leaves the page and comes back: the home page's card says the same, with a cancel button
+    status, token = cluster.request("POST", "/hub/api/users/carol/tokens", {"note": "home page"})
+    status, page = json_request("GET", url_for("/hub/api/dsportal/session"), token=token["token"], timeout=30)
+    assert (status, page["session"]["state"]) == (200, "queued"), page
+    assert page["session"]["message"].startswith(messages[-1].split(" Slurm expects")[0]), (page, messages)
+    cluster.stop("carol")  # what the card's Cancel does: DELETE .../server while the start waits
+    cluster.wait(lambda: carol_job not in cluster.jobs("carol"), 30, "carol's queued job cancelled")
+    status, page = json_request("GET", url_for("/hub/api/dsportal/session"), token=token["token"], timeout=30)
+    assert page["session"] == {"state": "none"} and page["history"][0]["job_id"] == carol_job, page
+    cluster.start("carol", {"gpus": 4})
+    carol_job = cluster.job_of("carol")
 
     cluster.stop("alice")
     cluster.wait_ready("carol")
