@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
 from spawner.contract import data_dir
+from spawner.hub.idle import culler_services
 from spawner.hub.ignored import ignored_settings
 from spawner.hub.services import start_in_hub
 
@@ -76,6 +78,14 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.Authenticator.auth_refresh_strict = True
     c.Authenticator.refresh_pre_spawn = bool(ldap.refresh_seconds)
     c.JupyterHub.token_expires_in_max_seconds = int(hub.token_max_days * 86400)
+    # Idle sessions give their GPUs back: jupyterhub-idle-culler services, each reaching only
+    # the users of its timeout's group (spawner/hub/idle.py).  A session's last activity is
+    # what the session reports (spawner/jupyter/activity.py), not the proxy's traffic, which
+    # an open but untouched JupyterLab tab keeps up by polling.
+    services, roles = culler_services(settings.sessions, sys.executable)
+    c.JupyterHub.services.extend(services)
+    c.JupyterHub.load_roles.extend(roles)
+    c.JupyterHub.last_activity_interval = 0
     if hub.external_proxy:  # its own service; CONFIGPROXY_AUTH_TOKEN in both environments
         c.ConfigurableHTTPProxy.should_start = False
         c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url

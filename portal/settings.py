@@ -416,6 +416,22 @@ class SessionSettings(Section):
     jupyterlab_news: Flag = key(
         False, "JupyterLab asks each user whether to fetch Jupyter's news from the internet; false = it never "
         "asks and fetches nothing (compute nodes often have no internet).")
+    idle_timeout: integer(0, 30 * 86400) = key(
+        7200, "Seconds without use after which a session is stopped and its GPUs go back to Slurm (the hub runs "
+        "jupyterhub-idle-culler); 0 = never. Use means a busy kernel, terminal traffic, the user's mouse or keys "
+        "in JupyterLab, or work on the job's GPUs; an open but untouched browser tab is no use.")
+    idle_timeout_by_partition: dict[SlurmName, integer(0, 30 * 86400)] = key(
+        {}, "Other idle timeouts for sessions of these partitions (seconds; 0 = never).", example={"sxm2": 14400})
+    idle_exempt_groups: list[GroupName] = key(
+        [], "Unix groups whose members' sessions are never stopped for being idle.")
+    cull_every: integer(10, 86400) = key(
+        300, "Seconds between the idle culler's checks (a session stops at most this long after its timeout).")
+    activity_seconds: integer(10, 3600) = key(
+        60, "Seconds between a session's reports of its last use to the hub; idle timeouts must be at least "
+        "twice this, or a session in use could look idle.")
+    idle_warning_seconds: integer(10, 86400) = key(
+        600, "Seconds before an idle session is stopped at which JupyterLab warns the user (at most half the "
+        "session's idle timeout).")
 
 
 class Reserved(Section):
@@ -432,6 +448,27 @@ class PortalSettings(Section):
     sessions: SessionSettings = section(SessionSettings, "Sessions' clock (warnings, saving before the end), "
                                         "history and presets on the home page.")
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
+
+    @model_validator(mode="after")
+    def _idle_rules(self) -> PortalSettings:
+        """Idle timeouts long enough for the activity reports; per-partition ones for offered partitions."""
+        problems: list = []
+        sessions = self.sessions
+        shortest = 2 * sessions.activity_seconds
+        timeouts = {"": sessions.idle_timeout, **sessions.idle_timeout_by_partition}
+        for partition, timeout in timeouts.items():
+            where = f".sessions.idle_timeout_by_partition.{partition}" if partition else ".sessions.idle_timeout"
+            if 0 < timeout < shortest:
+                problems.append((where, timeout, f"at least {shortest} s (twice sessions.activity_seconds, "
+                                 "so a session in use never looks idle), or 0 for never"))
+        names = [p.name for p in self.slurm.partitions]
+        for partition in sessions.idle_timeout_by_partition:
+            if partition not in names:
+                problems.append((f".sessions.idle_timeout_by_partition.{partition}", partition,
+                                 f"must be one of slurm.partitions: {', '.join(names)}"))
+        if problems:
+            raise rule_error(*problems)
+        return self
 
     @model_validator(mode="after")
     def _presets_fit(self) -> PortalSettings:

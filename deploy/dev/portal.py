@@ -25,8 +25,8 @@ LDAP_PASSWORD = ETC / "ldap-service.pw"  # the service account's: ldap.service_p
 
 HUB_DEV_SETTINGS = f"""
 # --- dev cluster additions (deploy/devcluster) ---
-c.JupyterHub.services = [{{"name": "devcluster-admin", "api_token": open("{ADMIN_TOKEN}").read().strip()}}]
-c.JupyterHub.load_roles = [{{"name": "admin", "services": ["devcluster-admin"]}}]
+c.JupyterHub.services.append({{"name": "devcluster-admin", "api_token": open("{ADMIN_TOKEN}").read().strip()}})
+c.JupyterHub.load_roles.append({{"name": "admin", "services": ["devcluster-admin"]}})
 c.Spawner.poll_interval = 10
 """
 

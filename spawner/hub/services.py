@@ -14,6 +14,7 @@ from portal.config import config_path, load_config
 from portal.settings import PortalSettings, is_username
 
 from .clusterinfo import ClusterInfo, NodeState, SharedAnswers, availability, starts_now, test_only_start
+from .metrics import register_session_collector
 from .jobspec import Account, job_script, sbatch_argv
 from .options import OptionsError, parse_options
 from .reconciler import Reconciler, hub_owned_jobs
@@ -109,6 +110,7 @@ def start_in_hub(path: str) -> HubServices | None:
     _hub_path[:] = [str(path)]
     services = services_for(str(path))
     services.start_reconciler(loop)
+    register_session_collector()  # the portal's sessions and GPUs at /hub/metrics
     return services
 
 

@@ -17,10 +17,12 @@ import logging
 import os
 import re
 import signal
+import time
 from dataclasses import dataclass
 from portal.settings import SlurmSettings
 
 from .jobspec import as_user
+from .metrics import SLURM_FAILURES, SLURM_SECONDS
 from .watcher import JobWatcher
 
 log = logging.getLogger("JupyterHub").getChild("slurm")  # in the hub's log, its format
@@ -91,9 +93,31 @@ async def run(argv: list[str], *, timeout: float, input: str | None = None,
     return (await run_both(argv, timeout=timeout, input=input, env=env))[0]
 
 
+def command_name(argv: list[str]) -> str:
+    """The Slurm command an argument list runs ('sbatch' for sudo -n ... -u alice -- /usr/bin/sbatch ...)."""
+    rest = argv[argv.index("--") + 1:] if argv and os.path.basename(argv[0]) == "sudo" and "--" in argv else argv
+    return os.path.basename(rest[0]) if rest else "?"
+
+
 async def run_both(argv: list[str], *, timeout: float, input: str | None = None,
                    env: dict[str, str] | None = None) -> tuple[str, str]:
     """run(), returning (stdout, stderr): some answers come on stderr (sbatch --test-only)."""
+    command = command_name(argv)
+    started = time.monotonic()
+    try:
+        return await _run_both(argv, timeout=timeout, input=input, env=env)
+    except SlurmUnavailable:
+        SLURM_FAILURES.labels(command, "unavailable").inc()
+        raise
+    except SlurmError:
+        SLURM_FAILURES.labels(command, "refused").inc()
+        raise
+    finally:
+        SLURM_SECONDS.labels(command).observe(time.monotonic() - started)
+
+
+async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: dict[str, str] | None
+                    ) -> tuple[str, str]:
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

@@ -32,12 +32,14 @@ from portal.settings import PortalSettings, is_username
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
 
-from . import clusterapi, portapi, sessionapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
+from . import clusterapi, portapi, sessionapi, stopapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
 from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
 from .jobspec import Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, duration_words, resources_for
+from .metrics import CULLED, START_SECONDS
+from .idle import GROUP_PREFIX, group_for, timeout_for
 from .dashboard import Limits, add_to_history, extension, history_entry, session_card
 from .progress import clock, ended_words, place_in_queue, start_progress
 from .services import services_for
@@ -125,6 +127,8 @@ class SlurmGPUSpawner(SlurmSpawner):
     minutes = 0  # the session's time limit in minutes, extensions included
     submitted = ""  # when the job was submitted (ISO, the hub's local time)
     history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
+    idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
+    stop_cause = ""  # "idle" when an idle culler asked for the stop (spawner/hub/stopapi.py)
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -222,17 +226,21 @@ class SlurmGPUSpawner(SlurmSpawner):
         """What the session prepares on the node (spawner/job/session.py): storage links and kernels;
         and what its Jupyter server allows (spawner/jupyter/handlers.py): TensorBoards."""
         settings = self.settings
+        idle = {"timeout": self.idle_timeout,
+                "warning": min(settings.sessions.idle_warning_seconds, self.idle_timeout // 2)}
         clock = {"squeue": settings.slurm.squeue, "warn_minutes": settings.sessions.warn_minutes,
                  "save_minutes": settings.sessions.save_minutes,
                  "extend_hours": settings.slurm.extend_step_hours if settings.slurm.allow_extend else 0}
         return json.dumps({"storage": settings.environment.storage, "kernels": settings.kernels.model_dump(),
-                           "tensorboard": settings.tensorboard.model_dump(), "clock": clock,
+                           "tensorboard": settings.tensorboard.model_dump(), "clock": clock, "idle": idle,
                            "jupyterlab_news": settings.sessions.jupyterlab_news})
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
         env = {k: v for k, v in self.get_env().items() if k.startswith(_JOB_ENV_PREFIXES) or k in _ACCOUNT_VARS}
         env[SESSION_VAR] = self.session_spec()
+        # how often the session tells the hub when it was last used (the idle cullers read it)
+        env["JUPYTERHUB_ACTIVITY_INTERVAL"] = str(self.settings.sessions.activity_seconds)
         return env
 
     async def submit_batch_script(self) -> str:
@@ -241,6 +249,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         unix = self.unix_account()  # one lookup for the checks and the job
         await self.check_directory_account(unix)
         account = Account(name=unix.name, home=unix.home)
+        self.idle_timeout = timeout_for(self.resources.partition, unix.groups, self.settings.sessions)
+        self.join_idle_group()
         env = self.job_environment()
         names = sorted(env)
         argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
@@ -413,6 +423,7 @@ class SlurmGPUSpawner(SlurmSpawner):
                 await self._status_during_start()
         await self._wait_until_answering()
         self.start_done = True
+        START_SECONDS.labels(self.resources.partition).observe(asyncio.get_running_loop().time() - self._submitted_at)
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
         return self.ip, self.port
 
@@ -532,7 +543,45 @@ class SlurmGPUSpawner(SlurmSpawner):
         if await self._end_job(job_id, timeout=self.stop_timeout):
             self.gone_confirmed = True
         now = datetime.now()
-        self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
+        if self.stop_cause == "idle":
+            self.last_end = self.idle_words(now)
+            self.log.info("Session job %s of %s stopped for being idle", job_id, self._log_name)
+            resources = self.current_resources()
+            CULLED.labels(resources.partition if resources else "").inc()
+            self.remember_session(self.last_end, now)
+        else:
+            self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
+        self.stop_cause = ""
+
+    def join_idle_group(self) -> None:
+        """Put the user into the JupyterHub group whose idle culler may stop this session (or none)."""
+        from jupyterhub import orm
+
+        orm_user = getattr(self.user, "orm_user", None)
+        if orm_user is None:
+            return  # not in a hub (the spawner's own tests)
+        db = self.user.db
+        wanted = group_for(self.idle_timeout)
+        for group in list(orm_user.groups):
+            if group.name.startswith(GROUP_PREFIX) and group.name != wanted:
+                orm_user.groups.remove(group)
+        if wanted and wanted not in {g.name for g in orm_user.groups}:
+            group = orm.Group.find(db, wanted)
+            if group is None:
+                group = orm.Group(name=wanted)
+                db.add(group)
+            orm_user.groups.append(group)
+        db.commit()
+
+    def idle_words(self, now: datetime) -> str:
+        """Why an idle culler stopped the session, and when."""
+        last = self.orm_spawner.last_activity if self.orm_spawner is not None else None
+        idle = ""
+        if last is not None:
+            minutes = int((datetime.utcnow() - last).total_seconds() // 60)
+            idle = f" for {duration_words(max(1, minutes))}"
+        return (f"Your session was stopped {clock(now, now)} because nothing used it{idle} (no busy kernel, "
+                "terminal, mouse or keys in JupyterLab, or GPU work): its GPUs went back to the cluster.")
 
     def remember_session(self, why: str, ended: datetime) -> None:
         """Add the session that just ended to the home page's list (saved with the state)."""

@@ -72,6 +72,7 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     except OSError as e:
         say(f"storage links: {e}")
 
+    updates.update(usage_limits(environ))
     try:
         base = Path(environ.get("TMPDIR") or tempfile.gettempdir())
         folder = session_dir(base, user, environ.get("SLURM_JOB_ID", str(os.getpid())))
@@ -89,6 +90,18 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
         in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
                                                     probe or NodeProbe()))
     return updates
+
+
+def usage_limits(environ) -> dict[str, str]:
+    """jupyter-resource-usage's limits (its status bar item) from what Slurm gave the job, not the node's."""
+    limits = {}
+    memory = environ.get("SLURM_MEM_PER_NODE", "")
+    if memory.isdigit():
+        limits["MEM_LIMIT"] = str(int(memory) * 1024 * 1024)  # Slurm says MiB; the extension wants bytes
+    cpus = environ.get("SLURM_CPUS_PER_TASK") or environ.get("SLURM_CPUS_ON_NODE", "")
+    if cpus.isdigit():
+        limits["CPU_LIMIT"] = cpus
+    return limits
 
 
 NEWS_PLUGIN = "@jupyterlab/apputils-extension:notification"

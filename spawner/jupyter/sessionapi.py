@@ -1,7 +1,10 @@
 """The session's clock for JupyterLab (the user's Jupyter server, in the Slurm job, as the user).
 
     GET  {base}dsportal/session/clock[?fresh=1]  {"end", "seconds_left", "warn_minutes", "save_minutes",
-                                                  "save_now", "extend_hours", "job_id"}
+                                                  "save_now", "extend_hours", "job_id",
+                                                  "idle_seconds", "idle_timeout", "idle_warning"}
+    POST {base}dsportal/session/activity         the user's mouse or keys in JupyterLab: use (activity.py)
+    GET  {base}dsportal/session/gpus             {"gpus": [NVML readings of the job's GPUs], "note"}
     POST {base}dsportal/session/saved            {"saved": [paths], "failed": [paths]} -> the session log
     POST {base}dsportal/session/extend           asks the hub for more time (the hub decides; it runs Slurm)
 
@@ -10,6 +13,7 @@ All need the session's own Jupyter login.  The frontend is spawner/labext.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -21,9 +25,12 @@ from tornado.ioloop import IOLoop
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 from ..contract import EXTEND_PATH
+from .activity import GpuWatch, SessionActivity
 from .clock import WARNING_SIGNAL, SessionClock, saved_paths
+from .gpus import NoGpuReadings, load_nvml, visible
 
 SETTINGS_KEY = "dsportal_clock"
+ACTIVITY_KEY = "dsportal_activity"
 HUB_TIMEOUT = 60  # the hub runs Slurm commands for an extension
 
 
@@ -32,11 +39,31 @@ class _Base(APIHandler):
     def clock(self) -> SessionClock:
         return self.settings[SETTINGS_KEY]
 
+    @property
+    def activity(self) -> SessionActivity:
+        return self.settings[ACTIVITY_KEY]
+
 
 class ClockHandler(_Base):
     @web.authenticated
     async def get(self):
-        self.finish(json.dumps(await self.clock.answer(fresh=self.get_argument("fresh", "") == "1")))
+        answer = await self.clock.answer(fresh=self.get_argument("fresh", "") == "1")
+        self.finish(json.dumps({**answer, **self.activity.answer()}))
+
+
+class ActivityHandler(_Base):
+    @web.authenticated
+    def post(self):
+        self.activity.mark()
+        self.set_status(204)
+        self.finish()
+
+
+class GpusHandler(_Base):
+    @web.authenticated
+    async def get(self):
+        await asyncio.get_running_loop().run_in_executor(None, self.activity.gpus.read)
+        self.finish(json.dumps(self.activity.gpus.to_dict()))
 
 
 class SavedHandler(_Base):
@@ -82,12 +109,15 @@ def load(serverapp, session: dict) -> None:
                          save_minutes=int(clock_spec.get("save_minutes", 3)),
                          extend_hours=float(clock_spec.get("extend_hours") or 0))
     serverapp.web_app.settings[SETTINGS_KEY] = clock
+    start_activity(serverapp, session.get("idle", {}))
     base = serverapp.web_app.settings["base_url"]
     prefix = url_path_join(base, "dsportal/session")
     serverapp.web_app.add_handlers(".*$", [
         (url_path_join(prefix, "clock"), ClockHandler),
         (url_path_join(prefix, "saved"), SavedHandler),
         (url_path_join(prefix, "extend"), ExtendHandler),
+        (url_path_join(prefix, "activity"), ActivityHandler),
+        (url_path_join(prefix, "gpus"), GpusHandler),
     ])
     if not clock.job_id:
         return  # not in a Slurm job (a test or a local run): no end, no warning
@@ -98,3 +128,22 @@ def load(serverapp, session: dict) -> None:
                               "JupyterLab now saves every open document with unsaved changes", clock.save_minutes)
 
     signal.signal(WARNING_SIGNAL, lambda signum, frame: IOLoop.current().add_callback_from_signal(warned))
+
+
+def start_activity(serverapp, idle: dict) -> SessionActivity:
+    """What counts as use (spawner/jupyter/activity.py) replaces Jupyter Server's own last_activity()."""
+    try:
+        nvml, note = load_nvml(), ""
+    except NoGpuReadings as e:
+        nvml, note = None, str(e)
+    devices = visible(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if devices is None and os.environ.get("SLURM_JOB_ID"):
+        devices = []  # a Slurm job without the variable has no GPU: the node's GPUs are other users'
+    gpus = GpuWatch(nvml, devices, note=note)
+    interval = int(os.environ.get("JUPYTERHUB_ACTIVITY_INTERVAL") or 300)
+    activity = SessionActivity(serverapp.web_app.settings, gpus, check_seconds=max(5.0, interval / 2), idle=idle)
+    serverapp.web_app.settings[ACTIVITY_KEY] = activity
+    # the single-user server reports this to the hub; Jupyter Server's /api/status shows it too
+    serverapp.web_app.last_activity = activity.last_activity
+    IOLoop.current().add_callback(lambda: asyncio.ensure_future(activity.run()))
+    return activity

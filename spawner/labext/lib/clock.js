@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 const EXTEND = 'dsportal:extend-session';
 const TICK_MS = 5000;
 const SAVE_EVERY_MS = 20000;
+const USE_REPORT_MS = 30000; // the user's mouse and keys reach the server at most this often
 
 export function words(seconds) {
   if (seconds >= 3600) {
@@ -59,6 +60,61 @@ class SessionClock {
     this.widget = new Widget({ node: this.node });
     this.widget.addClass('jp-StatusBar-TextItem');
     this.node.addEventListener('click', () => this.offerExtension());
+    this.usedAt = -Infinity; // the user's last mouse, key or scroll event here (performance.now())
+    this.reportedAt = -USE_REPORT_MS;
+    this.idleNotice = null;
+    const used = () => {
+      this.usedAt = performance.now();
+    };
+    for (const name of ['pointerdown', 'pointermove', 'keydown', 'wheel', 'touchstart']) {
+      document.addEventListener(name, used, { passive: true, capture: true });
+    }
+  }
+
+  // The user's own use of the page counts; the page's background polling does not
+  // (spawner/jupyter/activity.py).  Reported at most every 30 s.
+  async reportUse() {
+    const now = performance.now();
+    if (this.usedAt <= this.reportedAt || now - this.reportedAt < USE_REPORT_MS) {
+      return;
+    }
+    this.reportedAt = now;
+    await call('activity', { method: 'POST', body: '{}' });
+    if (this.answer) {
+      this.answer.idle_seconds = 0;
+      this.idleFetchedAt = now;
+    }
+    if (this.idleNotice) {
+      Notification.dismiss(this.idleNotice);
+      this.idleNotice = null;
+    }
+  }
+
+  idle() {
+    if (!this.answer || !this.answer.idle_timeout) {
+      return null;
+    }
+    return this.answer.idle_seconds + (performance.now() - this.idleFetchedAt) / 1000;
+  }
+
+  warnIdle() {
+    const idle = this.idle();
+    const left = idle === null ? null : this.answer.idle_timeout - idle;
+    if (left === null || left > this.answer.idle_warning) {
+      if (this.idleNotice) {
+        Notification.dismiss(this.idleNotice); // used again (a kernel, the GPUs, a terminal)
+        this.idleNotice = null;
+      }
+      return;
+    }
+    if (this.idleNotice) {
+      return;
+    }
+    this.idleNotice = Notification.warning(
+      `Idle for ${words(idle)}; this session will stop in ${words(Math.max(0, left))} to free its ` +
+        'GPUs — move the mouse or run something to keep it.',
+      { autoClose: false }
+    );
   }
 
   left() {
@@ -77,7 +133,7 @@ class SessionClock {
       this.warned.clear(); // extended: the warnings come again before the new end
     }
     this.answer = body;
-    this.fetchedAt = performance.now();
+    this.fetchedAt = this.idleFetchedAt = performance.now();
     this.show();
   }
 
@@ -149,7 +205,10 @@ class SessionClock {
   async tick(count) {
     const left = this.left();
     const closeToEnd = left !== null && left <= (this.answer.save_minutes + 1) * 60;
-    if (count % (closeToEnd ? 3 : 12) === 0) {
+    const idle = this.idle();
+    const closeToIdleStop =
+      idle !== null && this.answer.idle_timeout - idle <= this.answer.idle_warning + 60;
+    if (count % (closeToEnd || closeToIdleStop ? 3 : 12) === 0) {
       await this.refresh(false); // every minute; every 15 s near the end
     }
     this.show();
@@ -157,6 +216,8 @@ class SessionClock {
       return;
     }
     this.warn();
+    await this.reportUse();
+    this.warnIdle();
     const now = performance.now();
     if (this.answer.save_now && now - this.savedAt >= SAVE_EVERY_MS) {
       this.savedAt = now;
@@ -204,6 +265,50 @@ class SessionClock {
   }
 }
 
+// The job's GPUs in the status bar (NVML readings from the session's server, every 10 s);
+// CPU and memory come from jupyter-resource-usage's own item.
+class GpuUsage {
+  constructor() {
+    this.node = document.createElement('span');
+    this.node.className = 'dsportal-gpu-usage';
+    this.widget = new Widget({ node: this.node });
+    this.widget.addClass('jp-StatusBar-TextItem');
+    this.widget.hide();
+  }
+
+  async refresh() {
+    const { ok, body } = await call('gpus');
+    if (!ok) {
+      return;
+    }
+    if (!body.gpus.length) {
+      const noGpu = /has no GPU/.test(body.note);
+      this.node.textContent = noGpu ? '' : 'GPU: no readings';
+      this.node.title = body.note;
+      noGpu ? this.widget.hide() : this.widget.show();
+      return;
+    }
+    this.node.textContent = body.gpus
+      .map(g => `GPU${g.index} ${g.utilization}% · ${(g.memory_used_mib / 1024).toFixed(1)}/` +
+        `${Math.round(g.memory_total_mib / 1024)} GB`)
+      .join('  ');
+    this.node.title = body.gpus.map(g => `GPU ${g.index}: ${g.name}, ${g.processes} process(es)`).join('\n');
+    this.widget.show();
+  }
+
+  start() {
+    const loop = async () => {
+      try {
+        await this.refresh();
+      } catch (e) {
+        console.warn('DS Portal GPU usage:', e);
+      }
+      window.setTimeout(loop, 10000);
+    };
+    loop();
+  }
+}
+
 export const clockPlugin = {
   id: 'dsportal-tensorboard:session-clock',
   description: "The session's time left, warnings before its end, saving before Slurm ends it.",
@@ -214,6 +319,9 @@ export const clockPlugin = {
     const clock = new SessionClock(app, docManager);
     if (statusBar) {
       statusBar.registerStatusItem('dsportal:time-left', { item: clock.widget, align: 'left', rank: 1000 });
+      const gpus = new GpuUsage();
+      statusBar.registerStatusItem('dsportal:gpu-usage', { item: gpus.widget, align: 'left', rank: 1001 });
+      gpus.start();
     }
     app.commands.addCommand(EXTEND, {
       label: 'Extend this session',

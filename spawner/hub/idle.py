@@ -1,0 +1,51 @@
+"""Idle sessions give their GPUs back: the hub's jupyterhub-idle-culler services and who each may stop (hub side).
+
+jupyterhub-idle-culler has one timeout per process and no notion of
+partitions or exemptions.  So the portal runs one culler per distinct
+timeout (sessions.idle_timeout and sessions.idle_timeout_by_partition), each
+a JupyterHub-managed service whose role reaches only the users of its
+JupyterHub group (`dsportal-idle-<seconds>`): it can list, read the activity
+of, and stop those users' servers, nothing else.  At each start the spawner
+puts its user into the group of the session's timeout (or none: exempt
+groups, timeout 0).  A session's "last activity" is what the session itself
+reports (spawner/jupyter/activity.py), every sessions.activity_seconds.
+"""
+
+from __future__ import annotations
+
+from portal.settings import SessionSettings
+
+GROUP_PREFIX = "dsportal-idle-"
+SERVICE_PREFIX = "dsportal-idle-culler-"
+CULLER_SCOPES = ("list:users", "read:users:activity", "read:servers", "delete:servers")
+
+
+def timeout_for(partition: str, user_groups: list[str] | set[str], sessions: SessionSettings) -> int:
+    """The session's idle timeout in seconds; 0 = never stopped for being idle."""
+    if set(user_groups) & set(sessions.idle_exempt_groups):
+        return 0
+    return sessions.idle_timeout_by_partition.get(partition, sessions.idle_timeout)
+
+
+def group_for(timeout: int) -> str | None:
+    return f"{GROUP_PREFIX}{timeout}" if timeout else None
+
+
+def timeouts(sessions: SessionSettings) -> list[int]:
+    return sorted({t for t in (sessions.idle_timeout, *sessions.idle_timeout_by_partition.values()) if t})
+
+
+def culler_services(sessions: SessionSettings, python: str) -> tuple[list[dict], list[dict]]:
+    """JupyterHub's `services` and `load_roles` entries: one culler per timeout, reaching its group only."""
+    services, roles = [], []
+    for timeout in timeouts(sessions):
+        name, group = f"{SERVICE_PREFIX}{timeout}", group_for(timeout)
+        services.append({"name": name, "command": [
+            python, "-m", "jupyterhub_idle_culler", f"--timeout={timeout}", f"--cull-every={sessions.cull_every}"]})
+        roles.append({"name": name, "description": f"Stops servers of {group} idle for {timeout} s",
+                      "scopes": [f"{scope}!group={group}" for scope in CULLER_SCOPES], "services": [name]})
+    return services, roles
+
+
+def is_culler(name: str) -> bool:
+    return name.startswith(SERVICE_PREFIX)

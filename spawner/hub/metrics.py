@@ -1,0 +1,79 @@
+"""The portal's Prometheus metrics, served with JupyterHub's own at /hub/metrics (hub side).
+
+JupyterHub registers its metrics in prometheus_client's default registry and
+serves that registry at /hub/metrics (scope read:metrics); the portal's join
+it.  Sessions and GPUs are counted at scrape time from the spawners the hub
+holds (no Slurm call); command durations and failures are recorded as
+commands run.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+SLURM_SECONDS = Histogram("dsportal_slurm_command_seconds", "Duration of Slurm commands the hub runs",
+                          ["command"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60))
+SLURM_FAILURES = Counter("dsportal_slurm_command_failures_total",
+                         "Slurm commands that failed (refused) or did not answer (unavailable)", ["command", "kind"])
+START_SECONDS = Histogram("dsportal_session_start_seconds", "From sbatch to JupyterLab answering, per partition",
+                          ["partition"], buckets=(2, 5, 10, 20, 30, 60, 120, 300, 900, 3600))
+CULLED = Counter("dsportal_sessions_culled_total", "Sessions stopped for being idle, per partition", ["partition"])
+
+
+def session_counts(cards: list[dict]) -> tuple[dict, dict]:
+    """Session cards (spawner/hub/dashboard.py) -> ({(partition, state): n}, {partition: GPUs of running sessions})."""
+    sessions: dict[tuple[str, str], int] = {}
+    gpus: dict[str, int] = {}
+    for card in cards:
+        if card.get("state", "none") == "none":
+            continue
+        partition = card.get("partition", "")
+        key = (partition, card["state"])
+        sessions[key] = sessions.get(key, 0) + 1
+        if card["state"] == "running":
+            gpus[partition] = gpus.get(partition, 0) + int(card.get("gpus", 0))
+    return sessions, gpus
+
+
+class SessionCollector:
+    """Sessions per partition and state, and GPUs the portal's running sessions hold, at scrape time."""
+
+    def __init__(self, cards):
+        self.cards = cards  # () -> the session cards of every spawner the hub holds
+
+    def collect(self):
+        sessions, gpus = session_counts(self.cards())
+        family = GaugeMetricFamily("dsportal_sessions", "Portal sessions per partition and state",
+                                   labels=["partition", "state"])
+        for (partition, state), count in sorted(sessions.items()):
+            family.add_metric([partition, state], count)
+        yield family
+        family = GaugeMetricFamily("dsportal_gpus_allocated", "GPUs held by the portal's running sessions",
+                                   labels=["partition"])
+        for partition, count in sorted(gpus.items()):
+            family.add_metric([partition], count)
+        yield family
+
+
+def hub_cards() -> list[dict]:
+    from jupyterhub.app import JupyterHub
+
+    if not JupyterHub.initialized():
+        return []
+    cards = []
+    for user in list(JupyterHub.instance().users.values()):
+        for spawner in list(user.spawners.values()):
+            if hasattr(spawner, "dashboard") and getattr(spawner, "job_id", ""):
+                cards.append(spawner.dashboard())
+    return cards
+
+
+_registered: list[SessionCollector] = []
+
+
+def register_session_collector() -> None:
+    """Once per process (the hub)."""
+    if not _registered:
+        _registered.append(SessionCollector(hub_cards))
+        REGISTRY.register(_registered[0])

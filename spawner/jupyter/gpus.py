@@ -1,0 +1,84 @@
+"""The job's GPUs as NVML reads them (the user's Jupyter server, on the compute node, as the user).
+
+Only the GPUs Slurm gave the job (CUDA_VISIBLE_DEVICES: indices or UUIDs);
+on a node with `ConstrainDevices=yes` NVML sees only those anyway.  Every
+NVML call goes through one object (`nvml`, the `pynvml` module of
+nvidia-ml-py by default), the seam tests replace with recorded answers.
+A node without NVIDIA GPUs or driver gives "no GPU readings", never an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    index: int
+    name: str
+    utilization: int  # percent of the last sample period
+    memory_used_mib: int
+    memory_total_mib: int
+    processes: int  # compute processes holding memory on it
+
+    @property
+    def in_use(self) -> bool:
+        return self.utilization > 0 or self.processes > 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class NoGpuReadings(Exception):
+    """Why there are no readings, in words (no driver, no GPUs in this job)."""
+
+
+def visible(cuda_visible_devices: str | None) -> list[str] | None:
+    """The job's GPUs as CUDA names them ('0,1' -> ['0', '1']); None = no such variable (all GPUs)."""
+    if cuda_visible_devices is None:
+        return None
+    return [d.strip() for d in cuda_visible_devices.split(",") if d.strip() and d.strip() != "NoDevFiles"]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def load_nvml():
+    try:
+        import pynvml  # nvidia-ml-py
+    except ImportError as e:
+        raise NoGpuReadings(f"no GPU readings: nvidia-ml-py is not installed ({e})") from None
+    return pynvml
+
+
+def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
+    """One reading per GPU of the job, or NoGpuReadings."""
+    if devices == []:
+        raise NoGpuReadings("no GPU readings: this session has no GPU")
+    try:
+        nvml.nvmlInit()
+    except Exception as e:  # noqa: BLE001 - pynvml raises NVMLError and OSError subclasses for a missing driver
+        raise NoGpuReadings(f"no GPU readings: no NVIDIA driver on this node ({e})") from None
+    try:
+        handles = []
+        for i in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            if devices is None or str(i) in devices or _text(nvml.nvmlDeviceGetUUID(handle)) in devices:
+                handles.append((i, handle))
+        readings = []
+        for i, handle in handles:
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+            readings.append(GpuReading(
+                index=i, name=_text(nvml.nvmlDeviceGetName(handle)),
+                utilization=int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+                memory_used_mib=int(memory.used) // (1024 * 1024), memory_total_mib=int(memory.total) // (1024 * 1024),
+                processes=len(nvml.nvmlDeviceGetComputeRunningProcesses(handle))))
+        return readings
+    except Exception as e:  # noqa: BLE001 - a GPU that fails to answer is no reading, not a broken session
+        raise NoGpuReadings(f"no GPU readings: NVML failed ({e})") from None
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,164 @@
+"""Idle sessions and usage: the cullers' configuration, what counts as use, the GPU readings (recorded NVML)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+
+import pytest
+
+from portal.config import ConfigError, parse_config
+from spawner.hub.idle import culler_services, group_for, timeout_for
+from spawner.job.session import usage_limits
+from spawner.jupyter.activity import GpuWatch, SessionActivity, busy_kernels, last_use
+from spawner.jupyter.gpus import GpuReading, NoGpuReadings, read_gpus, visible
+
+LDAP = {"bind_dn_template": "uid={username},dc=x"}
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+
+
+def sessions(**values):
+    return parse_config({"ldap": LDAP, "slurm": {"partitions": [{"name": "sxm2", "max_gpus": 4},
+                                                               {"name": "debug", "max_gpus": 4}]},
+                         "sessions": values}).sessions
+
+
+def test_each_session_gets_its_timeout_from_its_partition_and_its_users_groups():
+    s = sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600}, idle_exempt_groups=["hpcadmin"])
+    assert timeout_for("sxm2", ["datasci"], s) == 7200
+    assert timeout_for("debug", ["datasci"], s) == 600
+    assert timeout_for("debug", ["datasci", "hpcadmin"], s) == 0  # exempt
+    assert (group_for(600), group_for(0)) == ("dsportal-idle-600", None)
+    assert timeout_for("sxm2", [], sessions(idle_timeout=0)) == 0
+
+
+def test_one_culler_per_timeout_each_reaching_only_its_group():
+    services, roles = culler_services(sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600},
+                                               cull_every=60), "/venv/bin/python")
+    assert services == [
+        {"name": "dsportal-idle-culler-600", "command": ["/venv/bin/python", "-m", "jupyterhub_idle_culler",
+                                                         "--timeout=600", "--cull-every=60"]},
+        {"name": "dsportal-idle-culler-7200", "command": ["/venv/bin/python", "-m", "jupyterhub_idle_culler",
+                                                          "--timeout=7200", "--cull-every=60"]}]
+    assert roles[0] == {"name": "dsportal-idle-culler-600", "description": "Stops servers of dsportal-idle-600 idle "
+                        "for 600 s", "services": ["dsportal-idle-culler-600"],
+                        "scopes": ["list:users!group=dsportal-idle-600", "read:users:activity!group=dsportal-idle-600",
+                                   "read:servers!group=dsportal-idle-600", "delete:servers!group=dsportal-idle-600"]}
+    assert culler_services(sessions(idle_timeout=0), "python") == ([], [])
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"idle_timeout": 90}, "sessions.idle_timeout: 90 (at least 120 s (twice sessions.activity_seconds"),
+    ({"idle_timeout_by_partition": {"gpu": 900}}, 'sessions.idle_timeout_by_partition.gpu: "gpu" (must be one of'),
+])
+def test_check_config_refuses_timeouts_the_reports_cannot_serve(values, message):
+    with pytest.raises(ConfigError) as e:
+        sessions(**values)
+    assert any(line.startswith("portal.yaml: " + message) for line in e.value.errors), e.value.errors
+
+
+def test_use_is_kernels_terminals_and_the_user_not_an_open_tabs_polling():
+    kernels = SimpleNamespace(last_kernel_activity=T0 + timedelta(minutes=1))
+    settings = {"started": T0, "kernel_manager": kernels, "last_activity_times": {},
+                "api_last_activity": T0 + timedelta(hours=3),  # JupyterLab polling all night
+                "terminal_last_activity": T0 + timedelta(minutes=5)}
+    assert last_use(settings) == T0 + timedelta(minutes=5)
+    settings["dsportal_last_activity"] = T0 + timedelta(minutes=9)  # the user's mouse, a busy kernel, the GPUs
+    assert last_use(settings) == T0 + timedelta(minutes=9)
+
+
+def kernel_manager(*states):
+    kernels = {str(i): SimpleNamespace(execution_state=s) for i, s in enumerate(states)}
+    return SimpleNamespace(list_kernel_ids=lambda: list(kernels), get_kernel=kernels.__getitem__,
+                           last_kernel_activity=T0)
+
+
+def test_a_busy_kernel_is_use_even_when_it_prints_nothing():
+    assert busy_kernels(kernel_manager("idle", "busy", "starting")) == 1
+    settings = {"started": T0, "kernel_manager": kernel_manager("busy"), "last_activity_times": {}}
+    activity = SessionActivity(settings, GpuWatch(None, [], note="no GPU readings: this session has no GPU"), 30,
+                               {"timeout": 600, "warning": 120})
+    settings["dsportal_last_activity"] = T0
+    asyncio.run(activity.check())
+    assert settings["dsportal_last_activity"] > T0
+    assert activity.answer()["idle_timeout"] == 600 and activity.answer()["idle_seconds"] < 5
+
+
+class RecordedNvml:
+    """NVML's answers as recorded on a node with two V100s (the job has GPU 1 only)."""
+
+    def __init__(self, gpus, fail_init=None):
+        self.gpus = gpus
+        self.fail_init = fail_init
+        self.shut = False
+
+    def nvmlInit(self):
+        if self.fail_init:
+            raise self.fail_init
+
+    def nvmlShutdown(self):
+        self.shut = True
+
+    def nvmlDeviceGetCount(self):
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return self.gpus[i]
+
+    def nvmlDeviceGetUUID(self, gpu):
+        return gpu["uuid"]
+
+    def nvmlDeviceGetName(self, gpu):
+        return b"Tesla V100-SXM2-32GB"
+
+    def nvmlDeviceGetUtilizationRates(self, gpu):
+        return SimpleNamespace(gpu=gpu["util"], memory=0)
+
+    def nvmlDeviceGetMemoryInfo(self, gpu):
+        return SimpleNamespace(used=gpu["used"], total=34359738368, free=34359738368 - gpu["used"])
+
+    def nvmlDeviceGetComputeRunningProcesses(self, gpu):
+        return [SimpleNamespace(pid=p, usedGpuMemory=1 << 30) for p in gpu["pids"]]
+
+
+V100S = [{"uuid": "GPU-aaaa", "util": 97, "used": 30 << 30, "pids": [4242]},  # another user's job
+         {"uuid": "GPU-bbbb", "util": 0, "used": 2 << 30, "pids": [777]}]   # this job's: memory held, no compute now
+
+
+def test_the_jobs_gpus_only_read_through_recorded_nvml_answers():
+    nvml = RecordedNvml(V100S)
+    assert read_gpus(nvml, ["1"]) == [GpuReading(1, "Tesla V100-SXM2-32GB", 0, 2048, 32768, 1)]
+    assert read_gpus(nvml, ["GPU-aaaa"])[0].utilization == 97  # UUIDs as CUDA_VISIBLE_DEVICES may name them
+    assert nvml.shut
+    assert read_gpus(nvml, ["1"])[0].in_use  # holding memory is use: a model loaded for the next step
+    idle = RecordedNvml([{"uuid": "GPU-cccc", "util": 0, "used": 300 << 20, "pids": []}])
+    assert not read_gpus(idle, ["0"])[0].in_use
+    assert (visible("0,1"), visible(None), visible(""), visible("NoDevFiles")) == (["0", "1"], None, [], [])
+
+
+@pytest.mark.parametrize("nvml, devices, words", [
+    (RecordedNvml([], fail_init=OSError("libnvidia-ml.so.1: cannot open shared object file")), ["0"],
+     "no GPU readings: no NVIDIA driver on this node (libnvidia-ml.so.1: cannot open shared object file)"),
+    (RecordedNvml(V100S), [], "no GPU readings: this session has no GPU"),
+])
+def test_a_node_without_gpus_says_no_gpu_readings(nvml, devices, words):
+    with pytest.raises(NoGpuReadings, match="^" + words.replace("(", r"\(").replace(")", r"\)") + "$"):
+        read_gpus(nvml, devices)
+    watch = GpuWatch(nvml, devices)
+    watch.read()
+    assert watch.to_dict() == {"gpus": [], "note": words} and not watch.in_use()
+
+
+def test_gpu_use_keeps_a_session_in_use():
+    settings = {"started": T0, "kernel_manager": kernel_manager("idle"), "last_activity_times": {}}
+    activity = SessionActivity(settings, GpuWatch(RecordedNvml(V100S), ["1"]), 30, {})
+    settings["dsportal_last_activity"] = T0
+    asyncio.run(activity.check())
+    assert settings["dsportal_last_activity"] > T0
+
+
+def test_the_usage_items_limits_are_the_jobs():
+    assert usage_limits({"SLURM_MEM_PER_NODE": "49152", "SLURM_CPUS_PER_TASK": "8"}) == {
+        "MEM_LIMIT": str(48 * 1024 ** 3), "CPU_LIMIT": "8"}
+    assert usage_limits({}) == {}
