@@ -67,6 +67,7 @@ SchedulerParameters=sched_interval=2
 MessageTimeout=10
 {nodes}
 PartitionName=sxm2 Nodes={",".join(NODES)} Default=YES MaxTime=12:00:00 State=UP
+PartitionName=debug Nodes={",".join(NODES)} MaxTime=1:00:00 State=UP
 """
 
 

@@ -22,7 +22,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
     lines = result.stdout.splitlines()
     assert all(line.startswith("OK ") for line in lines), lines
     names = [line.split(":")[0][5:] for line in lines]
-    assert names == ["config", "slurm", "partition sxm2", "sudo sbatch as alice", "sudo scancel as alice",
+    assert names == ["config", "slurm", "partition sxm2", "partition debug", "sudo sbatch as alice", "sudo scancel as alice",
                      "sudo as root", "extension helper", "session environment", "hub address", "ldap", "tls files"]
 
 

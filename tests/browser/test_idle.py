@@ -1,0 +1,37 @@
+"""An idle session in real Chromium: JupyterLab warns, then the session stops and the hub page says why.
+
+The dev config stops idle `debug` sessions after 60 s and warns 30 s before.
+An open JupyterLab tab that nobody touches is no use: its polling does not
+keep the session.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.support.browser import log_in, shot
+from tests.support.cluster import HUB, url_for
+
+
+def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
+    cluster.start("alice", {"partition": "debug", "gpus": 1, "hours": 1})
+    cluster.wait_ready("alice")
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    log_in(page, "alice", "alice-pw")
+    page.goto(url_for("/user/alice/lab?reset"))
+    # the job's GPU in the status bar (the dev cluster's stand-in driver: idle, 300 MiB held by nothing)
+    expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"),
+                                                             timeout=90_000)
+    expect(page.get_by_text(re.compile(r"Idle for \d+ s; this session will stop in \d+ s to free its GPUs — move the "
+                                       r"mouse or run something to keep it\."))).to_be_visible(timeout=90_000)
+    shot(page, "idle-warning")
+    assert cluster.server("alice"), "the warning comes before the stop"
+    cluster.wait(lambda: cluster.server("alice") is None, 120, "the idle session stopped")
+    page.goto(f"{HUB}/hub/home")
+    expect(page.locator("#dsportal-ended")).to_contain_text("because nothing used it")
+    expect(page.locator("#dsportal-history li").first).to_contain_text("because nothing used it")
+    shot(page, "idle-stopped")
+    context.close()

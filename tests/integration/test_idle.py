@@ -1,0 +1,111 @@
+"""Idle sessions give their GPUs back, on the real dev cluster: jupyterhub-idle-culler and what sessions report.
+
+The dev config stops idle sessions of the `debug` partition after 60 s
+(sessions report their use every 20 s; the cullers look every 10 s).  The
+dev cluster's virtual GPUs answer NVML through a stand-in driver library
+(deploy/dev/fakenvml.c) whose readings the test sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
+
+from tests.support.cluster import url_for
+from tests.support.hub import FormBrowser
+from tests.support.cluster import HUB
+
+NVML_READINGS = Path("/var/lib/dsportal-dev/nvml")
+DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
+
+
+class PrintingTerminal:
+    """A terminal in the user's session that prints every 3 s, watched through its websocket (as JupyterLab does)."""
+
+    def __init__(self, cluster, user: str):
+        status, term = cluster.request("POST", f"/user/{user}/api/terminals")
+        assert status == 200, term
+        self.url = url_for(f"/user/{user}/terminals/websocket/{term['name']}").replace("https://", "wss://")
+        self.token = cluster.token
+        self.lines = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+        self.thread.start()
+
+    async def _run(self):
+        socket = await websocket_connect(HTTPRequest(self.url, headers={"Authorization": f"token {self.token}"}))
+        socket.write_message(json.dumps(["stdin", "while true; do echo tick; sleep 3; done\r"]))
+        while not self.stop.is_set():
+            message = await asyncio.wait_for(socket.read_message(), 30)
+            if message is None:
+                return
+            if "tick" in message:
+                self.lines += 1
+        socket.close()
+
+
+def job_gpu(user: str, job_id: str) -> tuple[str, str]:
+    """(node, CUDA index) of the job's GPU, from the job script's first log line."""
+    log = Path(f"/home/{user}/.dsportal-session-{job_id}.log")
+    line = log.read_text().splitlines()[0]
+    match = re.search(r"on (\S+) since .*; GPUs: (\d+)$", line)
+    assert match, line
+    return match.group(1), match.group(2)
+
+
+def home_page(user: str) -> str:
+    browser = FormBrowser(HUB)
+    assert browser.login(user, f"{user}-pw")[0] == 302
+    return browser.get("/hub/home")[1]
+
+
+def metrics(cluster) -> str:
+    status, text = cluster.request("GET", "/hub/metrics")
+    assert status == 200
+    return text
+
+
+def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
+    for user in ("alice", "bob", "carol"):
+        cluster.start(user, DEBUG)
+    for user in ("alice", "bob", "carol"):
+        cluster.wait_ready(user)
+    jobs = {user: cluster.job_of(user) for user in ("alice", "bob", "carol")}
+    started = time.monotonic()
+    # bob works in a terminal that prints; carol's GPU computes (the stand-in driver's reading)
+    terminal = PrintingTerminal(cluster, "bob")
+    node, index = job_gpu("carol", jobs["carol"])
+    reading = NVML_READINGS / f"{node}-{index}"
+    reading.write_text("57 2048 1")
+    try:
+        status, gpus = cluster.request("GET", "/user/carol/dsportal/session/gpus")
+        assert status == 200 and [(g["index"], g["utilization"], g["processes"]) for g in gpus["gpus"]] == [
+            (int(index), 57, 1)], gpus
+        assert re.search(r'dsportal_sessions\{partition="debug",state="running"\} 3\.0', metrics(cluster))
+        assert re.search(r'dsportal_gpus_allocated\{partition="debug"\} 3\.0', metrics(cluster))
+
+        # alice does nothing: her session stops, and its GPU goes back to Slurm
+        cluster.wait(lambda: cluster.server("alice") is None, 180, "alice's idle session stopped")
+        cluster.wait(lambda: jobs["alice"] not in cluster.jobs("alice"), 60, "alice's job leaving the queue")
+        assert re.search(r"Your session was stopped at [0-9]{2}:[0-9]{2} because nothing used it for [0-9]+ min "
+                         r"\(no busy kernel, terminal, mouse or keys in JupyterLab, or GPU work\): its GPUs went back "
+                         r"to the cluster\.", home_page("alice"))
+        assert re.search(r'dsportal_sessions_culled_total\{partition="debug"\} [1-9]', metrics(cluster))
+
+        # bob's and carol's sessions outlive twice the timeout
+        while time.monotonic() - started < 130:
+            time.sleep(5)
+        assert cluster.server("bob") and cluster.server("carol"), (cluster.server("bob"), cluster.server("carol"))
+        assert terminal.lines >= 20
+        assert jobs["bob"] in cluster.jobs("bob") and jobs["carol"] in cluster.jobs("carol")
+        assert re.search(r'dsportal_slurm_command_seconds_count\{command="squeue"\} [1-9]', metrics(cluster))
+    finally:
+        terminal.stop.set()
+        reading.unlink(missing_ok=True)
