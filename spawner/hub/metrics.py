@@ -42,6 +42,12 @@ class SessionCollector:
     def __init__(self, cards):
         self.cards = cards  # () -> the session cards of every spawner the hub holds
 
+    def describe(self):
+        # registering asks for the names; without describe() prometheus_client would
+        # collect() then, while the hub is still loading its config
+        yield GaugeMetricFamily("dsportal_sessions", "", labels=["partition", "state"])
+        yield GaugeMetricFamily("dsportal_gpus_allocated", "", labels=["partition"])
+
     def collect(self):
         sessions, gpus = session_counts(self.cards())
         family = GaugeMetricFamily("dsportal_sessions", "Portal sessions per partition and state",
@@ -59,8 +65,8 @@ class SessionCollector:
 def hub_cards() -> list[dict]:
     from jupyterhub.app import JupyterHub
 
-    if not JupyterHub.initialized():
-        return []
+    if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
+        return []  # the hub is still starting
     cards = []
     for user in list(JupyterHub.instance().users.values()):
         for spawner in list(user.spawners.values()):

@@ -162,3 +162,23 @@ def test_the_usage_items_limits_are_the_jobs():
     assert usage_limits({"SLURM_MEM_PER_NODE": "49152", "SLURM_CPUS_PER_TASK": "8"}) == {
         "MEM_LIMIT": str(48 * 1024 ** 3), "CPU_LIMIT": "8"}
     assert usage_limits({}) == {}
+
+
+def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
+    import sys
+
+    import yaml
+    from traitlets.config import Config
+
+    from portal.hubconfig import apply_portal_config
+
+    path = tmp_path / "portal.yaml"
+    path.write_text(yaml.safe_dump({"ldap": LDAP, "hub": {"data_dir": str(tmp_path / "state")},
+                                    "sessions": {"idle_timeout": 3600, "cull_every": 120}}))
+    c = Config()
+    apply_portal_config(c, path)
+    [service] = c.JupyterHub.services.get_value([])
+    assert service == {"name": "dsportal-idle-culler-3600", "command": [
+        sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=120"]}
+    assert [r["services"] for r in c.JupyterHub.load_roles.get_value([])] == [["dsportal-idle-culler-3600"]]
+    assert c.JupyterHub.last_activity_interval == 0
