@@ -88,7 +88,6 @@ Argument = text(r"[^\x00-\x1f]{1,512}", "must be one command-line argument on on
 Label = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line (no < >)")
 OptionalLabel = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line", allow_empty=True)
 LanguageName = text(r"[A-Za-z][A-Za-z0-9+#_-]{0,31}", "must be a language name such as python or R")
-SifImage = text(r"/[A-Za-z0-9_./+@-]*\.sif", "must be the absolute path of a .sif image")
 DbUrl = text(r"[a-z+]+://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
              allow_empty=True)
 Timeout = number(0, 600)
@@ -346,15 +345,25 @@ class ModuleKernel(Section):
     language: LanguageName = key("python", "The kernel's language.")
 
 
+Runtime = Literal["apptainer", "singularity", "charliecloud"]
+
+
 class ContainerKernel(Section):
     name: KernelName = key(help="Kernel name (its folder name).")
     display_name: Label = key(help="Name in the launcher.")
-    image: SifImage = key(help="The image file.")
-    runtime: Literal["apptainer", "singularity"] = key("apptainer", "The container runtime.")
+    image: AbsPath = key(help="The image: a .sif file (Apptainer, SingularityCE), or a directory or .sqfs "
+                         "SquashFS image (Charliecloud).")
+    runtime: Literal["", "apptainer", "singularity", "charliecloud"] = key(
+        "", "The container runtime; empty = kernels.container_runtime.")
     binds: list[AbsPath] = key([], "Extra paths to bind (storage mounts and the home are always bound).")
+    python: Command = key("python3", "The image's Python, which runs ipykernel.")
 
 
 class KernelSettings(Section):
+    container_runtime: Runtime = key(
+        "apptainer", "Runtime of container kernels that name none: apptainer or singularity (--nv for the "
+        "GPUs), or charliecloud (ch-run, unprivileged; its image needs NVIDIA's libraries injected once with "
+        "ch-fromhost --nvidia).")
     python_display_name: Label = key("Python 3", "Name of the session's own Python 3 kernel in the launcher.")
     r: Flag = key(True, "Offer an R kernel (IRkernel) when R is installed on the compute node.")
     r_display_name: Label = key("R", "Name of the R kernel in the launcher.")
@@ -383,9 +392,21 @@ class KernelSettings(Section):
                 problems.append(("", name, "each kernel name may appear once across modules and containers"))
             if name in RESERVED_KERNELS:
                 problems.append(("", name, f"{', '.join(RESERVED_KERNELS)} are the built-in Python 3 and R kernels"))
+        for i, kernel in enumerate(self.containers):
+            runtime = kernel.runtime or self.container_runtime
+            if runtime != "charliecloud" and not kernel.image.endswith(".sif"):
+                problems.append((f".containers[{i}].image", kernel.image,
+                                 f"{runtime} runs .sif images; convert it (dsportal images pull) or use charliecloud"))
+            if runtime == "charliecloud" and kernel.image.endswith(".sif"):
+                problems.append((f".containers[{i}].image", kernel.image,
+                                 "charliecloud runs a directory or .sqfs image (dsportal images pull --runtime "
+                                 "charliecloud)"))
         if problems:
             raise rule_error(*problems)
         return self
+
+    def runtime_of(self, kernel: ContainerKernel) -> str:
+        return kernel.runtime or self.container_runtime
 
 
 class TensorBoardSettings(Section):

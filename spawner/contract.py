@@ -32,6 +32,10 @@ WARNING_SIGNAL_NAME = "USR2"
 READY_PATH = "dsportal/ready"
 
 
+# Container runtimes a kernel may name (kernels.containers[].runtime) -> the command that runs images.
+RUNTIME_COMMANDS = {"apptainer": "apptainer", "singularity": "singularity", "charliecloud": "ch-run"}
+
+
 def readiness_proof(token: str, nonce: str) -> str:
     return hmac.new(token.encode(), f"dsportal-ready:{nonce}".encode(), hashlib.sha256).hexdigest()
 

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import directory, machine, nvml, slurmconf, supervisor, tls
+from . import directory, images, machine, nvml, slurmconf, supervisor, tls
 from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
     ClusterError, listener_of, run, say, wait_for
 from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
@@ -89,6 +89,7 @@ def up() -> None:
     slurmconf.ensure_munge_key()
     slurm_changed = slurmconf.ensure_slurm_files()
     nvml.ensure_fake_nvml()
+    images.ensure_dev_image()
     hub_changed = ensure_portal_config()
     supervisor.ensure(programs())
     supervisor.start("munged")

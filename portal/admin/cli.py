@@ -24,6 +24,10 @@ def _check_config(args: argparse.Namespace) -> int:
     print("OK")
     for warning in cleartext_warnings(settings):
         print(f"warning: INSECURE: {warning}", file=sys.stderr)
+    from .doctor import container_images
+
+    for result in container_images(settings):  # images live on shared storage: a note here, not an error
+        print(f"{'note' if result.ok else 'warning'}: {result.name}: {result.detail}", file=sys.stderr)
     return 0
 
 

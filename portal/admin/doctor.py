@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlparse
 
+from spawner.contract import RUNTIME_COMMANDS
+
 from ..hubconfig import connect_url
 from ..ldapclient import Directory, DirectoryUnavailable
 from ..settings import PortalSettings
@@ -147,6 +149,29 @@ def check_environment(ctx: Context) -> list[Result]:
     return [Result("session environment", True, f"{prefix} exists and only its owner can change it")]
 
 
+def container_images(settings: PortalSettings, which=shutil.which, exists=os.path.exists) -> list[Result]:
+    """Each container kernel: which runtime runs which image, or what is missing on this machine."""
+    results = []
+    for kernel in settings.kernels.containers:
+        runtime = settings.kernels.runtime_of(kernel)
+        command = RUNTIME_COMMANDS[runtime]
+        path = which(command)
+        name = f"kernel {kernel.name}"
+        if path is None:
+            results.append(Result(name, False, f"{runtime} ({command}) is not installed here; install it on this "
+                                  "machine and the compute nodes, or change kernels.containers[].runtime"))
+        elif not exists(kernel.image):
+            results.append(Result(name, False, f"image {kernel.image} not found; pull it (dsportal images pull) "
+                                  "onto storage every compute node mounts"))
+        else:
+            results.append(Result(name, True, f"{runtime} ({path}) runs {kernel.image}"))
+    return results
+
+
+def check_images(ctx: Context) -> list[Result]:
+    return container_images(ctx.settings)
+
+
 def check_connect_url(ctx: Context) -> list[Result]:
     url = connect_url(ctx.settings.hub)
     host = urlparse(url).hostname or ""
@@ -185,7 +210,7 @@ def check_tls_files(ctx: Context) -> list[Result]:
     return [Result("tls files", True, f"{len(files)} file(s) readable")]
 
 
-CHECKS = (check_slurm, check_sudo, check_extend_helper, check_environment, check_connect_url, check_ldap, check_tls_files)
+CHECKS = (check_slurm, check_sudo, check_extend_helper, check_environment, check_images, check_connect_url, check_ldap, check_tls_files)
 
 
 def diagnose(ctx: Context) -> list[Result]:

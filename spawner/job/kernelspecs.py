@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..contract import RUNTIME_COMMANDS
+
 PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
 PROBE_TIMEOUT = 30
 
@@ -63,6 +65,25 @@ def _spec(argv: list[str], display_name: str, language: str, **extra) -> dict:
     return {"argv": argv, "display_name": display_name, "language": language, **extra}
 
 
+def charliecloud_argv(ch_run: str, image: str, binds: list[str], home: str, python: list[str],
+                      probe: NodeProbe) -> tuple[list[str], list[str]]:
+    """ch-run's arguments for a kernel, and the binds a directory image has no mount point for.
+
+    Unprivileged (user namespaces), read-only image; the home at its own path
+    (--home), a private /tmp (nothing of it is shared with other sessions on
+    the node), each storage mount where the image has its mount point, the
+    job's variables (CUDA_VISIBLE_DEVICES included) passed through.
+    """
+    argv = [ch_run, "--home", "--private-tmp", f"--cd={home}"]
+    missing = []
+    for path in binds:
+        if os.path.isdir(image) and not probe.exists(os.path.join(image, path.lstrip("/"))):
+            missing.append(path)  # ch-run cannot create a mount point in a read-only image
+            continue
+        argv.append(f"--bind={path}")
+    return [*argv, image, "--", *python], missing
+
+
 def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python: str,
                       bin_dir: str, probe: NodeProbe) -> tuple[dict[str, dict], list[str]]:
     """-> ({kernel name: kernel.json content}, [why a kernel was left out])."""
@@ -97,15 +118,24 @@ def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python:
         specs[kernel["name"]] = _spec([*launcher, "--", *kernel["command"]], kernel["display_name"], kernel["language"])
 
     for kernel in kernels["containers"]:
-        runtime = probe.which(kernel["runtime"])
+        runtime_name = kernel.get("runtime") or kernels.get("container_runtime", "apptainer")
+        runtime = probe.which(RUNTIME_COMMANDS[runtime_name])
         if runtime is None:
-            notes.append(f"kernel {kernel['name']} left out: {kernel['runtime']} is not installed on this node")
+            notes.append(f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
+                         "is not installed on this node")
             continue
         if not probe.exists(kernel["image"]):
             notes.append(f"kernel {kernel['name']} left out: image {kernel['image']} not found")
             continue
-        binds = list(dict.fromkeys([*storage.values(), home, *kernel["binds"]]))
-        argv = [runtime, "exec", "--nv", "--bind", ",".join(binds), kernel["image"], "python", *PYTHON_KERNEL_ARGS]
+        binds = list(dict.fromkeys([*storage.values(), *kernel["binds"]]))
+        python = [kernel.get("python", "python3"), *PYTHON_KERNEL_ARGS]
+        if runtime_name == "charliecloud":
+            argv, missing = charliecloud_argv(runtime, kernel["image"], binds, home, python, probe)
+            notes += [f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)"
+                      for path in missing]
+        else:
+            everything = dict.fromkeys([*storage.values(), home, *kernel["binds"]])
+            argv = [runtime, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python]
         specs[kernel["name"]] = _spec(argv, kernel["display_name"], "python")
     return specs, notes
 

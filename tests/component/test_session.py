@@ -56,7 +56,7 @@ def test_kernelspecs_for_the_example_config():
                                 "python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                        "display_name": "PyTorch (modules)", "language": "python"},
         "ngc-pytorch": {"argv": ["/usr/bin/apptainer", "exec", "--nv", "--bind", "/mnt/isilon,/home/alice,/scratch",
-                                 "/images/pytorch_24.01-py3.sif", "python", "-m", "ipykernel_launcher", "-f",
+                                 "/images/pytorch_24.01-py3.sif", "python3", "-m", "ipykernel_launcher", "-f",
                                  "{connection_file}"],
                         "display_name": "PyTorch 24.01 (NGC)", "language": "python"},
     }
@@ -69,7 +69,7 @@ def test_kernelspecs_for_the_example_config():
      "kernel torch-mods left out: module(s) pytorch/2.1 not found"),
     ({"exists": lambda p: p != LMOD}, "torch-mods", f"kernel torch-mods left out: no module system at {LMOD}"),
     ({"which": lambda n: None if n == "apptainer" else f"/usr/bin/{n}"}, "ngc-pytorch",
-     "kernel ngc-pytorch left out: apptainer is not installed on this node"),
+     "kernel ngc-pytorch left out: apptainer (apptainer) is not installed on this node"),
     ({"exists": lambda p: not p.endswith(".sif")}, "ngc-pytorch",
      "kernel ngc-pytorch left out: image /images/pytorch_24.01-py3.sif not found"),
 ])
@@ -88,8 +88,36 @@ def test_kernel_config_errors():
         parse_config(bad)
     text = str(info.value)
     assert 'kernels.modules[0].load[0]: "a;rm -rf /" (must be a module name' in text
-    assert 'kernels.containers[0].image: "relative.sif" (must be the absolute path of a .sif image)' in text
+    assert 'kernels.containers[0].image: "relative.sif" (must be an absolute path' in text
     assert "R kernels" not in text  # cross rules wait until every key is valid
+
+
+def test_a_charliecloud_kernel_runs_unprivileged_with_the_home_the_storage_and_a_private_tmp(tmp_path):
+    image = tmp_path / "debian-py"
+    (image / "mnt" / "isilon").mkdir(parents=True)  # the image's mount point for the storage; none for /scratch
+    kernels, storage = kernels_of({**EXAMPLE, "kernels": {"container_runtime": "charliecloud", "r": False, "containers": [
+        {"name": "debian-py", "display_name": "Python 3 (container: debian-py)", "image": str(image),
+         "binds": ["/scratch"]}]}})
+    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin",
+                                     probe(exists=os.path.exists, which=lambda n: f"/usr/bin/{n}"))
+    assert specs["debian-py"] == {
+        "argv": ["/usr/bin/ch-run", "--home", "--private-tmp", "--cd=/home/alice", "--bind=/mnt/isilon", str(image),
+                 "--", "python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (container: debian-py)", "language": "python"}
+    assert notes == ["kernel debian-py: /scratch is not bound (the image has no /scratch to mount it on)"]
+    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin", probe(which=lambda n: None))
+    assert "debian-py" not in specs
+    assert notes == ["kernel debian-py left out: charliecloud (ch-run) is not installed on this node"]
+
+
+@pytest.mark.parametrize("kernel, words", [
+    ({"runtime": "apptainer", "image": "/images/debian-py"}, "apptainer runs .sif images"),
+    ({"runtime": "charliecloud", "image": "/images/x.sif"}, "charliecloud runs a directory or .sqfs image"),
+])
+def test_each_runtime_gets_the_image_it_runs(kernel, words):
+    from portal.config import ConfigError
+    with pytest.raises(ConfigError, match=words):
+        parse_config({**EXAMPLE, "kernels": {"containers": [{"name": "c", "display_name": "c", **kernel}]}})
 
 
 def test_templates_are_added_updated_and_edits_survive(tmp_path):
@@ -227,7 +255,7 @@ def test_container_kernel_runs_through_the_runtime_with_the_exact_arguments(tmp_
     manager.shutdown_kernel(now=True)
     assert reply["content"]["status"] == "ok" and "42\n" in outputs
     [call] = a_fake_runtime.calls()
-    assert call["argv"][:6] == ["exec", "--nv", "--bind", f"/mnt/isilon,{home}", str(image), "python"]
+    assert call["argv"][:6] == ["exec", "--nv", "--bind", f"/mnt/isilon,{home}", str(image), "python3"]
     assert call["argv"][6:9] == ["-m", "ipykernel_launcher", "-f"]
     assert call["cuda"] == "0,1"  # the job's GPUs reach the container
 

@@ -23,7 +23,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
     assert all(line.startswith("OK ") for line in lines), lines
     names = [line.split(":")[0][5:] for line in lines]
     assert names == ["config", "slurm", "partition sxm2", "partition debug", "sudo sbatch as alice", "sudo scancel as alice",
-                     "sudo as root", "extension helper", "session environment", "hub address", "ldap", "tls files"]
+                     "sudo as root", "extension helper", "session environment", "kernel debian-py", "hub address", "ldap", "tls files"]
 
 
 def broken(tmp_path: Path, change) -> str:
@@ -36,7 +36,7 @@ def broken(tmp_path: Path, change) -> str:
 
 @pytest.mark.parametrize("change, expected", [
     (lambda d: d["slurm"]["partitions"].append({"name": "pcie", "max_gpus": 2}),
-     "FIX  partition pcie: Slurm has no partition 'pcie' (it has sxm2); fix slurm.partitions"),
+     "FIX  partition pcie: Slurm has no partition 'pcie' (it has debug, sxm2); fix slurm.partitions"),
     (lambda d: d["environment"].update(prefix="/opt/nowhere"),
      "FIX  session environment: /opt/nowhere/bin/dsportal-singleuser is missing"),
     (lambda d: d["hub"].update(internal_connect_url="http://no-such-host.invalid:8081"),
@@ -49,6 +49,8 @@ def broken(tmp_path: Path, change) -> str:
      "FIX  extension helper: /usr/local/bin/nope is missing"),
     (lambda d: d["slurm"].update(extend_command="/usr/bin/id"),
      "FIX  extension helper: dsportal may not run /usr/bin/id as root"),
+    (lambda d: d["kernels"]["containers"][0].update(image="/opt/containers/nope"),
+     "FIX  kernel debian-py: image /opt/containers/nope not found"),
     (lambda d: d["slurm"].update(sinfo="/usr/bin/false"),
      "FIX  slurm: /usr/bin/false failed"),
 ])

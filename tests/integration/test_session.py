@@ -32,7 +32,36 @@ def test_home_has_templates_and_the_storage_link(alice_session):
 def test_the_launcher_offers_the_configured_kernels(alice_session):
     status, specs = alice_session.request("GET", "/user/alice/api/kernelspecs")
     assert {k: v["spec"]["display_name"] for k, v in specs["kernelspecs"].items()} == {
-        "python3": "Python 3", "ir": "R", "demo-module": "Python 3 (demo module)"}  # no runtime: no container kernel
+        "python3": "Python 3", "ir": "R", "demo-module": "Python 3 (demo module)",
+        "debian-py": "Python 3 (container: debian-py)"}
+
+
+CONTAINER_FACTS = """
+import os, sys
+print(open('/dsportal-image').read().strip(), sys.executable, os.path.exists('/opt/dsportal'),
+      os.path.isdir('/home/alice'), os.path.isdir(os.path.expanduser('~/isilon/datasets')),
+      os.environ.get('CUDA_VISIBLE_DEVICES'), os.environ.get('SLURM_JOB_ID'), os.getcwd())
+"""
+
+
+def test_the_container_kernel_runs_inside_the_image_with_the_home_storage_and_gpus(alice_session):
+    job = alice_session.job_of("alice")
+    status, out = run_code(alice_session, "alice", "debian-py", CONTAINER_FACTS)
+    # the image's marker and its own Python (no /opt/dsportal: the root is the image's), the home, the
+    # storage behind ~/isilon, the job's GPUs
+    assert status == "ok" and out.split() == ["debian-py", "/usr/bin/python3", "False", "True", "True", "0,1", job,
+                                              "/home/alice"], out
+
+
+def test_a_template_notebook_runs_on_the_container_kernel(alice_session):
+    import json
+    from pathlib import Path
+
+    notebook = json.loads(Path("/home/alice/templates/getting-started.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    status, out = run_code(alice_session, "alice", "debian-py", code)
+    assert status == "ok", out
+    assert re.search(r"GPUs: +0,1", out) and "debian-py" in out, out  # it lists the kernels, this one too
 
 
 def test_python_kernel_runs_in_the_job_as_the_user_with_its_gpus(alice_session):

@@ -26,7 +26,7 @@ def record(log: str, entry: dict) -> None:
 def main(name: str, log: str, argv: list[str]) -> int:
     if argv[:1] == ["exec"]:
         expected_head = ["exec", "--nv", "--bind"]
-        if argv[:3] != expected_head or len(argv) != 10 or argv[5:9] != ["python", "-m", "ipykernel_launcher", "-f"]:
+        if argv[:3] != expected_head or len(argv) != 10 or argv[5:9] != ["python3", "-m", "ipykernel_launcher", "-f"]:
             sys.stderr.write(f"fake {name}: unexpected arguments {argv}\n")
             return 2
         if not os.path.isfile(argv[4]):

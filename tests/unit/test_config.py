@@ -31,7 +31,7 @@ def test_good_file_loads_with_defaults(a_config_file):
     assert cfg.slurm.default_hours == 8
     assert cfg.hub.bind_url == "http://0.0.0.0:8000"
     assert cfg.environment.storage == {"isilon": "/mnt/isilon"}
-    assert cfg.kernels.model_dump() == {"python_display_name": "Python 3", "r": True, "r_display_name": "R",
+    assert cfg.kernels.model_dump() == {"container_runtime": "apptainer", "python_display_name": "Python 3", "r": True, "r_display_name": "R",
                                      "r_command": "R", "module_command": "/usr/share/lmod/lmod/libexec/lmod",
                                      "modulepath": [], "modules": [], "containers": []}
 

@@ -1,0 +1,56 @@
+"""The dev cluster's real container image: a Debian 12 root with Python 3, ipykernel and numpy (for Charliecloud).
+
+Built once with debootstrap from the Debian mirror and kept across runs on
+the same machine (a stamp holds the recipe's hash).  A marker file names the
+image, so a test can show a kernel runs inside it; the storage mount points
+exist in it, since ch-run cannot create them in a read-only image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+from .common import run, say
+
+IMAGES = Path("/opt/containers")
+NAME = "debian-py"
+IMAGE = IMAGES / NAME
+MIRROR = os.environ.get("DSPORTAL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+PACKAGES = ["python3-ipykernel", "python3-numpy"]
+MOUNT_POINTS = ["/mnt/isilon"]  # the dev config's storage (environment.storage)
+MARKER = "/dsportal-image"
+
+
+def recipe() -> str:
+    return hashlib.sha256(repr(("bookworm", PACKAGES, MOUNT_POINTS, MARKER, NAME, 1)).encode()).hexdigest()
+
+
+def ensure_dev_image() -> None:
+    stamp = IMAGES / f".{NAME}.recipe"
+    if IMAGE.is_dir() and stamp.exists() and stamp.read_text() == recipe():
+        return
+    IMAGES.mkdir(mode=0o755, parents=True, exist_ok=True)
+    build = IMAGES / f".{NAME}.building"
+    shutil.rmtree(build, ignore_errors=True)
+    say(f"building the container image {IMAGE} (debootstrap from {MIRROR}; once per machine)")
+    started = time.monotonic()
+    run(["debootstrap", "--variant=minbase", "bookworm", str(build), MIRROR], timeout=900)
+    run(["chroot", str(build), "apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
+        timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    run(["chroot", str(build), "apt-get", "clean"])
+    shutil.rmtree(build / "var" / "lib" / "apt" / "lists", ignore_errors=True)
+    (build / "etc" / "hosts").touch()  # ch-run binds the node's /etc/hosts and /etc/resolv.conf over these
+    (build / "etc" / "resolv.conf").touch()
+    for point in MOUNT_POINTS:
+        (build / point.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    (build / MARKER.lstrip("/")).write_text(f"{NAME}\n")
+    run(["chmod", "-R", "a+rX", str(build)])
+    shutil.rmtree(IMAGE, ignore_errors=True)
+    build.rename(IMAGE)
+    stamp.write_text(recipe())
+    size = run(["du", "-sm", str(IMAGE)]).stdout.split()[0]
+    say(f"built {IMAGE} in {time.monotonic() - started:.0f} s ({size} MB)")
