@@ -86,6 +86,7 @@ def up() -> None:
     tls.ensure_host_names()
     machine.ensure_storage()
     machine.ensure_demo_module()
+    machine.ensure_private_processes()
     slurmconf.ensure_munge_key()
     slurm_changed = slurmconf.ensure_slurm_files()
     nvml.ensure_fake_nvml()

@@ -84,3 +84,14 @@ def ensure_storage() -> None:
     datasets.chmod(0o755)
     write_if_changed(datasets / "README.txt",
                      "Shared data sets of the DS Portal dev cluster (stands for the Isilon storage).\n")
+
+
+def ensure_private_processes() -> None:
+    """Users see only their own processes (/proc with hidepid), as on a multi-user compute node.
+
+    All the dev cluster's virtual nodes share this machine's kernel: without it,
+    any session could list every other session's processes and their arguments.
+    """
+    options = [line.split()[3] for line in Path("/proc/mounts").read_text().splitlines() if line.split()[1] == "/proc"]
+    if not options or "hidepid=invisible" not in options[0].split(","):
+        run(["mount", "-o", "remount,hidepid=invisible", "/proc"])

@@ -61,7 +61,9 @@ def test_a_template_notebook_runs_on_the_container_kernel(alice_session):
     code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
     status, out = run_code(alice_session, "alice", "debian-py", code)
     assert status == "ok", out
-    assert re.search(r"GPUs: +0,1", out) and "debian-py" in out, out  # it lists the kernels, this one too
+    # the job's GPUs; the image's own Jupyter kernels and no Slurm commands: it ran inside the image
+    assert re.search(r"GPUs: +0,1", out) and "Slurm commands are not on this node" in out, out
+    assert re.search(r"python3 +Python 3 \(ipykernel\)", out), out
 
 
 def test_python_kernel_runs_in_the_job_as_the_user_with_its_gpus(alice_session):
