@@ -31,10 +31,13 @@ def test_a_running_session_gets_more_time_up_to_the_limit(cluster):
     def extend():
         return json_request("POST", url_for("/hub/api/dsportal/session/extend"), {}, token=token["token"], timeout=90)
 
-    status, answer = extend()
+    # JupyterLab's button: the session's own server asks the hub with its token
+    status, answer = cluster.request("POST", "/user/bob/dsportal/session/extend", {}, timeout=90)
     assert status == 200, answer
     assert answer["session"]["limit"] == "12 h"
     assert limit_of(cluster, job_id) == "12:00:00"  # Slurm itself holds the new limit; the end moved with it
+    status, clock = cluster.request("GET", "/user/bob/dsportal/session/clock?fresh=1")
+    assert status == 200 and 11.9 * 3600 < clock["seconds_left"] <= 12 * 3600, clock  # the countdown follows
     status, answer = extend()
     assert (status, answer["message"]) == (400, "Your session already has 12 h; with extensions a session may "
                                                 "last at most 12 h here.")
