@@ -23,16 +23,13 @@ from tests.support.cluster import TOKEN_FILE, Cluster
 USER = "alice"
 
 
-def server_pid(job_id: str) -> int:
-    """The session's Jupyter server: the job's batch process (the job script execs it)."""
-    out = subprocess.run(["scontrol", "listpids", job_id], capture_output=True, text=True, timeout=30).stdout
-    for line in out.splitlines()[1:]:
-        pid = line.split()[0]
-        if pid.isdigit():
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-            if "dsportal-singleuser" in cmd:
-                return int(pid)
-    raise RuntimeError(f"no dsportal-singleuser process in job {job_id}: {out}")
+def server_pid(user: str) -> int:
+    """The session's Jupyter server: the job's main process (the job script execs it)."""
+    out = subprocess.run(["pgrep", "-n", "-u", user, "-f", "bin/dsportal-singleuser"], capture_output=True, text=True,
+                         timeout=30).stdout.split()
+    if not out:
+        raise RuntimeError(f"no dsportal-singleuser process of {user}")
+    return int(out[0])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -43,7 +40,7 @@ def cpu_seconds(pid: int) -> float:
 
 def activity_reports(cluster: Cluster) -> float:
     text = cluster.request("GET", "/hub/metrics")[1]
-    found = re.findall(r'jupyterhub_request_duration_seconds_count\{code="200",handler="UserActivityAPIHandler",'
+    found = re.findall(r'jupyterhub_request_duration_seconds_count\{code="200",handler="[a-z.]*ActivityAPIHandler",'
                        r'method="POST"\} ([0-9.e+]+)', text)
     return sum(float(n) for n in found)
 
@@ -57,26 +54,34 @@ def main() -> None:
     cluster.start(USER, {"gpus": 1, "hours": 1})
     cluster.wait_ready(USER)
     try:
-        pid = server_pid(cluster.job_of(USER))
+        pid = server_pid(USER)
         time.sleep(10)  # past the start's own work
-        cpu0, reports0, t0 = cpu_seconds(pid), activity_reports(cluster), time.monotonic()
-        tab_requests = 0
-        while time.monotonic() - t0 < args.seconds:
-            cluster.request("GET", f"/user/{USER}/dsportal/session/gpus")
-            tab_requests += 1
-            if tab_requests % 6 == 1:
-                cluster.request("GET", f"/user/{USER}/dsportal/session/clock")
-                tab_requests += 1
-            time.sleep(10)
-        elapsed = time.monotonic() - t0
-        cpu, reports = cpu_seconds(pid) - cpu0, activity_reports(cluster) - reports0
+        results = [watch(cluster, pid, args.seconds, in_use) for in_use in (False, True)]
     finally:
         cluster.stop(USER)
-    print(f"activity and usage reporting, one idle session watched {elapsed:.0f} s "
-          f"({tab_requests} requests from the stand-in JupyterLab tab):")
-    print(f"  session server CPU: {cpu:.2f} s, {cpu * 3600 / elapsed:.1f} CPU seconds per hour")
-    print(f"  activity reports to the hub: {reports:.0f}, {reports * 60 / elapsed:.1f} per minute")
+    for in_use, (elapsed, requests, cpu, reports) in zip((False, True), results):
+        print(f"activity and usage reporting, one session {'in use' if in_use else 'idle'}, watched {elapsed:.0f} s "
+              f"({requests} requests from the stand-in JupyterLab tab):")
+        print(f"  session server CPU: {cpu:.2f} s, {cpu * 3600 / elapsed:.1f} CPU seconds per hour")
+        print(f"  activity reports to the hub: {reports:.0f}, {reports * 60 / elapsed:.1f} per minute")
 
+
+def watch(cluster: Cluster, pid: int, seconds: float, in_use: bool) -> tuple[float, int, float, float]:
+    """What a stand-in tab asks (GPUs every 10 s, the clock every minute; the user's use every 20 s if in use)."""
+    cpu0, reports0, t0 = cpu_seconds(pid), activity_reports(cluster), time.monotonic()
+    requests = 0
+    while time.monotonic() - t0 < seconds:
+        cluster.request("GET", f"/user/{USER}/dsportal/session/gpus")
+        requests += 1
+        if requests % 6 == 1:
+            cluster.request("GET", f"/user/{USER}/dsportal/session/clock")
+            requests += 1
+        if in_use and requests % 2 == 0:
+            cluster.request("POST", f"/user/{USER}/dsportal/session/activity", {})
+            requests += 1
+        time.sleep(10)
+    elapsed = time.monotonic() - t0
+    return elapsed, requests, cpu_seconds(pid) - cpu0, activity_reports(cluster) - reports0
 
 if __name__ == "__main__":
     main()
