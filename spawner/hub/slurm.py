@@ -136,7 +136,11 @@ async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: 
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        await proc.wait()
+        try:
+            # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
+            await asyncio.wait_for(proc.wait(), 5)
+        except asyncio.TimeoutError:
+            log.warning("%s killed after %s; its exit was not seen within 5 s", argv[0], type(e).__name__)
         if isinstance(e, asyncio.CancelledError):
             raise
         name = os.path.basename(argv[0])
