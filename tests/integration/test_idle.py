@@ -103,10 +103,12 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
                          r"to the cluster\.", home_page("alice"))
         assert re.search(r'dsportal_sessions_culled_total\{partition="debug"\} [1-9]', metrics(cluster))
 
-        # bob's and carol's sessions outlive twice the timeout
-        while time.monotonic() - started < 130:
-            time.sleep(5)
-        assert cluster.server("bob") and cluster.server("carol"), (cluster.server("bob"), cluster.server("carol"))
+        # bob's and carol's sessions outlive twice the timeout: watched throughout, not only at the end
+        def both_kept_until_then():
+            assert cluster.server("bob") and cluster.server("carol"), (cluster.server("bob"), cluster.server("carol"))
+            return time.monotonic() - started >= 130
+
+        cluster.wait(both_kept_until_then, 150, "twice the idle timeout passing with bob and carol kept")
         assert terminal.lines >= 20
         assert jobs["bob"] in cluster.jobs("bob") and jobs["carol"] in cluster.jobs("carol")
         assert re.search(r'dsportal_slurm_command_seconds_count\{command="squeue"\} [1-9]', metrics(cluster))
