@@ -56,6 +56,16 @@ class JobWatcher:
             self._listing = (began, found)
         return began, found
 
+    async def settled(self) -> None:
+        """Wait until no query is in flight (its answer or error stays its callers' business).
+
+        For an orderly end of the event loop: a subprocess still starting when
+        the loop cancels every task never finishes (CPython 3.11 awaits its exit
+        while its pipes, whose connecting task was cancelled too, never close).
+        """
+        if self._inflight is not None and not self._inflight.done():
+            await asyncio.wait({self._inflight})
+
     async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
         """The job's entry; None when a listing that succeeded does not hold it (Slurm says: gone)."""
         return (await self.listing(max_age)).get(job_id)

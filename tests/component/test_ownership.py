@@ -25,11 +25,17 @@ from tests.support.mockslurm import fake_passwd
 STOPPING = "is stopping (the scheduler is not answering yet)"
 
 
-async def cancelled(task: asyncio.Task) -> None:
-    """Cancel a start and wait until it has unwound (its Slurm commands killed)."""
+async def cancelled(task: asyncio.Task, spawner) -> None:
+    """Cancel a start and wait until it has unwound (its Slurm commands killed).
+
+    The shared listing it was waiting for runs on (shielded, for the other
+    callers); it is let finish too, so that the test's event loop never closes
+    on a command still starting.
+    """
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    await spawner.slurm_client.watcher.settled()
 
 
 def restarted_spawner(spawner, state, a_config_file, a_home):
@@ -71,7 +77,7 @@ async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_sess
     assert a_spawner.job_id != job_id and not a_spawner.stopping
     # the new job carries this start's API token (forgetting the old job must not drop it)
     assert mock_slurm.calls("sbatch")[-1]["env"]["JUPYTERHUB_API_TOKEN"] == "alice-server-token"
-    await cancelled(task)
+    await cancelled(task, a_spawner)
 
 
 async def test_the_job_id_is_saved_the_moment_sbatch_answers(a_spawner, mock_slurm, tmp_path):
@@ -94,7 +100,7 @@ async def test_the_job_id_is_saved_the_moment_sbatch_answers(a_spawner, mock_slu
 
     await until(lambda: committed().get("job_id") == job_id)
     assert committed()["start_done"] is False  # still pending: the start is not done
-    await cancelled(task)
+    await cancelled(task, a_spawner)
 
 
 async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(a_spawner, mock_slurm, a_config_file,
@@ -103,7 +109,7 @@ async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(a_
     task = asyncio.ensure_future(a_spawner.start())
     await until(lambda: a_spawner.job_id)
     saved = a_spawner.get_state()
-    await cancelled(task)  # the hub dies while the job waits in the queue
+    await cancelled(task, a_spawner)  # the hub dies while the job waits in the queue
     job_id = saved["job_id"]
     restarted = restarted_spawner(a_spawner, saved, a_config_file, a_home)
     assert await restarted.poll() == 1

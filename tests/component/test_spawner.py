@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pwd
 import time
 
@@ -289,6 +290,25 @@ async def test_watcher_hands_errors_to_every_waiter():
     assert [type(r) for r in results] == [SlurmUnavailable, SlurmUnavailable]
 
 
+async def test_a_cancelled_caller_leaves_the_listing_running_and_settled_waits_for_it():
+    release = asyncio.Event()
+
+    async def query():
+        await release.wait()
+        return {}
+
+    watcher = JobWatcher(query)
+    caller = asyncio.ensure_future(watcher.status("1"))
+    await until(lambda: watcher.calls == 1)
+    caller.cancel()
+    settling = asyncio.ensure_future(watcher.settled())
+    await asyncio.sleep(0.05)
+    assert caller.cancelled() and not settling.done()  # the query runs on for the other callers
+    release.set()
+    await asyncio.wait_for(settling, 5)
+    assert watcher.listed()
+
+
 async def test_only_the_sessions_own_server_counts_as_ready(a_spawner, mock_slurm, a_web_server):
     """Something else on the reported port (another account's server on a shared node) is never taken for it."""
     impostor = a_web_server
@@ -304,3 +324,6 @@ async def test_only_the_sessions_own_server_counts_as_ready(a_spawner, mock_slur
     assert not task.done() and not a_spawner.answering
     assert a_spawner.progress_message() == "JupyterLab is loading on 127.0.0.1..."
     task.cancel()  # JupyterHub's start_timeout ends such a start with an error the user sees
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await a_spawner.slurm_client.watcher.settled()  # no command left starting when the test's loop closes
