@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import directory, images, machine, nvml, slurmconf, supervisor, tls
+from . import directory, images, machine, nvml, registry, slurmconf, supervisor, tls
 from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
     ClusterError, listener_of, run, say, wait_for
 from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
@@ -27,6 +27,7 @@ def programs() -> list[Program]:
         Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], str(SLURMCTLD_PORT)),
         *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
+        registry.program(),
         Program("proxy", proxy_argv() if ready else ["configurable-http-proxy"], "8000, API 8001",
                 user=SERVICE_USER, directory=str(HUB_STATE), environment=proxy_environment() if ready else {},
                 umask="077"),
@@ -62,6 +63,16 @@ def start_directory() -> None:
     wait_for(lambda: directory.answers(SLAPD_DIR, LDAP_URI), 20, "slapd answering", "slapd.out")
 
 
+def start_registry(restart: bool) -> None:
+    if restart:
+        supervisor.stop("registry")
+    free_or_ours("registry", registry.PORT)
+    supervisor.start("registry")
+    wait_for(registry.answers, 30, "the image registry answering", "registry.out")
+    registry.ensure_pushed()
+    registry.ensure_pulled()
+
+
 def start_hub(restart: bool) -> None:
     if restart and supervisor.states().get("jupyterhub", ("",))[0] == "RUNNING":
         say("the portal was updated: restarting JupyterHub (sessions keep running)")
@@ -91,12 +102,14 @@ def up() -> None:
     slurm_changed = slurmconf.ensure_slurm_files()
     nvml.ensure_fake_nvml()
     images.ensure_dev_image()
+    registry_changed = registry.ensure_registry_files()
     hub_changed = ensure_portal_config()
     supervisor.ensure(programs())
     supervisor.start("munged")
     wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
     start_slurm(restart=slurm_changed)
     start_directory()
+    start_registry(restart=registry_changed)
     if tls_new:
         supervisor.stop("proxy")  # serve the new certificate
     start_hub(restart=hub_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))

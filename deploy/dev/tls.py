@@ -37,35 +37,49 @@ def _openssl(*args: str) -> None:
         os.umask(old)
 
 
-def ensure_certificates() -> bool:
-    """The CA and a certificate for localhost, 127.0.0.1 and every demo user's host; True if new."""
+def ensure_ca() -> bool:
+    """The dev CA, in the system's trust store; True if new."""
     CA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-    TLS_DIR.mkdir(mode=0o755, exist_ok=True)
-    wanted = ",".join([*(f"DNS:{n}" for n in names()), "IP:127.0.0.1"])
-    stamp = TLS_DIR / "names"
-    if CERT.exists() and KEY.exists() and CA_CERT.exists() and stamp.exists() and stamp.read_text() == wanted:
+    if CA_CERT.exists() and CA_KEY.exists() and SYSTEM_TRUST.exists():
         return False
-    say("making the dev cluster's certificate authority and the portal's certificate")
     if not (CA_CERT.exists() and CA_KEY.exists()):
+        say("making the dev cluster's certificate authority")
         _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(CA_KEY), "-out", str(CA_CERT),
                  "-days", "3650", "-subj", "/CN=DS Portal dev cluster CA")
-    extensions = TLS_DIR / "portal.ext"
-    extensions.write_text(f"subjectAltName={wanted}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
-                          "extendedKeyUsage=serverAuth\n")
-    request = TLS_DIR / "portal.csr"
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(KEY), "-out", str(request), "-subj", f"/CN={HOST}")
-    _openssl("x509", "-req", "-in", str(request), "-CA", str(CA_CERT), "-CAkey", str(CA_KEY), "-CAcreateserial",
-             "-out", str(CERT), "-days", "825", "-extfile", str(extensions))
-    request.unlink()
-    shutil.chown(KEY, SERVICE_USER, SERVICE_USER)
-    KEY.chmod(0o600)
-    CERT.chmod(0o644)
     CA_CERT.chmod(0o644)
     SYSTEM_TRUST.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(CA_CERT, SYSTEM_TRUST)
     run(["update-ca-certificates"], timeout=120)
+    return True
+
+
+def issue(cert: Path, key: Path, hosts: list[str], owner: str) -> bool:
+    """A server certificate from the dev CA for `hosts` and 127.0.0.1, its key `owner`'s alone; True if new."""
+    new_ca = ensure_ca()
+    cert.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    wanted = ",".join([*(f"DNS:{n}" for n in hosts), "IP:127.0.0.1"])
+    stamp = cert.with_suffix(".names")
+    if not new_ca and cert.exists() and key.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return False
+    say(f"issuing {cert} from the dev CA")
+    extensions = cert.with_suffix(".ext")
+    extensions.write_text(f"subjectAltName={wanted}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+                          "extendedKeyUsage=serverAuth\n")
+    request = cert.with_suffix(".csr")
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(request), "-subj", f"/CN={hosts[0]}")
+    _openssl("x509", "-req", "-in", str(request), "-CA", str(CA_CERT), "-CAkey", str(CA_KEY), "-CAcreateserial",
+             "-out", str(cert), "-days", "825", "-extfile", str(extensions))
+    request.unlink()
+    shutil.chown(key, owner, owner)
+    key.chmod(0o600)
+    cert.chmod(0o644)
     stamp.write_text(wanted)
     return True
+
+
+def ensure_certificates() -> bool:
+    """The portal's certificate for localhost, 127.0.0.1 and every demo user's host; True if new."""
+    return issue(CERT, KEY, names(), SERVICE_USER)
 
 
 def ensure_host_names() -> None:

@@ -37,17 +37,19 @@ def _example_config(args: argparse.Namespace) -> int:
 
 
 def _images_pull(args: argparse.Namespace) -> int:
-    from .images import PullError, kernel_yaml, plan_pull, read_api_key, run_pull
+    from .images import PullError, kernel_yaml, pull
+    from .registry import RefusedRequest, parse_ref, read_credential
 
     try:
-        plan = plan_pull(args.image, args.dest, args.runtime)
-        key = read_api_key(os.environ, args.api_key_file)
-        print(f"Pulling {plan.ref} into {plan.dest} with {plan.runtime_name}...", file=sys.stderr)
-        run_pull(plan, key, args.timeout)
-    except PullError as e:
+        ref = parse_ref(args.image)
+        credential = read_credential(ref, os.environ, args.username, args.password_file)
+        print(f"Pulling {ref} into {args.dest}...", file=sys.stderr)
+        plan = pull(ref, args.dest, args.runtime, credential, args.timeout)
+    except (PullError, RefusedRequest) as e:
         print(f"dsportal images pull: {e}", file=sys.stderr)
         return 1
-    print(f"# {plan.dest} is ready. Add these lines to the admin config to offer it as a kernel:")
+    print(f"# {plan.dest} is ready ({plan.runtime_name}). Add these lines to the admin config to offer it "
+          "as a kernel:")
     print(kernel_yaml(plan), end="")
     return 0
 
@@ -90,11 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--service-account", default="dsportal", help="the hub's service account (default dsportal)")
     doctor.set_defaults(func=_doctor)
     images = sub.add_parser("images", help="container images for kernels").add_subparsers(dest="images", required=True)
-    pull = images.add_parser("pull", help="convert an NVIDIA NGC image into a .sif file")
-    pull.add_argument("image", help="e.g. nvcr.io/nvidia/pytorch:24.01-py3")
-    pull.add_argument("--dest", required=True, help="folder for the .sif file (readable on the compute nodes)")
-    pull.add_argument("--runtime", choices=("apptainer", "singularity"), help="default: whichever is installed")
-    pull.add_argument("--api-key-file", help="file holding the NGC API key (default: $NGC_API_KEY)")
+    pull = images.add_parser("pull", help="fetch a registry image (NVIDIA NGC or another) as a kernel image",
+                             description="The password (or NGC API key) comes from --password-file, "
+                             "$DSPORTAL_REGISTRY_PASSWORD or, for nvcr.io, $NGC_API_KEY; never from the "
+                             "command line.")
+    pull.add_argument("image", help="registry/path:tag, e.g. nvcr.io/nvidia/pytorch:24.01-py3")
+    pull.add_argument("--dest", required=True, help="folder for the image (one every compute node reads)")
+    pull.add_argument("--runtime", choices=("apptainer", "singularity", "charliecloud"),
+                      help="apptainer/singularity: a .sif file; charliecloud: a directory image (with skopeo and "
+                           "umoci). Default: the first of these installed")
+    pull.add_argument("--username", help="the registry login (NGC: $oauthtoken, the default)")
+    pull.add_argument("--password-file", "--api-key-file", dest="password_file",
+                      help="file holding the password or NGC API key")
     pull.add_argument("--timeout", type=float, default=7200, help="seconds before the pull is given up (default 7200)")
     pull.set_defaults(func=_images_pull)
     return parser

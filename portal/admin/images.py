@@ -1,36 +1,55 @@
-"""`dsportal images pull`: an NVIDIA NGC image -> a .sif file, and the YAML that offers it as a kernel.
+"""`dsportal images pull`: a registry image (NVIDIA NGC or any other) -> an image a kernel runs, and its YAML.
 
-The conversion is the container runtime's own (`apptainer pull` or
-`singularity pull`); this module checks the request, hands the NGC API key to
-the runtime through its environment (never the command line), shows the
-runtime's progress and turns its failures into messages that say what to do.
+Apptainer and SingularityCE convert it themselves (`apptainer pull` to a
+.sif).  For Charliecloud, skopeo copies the image into an OCI layout and
+umoci unpacks it into a directory image that ch-run runs as it is.
+Charliecloud's own builder (`ch-image pull` + `ch-convert`) does the same,
+but Debian's charliecloud-builders package pulls in docker.io and buildah:
+a Docker daemon on the machine where images are made, which an unprivileged
+runtime exists to avoid.  skopeo and umoci are two daemonless tools that run
+as any account.
+
+This module plans the commands (pure, tested by equality), runs them with
+the runtime's progress shown, and turns failures into messages that say what
+to do.  The credential reaches the runtime through its environment or a
+private authfile that is removed afterwards.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
-RUNTIMES = ("apptainer", "singularity")
-IMAGE_REF = re.compile(r"nvcr\.io/[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+:[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-NGC_USER = "$oauthtoken"  # NGC's fixed username for API-key logins
+from .registry import PASSWORD_ENV, Credential, ImageRef, RefusedRequest, authfile_json, runtime_env
+
+RUNTIMES = ("apptainer", "singularity", "charliecloud")
+CHARLIECLOUD_TOOLS = ("skopeo", "umoci")
 MIN_FREE_BYTES = 2 * 1024**3
+AUTHFILE = "{authfile}"  # placeholder in a planned argv, replaced by the private file's path at run time
 
-# (fragment of the runtime's output, what to tell the admin)
+# (fragments of the tool's output, what to tell the admin); the first match wins
 FAILURES = (
-    (("unauthorized", "authentication required", "401"),
-     "NGC refused the API key; create a new one at ngc.nvidia.com (Setup > API Key) and try again."),
-    (("manifest unknown", "not found", "404", "name unknown"),
-     "NGC has no such image; check the name and tag (e.g. nvcr.io/nvidia/pytorch:24.01-py3)."),
-    (("no space left on device",),
-     "the disk is full; free space in the destination (and the runtime's cache/tmp folder) and try again."),
+    (("unauthorized", "authentication required", "401", "incorrect username or password"),
+     "{registry} refused the login; check the user and the password (for NGC: create a new API key at "
+     "ngc.nvidia.com, Setup > API Key) and try again."),
+    (("manifest unknown", "name unknown", "404", "not found"),
+     "{registry} has no image {ref}; check the name and the tag (the registry's web page or "
+     "`skopeo list-tags docker://{registry}/{repository}` lists them)."),
+    (("connection refused", "no such host", "i/o timeout", "network is unreachable", "no route to host",
+      "tls handshake timeout", "certificate signed by unknown authority"),
+     "cannot reach {registry}; check the host and the port, this machine's proxy and firewall, and that it "
+     "trusts the registry's certificate."),
+    (("no space left on device", "disk quota exceeded"),
+     "the disk is full; free space in {dest_dir} (and the runtime's cache and tmp folders) and try again."),
 )
 
 
@@ -40,115 +59,145 @@ class PullError(RuntimeError):
 
 @dataclass(frozen=True)
 class PullPlan:
-    runtime: str  # the executable's path
     runtime_name: str
-    ref: str
-    dest: Path
-
-    @property
-    def argv(self) -> list[str]:
-        return [self.runtime, "pull", str(self.dest), f"docker://{self.ref}"]
+    ref: ImageRef
+    dest: Path  # the finished image: a .sif file, or a directory image for Charliecloud
+    steps: tuple[tuple[str, ...], ...]  # argument lists run in order; AUTHFILE marks the authfile's place
+    partial: Path  # where the steps write; renamed to dest only when every step succeeded
 
 
-def sif_name(ref: str) -> str:
-    """'nvcr.io/nvidia/pytorch:24.01-py3' -> 'pytorch_24.01-py3.sif'."""
-    return ref.rsplit("/", 1)[1].replace(":", "_") + ".sif"
-
-
-def kernel_name(ref: str) -> str:
-    """'nvcr.io/nvidia/pytorch:24.01-py3' -> 'ngc-pytorch-24.01-py3'."""
-    return "ngc-" + re.sub(r"[^a-z0-9_.-]+", "-", ref.rsplit("/", 1)[1].lower().replace(":", "-"))
-
-
-def credentials_env(runtime_name: str, api_key: str) -> dict[str, str]:
-    prefix = runtime_name.upper()
-    return {f"{prefix}_DOCKER_USERNAME": NGC_USER, f"{prefix}_DOCKER_PASSWORD": api_key}
-
-
-def find_runtime(requested: str | None, which=shutil.which) -> tuple[str, str]:
+def find_tools(requested: str | None, which=shutil.which) -> tuple[str, dict[str, str]]:
+    """The runtime's name and the executables its pull needs (name -> path)."""
     for name in ([requested] if requested else RUNTIMES):
-        path = which(name)
-        if path:
-            return path, name
-    wanted = requested or " or ".join(RUNTIMES)
-    raise PullError(f"{wanted} is not installed on this machine; install Apptainer (or SingularityCE) "
-                    "where images are built, then run this again.")
+        needed = CHARLIECLOUD_TOOLS if name == "charliecloud" else (name,)
+        paths = {tool: which(tool) for tool in needed}
+        if all(paths.values()):
+            return name, paths  # type: ignore[return-value]
+        if requested:
+            missing = " and ".join(t for t, p in paths.items() if not p)
+            raise PullError(f"{missing} not installed on this machine; install it (Debian: apt install "
+                            f"{' '.join(t for t, p in paths.items() if not p)}) and run this again.")
+    raise PullError("no container tools here: install Apptainer (or SingularityCE), or skopeo and umoci for "
+                    "Charliecloud, where images are made, then run this again.")
 
 
-def read_api_key(environ, key_file: str | None) -> str:
-    if key_file:
-        try:
-            key = Path(key_file).read_text().strip()
-        except OSError as e:
-            raise PullError(f"cannot read the API key file {key_file} ({e.strerror}).") from None
-    else:
-        key = (environ.get("NGC_API_KEY") or "").strip()
-    if not key:
-        raise PullError("no NGC API key: set NGC_API_KEY or pass --api-key-file FILE "
-                        "(create a key at ngc.nvidia.com, Setup > API Key).")
-    return key
+def plan_pull(ref: ImageRef, dest_dir: Path, runtime_name: str, tools: dict[str, str], work: Path,
+              rootless: bool) -> PullPlan:
+    """The commands that fetch `ref` into `dest_dir`, using the private folder `work`."""
+    if runtime_name == "charliecloud":
+        dest = dest_dir / ref.file_stem
+        layout = f"{work / 'oci'}:{ref.tag}"
+        steps = (
+            (tools["skopeo"], "copy", "--src-authfile", AUTHFILE, f"docker://{ref}", f"oci:{layout}"),
+            (tools["umoci"], "raw", "unpack", *(["--rootless"] if rootless else []), "--image", layout,
+             str(work / "image")),
+        )
+        return PullPlan(runtime_name, ref, dest, steps, work / "image")
+    dest = dest_dir / f"{ref.file_stem}.sif"
+    partial = work / dest.name
+    return PullPlan(runtime_name, ref, dest, ((tools[runtime_name], "pull", str(partial), f"docker://{ref}"),),
+                    partial)
 
 
-def plan_pull(ref: str, dest_dir: str, runtime: str | None = None, which=shutil.which) -> PullPlan:
-    if not IMAGE_REF.fullmatch(ref):
-        raise PullError(f"{ref!r} is not an NGC image name; use the form nvcr.io/nvidia/pytorch:24.01-py3.")
+def explain(output: str, plan: PullPlan, anonymous: bool = False) -> str:
+    lowered = output.lower()
+    if anonymous and any(f in lowered for f in FAILURES[0][0]):
+        return (f"{plan.ref.registry} asks for a login; pass --username NAME with the password in "
+                f"${PASSWORD_ENV} or --password-file FILE.")
+    for fragments, message in FAILURES:
+        if any(f in lowered for f in fragments):
+            return message.format(registry=plan.ref.registry, ref=plan.ref, repository=plan.ref.repository,
+                                  dest_dir=plan.dest.parent)
+    tail = "\n".join(output.strip().splitlines()[-5:])
+    return f"the pull failed:\n{tail}"
+
+
+def check_destination(dest_dir: str) -> Path:
     folder = Path(dest_dir)
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise PullError(f"{dest_dir} is not a folder this account can write; create it or choose another --dest.")
-    path, name = find_runtime(runtime, which)
-    return PullPlan(runtime=path, runtime_name=name, ref=ref, dest=folder.resolve() / sif_name(ref))
+    return folder.resolve()
 
 
-def explain(output: str) -> str:
-    lowered = output.lower()
-    for fragments, message in FAILURES:
-        if any(f in lowered for f in fragments):
-            return message
-    tail = "\n".join(output.strip().splitlines()[-5:])
-    return f"the runtime failed:\n{tail}"
+def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO, secret: str) -> str:
+    """Run one step, echoing its progress; return its output.
 
-
-def run_pull(plan: PullPlan, api_key: str, timeout: float, out=sys.stderr) -> None:
-    """Run the runtime, echoing its progress; raise PullError with the reason on failure.
-
-    The output is read in a thread so the timeout holds even while the runtime
-    hangs with its output open; a hung pull is killed with all its children.
+    The output is read in a thread so the timeout holds even while the tool
+    hangs with its output open; a hung step is killed with all its children.
     """
-    if shutil.disk_usage(plan.dest.parent).free < MIN_FREE_BYTES:
-        print(f"warning: less than {MIN_FREE_BYTES // 1024**3} GB free in {plan.dest.parent}; "
-              "NGC images are often larger.", file=out)
-    env = {**os.environ, **credentials_env(plan.runtime_name, api_key)}
-    proc = subprocess.Popen(plan.argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines: list[str] = []
 
     def echo() -> None:
         for line in proc.stdout:
+            if secret:
+                line = line.replace(secret, "***")
             out.write(line)
+            out.flush()
             lines.append(line)
             del lines[:-200]
 
     reader = threading.Thread(target=echo, name="pull-output", daemon=True)
     reader.start()
     try:
-        proc.wait(timeout=timeout)
+        proc.wait(timeout=max(timeout, 1))
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        raise PullError(f"the pull did not finish within {timeout:g} s; try again, or raise --timeout.") from None
+        raise PullError("the pull did not finish in time; try again, or raise --timeout.") from None
     finally:
         reader.join(timeout=5)
+    text = "".join(lines)
     if proc.returncode != 0:
-        raise PullError(explain("".join(lines)))
+        raise subprocess.CalledProcessError(proc.returncode, argv[0], text)
+    return text
+
+
+def pull(ref: ImageRef, dest_dir: str, requested_runtime: str | None, credential: Credential | None,
+         timeout: float, out: TextIO = sys.stderr, which=shutil.which) -> PullPlan:
+    """Fetch `ref` into `dest_dir`; return the plan that did it (its dest is the image)."""
+    folder = check_destination(dest_dir)
+    runtime_name, tools = find_tools(requested_runtime, which)
+    if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+        print(f"warning: less than {MIN_FREE_BYTES // 1024**3} GB free in {folder}; images are often larger.",
+              file=out)
+    # the work folder sits beside the destination: the same file system (a rename, no copy) and no full /tmp
+    work = Path(tempfile.mkdtemp(prefix=".dsportal-pull-", dir=folder))
+    try:
+        plan = plan_pull(ref, folder, runtime_name, tools, work, rootless=os.geteuid() != 0)
+        if plan.dest.exists():
+            raise PullError(f"{plan.dest} already exists; kernels may be using it. Remove it first or choose "
+                            "another --dest.")
+        authfile = work / "auth.json"
+        fd = os.open(authfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(authfile_json(ref, credential) if credential else '{"auths": {}}')
+        env = {**os.environ, **runtime_env(runtime_name, credential)}
+        deadline = time.monotonic() + timeout
+        for step in plan.steps:
+            argv = [str(authfile) if a == AUTHFILE else a for a in step]
+            try:
+                _run_step(argv, env, deadline - time.monotonic(), out, credential.password if credential else "")
+            except subprocess.CalledProcessError as e:
+                raise PullError(explain(e.output, plan, anonymous=credential is None)) from None
+        os.chmod(plan.partial, 0o755 if plan.partial.is_dir() else 0o644)  # every user's session reads it
+        os.rename(plan.partial, plan.dest)
+        return plan
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def kernel_yaml(plan: PullPlan) -> str:
-    label = plan.ref.rsplit("/", 1)[1].replace(":", " ")
+    source = "NGC container" if plan.ref.registry == "nvcr.io" else "container"
     return (
         "kernels:\n"
         "  containers:\n"
-        f"    - name: {kernel_name(plan.ref)}\n"
-        f"      display_name: \"{label} (NGC container)\"\n"
+        f"    - name: {plan.ref.kernel_name}\n"
+        f"      display_name: \"{plan.ref.label} ({source})\"\n"
         f"      image: {plan.dest}\n"
         f"      runtime: {plan.runtime_name}\n"
     )
+
+
+__all__ = ["PullError", "PullPlan", "RefusedRequest", "find_tools", "kernel_yaml", "plan_pull", "pull"]

@@ -23,7 +23,8 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
     assert all(line.startswith("OK ") for line in lines), lines
     names = [line.split(":")[0][5:] for line in lines]
     assert names == ["config", "slurm", "partition sxm2", "partition debug", "sudo sbatch as alice", "sudo scancel as alice",
-                     "sudo as root", "extension helper", "session environment", "kernel debian-py", "hub address", "ldap", "tls files"]
+                     "sudo as root", "extension helper", "session environment", "kernel debian-py",
+                     "kernel debian-py-pulled", "hub address", "ldap", "tls files"]
 
 
 def broken(tmp_path: Path, change) -> str:

@@ -33,7 +33,8 @@ def test_the_launcher_offers_the_configured_kernels(alice_session):
     status, specs = alice_session.request("GET", "/user/alice/api/kernelspecs")
     assert {k: v["spec"]["display_name"] for k, v in specs["kernelspecs"].items()} == {
         "python3": "Python 3", "ir": "R", "demo-module": "Python 3 (demo module)",
-        "debian-py": "Python 3 (container: debian-py)"}
+        "debian-py": "Python 3 (container: debian-py)",
+        "debian-py-pulled": "Python 3 (container: debian-py from the registry)"}
 
 
 CONTAINER_FACTS = """
@@ -44,9 +45,10 @@ print(open('/dsportal-image').read().strip(), sys.executable, os.path.exists('/o
 """
 
 
-def test_the_container_kernel_runs_inside_the_image_with_the_home_storage_and_gpus(alice_session):
+@pytest.mark.parametrize("kernel", ["debian-py", "debian-py-pulled"])  # built here; pulled from the registry
+def test_the_container_kernel_runs_inside_the_image_with_the_home_storage_and_gpus(alice_session, kernel):
     job = alice_session.job_of("alice")
-    status, out = run_code(alice_session, "alice", "debian-py", CONTAINER_FACTS)
+    status, out = run_code(alice_session, "alice", kernel, CONTAINER_FACTS)
     # the image's marker and its own Python (no /opt/dsportal: the root is the image's), the home, the
     # storage behind ~/isilon, the job's GPUs
     assert status == "ok" and out.split() == ["debian-py", "/usr/bin/python3", "False", "True", "True", "0,1", job,
