@@ -88,7 +88,7 @@ Argument = text(r"[^\x00-\x1f]{1,512}", "must be one command-line argument on on
 Label = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line (no < >)")
 OptionalLabel = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line", allow_empty=True)
 LanguageName = text(r"[A-Za-z][A-Za-z0-9+#_-]{0,31}", "must be a language name such as python or R")
-DbUrl = text(r"[a-z+]+://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
+DbUrl = text(r"[a-z][a-z0-9+]*://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
              allow_empty=True)
 Timeout = number(0, 600)
 IpAddress = text(r"[0-9A-Fa-f:.]{2,45}", "must be an IP address such as 127.0.0.1 or ::1")

@@ -119,7 +119,7 @@ def check_destination(dest_dir: str) -> Path:
     return folder.resolve()
 
 
-def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO, secret: str) -> str:
+def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO, secret: str, total: float) -> str:
     """Run one step, echoing its progress; return its output.
 
     The output is read in a thread so the timeout holds even while the tool
@@ -131,7 +131,7 @@ def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO,
 
     def echo() -> None:
         for line in proc.stdout:
-            if secret:
+            if len(secret) >= 8:  # defence in depth (no tool prints it); a short one would mangle every line
                 line = line.replace(secret, "***")
             out.write(line)
             out.flush()
@@ -145,7 +145,7 @@ def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO,
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        raise PullError("the pull did not finish in time; try again, or raise --timeout.") from None
+        raise PullError(f"the pull did not finish within {total:g} s; try again, or raise --timeout.") from None
     finally:
         reader.join(timeout=5)
     text = "".join(lines)
@@ -178,7 +178,8 @@ def pull(ref: ImageRef, dest_dir: str, requested_runtime: str | None, credential
         for step in plan.steps:
             argv = [str(authfile) if a == AUTHFILE else a for a in step]
             try:
-                _run_step(argv, env, deadline - time.monotonic(), out, credential.password if credential else "")
+                _run_step(argv, env, deadline - time.monotonic(), out, credential.password if credential else "",
+                          timeout)
             except subprocess.CalledProcessError as e:
                 raise PullError(explain(e.output, plan, anonymous=credential is None)) from None
         os.chmod(plan.partial, 0o755 if plan.partial.is_dir() else 0o644)  # every user's session reads it

@@ -271,7 +271,10 @@ def test_images_pull_through_the_stand_in(tmp_path, a_fake_runtime):
     assert sif.exists()
     assert "Copying blob 2 of 2" in ok.stderr  # the runtime's progress is shown
     [call] = a_fake_runtime.calls()
-    assert call["argv"] == ["pull", str(sif), "docker://nvcr.io/nvidia/pytorch:24.01-py3"]
+    pulled_to = Path(call["argv"][1])  # a private work folder beside the destination, renamed into place after
+    assert call["argv"][::2] == ["pull", "docker://nvcr.io/nvidia/pytorch:24.01-py3"]
+    assert (pulled_to.name, pulled_to.parent.parent, pulled_to.parent.name[:15]) == (sif.name, dest, ".dsportal-pull-")
+    assert sorted(p.name for p in dest.iterdir()) == [sif.name]
     assert (call["user"], call["password"]) == ("$oauthtoken", "secret-ngc-key")
     assert "secret-ngc-key" not in " ".join(call["argv"])
     snippet = yaml.safe_load(ok.stdout)
@@ -284,29 +287,33 @@ def test_images_pull_through_the_stand_in(tmp_path, a_fake_runtime):
 def test_a_hung_pull_is_stopped_at_its_timeout(tmp_path, a_fake_runtime):
     env = {**os.environ, "NGC_API_KEY": "k", "FAKE_RUNTIME_PULL": "hang",
            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    dest = tmp_path / "images"
+    dest.mkdir()
     result = subprocess.run([sys.executable, "-m", "portal.admin.cli", "images", "pull",
-                             "nvcr.io/nvidia/pytorch:24.01-py3", "--dest", str(tmp_path), "--timeout", "2"],
+                             "nvcr.io/nvidia/pytorch:24.01-py3", "--dest", str(dest), "--timeout", "2"],
                             capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 1
     assert "Copying blob 1 of 2" in result.stderr  # its progress was shown while it ran
     assert "the pull did not finish within 2 s" in result.stderr
-    assert not list(tmp_path.glob("*.sif"))
+    assert list(dest.iterdir()) == []  # neither a partial image nor the work folder with its authfile
 
 
 @pytest.mark.parametrize("setup, message", [
-    ({"FAKE_RUNTIME_PULL": "unauthorized"}, "NGC refused the API key"),
-    ({"FAKE_RUNTIME_PULL": "notfound"}, "NGC has no such image; check the name and tag"),
+    ({"FAKE_RUNTIME_PULL": "unauthorized"}, "nvcr.io refused the login; check the user and the password (for NGC: "
+                                            "create a new API key"),
+    ({"FAKE_RUNTIME_PULL": "notfound"}, "nvcr.io has no image nvcr.io/nvidia/pytorch:24.01-py3; check the name and "
+                                        "the tag"),
     ({"FAKE_RUNTIME_PULL": "nospace"}, "the disk is full"),
-    ({"NGC_API_KEY": ""}, "no NGC API key: set NGC_API_KEY or pass --api-key-file FILE"),
-    ({"image": "docker.io/library/ubuntu:22.04"}, "is not an NGC image name"),
-    ({"image": "nvcr.io/nvidia/pytorch:24.01;rm"}, "is not an NGC image name"),
-    ({"no_runtime": True}, "apptainer or singularity is not installed on this machine"),
+    ({"NGC_API_KEY": ""}, "no NGC API key: set NGC_API_KEY or pass --password-file FILE"),
+    ({"image": "ubuntu:22.04"}, "is not an image name this command takes; give the registry, the path and the tag"),
+    ({"image": "nvcr.io/nvidia/pytorch:24.01;rm"}, "is not an image name this command takes"),
+    ({"no_runtime": True}, "no container tools here: install Apptainer (or SingularityCE), or skopeo and umoci"),
 ])
 def test_images_pull_errors_say_what_to_do(tmp_path, a_fake_runtime, setup, message):
     env = {**os.environ, "NGC_API_KEY": "k", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.update({k: v for k, v in setup.items() if k.isupper()})
     if setup.get("no_runtime"):
-        env["PATH"] = "/usr/bin:/bin"
+        env["PATH"] = str(tmp_path / "no-tools")
     image = setup.get("image", "nvcr.io/nvidia/pytorch:24.01-py3")
     result = subprocess.run([sys.executable, "-m", "portal.admin.cli", "images", "pull", image, "--dest", str(tmp_path)],
                             capture_output=True, text=True, timeout=60, env=env)

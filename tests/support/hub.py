@@ -40,6 +40,7 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
 c.JupyterHub.services = [{{"name": "tests", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{"name": "tests", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["tests"]}}]
 c.JupyterHub.log_level = "DEBUG"
+{after}
 """
 
 
@@ -50,7 +51,7 @@ c.Authenticator.allowed_users = {"alice", "bob"}
 
 
 class HubProcess:
-    def __init__(self, root: Path, portal: dict, ldap: bool = False, before: str = ""):
+    def __init__(self, root: Path, portal: dict, ldap: bool = False, before: str = "", after: str = ""):
         self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -68,7 +69,8 @@ class HubProcess:
         self.config = root / "jupyterhub_config.py"
         self.config.write_text(HUB_CONFIG.format(deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
                                                  homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN,
-                                                 authenticator="" if ldap else DUMMY_AUTH, before=before))
+                                                 authenticator="" if ldap else DUMMY_AUTH, before=before,
+                                                 after=after))
         self.log = root / "hub.log"
         self.proc: subprocess.Popen | None = None
 

@@ -158,3 +158,12 @@ def test_example_file_is_generated_from_the_schema_and_valid():
                 check(nested, indent + "  ")
 
     check(PortalSettings, "")
+
+
+@pytest.mark.parametrize("url", ["sqlite:////var/lib/dsportal/jupyterhub.sqlite",
+                                 "postgresql+psycopg2://dsportal@/jupyterhub?host=/run/postgresql",
+                                 "mysql+pymysql://hub@db.example.org/jupyterhub"])
+def test_database_urls_of_each_driver_are_accepted(url):
+    data = {"ldap": {"bind_dn_template": "uid={username},dc=x"},
+            "slurm": {"partitions": [{"name": "a", "max_gpus": 4}]}, "hub": {"db_url": url}}
+    assert parse_config(data, "portal.yaml").hub.db_url == url

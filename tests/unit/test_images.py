@@ -126,3 +126,13 @@ def test_the_yaml_that_offers_the_image():
     assert kernel_yaml(plan) == ("kernels:\n  containers:\n    - name: ngc-pytorch-24.01-py3\n"
                                  "      display_name: \"pytorch 24.01-py3 (NGC container)\"\n"
                                  "      image: /images/pytorch_24.01-py3.sif\n      runtime: apptainer\n")
+
+
+def test_a_step_never_echoes_the_password():
+    import io
+
+    from portal.admin.images import _run_step
+
+    shown = io.StringIO()
+    output = _run_step(["/bin/echo", "login with s3cret-password ok"], {}, 10, shown, "s3cret-password", 10)
+    assert shown.getvalue() == output == "login with *** ok\n"
