@@ -47,7 +47,8 @@ from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 _JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
-QUEUED_LISTING_AGE = 2.0  # then a queued job's state may come from a listing this old (seconds)
+# then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
+QUEUED_LISTING_AGE = (2.0, 15.0)
 _ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 
 class ExtendRefused(Exception):
@@ -388,14 +389,18 @@ class SlurmGPUSpawner(SlurmSpawner):
 
         Fresh until the job was first seen (a listing begun before the submit
         lacks it, and absent means gone); then one poll interval old for the
-        first seconds, so an idle cluster's start is noticed at once; then
-        QUEUED_LISTING_AGE, so sessions that wait long in the queue do not make
-        the hub ask Slurm several times a second whatever their number.
+        first seconds, so an idle cluster's start is noticed at once; then a
+        tenth of the wait so far, from 2 s up to 15 s: a start after a minute in
+        the queue is noticed within 6 s, and a queue of sessions waiting for
+        hours costs the hub one squeue per 15 s, whatever their number.
         """
         if self.job_info is None:
             return 0.0
         waited = asyncio.get_running_loop().time() - self._submitted_at
-        return self.startup_poll_interval if waited < QUICK_START_SECONDS else QUEUED_LISTING_AGE
+        if waited < QUICK_START_SECONDS:
+            return self.startup_poll_interval
+        shortest, longest = QUEUED_LISTING_AGE
+        return min(max(waited / 10, shortest), longest)
 
     _submitted_at = 0.0
 

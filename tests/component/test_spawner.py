@@ -327,3 +327,12 @@ async def test_only_the_sessions_own_server_counts_as_ready(a_spawner, mock_slur
     with contextlib.suppress(asyncio.CancelledError):
         await task
     await a_spawner.slurm_client.watcher.settled()  # no command left starting when the test's loop closes
+
+
+@pytest.mark.parametrize("waited, age", [(1, 0.05), (15, 2.0), (60, 6.0), (3600, 15.0)])
+async def test_a_queued_start_reads_older_listings_the_longer_it_waits(a_spawner, waited, age):
+    """A queue of starts costs one squeue per 15 s at most, whatever its length (the scale benchmark's finding)."""
+    assert a_spawner._start_listing_age() == 0.0  # before its job is first seen: only a fresh listing
+    a_spawner.job_info = JobInfo("100", "PENDING", "Resources")
+    a_spawner._submitted_at = asyncio.get_running_loop().time() - waited
+    assert a_spawner._start_listing_age() == pytest.approx(age)
