@@ -215,10 +215,11 @@ class LdapSettings(Section):
     max_waiting: integer(1, 10000) = key(
         64, "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503).")
     max_address_failures: integer(1, 10000) = key(
-        30, "Failed logins from one client address (any username) before a back-off; higher, since many "
-        "users may share an address.")
+        30, "Failed logins from one client address (any username) before its logins are slowed (half a "
+        "second, doubling, at most `slowdown` seconds) while its failures outnumber its good logins; never "
+        "refused, since many users may share an address.")
     failure_window: integer(1, 86400) = key(300, "Seconds over which failed logins are counted.")
-    backoff: integer(1, 86400) = key(60, "Seconds a throttled username-and-address pair, or address, must wait.")
+    backoff: integer(1, 86400) = key(60, "Seconds a throttled username-and-address pair must wait.")
     refresh_seconds: integer(0, 86400) = key(
         3600, "Seconds after which a logged-in account is looked up again (groups, admin rights, still "
         "allowed); needs service_dn; 0 = only at login.")

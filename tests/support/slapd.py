@@ -14,14 +14,15 @@ SUFFIX = directory.SUFFIX
 class Slapd:
     """A slapd child process in the foreground: its owner holds it, no pid file."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, people: directory.Directory | None = None):
         self.folder = folder
+        self.people = people
         self.uri = f"ldap://127.0.0.1:{free_port()}"
         self.service_password_file = folder / "service.pw"
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        directory.build(self.folder)
+        directory.build(self.folder, self.people)
         self.proc = subprocess.Popen(directory.slapd_argv(self.folder, self.uri + "/"), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         wait_until(lambda: self.proc.poll() is not None or directory.answers(self.folder, self.uri + "/"), 20,
