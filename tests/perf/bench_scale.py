@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.support.http import json_request
-from tests.support.hub import ADMIN_TOKEN
+from tests.support.hub import ADMIN_TOKEN, FormBrowser
 from tests.support.scale import HELD_PARTITION, ScaleRig, user_names
 
 OPTIONS = {"gpus": 1, "hours": 8}
@@ -68,23 +68,29 @@ class Load:
         self.running = running
         self.idle = idle
         self.clients = clients
-        self.tokens = {name: rig.user_token(name) for name in idle[:clients]}
+        self.browsers = {}  # pages need a login cookie (a token is for the API): one logged-in browser per client
+        for name in idle[:clients]:
+            browser = FormBrowser(rig.hub.url)
+            status, _, _ = browser.login(name, "any")  # the rig's hub lets every user in (dummy authenticator)
+            if status != 302:
+                raise RuntimeError(f"{name} could not log in: {status}")
+            self.browsers[name] = browser
         self.latency: dict[str, list[float]] = {"GET /hub/api/users/NAME": [], "home page": [], "spawn page": []}
         self.errors: dict[str, int] = dict.fromkeys(self.latency, 0)
         self.stop = threading.Event()
 
     def client(self, number: int) -> None:
-        name = list(self.tokens)[number % len(self.tokens)]
-        token = self.tokens[name]
+        name = list(self.browsers)[number % len(self.browsers)]
+        browser = self.browsers[name]
         base = self.rig.hub.url
         asks = [("GET /hub/api/users/NAME", lambda: json_request(
                     "GET", f"{base}/hub/api/users/{random.choice(self.running)}", token=ADMIN_TOKEN)),
-                ("home page", lambda: json_request("GET", f"{base}/hub/home", token=token)),
-                ("spawn page", lambda: json_request("GET", f"{base}/hub/spawn/{name}", token=token))]
+                ("home page", lambda: browser.get("/hub/home")),
+                ("spawn page", lambda: browser.get(f"/hub/spawn/{name}"))]
         while not self.stop.is_set():
             for kind, ask in asks:
                 began = time.monotonic()
-                status, _ = ask()
+                status = ask()[0]
                 self.latency[kind].append(time.monotonic() - began)
                 if status != 200:
                     self.errors[kind] += 1
