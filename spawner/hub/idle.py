@@ -41,6 +41,7 @@ def culler_services(sessions: SessionSettings, python: str) -> tuple[list[dict],
     for timeout in timeouts(sessions):
         name, group = f"{SERVICE_PREFIX}{timeout}", group_for(timeout)
         services.append({"name": name, "command": [
+            python, "-m", "spawner.hub.childguard",  # ends with the hub, even a killed one
             python, "-m", "jupyterhub_idle_culler", f"--timeout={timeout}", f"--cull-every={sessions.cull_every}"]})
         roles.append({"name": name, "description": f"Stops servers of {group} idle for {timeout} s",
                       "scopes": [f"{scope}!group={group}" for scope in CULLER_SCOPES], "services": [name]})

@@ -75,7 +75,8 @@ class Load:
             if status != 302:
                 raise RuntimeError(f"{name} could not log in: {status}")
             self.browsers[name] = browser
-        self.latency: dict[str, list[float]] = {"GET /hub/api/users/NAME": [], "home page": [], "spawn page": []}
+        self.latency: dict[str, list[float]] = {"GET /hub/api/users/NAME": [], "home page": [], "spawn page": [],
+                                                "home page's refresh (GET /hub/api/dsportal/session)": []}
         self.errors: dict[str, int] = dict.fromkeys(self.latency, 0)
         self.stop = threading.Event()
 
@@ -86,7 +87,9 @@ class Load:
         asks = [("GET /hub/api/users/NAME", lambda: json_request(
                     "GET", f"{base}/hub/api/users/{random.choice(self.running)}", token=ADMIN_TOKEN)),
                 ("home page", lambda: browser.get("/hub/home")),
-                ("spawn page", lambda: browser.get(f"/hub/spawn/{name}"))]
+                ("spawn page", lambda: browser.get(f"/hub/spawn/{name}")),
+                # what an open home page asks every 10 s (templates/home.html)
+                ("home page's refresh (GET /hub/api/dsportal/session)", lambda: browser.get("/hub/api/dsportal/session"))]
         while not self.stop.is_set():
             for kind, ask in asks:
                 began = time.monotonic()
@@ -192,7 +195,7 @@ def main() -> None:
     for db, results in table.items():
         print(f"\n== {db}")
         for key, value in results.items():
-            print(f"  {key:<40} {value}")
+            print(f"  {key:<44} {value}")
     print(f"\nrig run time: {time.monotonic() - started:.0f} s")
 
 

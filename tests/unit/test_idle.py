@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -37,9 +39,11 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
     services, roles = culler_services(sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600},
                                                cull_every=60), "/venv/bin/python")
     assert services == [
-        {"name": "dsportal-idle-culler-600", "command": ["/venv/bin/python", "-m", "jupyterhub_idle_culler",
+        {"name": "dsportal-idle-culler-600", "command": ["/venv/bin/python", "-m", "spawner.hub.childguard",
+                                                         "/venv/bin/python", "-m", "jupyterhub_idle_culler",
                                                          "--timeout=600", "--cull-every=60"]},
-        {"name": "dsportal-idle-culler-7200", "command": ["/venv/bin/python", "-m", "jupyterhub_idle_culler",
+        {"name": "dsportal-idle-culler-7200", "command": ["/venv/bin/python", "-m", "spawner.hub.childguard",
+                                                          "/venv/bin/python", "-m", "jupyterhub_idle_culler",
                                                           "--timeout=7200", "--cull-every=60"]}]
     assert roles[0] == {"name": "dsportal-idle-culler-600", "description": "Stops servers of dsportal-idle-600 idle "
                         "for 600 s", "services": ["dsportal-idle-culler-600"],
@@ -165,7 +169,6 @@ def test_the_usage_items_limits_are_the_jobs():
 
 
 def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
-    import sys
 
     import yaml
     from traitlets.config import Config
@@ -179,6 +182,30 @@ def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
     apply_portal_config(c, path)
     [service] = c.JupyterHub.services.get_value([])
     assert service == {"name": "dsportal-idle-culler-3600", "command": [
+        sys.executable, "-m", "spawner.hub.childguard",
         sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=120"]}
     assert [r["services"] for r in c.JupyterHub.load_roles.get_value([])] == [["dsportal-idle-culler-3600"]]
     assert c.JupyterHub.last_activity_interval == 0
+
+
+def test_a_guarded_command_ends_when_its_parent_is_killed(tmp_path):
+    """The cullers' guard: a hub killed with SIGKILL takes its services with it (parent-death signal)."""
+    import signal
+    import subprocess
+
+    from tests.support.http import wait_until
+
+    pidfile = tmp_path / "child.pid"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-m', 'spawner.hub.childguard', 'sh', '-c', 'echo $$ > {pidfile}; "
+        "exec sleep 300'])\n"
+        "time.sleep(300)\n")], cwd=Path(__file__).resolve().parents[2])
+    try:
+        child = int(wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), 20, "the guarded child"))
+        assert Path(f"/proc/{child}").exists()
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+    wait_until(lambda: not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2],
+               20, "the guarded child ending with its parent")
