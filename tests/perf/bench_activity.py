@@ -18,7 +18,7 @@ import re
 import subprocess
 import time
 
-from tests.support.cluster import TOKEN_FILE, Cluster
+from tests.support.cluster import Cluster, one_session
 
 USER = "alice"
 
@@ -49,16 +49,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=120)
     args = parser.parse_args()
-    cluster = Cluster(TOKEN_FILE.read_text().strip())
-    cluster.clean()
-    cluster.start(USER, {"gpus": 1, "hours": 1})
-    cluster.wait_ready(USER)
-    try:
+    with one_session(USER, {"gpus": 1, "hours": 1}) as cluster:
         pid = server_pid(USER)
         time.sleep(10)  # past the start's own work
         results = [watch(cluster, pid, args.seconds, in_use) for in_use in (False, True)]
-    finally:
-        cluster.stop(USER)
     for in_use, (elapsed, requests, cpu, reports) in zip((False, True), results):
         print(f"activity and usage reporting, one session {'in use' if in_use else 'idle'}, watched {elapsed:.0f} s "
               f"({requests} requests from the stand-in JupyterLab tab):")

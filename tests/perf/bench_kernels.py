@@ -16,7 +16,7 @@ import argparse
 import statistics
 import time
 
-from tests.support.cluster import TOKEN_FILE, Cluster
+from tests.support.cluster import Cluster, one_session
 from tests.support.jupyter import run_code
 
 USER = "alice"
@@ -27,14 +27,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    cluster = Cluster(TOKEN_FILE.read_text().strip())
-    cluster.clean()
-    cluster.start(USER, {"gpus": 1, "hours": 1})
-    cluster.wait_ready(USER)
-    try:
+    with one_session(USER, {"gpus": 1, "hours": 1}) as cluster:
         timings = {kernel: [start_and_answer(cluster, kernel) for _ in range(args.runs)] for kernel in KERNELS}
-    finally:
-        cluster.stop(USER)
     print(f"kernel start to first answer, {args.runs} runs each (one session, 1 GPU):")
     for kernel, seconds in timings.items():
         print(f"  {kernel:<18} median {statistics.median(seconds):5.2f} s   min {min(seconds):5.2f}   "

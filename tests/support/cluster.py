@@ -6,7 +6,9 @@ import json
 import subprocess
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from tests.support.http import json_request, wait_until
 
@@ -102,3 +104,16 @@ class Cluster:
                 self.stop(name)
         subprocess.run(["scancel", "--name=dsportal"], timeout=30)
         self.wait(lambda: not self.jobs(), 60, "an empty queue")
+
+
+@contextmanager
+def one_session(user: str, options: dict) -> Iterator[Cluster]:
+    """The dev cluster with `user`'s session started and ready (for a benchmark); stopped afterwards."""
+    cluster = Cluster(TOKEN_FILE.read_text().strip())
+    cluster.clean()
+    cluster.start(user, options)
+    cluster.wait_ready(user)
+    try:
+        yield cluster
+    finally:
+        cluster.stop(user)

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.support.http import json_request
+from tests.support.http import json_request, wait_until
 from tests.support.hub import ADMIN_TOKEN, ROOT, HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
 from tests.support.postgres import Postgres
@@ -124,13 +124,8 @@ class ScaleRig:
             offset += 200
 
     def wait_for(self, predicate, timeout: float, what: str, every: float = 0.5):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(every)
-        raise TimeoutError(f"{what} not reached within {timeout} s")
+        """wait_until with the rig's pace (each check asks the hub); an AssertionError at the deadline."""
+        return wait_until(predicate, timeout, what, every)
 
     # --- what the hub costs -----------------------------------------------------------
     def hub_usage(self) -> tuple[int, float]:
