@@ -75,14 +75,18 @@ class Reconciler:
 
     async def run_once(self) -> list[str]:
         """One pass; returns the job ids it cancelled."""
-        owned = self.owned()
-        if owned is None:
+        if self.owned() is None:
             return []
         try:
             listing = await self.client.watcher.listing(self.max_age)
         except SlurmError as e:
             log.warning("Reconciler: Slurm did not answer (%s); next check in %g s", e, self.interval)
             return []
+        # Who owns what is read after the listing arrived, with no await in between: every job in it was
+        # submitted before, so its sbatch is either still in flight (client.submitting) or has answered, and
+        # the spawner saved its id in the same step.  Read before the listing, a start whose sbatch answered
+        # meanwhile would look like an orphan (the scale rig lost 50 starts to this).
+        owned = self.owned() or set()
         self.passes += 1
         now = time.monotonic()
         done = []

@@ -199,6 +199,30 @@ async def test_the_reconciler_leaves_owned_jobs_and_users_mid_submit_alone(a_spa
     assert mock_slurm.jobs()[job_id]["state"] == "RUNNING"
 
 
+async def test_a_start_whose_sbatch_answers_while_the_reconciler_lists_is_not_an_orphan():
+    """The scale rig's race: the listing takes seconds under load, and a start's sbatch answers meanwhile."""
+    owned: set[str] = set()
+    cancelled: list[str] = []
+
+    class SlowListingClient:
+        submitting = {"alice": 1}  # alice's sbatch is in flight when the pass begins
+
+        class watcher:
+            @staticmethod
+            async def listing(max_age):
+                await asyncio.sleep(0)
+                owned.add("7")  # ... it answers, and the spawner saves job 7 in its state, in one step
+                SlowListingClient.submitting = {}
+                return {"7": JobInfo("7", "PENDING", user="alice")}
+
+        @staticmethod
+        async def cancel(user, job_id):
+            cancelled.append(job_id)
+
+    reconciler = Reconciler(SlowListingClient(), owned=lambda: set(owned), interval=60)
+    assert await reconciler.run_once() == [] and cancelled == []
+
+
 def test_the_spawner_keeps_jupyterhubs_own_state_properties():
     # the hub reads these everywhere (progress, home page, API); a same-named attribute would shadow them
     from jupyterhub.spawner import Spawner
