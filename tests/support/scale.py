@@ -50,6 +50,14 @@ class ScaleRig:
 
     # --- starting and stopping ------------------------------------------------------
     def start(self) -> None:
+        """Start everything; a part that fails to start takes down what had started (nothing is left)."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
         if self.postgres:
             self.postgres.start()
             self.portal["hub"] = {**self.portal.get("hub", {}), "db_url": self.postgres.url}
@@ -65,7 +73,7 @@ class ScaleRig:
             if proc and proc.poll() is None:
                 proc.terminate()
                 proc.wait(20)
-        if self.hub:
+        if self.hub and self.hub.proc:
             self.hub.stop()
         if self.postgres:
             self.postgres.stop()
