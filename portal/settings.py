@@ -394,7 +394,7 @@ class KernelSettings(Section):
             if name in RESERVED_KERNELS:
                 problems.append(("", name, f"{', '.join(RESERVED_KERNELS)} are the built-in Python 3 and R kernels"))
         for i, kernel in enumerate(self.containers):
-            runtime = kernel.runtime or self.container_runtime
+            runtime = self.runtime_of(kernel)
             if runtime != "charliecloud" and not kernel.image.endswith(".sif"):
                 problems.append((f".containers[{i}].image", kernel.image,
                                  f"{runtime} runs .sif images; convert it (dsportal images pull) or use charliecloud"))

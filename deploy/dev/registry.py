@@ -11,7 +11,6 @@ their owners.
 
 from __future__ import annotations
 
-import os
 import pwd
 import secrets
 import shutil
@@ -19,6 +18,10 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+# standard library only, like the dev cluster's own code: the portal's image names and its private authfile
+from portal.admin.images import write_authfile
+from portal.admin.registry import Credential, parse_ref
 
 from . import images, tls
 from .common import ETC, STATE, VENV, ClusterError, run, say, write_if_changed
@@ -86,16 +89,6 @@ def ensure_registry_files() -> bool:
     return write_if_changed(CONFIG, CONFIG_TEXT, mode=0o600, owner=ACCOUNT) or changed
 
 
-def _authfile(folder: Path) -> Path:
-    from portal.admin.registry import Credential, authfile_json, parse_ref
-
-    path = folder / "auth.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(authfile_json(parse_ref(REF), Credential(USER, PASSWORD.read_text().strip())))
-    return path
-
-
 def ensure_pushed() -> None:
     """The dev image is in the registry under REF (pushed again when its recipe changed)."""
     stamp = HOME / "pushed"
@@ -107,15 +100,16 @@ def ensure_pushed() -> None:
         run(["umoci", "init", "--layout", f"{work}/oci"])
         run(["umoci", "new", "--image", layout])
         run(["umoci", "insert", "--image", layout, str(images.IMAGE), "/"], timeout=600)
-        run(["skopeo", "copy", "--quiet", "--dest-authfile", str(_authfile(Path(work))), f"oci:{layout}",
-             f"docker://{REF}"], timeout=600)
+        authfile = write_authfile(Path(work), parse_ref(REF), Credential(USER, PASSWORD.read_text().strip()))
+        run(["skopeo", "copy", "--quiet", "--dest-authfile", str(authfile), f"oci:{layout}", f"docker://{REF}"],
+            timeout=600)
     stamp.write_text(images.recipe())
 
 
 def ensure_pulled() -> None:
     """The registry's image fetched back with `dsportal images pull --runtime charliecloud`, as an admin does."""
     stamp = PULLED / ".recipe"
-    dest = PULLED / f"{REPOSITORY.rsplit('/', 1)[1]}_{TAG}"
+    dest = PULLED / parse_ref(REF).file_stem  # where `dsportal images pull` puts it
     if dest.is_dir() and stamp.exists() and stamp.read_text() == images.recipe():
         return
     PULLED.mkdir(mode=0o755, parents=True, exist_ok=True)

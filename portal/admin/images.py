@@ -74,9 +74,9 @@ def find_tools(requested: str | None, which=shutil.which) -> tuple[str, dict[str
         if all(paths.values()):
             return name, paths  # type: ignore[return-value]
         if requested:
-            missing = " and ".join(t for t, p in paths.items() if not p)
-            raise PullError(f"{missing} not installed on this machine; install it (Debian: apt install "
-                            f"{' '.join(t for t, p in paths.items() if not p)}) and run this again.")
+            missing = [tool for tool, path in paths.items() if not path]
+            raise PullError(f"{' and '.join(missing)} not installed on this machine; install it (Debian: apt install "
+                            f"{' '.join(missing)}) and run this again.")
     raise PullError("no container tools here: install Apptainer (or SingularityCE), or skopeo and umoci for "
                     "Charliecloud, where images are made, then run this again.")
 
@@ -110,6 +110,15 @@ def explain(output: str, plan: PullPlan, anonymous: bool = False) -> str:
                                   dest_dir=plan.dest.parent)
     tail = "\n".join(output.strip().splitlines()[-5:])
     return f"the pull failed:\n{tail}"
+
+
+def write_authfile(folder: Path, ref: ImageRef, credential: Credential | None) -> Path:
+    """skopeo's login for `ref` in `folder`, created 0600 (never readable by others, not even for a moment)."""
+    path = folder / "auth.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(authfile_json(ref, credential) if credential else '{"auths": {}}')
+    return path
 
 
 def check_destination(dest_dir: str) -> Path:
@@ -169,10 +178,7 @@ def pull(ref: ImageRef, dest_dir: str, requested_runtime: str | None, credential
         if plan.dest.exists():
             raise PullError(f"{plan.dest} already exists; kernels may be using it. Remove it first or choose "
                             "another --dest.")
-        authfile = work / "auth.json"
-        fd = os.open(authfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(authfile_json(ref, credential) if credential else '{"auths": {}}')
+        authfile = write_authfile(work, ref, credential)
         env = {**os.environ, **runtime_env(runtime_name, credential)}
         deadline = time.monotonic() + timeout
         for step in plan.steps:

@@ -43,19 +43,24 @@ class ImageRef:
         return f"{self.registry}/{self.repository}:{self.tag}"
 
     @property
+    def name(self) -> str:
+        """The repository's last part: 'nvidia/pytorch' -> 'pytorch'."""
+        return self.repository.rsplit("/", 1)[-1]
+
+    @property
     def file_stem(self) -> str:
         """'nvcr.io/nvidia/pytorch:24.01-py3' -> 'pytorch_24.01-py3'."""
-        return f"{self.repository.rsplit('/', 1)[-1]}_{self.tag}"
+        return f"{self.name}_{self.tag}"
 
     @property
     def kernel_name(self) -> str:
         """'nvcr.io/nvidia/pytorch:24.01-py3' -> 'ngc-pytorch-24.01-py3' (other registries: no prefix)."""
-        name = re.sub(r"[^a-z0-9_.-]+", "-", f"{self.repository.rsplit('/', 1)[-1]}-{self.tag}".lower())
+        name = re.sub(r"[^a-z0-9_.-]+", "-", f"{self.name}-{self.tag}".lower())
         return f"ngc-{name}" if self.registry == NGC else name
 
     @property
     def label(self) -> str:
-        return f"{self.repository.rsplit('/', 1)[-1]} {self.tag}"
+        return f"{self.name} {self.tag}"
 
 
 def parse_ref(text: str) -> ImageRef:

@@ -75,8 +75,6 @@ class Reconciler:
 
     async def run_once(self) -> list[str]:
         """One pass; returns the job ids it cancelled."""
-        if self.owned() is None:
-            return []
         try:
             listing = await self.client.watcher.listing(self.max_age)
         except SlurmError as e:
@@ -86,7 +84,9 @@ class Reconciler:
         # submitted before, so its sbatch is either still in flight (client.submitting) or has answered, and
         # the spawner saved its id in the same step.  Read before the listing, a start whose sbatch answered
         # meanwhile would look like an orphan (the scale rig lost 50 starts to this).
-        owned = self.owned() or set()
+        owned = self.owned()
+        if owned is None:
+            return []
         self.passes += 1
         now = time.monotonic()
         done = []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from deploy.dev import registry
+from tests.support.http import free_port
 
 DSPORTAL = "/opt/dsportal/venv/bin/dsportal"
 ADMIN = "alice"  # any account: the pull needs no privilege
@@ -48,12 +48,6 @@ def images_folder(folder: Path) -> Path:
     return images
 
 
-def a_closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_an_unprivileged_admin_pulls_the_image_and_it_runs(cluster_api, a_folder_of_alice):
     images = images_folder(a_folder_of_alice)
     result = pull(a_folder_of_alice, registry.REF, "--username", registry.USER, password=PASSWORD)
@@ -80,7 +74,7 @@ def test_an_unprivileged_admin_pulls_the_image_and_it_runs(cluster_api, a_folder
 ])
 def test_each_failure_says_what_to_do_and_leaves_nothing(cluster_api, a_folder_of_alice, case, expected):
     images = images_folder(a_folder_of_alice)
-    port = a_closed_port()
+    port = free_port()  # nothing listens there
     ref, login, password = registry.REF, ["--username", registry.USER], PASSWORD
     if case == "wrong password":
         password = "not-the-password"

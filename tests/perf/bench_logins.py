@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from deploy.dev.directory import Directory, Group, Person
+from tests.perf.stats import ms
 from tests.support.hub import FormBrowser, HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
 from tests.support.slapd import Slapd, ldap_settings
@@ -79,12 +80,10 @@ def _measure(hub: HubProcess, typos: bool) -> dict[str, str]:
             time.sleep(max(0.0, began + n / RATE - time.monotonic()))
             pool.submit(login, n)
     elapsed = time.monotonic() - began
-    times.sort()
-    pick = lambda p: times[min(len(times) - 1, int(round(p / 100 * (len(times) - 1))))] * 1000  # noqa: E731
     phase = "4 with typos:" if typos else "4"
     return {
         f"{phase} logins": f"{len(times)} in {elapsed:.0f} s ({len(times) / elapsed:.1f} per second)",
-        f"{phase} login p50 / p99": f"{pick(50):.0f} ms / {pick(99):.0f} ms",
+        f"{phase} login p50 / p99": f"{ms(times, 50)} / {ms(times, 99)}",
         f"{phase} correct passwords refused": str(outcome["refused"]),
         f"{phase} wrong passwords refused / let in": f"{outcome['wrong refused']} / {outcome['wrong let in']}",
         f"{phase} errors": str(outcome["errors"]),

@@ -30,19 +30,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.support.http import json_request
+from tests.perf.stats import ms, percentile
 from tests.support.hub import ADMIN_TOKEN, FormBrowser
 from tests.support.scale import HELD_PARTITION, ScaleRig, user_names
 
 OPTIONS = {"gpus": 1, "hours": 8}
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
-
-
-def ms(values: list[float], p: float) -> str:
-    return f"{percentile(values, p) * 1000:.0f} ms"
 
 
 def start_waves(rig: ScaleRig, names: list[str], wave: int) -> tuple[list[float], list[str]]:

@@ -13,8 +13,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from tests.support.http import wait_until
 
 ACCOUNT = "postgres"
 DATABASE = "jupyterhub"
@@ -61,17 +62,16 @@ class Postgres:
             ["runuser", "-u", ACCOUNT, "--", _bin("postgres"), "-D", str(self.data), "-k", str(self.socket_dir),
              "-c", "listen_addresses=", "-c", "max_connections=200", "-c", "fsync=on"],
             stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready = subprocess.run([_bin("pg_isready"), "-h", str(self.socket_dir), "-U", ROLE], capture_output=True,
-                                   timeout=10)
-            if ready.returncode == 0:
-                break
+        def answers() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"PostgreSQL exited:\n{self.log.read_text()[-2000:]}")
-            time.sleep(0.2)
-        else:
-            raise RuntimeError(f"PostgreSQL did not answer in {timeout} s:\n{self.log.read_text()[-2000:]}")
+            return subprocess.run([_bin("pg_isready"), "-h", str(self.socket_dir), "-U", ROLE], capture_output=True,
+                                  timeout=10).returncode == 0
+
+        try:
+            wait_until(answers, timeout, "PostgreSQL answering", every=0.2)
+        except AssertionError:
+            raise RuntimeError(f"PostgreSQL did not answer in {timeout} s:\n{self.log.read_text()[-2000:]}") from None
         subprocess.run([_bin("createdb"), "-h", str(self.socket_dir), "-U", ROLE, DATABASE], check=True,
                        capture_output=True, timeout=60)
 

@@ -95,12 +95,6 @@ class ScaleRig:
             if status not in (201, 409):
                 raise RuntimeError(f"creating users failed: {status} {answer}")
 
-    def user_token(self, name: str) -> str:
-        status, answer = self.api("POST", f"/users/{name}/tokens", {"note": "scale rig", "expires_in": 3600})
-        if status != 201:
-            raise RuntimeError(f"no token for {name}: {status} {answer}")
-        return answer["token"]
-
     def start_sessions(self, names: list[str], options: dict, parallel: int = 50) -> list[str]:
         """Ask for every session at once (up to `parallel` requests in flight); the names refused."""
         def ask(name: str) -> str | None:
