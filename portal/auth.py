@@ -221,6 +221,13 @@ class PortalLDAPAuthenticator(Authenticator):
             else:
                 await user.stop(name)
 
+    def check_allow_config(self):
+        """JupyterHub 5+ warns "nobody can log in" when no allow_* trait is set; the portal's rule is the
+        directory's word plus ldap.allowed_groups (enforced in authenticate): say that instead."""
+        groups = self.settings.ldap.allowed_groups
+        self.log.info("Who may log in: %s", f"members of the directory groups {', '.join(groups)} (ldap.allowed_groups)"
+                      if groups else "every account the directory accepts (ldap.allowed_groups is empty)")
+
     async def check_allowed(self, username, authentication=None):
         # Group checks happen in authenticate(); whoever the directory vouched for may log in.
         if authentication is not None:

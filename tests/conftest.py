@@ -19,7 +19,8 @@ a_slapd        Debian's slapd with the demo directory on a loopback port (per se
 a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
 a_fake_runtime a stand-in apptainer first on PATH (tests/support/fakeruntime.py)
 cluster_api    the dev cluster's hub API with the admin token (per session); cluster: the same, cleaned per test
-browser        Debian's Chromium via Playwright, trusting the dev portal's certificate (per session)
+chromium       Debian's Chromium via Playwright, trusting the dev portal's certificate (per session)
+browser        that Chromium for one test: any console error or failed request no test provoked fails it
 """
 
 from __future__ import annotations
@@ -179,21 +180,33 @@ def cluster(cluster_api) -> Cluster:
 
 
 @pytest.fixture(scope="session")
-def browser():
+def chromium():
     """Debian's Chromium, headless, trusting the dev portal's certificate (Playwright drives it)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=browser_support.CHROMIUM, headless=True,
-                                     args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()])
-        yield chromium
-        chromium.close()
+        browser = p.chromium.launch(executable_path=browser_support.CHROMIUM, headless=True,
+                                    args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """That Chromium for one test: a console error, page error or failed request (4xx/5xx) in any of its
+    contexts fails the test, unless the test names it with browser.allow(url, *statuses, why=...)."""
+    watched = browser_support.WatchedBrowser(chromium)
+    yield watched
+    watched.close()
+    problems = watched.problems.found
+    assert not problems, "the pages had problems no test provoked:\n" + "\n".join(problems)
 
 
 def pytest_terminal_summary(terminalreporter):
     """How long the template notebooks took, and where the browser test's screenshots are."""
     if browser_support.SHOTS:
-        terminalreporter.write_line(f"screenshots ({len(browser_support.SHOTS)}): {browser_support.ARTIFACTS}")
+        index = browser_support.write_gallery()
+        terminalreporter.write_line(f"screenshots ({len(browser_support.SHOTS)}), each with what it shows: {index}")
     if notebooks.TIMINGS:
         total = sum(notebooks.TIMINGS.values())
         terminalreporter.write_line(

@@ -1,4 +1,4 @@
-"""python3 -m deploy.dev up | down | status | token | restart-hub   (run by deploy/devcluster, as root)."""
+"""python3 -m deploy.dev up | down | reset | status | token | restart-hub   (run by deploy/devcluster, as root)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import directory, images, machine, nvml, registry, slurmconf, supervisor, tls
+from . import directory, images, machine, nvml, registry, reset, slurmconf, supervisor, tls
 from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
     ClusterError, listener_of, run, say, wait_for
 from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
@@ -54,11 +54,15 @@ def start_slurm(restart: bool) -> None:
     wait_for(slurmconf.nodes_idle, 60, "both Slurm nodes idle", "slurmd-node001.log")
 
 
-def start_directory() -> None:
-    free_or_ours("slapd", 389)
+def ensure_directory() -> None:
+    """The demo directory's data and service password (slapadd, offline): the portal's config reads the password."""
     if not (SLAPD_DIR / "data" / "data.mdb").exists():
         say("building the demo directory (alice, bob, carol; groups datasci, hpcadmin)")
         directory.build(SLAPD_DIR)
+
+
+def start_directory() -> None:
+    free_or_ours("slapd", 389)
     supervisor.start("slapd")
     wait_for(lambda: directory.answers(SLAPD_DIR, LDAP_URI), 20, "slapd answering", "slapd.out")
 
@@ -88,7 +92,7 @@ def start_hub(restart: bool) -> None:
 def up() -> None:
     for folder in (STATE, LOGS):
         folder.mkdir(mode=0o750, parents=True, exist_ok=True)
-    LOGS.chmod(0o750)  # logs hold user names and paths: not for every account
+        folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
     machine.ensure_hosts()
     machine.ensure_accounts()
     machine.ensure_service_account()
@@ -103,6 +107,7 @@ def up() -> None:
     nvml.ensure_fake_nvml()
     images.ensure_dev_image()
     registry_changed = registry.ensure_registry_files()
+    ensure_directory()
     hub_changed = ensure_portal_config()
     supervisor.ensure(programs())
     supervisor.start("munged")
@@ -158,7 +163,7 @@ def main(argv: list[str]) -> int:
     if os.geteuid() != 0:
         print("devcluster: run me as root: I start system services.", file=sys.stderr)
         return 2
-    commands = {"up": up, "down": down, "status": status, "token": token, "restart-hub": restart_hub}
+    commands = {"up": up, "down": down, "reset": reset.reset, "status": status, "token": token, "restart-hub": restart_hub}
     if len(argv) != 1 or argv[0] not in commands:
         print(f"usage: python3 -m deploy.dev {' | '.join(commands)}", file=sys.stderr)
         return 2

@@ -4,7 +4,7 @@
  * numbers (deploy/dev/slurmconf.py).  This library answers the NVML calls the
  * portal makes (spawner/jupyter/gpus.py, through nvidia-ml-py) for those GPUs,
  * four per node, with readings the tests set: the file
- * /var/lib/dsportal-dev/nvml/<node>-<index> holds "<utilisation %> <MiB used> <processes>"
+ * /var/lib/dsportal-nvml/<node>-<index> holds "<utilisation %> <MiB used> <processes>"
  * (no file: idle).  The node is the caller's SLURMD_NODENAME, as in a Slurm job.
  * Only the dev cluster installs it (/usr/local/lib, by deploy/devcluster up).
  */
@@ -33,7 +33,7 @@ static unsigned index_of(void *handle) { return (unsigned)((uintptr_t)handle - 1
 static void reading(void *handle, unsigned *util, unsigned long long *used_mib, unsigned *processes) {
     char path[256];
     *util = 0, *used_mib = 300, *processes = 0;
-    snprintf(path, sizeof path, "/var/lib/dsportal-dev/nvml/%s-%u", node(), index_of(handle));
+    snprintf(path, sizeof path, "/var/lib/dsportal-nvml/%s-%u", node(), index_of(handle));
     FILE *f = fopen(path, "r");
     if (!f) return;
     if (fscanf(f, "%u %llu %u", util, used_mib, processes) != 3) *util = 0, *used_mib = 300, *processes = 0;

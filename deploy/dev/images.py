@@ -1,7 +1,8 @@
 """The dev cluster's real container image: a Debian 12 root with Python 3, ipykernel and numpy (for Charliecloud).
 
 Built once with debootstrap from the Debian mirror and kept across runs on
-the same machine (a stamp holds the recipe's hash).  A marker file names the
+the same machine (a stamp holds the recipe's hash); its packages stay in
+CACHE, so a rebuild after `deploy/devcluster reset` downloads nothing.  A marker file names the
 image, so a test can show a kernel runs inside it; the storage mount points
 exist in it, since ch-run cannot create them in a read-only image.
 """
@@ -14,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .common import run, say
+from .common import CACHE, run, say
 
 IMAGES = Path("/opt/containers")
 NAME = "debian-py"
@@ -38,9 +39,17 @@ def ensure_dev_image() -> None:
     shutil.rmtree(build, ignore_errors=True)
     say(f"building the container image {IMAGE} (debootstrap from {MIRROR}; once per machine)")
     started = time.monotonic()
-    run(["debootstrap", "--variant=minbase", "bookworm", str(build), MIRROR], timeout=900)
+    base, extra = CACHE / "debootstrap", CACHE / "image-debs"  # kept by `reset`: a rebuild downloads nothing
+    base.mkdir(parents=True, exist_ok=True)
+    extra.mkdir(parents=True, exist_ok=True)
+    run(["debootstrap", "--variant=minbase", f"--cache-dir={base}", "bookworm", str(build), MIRROR], timeout=900)
+    archives = build / "var" / "cache" / "apt" / "archives"
+    for deb in extra.glob("*.deb"):
+        shutil.copy2(deb, archives)
     run(["chroot", str(build), "apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
         timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    for deb in archives.glob("*.deb"):
+        shutil.copy2(deb, extra)
     run(["chroot", str(build), "apt-get", "clean"])
     shutil.rmtree(build / "var" / "lib" / "apt" / "lists", ignore_errors=True)
     (build / "etc" / "hosts").touch()  # ch-run binds the node's /etc/hosts and /etc/resolv.conf over these

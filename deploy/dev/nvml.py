@@ -10,7 +10,8 @@ from .common import STATE, run, say
 SOURCE = Path(__file__).with_name("fakenvml.c")
 LIBRARY = Path("/usr/local/lib/libnvidia-ml.so.1")
 STAMP = STATE / "fakenvml.sha256"
-READINGS = STATE / "nvml"  # <node>-<index>: "<utilisation %> <MiB used> <processes>", set by the tests
+READINGS = Path("/var/lib/dsportal-nvml")  # <node>-<index>: "<utilisation %> <MiB used> <processes>", set by the
+# tests; outside STATE (root's, 0750): the sessions read it as their users
 
 
 def ensure_fake_nvml() -> None:

@@ -24,13 +24,13 @@ from portal.admin.images import write_authfile
 from portal.admin.registry import Credential, parse_ref
 
 from . import images, tls
-from .common import ETC, STATE, VENV, ClusterError, run, say, write_if_changed
+from .common import ETC, REGISTRY_STATE, VENV, ClusterError, run, say, write_if_changed
 from .supervisor import Program
 
 ACCOUNT = "dsportal-registry"
 PORT = 5443
 HOST = f"localhost:{PORT}"
-HOME = STATE / "registry"
+HOME = REGISTRY_STATE  # its own folder: supervisord enters it as the registry account
 CONFIG = HOME / "config.yml"
 HTPASSWD = HOME / "htpasswd"
 CERT = ETC / "registry" / "registry.crt"

@@ -11,7 +11,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from .common import LOGS, NODES, SLURMCTLD_PORT, STATE, run, write_if_changed
+from .common import LOGS, NODES, SLURMCTLD_PORT, SPOOL, STATE, run, write_if_changed
 
 GPUS = STATE / "gpus"
 
@@ -41,7 +41,7 @@ SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
 StateSaveLocation={STATE}/slurmctld
-SlurmdSpoolDir={STATE}/slurmd/%n
+SlurmdSpoolDir={SPOOL}/slurmd/%n
 SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd-%n.pid
 SlurmctldLogFile={LOGS}/slurmctld.log
@@ -78,10 +78,12 @@ def gres_conf() -> str:
 def ensure_slurm_files() -> bool:
     """State folders, GPU stand-ins and the config files; True if the daemons must restart."""
     (STATE / "slurmctld").mkdir(parents=True, exist_ok=True)
+    SPOOL.mkdir(mode=0o755, exist_ok=True)
+    SPOOL.chmod(0o755)  # a job's user runs its script from the spool (STATE is root's alone)
     GPUS.mkdir(parents=True, exist_ok=True)
     changed = False
     for n in NODES:
-        (STATE / "slurmd" / n).mkdir(parents=True, exist_ok=True)
+        (SPOOL / "slurmd" / n).mkdir(mode=0o755, parents=True, exist_ok=True)
         for i in range(4):
             # Stand-ins for /dev/nvidiaN: character devices (Slurm wants devices to set
             # CUDA_VISIBLE_DEVICES) with /dev/null's numbers, since the dev nodes have no GPUs.

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from batchspawner import JobStatus, SlurmSpawner
-from jupyterhub.spawner import SpawnException, Spawner
+from jupyterhub.spawner import Spawner
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from sqlalchemy.orm import object_session
 from traitlets import Float, Unicode, default
@@ -42,6 +42,7 @@ from .metrics import CULLED, START_SECONDS
 from .idle import GROUP_PREFIX, group_for, timeout_for
 from .dashboard import Limits, add_to_history, extension, history_entry, session_card
 from .progress import clock, ended_words, place_in_queue, start_progress
+from .refusal import SessionRefused, quiet_refusals
 from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -63,14 +64,16 @@ class LinkSpawnRefused(ValueError):
     """Options arrived in a GET URL; only the form's POST and the REST API start sessions."""
 
 
-def _refuse(message: str, status: int = 400) -> SpawnException:
-    error = SpawnException(message, reason="invalid_options", status_code=status)
-    error.jupyterhub_message = message
-    return error
+def _refuse(message: str, status: int = 400) -> SessionRefused:
+    return SessionRefused(message, status)
 
 
 class SlurmGPUSpawner(SlurmSpawner):
     """JupyterLab in a Slurm job: partition, GPUs and hours from the form or REST API."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        quiet_refusals(self.log)  # a refused start: the spawner's one WARNING, not JupyterHub's ERRORs
 
     config_file = Unicode(
         help="""The portal's admin YAML file.
@@ -444,8 +447,9 @@ class SlurmGPUSpawner(SlurmSpawner):
             self.stopping = False
             self.save_state()
             return
-        raise _refuse(self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. "
-                      "Try again in a minute.", 409)
+        why = self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. Try again in a minute."
+        self.log.warning("Start of %s refused: earlier job %s is not confirmed gone", self._log_name, job_id)
+        raise _refuse(why, 409)
 
     async def _end_job(self, job_id: str, timeout: float) -> bool:
         """scancel `job_id` (retried with back-off), then wait for Slurm to confirm it gone, up to `timeout` s."""
@@ -613,10 +617,19 @@ class SlurmGPUSpawner(SlurmSpawner):
         """The home page's session card (spawner/hub/dashboard.py), from the state and the last listing."""
         info = (self.slurm_client.watcher.last_known(self.job_id) or self.job_info) if self.job_id else None
         resources = self.current_resources() if self.job_id else None
-        message = start_progress(self.job_id, info, resources.partition if resources else "the cluster",
-                                 self.port, self.answering, self.queue_place)["message"] if self.job_id else ""
+        stopping = self.pending == "stop" or bool(self.stopping and self.stopping_message())
+        if self.stopping and not stopping:  # handed over, and the latest listing shows it gone
+            return session_card("", None, None, start_done=False, stopping=False, message="", minutes=0,
+                                limits=self.limits(), now=datetime.now())
+        if not self.job_id:
+            message = ""
+        elif stopping:  # a stop under way now, or one handed over to the reconciler
+            message = self.stopping_message() or f"Stopping your session: Slurm is cancelling job {self.job_id}."
+        else:
+            message = start_progress(self.job_id, info, resources.partition if resources else "the cluster",
+                                     self.port, self.answering, self.queue_place)["message"]
         return session_card(self.job_id, info, resources, start_done=self.start_done,
-                            stopping=self.stopping, message=message, minutes=self.minutes or
+                            stopping=stopping, message=message, minutes=self.minutes or
                             (resources.minutes if resources else 0), limits=self.limits(), now=datetime.now())
 
     def home_data(self) -> dict:

@@ -52,6 +52,36 @@ def instance_id(logdir: Path) -> str:
     return hashlib.sha256(str(logdir).encode()).hexdigest()[:12]
 
 
+FONT_URL = b"url(/font-roboto/"
+
+
+def fonts_under_prefix(app: Callable, path_prefix: str) -> Callable:
+    """TensorBoard's pages name their fonts at the server's root (`url(/font-roboto/...)`), whatever its
+    path_prefix: under a prefix the browser asks the hub for them and refuses the answer (another origin, CSP
+    font-src 'self').  This WSGI wrapper puts the prefix into those URLs of its HTML pages."""
+    fixed = b"url(" + path_prefix.rstrip("/").encode() + b"/font-roboto/"
+
+    def wrapped(environ, start_response):
+        if not environ.get("PATH_INFO", "").endswith((".html", "/")):
+            return app(environ, start_response)
+        environ = {**environ, "HTTP_ACCEPT_ENCODING": "identity"}  # the page uncompressed, to read it
+        seen: dict = {}
+
+        def keep(status, headers, exc_info=None):
+            seen.update(status=status, headers=headers, exc_info=exc_info)
+            return lambda data: None  # TensorBoard returns its body; it never writes through this
+
+        body = b"".join(app(environ, keep))
+        headers = seen["headers"]
+        if any(k.lower() == "content-type" and v.startswith("text/html") for k, v in headers):
+            body = body.replace(FONT_URL, fixed)
+            headers = [(k, str(len(body)) if k.lower() == "content-length" else v) for k, v in headers]
+        start_response(seen["status"], headers, seen["exc_info"])
+        return [body]
+
+    return wrapped
+
+
 def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[[], None]]:
     """TensorBoard's own WSGI application for `logdir`, and a function that stops its reloading."""
     from tensorboard import default, program
@@ -62,6 +92,7 @@ def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[
                  reload_interval=RELOAD_SECONDS, reload_task="thread")
     provider, multiplexer = tb._make_data_provider()  # the same steps as TensorBoard.main, minus the server
     app = application.TensorBoardWSGIApp(tb.flags, tb.plugin_loaders, provider, tb.assets_zip_provider, multiplexer)
+    app = fonts_under_prefix(app, path_prefix)
 
     def stop() -> None:
         # The reload thread ends after its next pass when the interval is 0

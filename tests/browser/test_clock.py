@@ -52,7 +52,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     expect(page.locator("#dsportal-open")).to_be_visible()
     expect(page.locator("#dsportal-stop")).to_be_visible()
     expect(page.locator("#dsportal-extend")).to_have_text("Add 1 h")
-    shot(page, "home-running")
+    shot(page, "clock-home-running", "bob's home page while his 3-minute session runs: facts, time left, Open, Stop, Add 1 h.")
     page.goto(url_for(f"/user/bob/lab/tree/{NOTEBOOK}?reset"))
     # the time left, from Slurm's end time; the warning (5 minutes before the end: it is already less)
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
@@ -65,9 +65,12 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     page.keyboard.press("End")
     page.keyboard.type("  " + EDIT)
     expect(page.locator(".jp-mod-dirty").first).to_be_attached()
-    shot(page, "clock-unsaved-edit")
+    shot(page, "clock-unsaved-edit", "JupyterLab minutes before the time limit: the time left, the warning, an "
+                                     "unsaved edit.")
     assert EDIT not in (home / NOTEBOOK).read_text()  # not saved by hand, nor by JupyterLab's autosave
 
+    # the session ends under the open page: its requests to bob's server fail from then on, on purpose
+    browser.allow(r"^https://bob\.localhost:8000/", why="the session reached its time limit under the open page")
     cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
     saved = json.loads((home / NOTEBOOK).read_text())
     assert EDIT in "".join(saved["cells"][0]["source"])
@@ -83,7 +86,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     expect(page.locator("#dsportal-history li").first).to_contain_text(
         re.compile(rf"1 GPU · 8 cores · 48 GB RAM · 3 min on sxm2 \(job {job_id}\)\. Your session reached its time limit"))
     expect(page.get_by_role("button", name="Start again with the same settings")).to_be_visible()
-    shot(page, "clock-ended")
+    shot(page, "clock-ended", "bob's home page after the time limit: why it ended, the history, start again.")
     context.close()
 
     phone = browser.new_context(viewport={"width": 390, "height": 844})
@@ -93,7 +96,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     for part in ("#dsportal-session", "#dsportal-again", "#dsportal-history"):
         box = page.locator(part).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, part  # the dashboard fits a phone's width
-    shot(page, "home-phone")
+    shot(page, "home-phone", "The home page at a phone's width.")
     # one click starts the same session again (a form POST with the XSRF token; links never start one)
     page.locator("#dsportal-again").click()
     job = cluster.job_of("bob")

@@ -27,11 +27,12 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
                                                              timeout=90_000)
     expect(page.get_by_text(re.compile(r"Idle for \d+ s; this session will stop in \d+ s to free its GPUs — move the "
                                        r"mouse or run something to keep it\."))).to_be_visible(timeout=90_000)
-    shot(page, "idle-warning")
+    shot(page, "idle-warning", "JupyterLab warns before an idle session stops; the job's GPU in the status bar.")
     assert cluster.server("alice"), "the warning comes before the stop"
+    browser.allow(r"^https://alice\.localhost:8000/", why="the idle session stops under the open page")
     cluster.wait(lambda: cluster.server("alice") is None, 120, "the idle session stopped")
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-ended")).to_contain_text("because nothing used it")
     expect(page.locator("#dsportal-history li").first).to_contain_text("because nothing used it")
-    shot(page, "idle-stopped")
+    shot(page, "idle-stopped", "The home page after the idle stop: why it ended.")
     context.close()

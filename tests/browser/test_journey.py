@@ -1,8 +1,10 @@
 """The user journey of the reference guide's section 4, in real Chromium against the dev cluster.
 
 Playwright for Python drives Debian's /usr/bin/chromium (headless).  Each step
-asserts on what the page shows and saves a screenshot into the artifacts
-folder, which the test run names at the end.
+asserts on what the page shows a person (and that it shows no error text) and
+saves a screenshot, with what it shows, into the gallery the test run names at
+the end.  A console error or failed request that the test does not provoke on
+purpose fails it (tests/support/browser.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from playwright.sync_api import expect
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
 
+FREE = re.compile(r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node$")
+WHEN = re.compile(r"^2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
+                  r"start at \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\.|not free now, and Slurm gives no estimate of when it "
+                  r"would start\.)$")
+
 def test_login_page_at_phone_width(browser, cluster):
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()
@@ -24,7 +31,7 @@ def test_login_page_at_phone_width(browser, cluster):
     expect(page.get_by_label("Password:", exact=True)).to_be_visible()
     box = page.locator("#username_input").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # fits the screen
-    shot(page, "login-phone")
+    shot(page, "login-phone", "The login page at a phone's width (390 px).")
     context.close()
 
 
@@ -37,27 +44,36 @@ def test_the_journey(browser, cluster):
     page.goto(HUB)
     expect(page).to_have_title(re.compile("DS Portal"))
     expect(page.get_by_text("Log in with your cluster username and password.")).to_be_visible()
-    shot(page, "login")
+    shot(page, "login", "The login page: the cluster username and password.")
+    browser.allow(r"/hub/login", 403, why="the wrong password below")
     log_in(page, "alice", "not-her-password")
     expect(page.locator(".login_error")).to_have_text("Invalid username or password")
-    shot(page, "login-wrong-password")
+    shot(page, "login-wrong-password", "A wrong password: a plain error, nothing else.")
 
-    # 2. log in -> the server page -> Start My Server -> the options form
+    # 2. log in -> the home page (no session: one Start button, what is free) -> the options form
     log_in(page, "alice", "alice-pw")
     page.goto(f"{HUB}/hub/home")
-    shot(page, "server-page")
+    expect(page.locator("#dsportal-state")).to_have_text("not running")
+    expect(page.get_by_role("button", name="Start My Server")).to_have_count(1)
+    expect(page.get_by_role("button", name=re.compile("Stop"))).to_have_count(0)
+    expect(page.locator("#dsportal-partitions li").first).to_have_text(FREE)
+    shot(page, "home-no-session", "The home page without a session: one Start button, what is free, the presets.")
     page.get_by_role("button", name="Start My Server").click()
     expect(page.get_by_role("heading", name="Start your session")).to_be_visible()
     expect(page.get_by_label("Partition")).to_have_value("sxm2")
     page.locator("label[for=dsportal-gpus-2]").click()
     expect(page.get_by_label("Hours")).to_have_value("8")
     expect(page.locator("#dsportal-summary")).to_have_text("2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2")
-    shot(page, "options-form")
+    # what is free and when this shape starts: the hub's answers (the form's fetch sends the XSRF token)
+    expect(page.locator("#dsportal-free")).to_have_text(FREE)
+    expect(page.locator("#dsportal-when")).to_have_text(WHEN)
+    shot(page, "options-form", "The options form: partition, GPUs, hours, the resources line, the free GPUs and "
+                               "when Slurm would start this shape.")
     page.get_by_role("button", name="Start").click()
 
     # 3. the progress page follows Slurm, then JupyterLab opens
     expect(page.locator("#progress-message")).to_contain_text(re.compile(r"Job \d+ is|JupyterLab"))
-    shot(page, "progress")
+    shot(page, "progress", "The progress page: Slurm's state of the session's job in words.")
     page.wait_for_url(re.compile(r"/user/alice/lab"), timeout=120_000)
     job = cluster.job_of("alice")
     assert cluster.jobs("alice")[job]["state"] == "RUNNING"
@@ -71,7 +87,10 @@ def test_the_journey(browser, cluster):
     listing = page.locator(".jp-DirListing-content")
     expect(listing.get_by_text("templates", exact=True)).to_be_visible()
     expect(listing.get_by_text("isilon", exact=True)).to_be_visible()
-    shot(page, "jupyterlab")
+    expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: (7 h [0-5]?\d min|8 h)$"))
+    expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] \d+% · \d+\.\d/32 GB"))
+    shot(page, "jupyterlab", "JupyterLab in the job: templates and isilon in the home, the time left and the "
+                             "job's GPUs in the status bar.")
     listing.get_by_text("templates", exact=True).dblclick()
     listing.get_by_text("tensorflow-mnist.ipynb", exact=True).dblclick()
     expect(page.locator(".jp-Notebook").first).to_be_visible()
@@ -79,16 +98,18 @@ def test_the_journey(browser, cluster):
     # (the toolbar's execution indicator can read idle while the kernel is still "Initializing").
     expect(page.locator("#jp-main-statusbar").get_by_text(re.compile(r"^Python 3 \| Idle$"))).to_be_visible(
         timeout=90_000)
+    # JupyterLab asks a new kernel for its debugger state; the restart below cancels that question
+    browser.allow(r"Could not restore the debugger state: Canceled future", why="the kernel restart")
     page.get_by_role("menuitem", name="Kernel").click()
     page.get_by_role("menuitem", name=re.compile("Restart Kernel and Run All Cells")).click()
-    shot(page, "restart-dialog")
+    shot(page, "restart-dialog", "Restart the kernel and run all cells of the TensorFlow template.")
     page.get_by_role("button", name="Confirm Kernel Restart").click()
     outputs = page.locator(".jp-OutputArea-output")
     expect(outputs.filter(has_text=re.compile(r"Epoch 3 Global Step \d+, done"))).to_be_visible(timeout=240_000)
     text = " ".join(outputs.all_inner_texts())
     assert re.search(r"Epoch 1 Global Step 1, Training Accuracy \d\.\d{4}", text)
     assert re.search(r"Test Accuracy \d\.\d{4}", text)
-    shot(page, "tensorflow-notebook")
+    shot(page, "tensorflow-notebook", "The TensorFlow template ran: accuracy per epoch and on the test set.")
 
     # 5. the logs folder -> Open TensorBoard -> a new tab with the run's scalars
     listing.get_by_text("logs", exact=True).click(button="right")
@@ -97,7 +118,7 @@ def test_the_journey(browser, cluster):
     board = new_tab.value
     board.wait_for_url(re.compile(r"/user/alice/dsportal/tensorboard/[0-9a-f]{12}/"))
     expect(board.get_by_text("test_accuracy").first).to_be_visible(timeout=90_000)
-    shot(board, "tensorboard")
+    shot(board, "tensorboard", "TensorBoard for the logs folder in its own tab, behind alice's login.")
     tensorboard_url = board.url
 
     # 6. a terminal in the job
@@ -114,28 +135,41 @@ def test_the_journey(browser, cluster):
     page.keyboard.type("hostname; echo node=$SLURMD_NODENAME job=$SLURM_JOB_ID\n")
     node = cluster.jobs("alice")[job]["node"]
     expect(terminal).to_contain_text(f"node={node} job={job}", timeout=30_000)
-    shot(page, "terminal")
+    shot(page, "terminal", "A terminal in the job: the node and the job id.")
 
     # 8. bob, logged in at the same time, cannot open alice's server or her TensorBoard
     bob = browser.new_context()
+    browser.allow(r"^https://alice\.localhost:8000/|/hub/api/oauth2/authorize\?client_id=jupyterhub-user-alice&", 403,
+                  why="bob opens alice's JupyterLab and TensorBoard")
     bob_page = bob.new_page()
     log_in(bob_page, "bob", "bob-pw")
     expect(bob_page).not_to_have_url(re.compile("login"))
     response = bob_page.goto(url_for("/user/alice/lab"))  # alice's server, on its own origin
     expect(bob_page.locator(".jp-LabShell")).to_have_count(0)
     assert response.status == 403 or "403" in bob_page.content()
-    shot(bob_page, "bob-denied-lab")
+    shot(bob_page, "bob-denied-lab", "bob asks for alice's JupyterLab: 403.", errors_expected=True)
     response = bob_page.goto(tensorboard_url)
     assert response.status == 403 or "403" in bob_page.content()
     expect(bob_page.get_by_text("test_accuracy")).to_have_count(0)
-    shot(bob_page, "bob-denied-tensorboard")
+    shot(bob_page, "bob-denied-tensorboard", "bob asks for alice's TensorBoard: 403.", errors_expected=True)
     bob.close()
 
-    # 7. Control Panel -> Stop My Server -> stopped, and Slurm has no job for alice
+    # 7. the home page: the card says what the hub says, with one set of controls; Stop -> stopped at once
     page.goto(f"{HUB}/hub/home")
-    page.get_by_role("button", name="Stop My Server").click()
-    expect(page.get_by_role("button", name="Start My Server")).to_be_visible(timeout=60_000)
-    shot(page, "stopped")
+    assert cluster.server("alice")["ready"]
+    expect(page.locator("#dsportal-state")).to_have_text("running")
+    expect(page.locator("#dsportal-facts")).to_contain_text(f"Job{job}")
+    expect(page.get_by_role("button", name=re.compile("Start My Server|Stop My Server"))).to_have_count(0)
+    expect(page.get_by_role("button", name="Stop")).to_have_count(1)
+    expect(page.get_by_role("button", name="Open JupyterLab")).to_have_count(1)
+    shot(page, "home-running", "The home page with the session running: its card, one set of controls.")
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator("#dsportal-state")).to_have_text("not running", timeout=60_000)
+    assert cluster.server("alice") is None  # the card follows the hub, not the other way round
+    expect(page.get_by_role("button", name="Start My Server")).to_have_count(1)
+    expect(page.locator("#dsportal-facts")).to_be_empty()
+    expect(page.locator("#dsportal-history li").first).to_contain_text(f"(job {job})")
+    shot(page, "stopped", "Right after Stop: no session, one Start button, the session in the history.")
     cluster.wait(lambda: not cluster.jobs("alice"), 30, "alice's job leaving the queue")
     out = subprocess.run(["squeue", "-h", "-u", "alice"], capture_output=True, text=True, timeout=30).stdout
     assert out.strip() == ""
@@ -148,9 +182,10 @@ def test_refused_option_is_shown_in_the_page(browser, cluster):
     log_in(page, "bob", "bob-pw")
     page.goto(f"{HUB}/hub/spawn")
     page.locator("#dsportal-hours").evaluate("el => { el.removeAttribute('max'); el.value = '99'; }")
+    browser.allow(r"/hub/spawn(/bob)?(\?|$)", 400, why="the refused option")
     page.get_by_role("button", name="Start").click()
     expect(page.locator(".spawn-error-msg")).to_contain_text("hours: 99 is out of range; choose a number of hours above 0 and at most 12.")
-    shot(page, "refused-option")
+    shot(page, "refused-option", "A refused option: the form again, with what to choose instead.")
     # the refusal above is the hub's answer to this very spawn request: nothing can be submitted after it
     assert cluster.jobs("bob") == {}
     assert cluster.server("bob") is None

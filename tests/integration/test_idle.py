@@ -22,7 +22,7 @@ from tests.support.cluster import url_for
 from tests.support.hub import FormBrowser
 from tests.support.cluster import HUB
 
-NVML_READINGS = Path("/var/lib/dsportal-dev/nvml")
+NVML_READINGS = Path("/var/lib/dsportal-nvml")
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
 
 

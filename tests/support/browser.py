@@ -1,14 +1,24 @@
-"""Real Chromium for the browser tests: how it is started, logging in, and the screenshots of each step."""
+"""Real Chromium for the browser tests: how it is started, logging in, what a page must not show, and the gallery.
+
+`WatchedBrowser` hands out browser contexts whose every console error, uncaught
+page error and failed request (HTTP 4xx/5xx, a request the network refused)
+is collected; a test names the ones it provokes (`allow`), and any other fails
+it.  `shot` saves a screenshot with what it shows, after checking that no error
+text is visible; the session ends with an index page of them all.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import os
+import re
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response, expect
 
 from tests.support.cluster import HUB, ROOT
 
@@ -30,15 +40,121 @@ def trust_portal_certificate() -> str:
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 ARTIFACTS = Path(os.environ.get("DSPORTAL_ARTIFACTS", ROOT / "artifacts" / "journey"))
-SHOTS: list[Path] = []
+SHOTS: list[tuple[Path, str]] = []  # each screenshot and what it shows
 expect.set_options(timeout=60_000)
+# Words that mean a page shows an error a person would read (JupyterHub's, tornado's, the browser's).
+ERROR_TEXTS = re.compile(r"argument missing|Traceback|Internal Server Error|Bad Request|Forbidden|Not Found|"
+                         r"Service Unavailable|Bad Gateway|HTTP [45]\d\d|\b[45]\d\d : |\bundefined\b|\bNaN\b")
 
 
-def shot(page: Page, name: str) -> None:
+@dataclass
+class Allowance:
+    url: re.Pattern
+    statuses: frozenset[int]  # empty: any status, console errors and failures of that URL too
+    why: str
+
+
+@dataclass
+class PageProblems:
+    """What went wrong in a test's pages; `allow` names what the test provokes on purpose."""
+
+    allowed: list[Allowance] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)
+
+    def allow(self, url: str, *statuses: int, why: str) -> None:
+        self.allowed.append(Allowance(re.compile(url), frozenset(statuses), why))
+
+    def _is_allowed(self, url: str, status: int | None) -> bool:
+        return any(a.url.search(url) and (not a.statuses or status in a.statuses) for a in self.allowed)
+
+    def on_response(self, response: Response) -> None:
+        if response.status >= 400 and not self._is_allowed(response.url, response.status):
+            self.found.append(f"HTTP {response.status} {response.request.method} {response.url}")
+
+    def on_request_failed(self, request: Request) -> None:
+        failure = request.failure or ""
+        if "ERR_ABORTED" in failure:  # the page navigated away with the request under way: nothing failed
+            return
+        if not self._is_allowed(request.url, None):
+            self.found.append(f"request failed ({failure}): {request.method} {request.url}")
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        if message.type != "error":
+            return
+        url = (message.location or {}).get("url", "")
+        status = re.search(r"status of (\d{3})", message.text)
+        # the browser's own line for a failed load repeats a response already judged above
+        if status and ("Failed to load resource" in message.text):
+            return
+        if not (self._is_allowed(url, None) or any(a.url.search(message.text) and not a.statuses
+                                                   for a in self.allowed)):
+            self.found.append(f"console error at {url}: {message.text[:300]}")
+
+    def on_page_error(self, error) -> None:
+        self.found.append(f"uncaught error in a page: {str(error.error)[:300]}")
+
+    def watch(self, context: BrowserContext) -> BrowserContext:
+        context.on("response", self.on_response)
+        context.on("requestfailed", self.on_request_failed)
+        context.on("console", self.on_console)
+        context.on("weberror", self.on_page_error)
+        return context
+
+
+class WatchedBrowser:
+    """Chromium for one test: contexts it opens report their problems to `problems`."""
+
+    def __init__(self, browser: Browser):
+        self.browser = browser
+        self.problems = PageProblems()
+        self.contexts: list[BrowserContext] = []
+
+    def new_context(self, **options) -> BrowserContext:
+        context = self.problems.watch(self.browser.new_context(**options))
+        self.contexts.append(context)
+        return context
+
+    def allow(self, url: str, *statuses: int, why: str) -> None:
+        self.problems.allow(url, *statuses, why=why)
+
+    def close(self) -> None:
+        for context in self.contexts:
+            try:
+                context.close()
+            except Exception:  # closed by the test already
+                pass
+
+
+def visible_errors(page: Page) -> list[str]:
+    """Error words in what the page shows (its visible text), with the line each is on."""
+    text = page.locator("body").inner_text(timeout=10_000)
+    return [line.strip() for line in text.splitlines() if ERROR_TEXTS.search(line)]
+
+
+def shot(page: Page, name: str, shows: str, errors_expected: bool = False) -> None:
+    """A screenshot of the whole page, named, with what it shows; a page with error text fails the test unless
+    the test provokes that error (`errors_expected`)."""
+    if not errors_expected:
+        errors = visible_errors(page)
+        assert not errors, f"the page '{name}' shows error text: {errors}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{len(SHOTS) + 1:02d}-{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    SHOTS.append(path)
+    SHOTS.append((path, shows))
+
+
+def write_gallery() -> Path:
+    """index.html beside the screenshots: each one with what it shows."""
+    items = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(shows)}" loading="lazy">'
+                      f"<figcaption><b>{html.escape(p.name)}</b>: {html.escape(shows)}</figcaption></figure>"
+                      for p, shows in SHOTS)
+    index = ARTIFACTS / "index.html"
+    index.write_text(f"""<!doctype html><meta charset="utf-8"><title>DS Portal: the browser tests' screenshots</title>
+<style>body{{font-family:sans-serif;max-width:70rem;margin:auto}}img{{max-width:100%;border:1px solid #ccc}}
+figure{{margin:2rem 0}}</style><h1>DS Portal: what the browser tests saw ({len(SHOTS)} screenshots)</h1>
+{items}
+""")
+    return index
 
 
 def log_in(page: Page, username: str, password: str) -> None:

@@ -1,0 +1,83 @@
+"""`deploy/devcluster reset`: everything the dev cluster made outside the checkout, gone.
+
+After it, `up` builds the dev cluster as on a machine that never had one,
+so a setup step that only works on a warm machine fails at once (CI runs
+`reset` before every `test`).  Kept: what was downloaded (Debian's installed
+packages and apt's archive, pip's and npm's caches, the container image's
+packages in CACHE), so the next `up` costs minutes, not a download.
+"""
+
+from __future__ import annotations
+
+import grp
+import pwd
+import shutil
+import time
+from pathlib import Path
+
+from . import nvml, registry, supervisor, tls
+from .common import CACHE, ETC, GROUPS, HUB_STATE, LOGS, PREFIX, REGISTRY_STATE, SERVICE_USER, SPOOL, STATE, USERS, run, \
+    say
+from .images import IMAGES
+from .machine import MODULEFILES, STORAGE
+
+HOSTS_MARK = "# DS Portal dev cluster"  # the lines machine.ensure_hosts and tls.ensure_host_names added
+FOLDERS = [STATE, SPOOL, LOGS, ETC, HUB_STATE, REGISTRY_STATE, nvml.READINGS, PREFIX, IMAGES, MODULEFILES, STORAGE,
+           Path("/etc/slurm/slurm.conf"), Path("/etc/slurm/gres.conf"), Path("/etc/sudoers.d/dsportal"),
+           nvml.LIBRARY, tls.SYSTEM_TRUST]
+
+
+def stop_everything() -> None:
+    """Sessions' jobs cancelled, every daemon stopped, and no process left of the accounts about to go."""
+    if supervisor.running():
+        supervisor.stop("jupyterhub", "proxy")
+        for user in USERS:  # sessions and anything else the demo users run
+            run(["scancel", "--quiet", f"--user={user}"], check=False, timeout=20)
+        supervisor.shutdown()
+        deadline = time.monotonic() + 30
+        while supervisor.SOCKET.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    for account in [*USERS, SERVICE_USER, registry.ACCOUNT]:
+        run(["pkill", "-KILL", "-u", account], check=False)
+
+
+def remove_accounts() -> None:
+    for account in [*USERS, SERVICE_USER, registry.ACCOUNT]:
+        try:
+            pwd.getpwnam(account)
+        except KeyError:
+            continue
+        say(f"removing the account {account}")
+        run(["userdel", "--remove", "--force", account], check=False)  # also its home and mail spool
+    for group in [*GROUPS, *USERS, SERVICE_USER, registry.ACCOUNT]:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            continue
+        run(["groupdel", group], check=False)
+
+
+def remove_host_names() -> None:
+    hosts = Path("/etc/hosts")
+    lines = hosts.read_text().splitlines(keepends=True)
+    kept = [line for line in lines if HOSTS_MARK not in line]
+    if kept != lines:
+        hosts.write_text("".join(kept))
+
+
+def reset() -> None:
+    stop_everything()
+    remove_accounts()
+    for path in FOLDERS:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    run(["update-ca-certificates", "--fresh"], check=False, timeout=120)  # the dev CA out of the trust store
+    run(["ldconfig"], check=False)  # the stand-in NVML library is gone
+    remove_host_names()
+    run(["npm", "uninstall", "-g", "--loglevel=error", "configurable-http-proxy"], check=False, timeout=120)
+    if "hidepid=invisible" in Path("/proc/mounts").read_text():
+        run(["mount", "-o", "remount,hidepid=0", "/proc"], check=False)
+    say(f"the dev cluster is gone; kept only downloads (apt's, pip's and npm's caches, {CACHE}). "
+        "`deploy/devcluster up` builds it from nothing.")
