@@ -2,7 +2,7 @@
 
 JupyterHub logs a refused start up to three times as an ERROR, twice with a
 traceback ("Exception applying user_options", "Not starting ...'s server",
-"Failed to spawn single-user server with form"): it cannot tell a user's
+"Failed to spawn single-user server with form", "Error starting server"): it cannot tell a user's
 mistake from a fault.  The spawner logs each refusal once as a WARNING
 before raising it; `QuietRefusals` drops JupyterHub's ERROR records made while
 that refusal is being handled, and nothing else.
@@ -28,8 +28,11 @@ class SessionRefused(SpawnException):
 class QuietRefusals(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         # JupyterHub logs from inside its `except` blocks, with or without exc_info: either names the refusal
+        if record.levelno < logging.ERROR:
+            return True
         handled = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
-        return not (record.levelno >= logging.ERROR and isinstance(handled, SessionRefused))
+        # the spawn page logs a finished start's exception outside any `except`, by its text (the class's name)
+        return not (isinstance(handled, SessionRefused) or f"{SessionRefused.__name__}(" in record.getMessage())
 
 
 _FILTER = QuietRefusals()

@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 
 from tests.support.mockslurm import MockSlurm, config_data
 from tests.support.hub import HubProcess, form_login
@@ -26,6 +27,15 @@ def an_ldap_hub(tmp_path_factory, a_slapd):
     hub.start()
     yield hub
     hub.stop()
+
+
+def test_the_hub_log_states_who_may_log_in_not_that_nobody_can(an_ldap_hub):
+    log = an_ldap_hub.log.read_text(errors="replace")
+    assert "No allow config found" not in log
+    groups = ", ".join(yaml.safe_load(an_ldap_hub.portal_yaml.read_text())["ldap"].get("allowed_groups") or [])
+    expected = (f"Who may log in: members of the directory groups {groups} (ldap.allowed_groups)" if groups
+                else "Who may log in: every account the directory accepts (ldap.allowed_groups is empty)")
+    assert expected in log
 
 
 def test_login_page_asks_for_the_cluster_credentials(an_ldap_hub):

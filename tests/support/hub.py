@@ -134,6 +134,22 @@ class FormBrowser:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode(), e.headers.get("Location", "")
 
+    def post_form(self, path: str, fields: dict[str, str]) -> tuple[int, str, str]:
+        """Submit the form of the page at `path` as a browser does (with the page's XSRF token)."""
+        import html
+        import re
+        from urllib.parse import urlencode
+
+        page = self.get(path)[1]
+        action = html.unescape(re.search(r'<form[^>]*action="([^"]+)"', page).group(1))
+        request = urllib.request.Request(urllib.parse.urljoin(f"{self.base_url}{path}", action),
+                                         data=urlencode(fields).encode())
+        try:
+            with self.opener.open(request, timeout=self.timeout) as r:
+                return r.status, r.read().decode(), ""
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), e.headers.get("Location", "")
+
     def login(self, username: str, password: str) -> tuple[int, str, str]:
         import re
         from urllib.parse import urlencode
