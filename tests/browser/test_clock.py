@@ -70,7 +70,8 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     assert EDIT not in (home / NOTEBOOK).read_text()  # not saved by hand, nor by JupyterLab's autosave
 
     # the session ends under the open page: its requests to bob's server fail from then on, on purpose
-    browser.allow(r"^https://bob\.localhost:8000/", why="the session reached its time limit under the open page")
+    browser.allow(r"^https://bob\.localhost:8000/|^https://localhost:8000/hub/user/bob/",
+                  why="the session reached its time limit under the open page")
     cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
     saved = json.loads((home / NOTEBOOK).read_text())
     assert EDIT in "".join(saved["cells"][0]["source"])

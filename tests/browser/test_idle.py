@@ -29,7 +29,8 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
                                        r"mouse or run something to keep it\."))).to_be_visible(timeout=90_000)
     shot(page, "idle-warning", "JupyterLab warns before an idle session stops; the job's GPU in the status bar.")
     assert cluster.server("alice"), "the warning comes before the stop"
-    browser.allow(r"^https://alice\.localhost:8000/", why="the idle session stops under the open page")
+    browser.allow(r"^https://alice\.localhost:8000/|^https://localhost:8000/hub/user/alice/",
+                  why="the idle session stops under the open page")
     cluster.wait(lambda: cluster.server("alice") is None, 120, "the idle session stopped")
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-ended")).to_contain_text("because nothing used it")
