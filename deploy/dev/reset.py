@@ -12,7 +12,6 @@ from __future__ import annotations
 import grp
 import pwd
 import shutil
-import time
 from pathlib import Path
 
 from . import nvml, registry, supervisor, tls
@@ -34,9 +33,6 @@ def stop_everything() -> None:
         for user in USERS:  # sessions and anything else the demo users run
             run(["scancel", "--quiet", f"--user={user}"], check=False, timeout=20)
         supervisor.shutdown()
-        deadline = time.monotonic() + 30
-        while supervisor.SOCKET.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
     for account in [*USERS, SERVICE_USER, registry.ACCOUNT]:
         run(["pkill", "-KILL", "-u", account], check=False)
 

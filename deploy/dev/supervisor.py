@@ -21,6 +21,7 @@ from .common import LOGS, STATE, ClusterError, run, say, write_if_changed
 
 CONF = STATE / "supervisord.conf"
 SOCKET = Path("/run/dsportal-dev-supervisor.sock")
+PIDFILE = Path("/run/dsportal-dev-supervisord.pid")
 SUPERVISORD = "/usr/bin/supervisord"
 SUPERVISORCTL = "/usr/bin/supervisorctl"
 
@@ -51,7 +52,7 @@ chmod=0700
 
 [supervisord]
 logfile={LOGS}/supervisord.log
-pidfile=/run/dsportal-dev-supervisord.pid
+pidfile={PIDFILE}
 childlogdir={LOGS}
 umask=027
 
@@ -174,6 +175,19 @@ def stop(*names: str) -> None:
         ctl("stop", *names, check=False)
 
 
-def shutdown() -> None:
-    if running():
-        ctl("shutdown", check=False)
+def shutdown(timeout: float = 90) -> None:
+    """Stop every program and supervisord, and return once supervisord is gone.
+
+    `supervisorctl shutdown` only asks: supervisord then stops each program in
+    turn (up to its stopwaitsecs).  A caller that went on at once (`down`, then
+    `up`) found the daemons still running beside a new supervisord.
+    """
+    if not running():
+        return
+    pid = int(PIDFILE.read_text().strip()) if PIDFILE.exists() else None
+    ctl("shutdown", check=False)
+    deadline = time.monotonic() + timeout
+    while pid and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if pid and Path(f"/proc/{pid}").exists():
+        raise ClusterError(f"supervisord (pid {pid}) did not stop within {timeout:g} s; see {LOGS / 'supervisord.log'}")
