@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from spawner.contract import RUNTIME_COMMANDS
 
 from ..hubconfig import connect_url
+from .imagesafety import privileged_entries
 from ..ldapclient import Directory, DirectoryUnavailable
 from ..settings import PortalSettings
 
@@ -149,7 +150,13 @@ def check_environment(ctx: Context) -> list[Result]:
     return [Result("session environment", True, f"{prefix} exists and only its owner can change it")]
 
 
-def container_images(settings: PortalSettings, which=shutil.which, exists=os.path.exists) -> list[Result]:
+def image_privileges(image: str) -> list[str]:
+    """A directory image's setuid/setgid files and device nodes (a few; [] for a file image such as a SIF)."""
+    return privileged_entries(Path(image), limit=3) if os.path.isdir(image) else []
+
+
+def container_images(settings: PortalSettings, which=shutil.which, exists=os.path.exists,
+                     privileges=image_privileges) -> list[Result]:
     """Each container kernel: which runtime runs which image, or what is missing on this machine."""
     results = []
     for kernel in settings.kernels.containers:
@@ -163,6 +170,10 @@ def container_images(settings: PortalSettings, which=shutil.which, exists=os.pat
         elif not exists(kernel.image):
             results.append(Result(name, False, f"image {kernel.image} not found; pull it (dsportal images pull) "
                                   "onto storage every compute node mounts"))
+        elif found := privileges(kernel.image):
+            results.append(Result(name, False, f"image {kernel.image} holds setuid/setgid programs or device nodes "
+                                  f"({'; '.join(found)} ...): any user could become root through them on storage "
+                                  "without nosuid. Pull it again with dsportal images pull, which removes them"))
         else:
             results.append(Result(name, True, f"{runtime} ({path}) runs {kernel.image}"))
     return results

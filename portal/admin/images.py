@@ -18,6 +18,7 @@ private authfile that is removed afterwards.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from .imagesafety import make_unprivileged
 from .registry import PASSWORD_ENV, Credential, ImageRef, RefusedRequest, authfile_json, runtime_env
 
 RUNTIMES = ("apptainer", "singularity", "charliecloud")
@@ -36,8 +38,11 @@ CHARLIECLOUD_TOOLS = ("skopeo", "umoci")
 MIN_FREE_BYTES = 2 * 1024**3
 AUTHFILE = "{authfile}"  # placeholder in a planned argv, replaced by the private file's path at run time
 
-# (fragments of the tool's output, what to tell the admin); the first match wins
+# (fragments of the tool's output, what to tell the admin); the first match wins.  A fragment matches as
+# whole words: "401" must not match inside a blob's hash (sha256:...78401c...), which every output names.
 FAILURES = (
+    (("no space left on device", "disk quota exceeded"),
+     "the disk is full; free space in {dest_dir} (and the runtime's cache and tmp folders) and try again."),
     (("unauthorized", "authentication required", "401", "incorrect username or password"),
      "{registry} refused the login; check the user and the password (for NGC: create a new API key at "
      "ngc.nvidia.com, Setup > API Key) and try again."),
@@ -48,9 +53,10 @@ FAILURES = (
       "tls handshake timeout", "certificate signed by unknown authority"),
      "cannot reach {registry}; check the host and the port, this machine's proxy and firewall, and that it "
      "trusts the registry's certificate."),
-    (("no space left on device", "disk quota exceeded"),
-     "the disk is full; free space in {dest_dir} (and the runtime's cache and tmp folders) and try again."),
 )
+
+
+LOGIN_FAILURE = FAILURES[1][0]
 
 
 class PullError(RuntimeError):
@@ -99,13 +105,17 @@ def plan_pull(ref: ImageRef, dest_dir: Path, runtime_name: str, tools: dict[str,
                     partial)
 
 
+def _says(output: str, fragments: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{re.escape(f)}\b", output) for f in fragments)
+
+
 def explain(output: str, plan: PullPlan, anonymous: bool = False) -> str:
     lowered = output.lower()
-    if anonymous and any(f in lowered for f in FAILURES[0][0]):
+    if anonymous and _says(lowered, LOGIN_FAILURE):
         return (f"{plan.ref.registry} asks for a login; pass --username NAME with the password in "
                 f"${PASSWORD_ENV} or --password-file FILE.")
     for fragments, message in FAILURES:
-        if any(f in lowered for f in fragments):
+        if _says(lowered, fragments):
             return message.format(registry=plan.ref.registry, ref=plan.ref, repository=plan.ref.repository,
                                   dest_dir=plan.dest.parent)
     tail = "\n".join(output.strip().splitlines()[-5:])
@@ -188,6 +198,11 @@ def pull(ref: ImageRef, dest_dir: str, requested_runtime: str | None, credential
                           timeout)
             except subprocess.CalledProcessError as e:
                 raise PullError(explain(e.output, plan, anonymous=credential is None)) from None
+        if plan.partial.is_dir():  # a directory image on shared storage: no way to root from it
+            changed = make_unprivileged(plan.partial)
+            if changed:
+                print(f"made the image unprivileged: {len(changed)} setuid/setgid files and device nodes "
+                      "(portal/admin/imagesafety.py)", file=out)
         os.chmod(plan.partial, 0o755 if plan.partial.is_dir() else 0o644)  # every user's session reads it
         os.rename(plan.partial, plan.dest)
         return plan

@@ -14,7 +14,10 @@ from tests.support.cluster import ROOT
 
 SECRETS = ["/etc/dsportal/admin.token", "/etc/dsportal/crypt.key", "/etc/dsportal/proxy.token",
            "/etc/dsportal/ldap-service.pw", "/var/lib/dsportal/jupyterhub_cookie_secret",
-           "/var/lib/dsportal/jupyterhub.sqlite"]
+           "/var/lib/dsportal/jupyterhub.sqlite",
+           # the dev directory's: passwords and every account's password hash
+           "/var/lib/dsportal-dev/slapd/slapd.conf", "/var/lib/dsportal-dev/slapd/entries.ldif",
+           "/var/lib/dsportal-dev/slapd/service.pw", "/var/lib/dsportal-dev/slapd/root.pw"]
 
 
 def owner_of_listener(port: int) -> str:
@@ -99,3 +102,15 @@ def test_sessions_ignore_the_users_own_jupyter_config(cluster):
     finally:
         config.unlink(missing_ok=True)
         marker.unlink(missing_ok=True)
+
+
+def test_no_container_image_holds_a_setuid_program_or_a_device_node(cluster):
+    """The attack: debootstrap and image layers carry setuid-root programs (su, mount) and crw-rw-rw- devices;
+    on storage without nosuid any user runs them from the file system, outside any container."""
+    from portal.admin.imagesafety import privileged_entries
+
+    images = [Path("/opt/containers/debian-py"), *Path("/opt/containers/pulled").iterdir()]
+    assert len([i for i in images if i.is_dir() and not i.name.startswith(".")]) == 2, images
+    for image in images:
+        if image.is_dir() and not image.name.startswith("."):
+            assert privileged_entries(image) == [], image

@@ -114,6 +114,12 @@ def test_a_missing_tool_is_named_with_its_package():
     ("manifest unknown: manifest unknown", False, "localhost:5443 has no image localhost:5443/dsportal/debian-py:1"),
     ("dial tcp 127.0.0.1:5444: connect: connection refused", False, "cannot reach localhost:5443"),
     ("write /images/.work/oci/blobs/x: no space left on device", False, "the disk is full; free space in /images"),
+    # a blob's hash holds "401" (and "404") now and then: a full disk stays a full disk (seen in a suite run)
+    ("Copying blob sha256:4ad3384b4821acddc86157d699ae5beb3d8da67c78401c3876254a2639a4cb6e\n"
+     "level=fatal msg=\"writing blob: write /images/.work/oci/oci-put-blob123952651: no space left on device\"",
+     False, "the disk is full; free space in /images"),
+    ("Copying blob sha256:aa78401c\nreading manifest: manifest unknown", False, "localhost:5443 has no image"),
+    ("received unexpected HTTP status: 401 Unauthorized", False, "localhost:5443 refused the login"),
     ("something else\nentirely", False, "the pull failed:\nsomething else\nentirely"),
 ])
 def test_failures_become_what_to_do(output, anonymous, expected):
