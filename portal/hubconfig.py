@@ -37,8 +37,12 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     c.JupyterHub.bind_url = hub.bind_url
-    if hub.subdomain_host:  # each user's server is its own origin; JupyterHub then uses __Host- cookies
+    if hub.subdomain_host:  # each user's server is its own origin
         c.JupyterHub.subdomain_host = hub.subdomain_host
+        # __Host- cookies: a page on a user's origin (bob.HOST) cannot set a cookie for the hub's (HOST), so it
+        # cannot log the hub's pages in as bob in alice's browser.  They must be set on "/" (every component of
+        # one origin shares them), which per-user origins make safe: each user's server has an origin of its own.
+        c.JupyterHub.cookie_host_prefix_enabled = True
     if hub.tls_cert:  # the proxy terminates HTTPS
         c.JupyterHub.ssl_cert = hub.tls_cert
         c.JupyterHub.ssl_key = hub.tls_key

@@ -59,6 +59,9 @@ def ensure_directory() -> None:
     if not (SLAPD_DIR / "data" / "data.mdb").exists():
         say("building the demo directory (alice, bob, carol; groups datasci, hpcadmin)")
         directory.build(SLAPD_DIR)
+    SLAPD_DIR.chmod(0o700)  # one an older `up` made: its files hold passwords and hashes
+    for name in ("slapd.conf", "entries.ldif", "service.pw", "root.pw"):
+        (SLAPD_DIR / name).chmod(0o600)
 
 
 def start_directory() -> None:

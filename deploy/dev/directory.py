@@ -123,12 +123,14 @@ def build(folder: Path, directory: Directory | None = None) -> None:
         for f in data.iterdir():
             f.unlink()
     data.mkdir(exist_ok=True)
-    (folder / "slapd.conf").write_text(slapd_conf(folder, hashed(d.root_password)))
-    (folder / "entries.ldif").write_text(entries(d))
-    for name, password in (("service.pw", d.service_password), ("root.pw", d.root_password)):
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private from the start
+    folder.chmod(0o700)
+    # every file holds a password or a password's hash: private from the start (created 0600, never wider)
+    for name, text in (("slapd.conf", slapd_conf(folder, hashed(d.root_password))), ("entries.ldif", entries(d)),
+                       ("service.pw", d.service_password), ("root.pw", d.root_password)):
+        (folder / name).unlink(missing_ok=True)
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(password)
+            f.write(text)
     subprocess.run([SLAPADD, "-q", "-f", str(folder / "slapd.conf"), "-l", str(folder / "entries.ldif")],
                    check=True, capture_output=True, timeout=60)
 

@@ -16,7 +16,7 @@ import json
 from jupyterhub.apihandlers import APIHandler, default_handlers
 from tornado import web
 
-from .services import hub_services
+from .services import TooManyEstimates, hub_services
 from .slurm import SlurmError
 
 PARTITIONS_URL = "/api/dsportal/partitions"
@@ -53,6 +53,9 @@ class EstimateHandler(_Base):
             answer = await services.estimate(self.current_user.name, query)
         except ValueError as e:  # refused options: the same words as the form
             raise web.HTTPError(400, str(e)) from None
+        except TooManyEstimates as e:
+            self.log.warning("Start estimate for %s refused: %s", self.current_user.name, e)
+            raise web.HTTPError(429, str(e)) from None
         except SlurmError as e:
             self.log.warning("Start estimate for %s: %s", self.current_user.name, e)
             raise web.HTTPError(503, UNAVAILABLE) from None

@@ -133,6 +133,12 @@ class SharedAnswers:
         self._inflight: dict[Hashable, asyncio.Future] = {}
         self.calls = 0  # questions really asked; read by tests and the benchmark
 
+    def fresh(self, key: Hashable) -> bool:
+        """An answer for `key` is at hand (cached, or being asked): get() costs no new question."""
+        cached = self._answers.get(key)
+        return bool(cached and time.monotonic() - cached[0] <= self.max_age) or (
+            key in self._inflight and not self._inflight[key].done())
+
     async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
         cached = self._answers.get(key)
         if cached and time.monotonic() - cached[0] <= self.max_age:

@@ -11,11 +11,25 @@ import jinja2
 
 from portal.settings import SlurmSettings
 
-from ..contract import WARNING_SIGNAL_NAME
+from ..contract import SESSION_VAR, WARNING_SIGNAL_NAME
 
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Every variable a session job gets from the hub, by exact name: the sudoers rule
+# (deploy/sudoers.d/dsportal) keeps exactly these, and the spawner passes no other.
+HUB_VARIABLES = (
+    "JUPYTERHUB_ACTIVITY_INTERVAL", "JUPYTERHUB_ACTIVITY_URL", "JUPYTERHUB_ADMIN_ACCESS", "JUPYTERHUB_API_TOKEN",
+    "JUPYTERHUB_API_URL", "JUPYTERHUB_BASE_URL", "JUPYTERHUB_CLIENT_ID", "JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED",
+    "JUPYTERHUB_COOKIE_OPTIONS", "JUPYTERHUB_DEBUG", "JUPYTERHUB_DEFAULT_URL", "JUPYTERHUB_DISABLE_USER_CONFIG",
+    "JUPYTERHUB_HOST", "JUPYTERHUB_OAUTH_ACCESS_SCOPES", "JUPYTERHUB_OAUTH_CALLBACK_URL",
+    "JUPYTERHUB_OAUTH_CLIENT_ALLOWED_SCOPES", "JUPYTERHUB_OAUTH_SCOPES", "JUPYTERHUB_PUBLIC_HUB_URL",
+    "JUPYTERHUB_PUBLIC_URL", "JUPYTERHUB_ROOT_DIR", "JUPYTERHUB_SERVER_NAME", "JUPYTERHUB_SERVICE_PREFIX",
+    "JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_USER", "JPY_API_TOKEN",
+)
+ACCOUNT_VARIABLES = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
+JOB_VARIABLES = (*HUB_VARIABLES, SESSION_VAR, *ACCOUNT_VARIABLES)
 
 _templates = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),

@@ -2,8 +2,8 @@
 
 Replaces batchspawner's `/hub/api/batchspawner` handler, which sets any
 attribute the caller names on the spawner.  This one accepts exactly
-``{"port": <int>}``, only from the token of the session that is starting, and
-only while it starts.  Importing this module also removes batchspawner's
+``{"port": <int>}``, only from the token of the session that is starting,
+only while it starts, and once per start.  Importing this module also removes batchspawner's
 handler from JupyterHub's handler list, so it is never served.
 """
 
@@ -54,6 +54,12 @@ class PortHandler(APIHandler):
         except ValueError as e:  # json.JSONDecodeError is a ValueError too
             self.log.warning("Port callback refused for %s: %s", spawner._log_name, e)
             raise web.HTTPError(400, "Invalid port callback: %s", str(e)) from None
+        if spawner.port:
+            # One report per start: the hub proves and routes the port it was told first.  A second report
+            # (a session switching ports during the readiness check) would route to an unproven listener.
+            self.log.warning("Port callback refused for %s: port %d was already reported (this one: %d)",
+                             spawner._log_name, spawner.port, port)
+            raise web.HTTPError(409, "This session has reported its port already")
         spawner.port = port
         self.log.info("Session of %s reported port %d", spawner._log_name, port)
         self.set_status(201)

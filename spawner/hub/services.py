@@ -8,10 +8,12 @@ every user shares the same cached Slurm answers.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import pwd
 
 from portal.config import config_path, load_config
 from portal.settings import PortalSettings, is_username
+from portal.throttle import LoginThrottle
 
 from .clusterinfo import ClusterInfo, NodeState, SharedAnswers, availability, starts_now, test_only_start
 from .metrics import register_session_collector
@@ -20,6 +22,19 @@ from .options import OptionsError, parse_options
 from .reconciler import Reconciler, hub_owned_jobs
 from .resources import resources_for
 from .slurm import SlurmClient, run
+
+ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
+NEW_ESTIMATES_PER_MINUTE = 10  # per user: questions Slurm really gets (shared, cached answers are free)
+
+
+class TooManyEstimates(Exception):
+    """A user asked for more new estimates than Slurm should run for one person."""
+
+
+def estimate_minutes(minutes: int) -> int:
+    """A session length rounded up to the form's quarter hour: one estimate (and one cache entry) per step,
+    whatever minute a script asks for."""
+    return -(-minutes // ESTIMATE_STEP_MINUTES) * ESTIMATE_STEP_MINUTES
 
 
 class HubServices:
@@ -30,6 +45,7 @@ class HubServices:
         self.client = SlurmClient(slurm)
         self.cluster = ClusterInfo(slurm, slurm.cluster_info_seconds)
         self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
+        self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
         self.reconciler: Reconciler | None = None
         self._reconciling: asyncio.Task | None = None
@@ -75,11 +91,17 @@ class HubServices:
         if home is None:  # e.g. a service's token: estimates are asked as a cluster account
             raise ValueError(f"{username!r} has no cluster account, so Slurm cannot estimate its start.")
         account = Account(name=username, home=home)
-        argv = sbatch_argv(slurm, res, account, []) + ["--test-only"]
+        shape = dataclasses.replace(res, minutes=estimate_minutes(res.minutes))
+        argv = sbatch_argv(slurm, shape, account, []) + ["--test-only"]
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice
-        when = await self.estimates.get((request.partition, request.gpus, res.minutes),
-                                        lambda: test_only_start(argv, script, slurm.command_timeout))
+        key = (request.partition, request.gpus, shape.minutes)
+        if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
+            if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
+                raise TooManyEstimates(f"Too many start estimates asked; try again in a minute "
+                                       f"(at most {NEW_ESTIMATES_PER_MINUTE} new ones a minute).")
+            self.estimate_asks.attempt([username])
+        when = await self.estimates.get(key, lambda: test_only_start(argv, script, slurm.command_timeout))
         if when is None:
             message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."
         else:

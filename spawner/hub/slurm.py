@@ -116,6 +116,19 @@ async def run_both(argv: list[str], *, timeout: float, input: str | None = None,
         SLURM_SECONDS.labels(command).observe(time.monotonic() - started)
 
 
+_COMMAND_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ")
+
+
+def command_environment(environ: dict[str, str]) -> dict[str, str]:
+    """What a command the hub runs inherits from it: the path, the locale and Slurm's own settings.
+
+    Never the rest: the hub's environment holds its secrets (JUPYTERHUB_CRYPT_KEY,
+    the proxy's token), and sudo's targets run as the user, who reads their
+    /proc/PID/environ.  A submission passes its job's variables explicitly.
+    """
+    return {k: v for k, v in environ.items() if k in _COMMAND_VARIABLES or k.startswith("SLURM_")}
+
+
 async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: dict[str, str] | None
                     ) -> tuple[str, str]:
     try:
@@ -124,7 +137,7 @@ async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: 
             stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=env,
+            env=env if env is not None else command_environment(dict(os.environ)),
             start_new_session=True,  # so a hung command is killed with all its children
         )
     except OSError as e:
@@ -164,6 +177,17 @@ def parse_job_id(output: str) -> str:
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
+_SKIPPED: set[str] = set()
+
+
+def _skipped_once(job_id: str, user: str) -> None:
+    """Log a line that is no job of the portal's once, not at every listing."""
+    if job_id not in _SKIPPED and len(_SKIPPED) < 10_000:
+        _SKIPPED.add(job_id)
+        log.info("Skipping %r of %s in Slurm's listing: named like the portal's jobs, but not one of them",
+                 job_id, user)
+
+
 class UnreadableAnswer(ValueError):
     """squeue printed something that is not the asked-for format: nothing is concluded from it."""
 
@@ -171,22 +195,25 @@ class UnreadableAnswer(ValueError):
 def parse_squeue(output: str) -> dict[str, JobInfo]:
     """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%e|%r') -> {job_id: JobInfo}.
 
-    A line that does not read raises UnreadableAnswer: a job missing from the
-    result means "Slurm says it is gone", so nothing may go missing by accident.
-    Job-array elements (123_4) are skipped: the portal never submits arrays.
+    A line of a plain job id that does not read raises UnreadableAnswer: a job
+    missing from the result means "Slurm says it is gone", so none of the
+    portal's jobs may go missing by accident.  No other account can make such
+    a line unreadable (every field before the reason is Slurm's own).  Any
+    other line is skipped and logged once, whoever submitted its job under the
+    portal's name: array elements (123_4), heterogeneous job components (82+1),
+    anything else.
     """
     jobs = {}
     for line in output.splitlines():
         if not line.strip():
             continue
         parts = line.strip().split("|", 6)
-        if len(parts) != 7 or not parts[2]:
+        if not parts[0].isdigit():  # not a job of the portal's (a hetjob, an array, a line of anything else)
+            _skipped_once(parts[0][:40], parts[1][:40] if len(parts) > 1 else "?")
+            continue
+        if len(parts) != 7 or not parts[2]:  # maybe one of the portal's: nothing may be concluded
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
         job_id, user, state, node, start, end, reason = parts
-        if not job_id.isdigit():
-            if re.fullmatch(r"[0-9]+_[0-9\[\]%,-]+", job_id):
-                continue
-            raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
         reason = "" if reason in ("None", "(null)") else reason
         node = "" if node in ("", "(null)", "n/a") else node
         state = state.split()[0]

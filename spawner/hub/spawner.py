@@ -35,7 +35,7 @@ from ..contract import READY_PATH, SESSION_VAR, readiness_proof
 from . import clusterapi, portapi, sessionapi, stopapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
 from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
-from .jobspec import Account, job_script, output_path, sbatch_argv
+from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .resources import Resources, duration_words, resources_for
 from .metrics import CULLED, START_SECONDS
@@ -46,11 +46,10 @@ from .refusal import SessionRefused, quiet_refusals
 from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
-_JOB_ENV_PREFIXES = ("JUPYTERHUB_", "JPY_")
+READY_MAX_BYTES = 4096  # the readiness proof is a short JSON object; a larger answer is no proof
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
 QUEUED_LISTING_AGE = (2.0, 15.0)
-_ACCOUNT_VARS = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 
 class ExtendRefused(Exception):
     """An extension the user cannot have; `status` is the HTTP status, the text what they read."""
@@ -241,7 +240,7 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
-        env = {k: v for k, v in self.get_env().items() if k.startswith(_JOB_ENV_PREFIXES) or k in _ACCOUNT_VARS}
+        env = {k: v for k, v in self.get_env().items() if k in HUB_VARIABLES or k in ACCOUNT_VARIABLES}
         env[SESSION_VAR] = self.session_spec()
         # how often the session tells the hub when it was last used (the idle cullers read it)
         env["JUPYTERHUB_ACTIVITY_INTERVAL"] = str(self.settings.sessions.activity_seconds)
@@ -429,11 +428,12 @@ class SlurmGPUSpawner(SlurmSpawner):
             checks += 1
             if checks % 20 == 0:  # Slurm itself, once a second
                 await self._status_during_start()
-        await self._wait_until_answering()
+        port = await self._wait_until_answering()
         self.start_done = True
         START_SECONDS.labels(self.resources.partition).observe(asyncio.get_running_loop().time() - self._submitted_at)
-        self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, self.port)
-        return self.ip, self.port
+        self.port = port  # the proven one, whatever was reported since
+        self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, port)
+        return self.ip, port
 
     async def _settle_earlier_job(self) -> None:
         """Cancel what is left of an earlier session; refuse the start until Slurm confirms it gone."""
@@ -481,7 +481,7 @@ class SlurmGPUSpawner(SlurmSpawner):
                          job_id, self._log_name, timeout)
         return False
 
-    async def _wait_until_answering(self) -> None:
+    async def _wait_until_answering(self) -> int:
         """Poll the session's server at a steady pace until it answers, and proves it is the session's.
 
         Any HTTP answer is not enough: on a shared node something else could
@@ -492,13 +492,21 @@ class SlurmGPUSpawner(SlurmSpawner):
         """
         base = urlparse(self.server.base_url if self.server else self.user.url).path
         nonce = secrets.token_hex(16)
-        url = f"http://{self.ip}:{self.port}{base.rstrip('/')}/{READY_PATH}?nonce={nonce}"
+        port = self.port  # the port proven is the port routed (returned to start())
+        url = f"http://{self.ip}:{port}{base.rstrip('/')}/{READY_PATH}?nonce={nonce}"
         expected = readiness_proof(self.api_token, nonce)
-        client = AsyncHTTPClient()
+        # its own client, bounded: whatever answers on a shared node's port may send anything, or nothing
+        client = AsyncHTTPClient(force_instance=True, max_body_size=READY_MAX_BYTES)
+        try:
+            return await self._prove(client, url, expected, port)
+        finally:
+            client.close()
+
+    async def _prove(self, client: AsyncHTTPClient, url: str, expected: str, port: int) -> int:
         checks = 0
         while True:
             try:
-                answer = await client.fetch(url, request_timeout=5, follow_redirects=False)
+                answer = await client.fetch(url, request_timeout=5, connect_timeout=5, follow_redirects=False)
                 if hmac.compare_digest(str(json.loads(answer.body).get("proof", "")).encode(), expected.encode()):
                     break
             except HTTPClientError:
@@ -507,12 +515,13 @@ class SlurmGPUSpawner(SlurmSpawner):
                 pass  # an answer that is no proof at all: whatever it is, it is not the session
             if checks == 50:
                 self.log.warning("Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
-                                 self.job_id, self._log_name, self.ip, self.port)
+                                 self.job_id, self._log_name, self.ip, port)
             checks += 1
             if checks % 10 == 0:
                 await self._status_during_start()
             await asyncio.sleep(0.1)
         self.answering = True
+        return port
 
     async def poll(self):
         if not self.job_id:

@@ -50,6 +50,29 @@ async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(ser
     assert mock_slurm.jobs() == {}  # nothing queued
 
 
+async def test_minute_by_minute_lengths_share_the_quarter_hours_estimate_and_a_flood_is_bounded(services, mock_slurm):
+    # the attack: 700 estimates of lengths one minute apart cost 699 sbatch --test-only runs (and Slurm job ids)
+    from spawner.hub.services import NEW_ESTIMATES_PER_MINUTE, TooManyEstimates
+
+    mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
+    for minute in range(61, 76):  # 1 h 01 min .. 1 h 15 min: one quarter hour, one question
+        await services.estimate("carol", {"partition": "sxm2", "gpus": "1", "hours": f"{minute / 60:.4f}"})
+    [call] = mock_slurm.calls("sbatch")
+    assert "--time=01:15:00" in call["argv"]
+    refused = 0
+    for minute in range(76, 76 + 15 * (NEW_ESTIMATES_PER_MINUTE + 5), 15):  # a new quarter hour each time
+        try:
+            await services.estimate("carol", {"partition": "sxm2", "gpus": "1", "hours": f"{minute / 60:.4f}"})
+        except TooManyEstimates as e:
+            assert "try again in a minute" in str(e)
+            refused += 1
+    assert len(mock_slurm.calls("sbatch")) == NEW_ESTIMATES_PER_MINUTE and refused == 6
+    # other users are not held back by carol's flood, and cached shapes cost nobody anything
+    await services.estimate("alice", {"partition": "sxm2", "gpus": "1", "hours": f"{76 / 60:.4f}"})
+    await services.estimate("alice", {"partition": "sxm2", "gpus": "2", "hours": "8"})
+    assert len(mock_slurm.calls("sbatch")) == NEW_ESTIMATES_PER_MINUTE + 1
+
+
 async def test_refused_shapes_and_a_silent_slurm_are_clear(services, mock_slurm):
     with pytest.raises(ValueError, match="gpus: 9 is out of range; choose a whole number from 0 to 4"):
         await services.estimate("alice", {"partition": "sxm2", "gpus": "9"})

@@ -73,6 +73,9 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
     assert callback([port]) == 400
     # bob's token sets bob's port, never alice's
     assert callback({"port": port}, token=bob) == 201
+    # one report per start: a session that switches ports during the readiness check is refused
+    assert callback({"port": port + 1}, token=bob) == 409
+    assert callback({"port": port}, token=bob) == 409
 
     mock_slurm.set_job(jobs["alice"], state="RUNNING", node="127.0.0.1")
     # the hub has seen the job run (it asked squeue since) and still waits for the port

@@ -56,6 +56,16 @@ async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spa
     assert "exec /opt/dsportal/venv/bin/dsportal-singleuser" in sbatch["script"]
 
 
+def test_every_variable_jupyterhub_gives_a_job_is_one_sudo_keeps(a_spawner):
+    # a JupyterHub upgrade that adds a variable the server needs must not lose it silently between hub and job
+    from spawner.hub.jobspec import JOB_VARIABLES
+
+    a_spawner.apply_session_options({"gpus": 1})
+    given = {k for k in a_spawner.get_env() if k.startswith(("JUPYTERHUB_", "JPY_"))}
+    assert given - set(JOB_VARIABLES) == set()
+    assert set(a_spawner.job_environment()) <= set(JOB_VARIABLES)
+
+
 async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server):
     a_spawner.apply_session_options({"gpus": 1})
     assert a_spawner.progress_message() == "Submitting your session to Slurm..."

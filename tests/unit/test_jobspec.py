@@ -101,12 +101,22 @@ def test_parse_squeue():
     assert parse_squeue("") == {}
 
 
-@pytest.mark.parametrize("garbage", ["noise\n", "12|alice|RUNNING\n", "12|alice||node|N/A|N/A|None\n",
-                                     "x1|a|RUNNING|n|N/A|N/A|r\n", "12|alice|RUNNING|node|N/A|None\n"])
+@pytest.mark.parametrize("garbage", ["12|alice|RUNNING\n", "12|alice||node|N/A|N/A|None\n",
+                                     "12|alice|RUNNING|node|N/A|None\n"])
 def test_an_unreadable_squeue_line_is_an_error_not_a_missing_job(garbage):
     # a job missing from a listing means "gone": a line that does not read must not make one go missing
     with pytest.raises(UnreadableAnswer):
         parse_squeue("13|bob|RUNNING|node001|N/A|N/A|None\n" + garbage)
+
+
+@pytest.mark.parametrize("foreign", ["82+0|bob|PENDING|(null)|N/A|N/A|JobHeldUser\n82+1|bob|PENDING||N/A|N/A|None\n",
+                                     "90_[1-3]|bob|PENDING||N/A|N/A|None\n", "noise\n", "x1|a|RUNNING|n|N/A|N/A|r\n"])
+def test_a_line_of_no_portal_job_costs_that_line_only(foreign):
+    # any account may submit a job of the portal's name, of any shape: a held hetjob must not blind the hub
+    listing = parse_squeue("13|bob|RUNNING|node001|N/A|2026-01-01T10:00:00|None\n" + foreign +
+                           "14|alice|PENDING|(null)|N/A|N/A|Resources\n")
+    assert listing == {"13": JobInfo("13", "RUNNING", "", "node001", "bob", "", "2026-01-01T10:00:00"),
+                       "14": JobInfo("14", "PENDING", "Resources", "", "alice", "", "")}
 
 
 def test_query_and_cancel_arguments(slurm):

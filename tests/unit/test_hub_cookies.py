@@ -1,0 +1,28 @@
+"""Per-user origins bring __Host- cookies (portal/hubconfig.py)."""
+
+from __future__ import annotations
+
+import yaml
+from traitlets.config import Config
+
+from portal.hubconfig import apply_portal_config
+
+LDAP = {"bind_dn_template": "uid={username},dc=x"}
+
+
+def hub_config(tmp_path, hub: dict) -> Config:
+    path = tmp_path / "portal.yaml"
+    path.write_text(yaml.safe_dump({"ldap": LDAP, "hub": {"data_dir": str(tmp_path / "state"), **hub}}))
+    c = Config()
+    apply_portal_config(c, path)
+    return c
+
+
+def test_per_user_origins_use_host_prefixed_cookies(tmp_path):
+    c = hub_config(tmp_path, {"subdomain_host": "https://portal.example.org:8000"})
+    assert (c.JupyterHub.subdomain_host, c.JupyterHub.cookie_host_prefix_enabled) == (
+        "https://portal.example.org:8000", True)
+
+
+def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):
+    assert "cookie_host_prefix_enabled" not in hub_config(tmp_path, {}).JupyterHub
