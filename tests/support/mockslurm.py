@@ -12,7 +12,7 @@ Failures are set per command with `MockSlurm.fail(cmd, mode)`:
   hang         never answers (sleeps)
   error        the given stderr, exit 1
   late         (sbatch) the job is queued, but the command hangs: an sbatch that timed out yet ran
-  garbage      (squeue) the listing, then a line that is not the asked-for format
+  garbage      (squeue) the listing with every line cut short (a portal job's id, then half a line)
 """
 
 from __future__ import annotations
@@ -130,13 +130,13 @@ def squeue(state: Path, argv: list[str]) -> int:
             if job["state"] == "PENDING" and job["options"].get("partition") == opts.get("partition"):
                 print(job_id)
         return 0
+    garbage = _mode(state, "squeue") == "garbage"
     for job_id in sorted(jobs, key=int):
         job = jobs[job_id]
         if not names or job["name"] in names:
-            print(f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
-                  f"{job.get('end', 'N/A')}|{job['reason']}")
-    if _mode(state, "squeue") == "garbage":
-        print("slurm_load_jobs: half a line|")
+            line = (f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
+                    f"{job.get('end', 'N/A')}|{job['reason']}")
+            print(line[:len(job_id) + 1 + len(line[len(job_id) + 1:]) // 2] if garbage else line)
     return 0
 
 
