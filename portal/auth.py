@@ -30,6 +30,7 @@ MAX_INPUT = 1024  # longer usernames or passwords are refused unread
 DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
 DIRECTORY_REFUSED = "The login could not be checked: the directory refused the portal's request. Tell the cluster admins."
 TOO_MANY = "Too many logins right now; try again in a minute."
+TOO_MANY_HERE = "Too many failed logins from your network right now; try again in a minute."
 
 
 def login_error(status: int, message: str) -> web.HTTPError:
@@ -80,6 +81,7 @@ class PortalLDAPAuthenticator(Authenticator):
         self.address_successes = LoginThrottle(2**62, ldap.failure_window, 0)  # counts only
         self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
         self._waiting = 0  # logins waiting for (or in) the directory
+        self._slowed: dict[str, int] = {}  # slowed logins waiting out their delay, per client address
 
     def get_handlers(self, app):
         return [("/login", SmallLoginHandler)]
@@ -111,17 +113,21 @@ class PortalLDAPAuthenticator(Authenticator):
         if wait > 0:
             self.log.warning("Login of %s from %s refused: throttled for %.0f s more", username, client, wait)
             raise login_error(429, f"Too many failed logins; try again in {int(wait) + 1} seconds.")
-        ldap = self.settings.ldap
-        if self._waiting >= ldap.max_waiting:
+        delay = self.slowdown(username, client)
+        if delay > 0 and self._slowed.get(client, 0) >= self.settings.ldap.max_waiting:
+            self.log.warning("Login of %s from %s refused: %d slowed logins of this address already wait",
+                             username, client, self._slowed[client])
+            raise login_error(429, TOO_MANY_HERE)
+        # counted before the directory is asked: a burst of guesses cannot outrun the throttle
+        self._count_attempt(username, client, pair)
+        if delay > 0:
+            await self._slowed_wait(client, delay)
+        if self._waiting >= self.directory_slots(slowed=delay > 0):
+            self._take_back_attempt(username, client, pair)  # the directory was not asked
             self.log.warning("Login of %s refused: %d logins already wait for the directory", username, self._waiting)
             raise login_error(503, TOO_MANY)
-        # counted before the directory is asked: a burst of guesses cannot outrun the throttle
-        self.pair_throttle.attempt([pair])
-        self.address_throttle.attempt([client])
-        self.user_counter.attempt([username])
         self._waiting += 1
         try:
-            await asyncio.sleep(self.slowdown(username, client))
             loop = asyncio.get_running_loop()
             user = await loop.run_in_executor(self._pool, self.directory.authenticate, username, password)
         except DirectoryUnavailable as e:
@@ -145,6 +151,39 @@ class PortalLDAPAuthenticator(Authenticator):
             self.log.warning("Login of %s refused: %s", username, why)
             raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
         return self.auth_model(user)
+
+    def directory_slots(self, slowed: bool) -> int:
+        """Logins that may wait for the directory at once: max_waiting, half of it for slowed ones (those of
+        a failing username or address), so a flood of bad logins always leaves room for good ones."""
+        most = self.settings.ldap.max_waiting
+        return max(1, most // 2) if slowed else most
+
+    def _count_attempt(self, username: str, client: str, pair: str) -> None:
+        self.pair_throttle.attempt([pair])
+        self.address_throttle.attempt([client])
+        self.user_counter.attempt([username])
+
+    def _take_back_attempt(self, username: str, client: str, pair: str) -> None:
+        self.pair_throttle.forgive([pair])
+        self.address_throttle.forgive([client])
+        self.user_counter.forgive([username])
+
+    async def _slowed_wait(self, client: str, delay: float) -> None:
+        """Wait out a slowdown without holding one of the directory's max_waiting slots.
+
+        A slowed login is one whose username or address has been failing;
+        had it held a slot while it waits, a flood of bad logins would hold
+        them all and turn away everyone's correct password.  At most
+        max_waiting slowed logins of one address wait at once (the rest of
+        that address gets 429 at once), so a flood costs its own address only.
+        """
+        self._slowed[client] = self._slowed.get(client, 0) + 1
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self._slowed[client] -= 1
+            if not self._slowed[client]:
+                del self._slowed[client]
 
     def slowdown(self, username: str, client: str = "") -> float:
         """Seconds this login waits before the directory is asked: 0 until the username failed max_failures
@@ -233,3 +272,4 @@ class PortalLDAPAuthenticator(Authenticator):
         if authentication is not None:
             return True
         return await super().check_allowed(username, authentication)
+

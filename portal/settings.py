@@ -213,7 +213,9 @@ class LdapSettings(Section):
         5, "Most seconds a login of a username that failed max_failures times (from any address) waits "
         "before the directory is asked: slows guessing without locking the user out.")
     max_waiting: integer(1, 10000) = key(
-        64, "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503).")
+        64, "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503). "
+        "Slowed logins use at most half of them, and wait out their delay without holding one; at most this "
+        "many slowed logins of one address wait at once (more get HTTP 429).")
     max_address_failures: integer(1, 10000) = key(
         30, "Failed logins from one client address (any username) before its logins are slowed (half a "
         "second, doubling, at most `slowdown` seconds) while its failures outnumber its good logins; never "

@@ -19,6 +19,10 @@ SESSION_VAR = "DSPORTAL_SESSION"
 # the job POSTs {"port": N} there with the session's own token.
 PORT_CALLBACK = "/dsportal/port"
 
+# The session's server has exited: its port keeper (spawner/jupyter/keeper.py) POSTs here with the
+# session's token; the hub removes the route before it answers, and only then is the port released.
+ENDED_CALLBACK = "/dsportal/ended"
+
 # An extension of the session's time, asked by the session's server with its own
 # token: POST {JUPYTERHUB_API_URL}EXTEND_PATH (the hub decides and runs Slurm).
 EXTEND_PATH = "/dsportal/session/extend"

@@ -1,26 +1,36 @@
-"""The port callback: a starting session tells the hub which port JupyterLab took.
+"""The session's two calls to the hub about its port: which one it took, and that its server has exited.
 
-Replaces batchspawner's `/hub/api/batchspawner` handler, which sets any
-attribute the caller names on the spawner.  This one accepts exactly
-``{"port": <int>}``, only from the token of the session that is starting,
-only while it starts, and once per start.  Importing this module also removes batchspawner's
-handler from JupyterHub's handler list, so it is never served.
+The port callback replaces batchspawner's `/hub/api/batchspawner` handler,
+which sets any attribute the caller names on the spawner.  This one accepts
+exactly ``{"port": <int>}``, only from the token of the session that is
+starting, only while it starts, and once per start.  Importing this module
+also removes batchspawner's handler from JupyterHub's handler list, so it
+is never served.
+
+The ended report comes from the session's port keeper
+(spawner/jupyter/keeper.py) once the server has exited: the hub stops the
+session (the route first) before it answers, so the port is released only
+when no traffic is routed to it any more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
+import time
 
 import batchspawner.api  # noqa: F401  (imported first so its handler can be removed below)
 from jupyterhub.apihandlers import APIHandler, default_handlers
 from jupyterhub.utils import safe_log
 from tornado import web
 
-from ..contract import PORT_CALLBACK
+from ..contract import ENDED_CALLBACK, PORT_CALLBACK
 
 PORT_URL = "/api" + PORT_CALLBACK  # under the hub's /hub prefix
+ENDED_URL = "/api" + ENDED_CALLBACK
 PORT_RANGE = (1024, 65535)
+ROUTE_WAIT = 15  # seconds an ended report waits for the session's route to be removed
 
 
 def parse_port_body(body: object) -> int:
@@ -35,16 +45,19 @@ def parse_port_body(body: object) -> int:
     return port
 
 
-class PortHandler(APIHandler):
+class SessionTokenHandler(APIHandler):
+    def session_spawner(self):
+        """The spawner whose session's own token made this request (None: any other token)."""
+        token = self.get_auth_token() or ""
+        return next((s for s in getattr(self.current_user, "spawners", {}).values()
+                     if s.api_token and hmac.compare_digest(s.api_token, token)), None)
+
+
+class PortHandler(SessionTokenHandler):
     @web.authenticated
     def post(self):
         user = self.current_user
-        token = self.get_auth_token() or ""
-        spawner = next(
-            (s for s in getattr(user, "spawners", {}).values()
-             if s.api_token and hmac.compare_digest(s.api_token, token)),
-            None,
-        )
+        spawner = self.session_spawner()
         if spawner is None or spawner.pending != "spawn":
             self.log.warning("Port callback refused for %s: not the token of a starting session", user.name)
             raise web.HTTPError(400, "This token does not belong to a session that is starting")
@@ -66,7 +79,29 @@ class PortHandler(APIHandler):
         self.finish(json.dumps({"port": port}))
 
 
+class EndedHandler(SessionTokenHandler):
+    @web.authenticated
+    async def post(self):
+        spawner = self.session_spawner()
+        if spawner is None:
+            raise web.HTTPError(400, "This token does not belong to a session")
+        if spawner.ready and not spawner.pending:
+            # The session ended outside the portal (shut down, time limit, scancel): stop it here.  JupyterHub's
+            # stop removes the route first, then waits for the job, which ends once the keeper has this answer;
+            # so the answer waits for the route only.
+            self.log.info("Session of %s: its server has exited; stopping it", spawner._log_name)
+            spawner.stop_cause = "ended"
+            stopping = asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
+            deadline = time.monotonic() + ROUTE_WAIT
+            while (not stopping.done() and time.monotonic() < deadline
+                   and await self.proxy.get_route(spawner.proxy_spec) is not None):
+                await asyncio.sleep(0.05)
+        self.set_status(200)
+        self.finish(json.dumps({"routed": False}))
+
+
 # Never serve batchspawner's handler; serve ours.
 default_handlers[:] = [h for h in default_handlers if h[0] != r"/api/batchspawner"]
-if (PORT_URL, PortHandler) not in default_handlers:
-    default_handlers.append((PORT_URL, PortHandler))
+for _url, _handler in ((PORT_URL, PortHandler), (ENDED_URL, EndedHandler)):
+    if (_url, _handler) not in default_handlers:
+        default_handlers.append((_url, _handler))

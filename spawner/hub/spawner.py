@@ -131,7 +131,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     submitted = ""  # when the job was submitted (ISO, the hub's local time)
     history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
     idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
-    stop_cause = ""  # "idle" when an idle culler asked for the stop (spawner/hub/stopapi.py)
+    stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited (portapi.py)
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -567,6 +567,9 @@ class SlurmGPUSpawner(SlurmSpawner):
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             self.remember_session(self.last_end, now)
+        elif self.stop_cause == "ended":
+            self.remember_session(f"Its server ended {clock(now, now)} outside the portal (File > Shut Down, the "
+                                  "time limit, or the job cancelled).", now)
         else:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
         self.stop_cause = ""

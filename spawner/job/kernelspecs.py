@@ -72,12 +72,14 @@ def charliecloud_argv(ch_run: str, image: str, binds: list[str], home: str, pyth
     Unprivileged (user namespaces), read-only image; the home at its own path
     (--home), a private /tmp (nothing of it is shared with other sessions on
     the node), each storage mount where the image has its mount point, the
-    job's variables (CUDA_VISIBLE_DEVICES included) passed through.
+    job's variables (CUDA_VISIBLE_DEVICES included) passed through.  A bind
+    under /tmp needs no mount point: ch-run makes it in the private /tmp.
     """
     argv = [ch_run, "--home", "--private-tmp", f"--cd={home}"]
     missing = []
     for path in binds:
-        if os.path.isdir(image) and not probe.exists(os.path.join(image, path.lstrip("/"))):
+        if (os.path.isdir(image) and not path.startswith("/tmp/")
+                and not probe.exists(os.path.join(image, path.lstrip("/")))):
             missing.append(path)  # ch-run cannot create a mount point in a read-only image
             continue
         argv.append(f"--bind={path}")
@@ -85,10 +87,15 @@ def charliecloud_argv(ch_run: str, image: str, binds: list[str], home: str, pyth
 
 
 def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python: str,
-                      bin_dir: str, probe: NodeProbe) -> tuple[dict[str, dict], list[str]]:
-    """-> ({kernel name: kernel.json content}, [why a kernel was left out])."""
+                      bin_dir: str, probe: NodeProbe, sockets: str) -> tuple[dict[str, dict], list[str]]:
+    """-> ({kernel name: kernel.json content}, [why a kernel was left out]).
+
+    `sockets` is the session's private folder of connection files and kernel
+    sockets (spawner/job/isolation.py); a container kernel gets it bound.
+    No kernel offers the debugger (the same module says why).
+    """
     specs = {"python3": _spec([python, *PYTHON_KERNEL_ARGS], kernels["python_display_name"], "python",
-                              metadata={"debugger": True})}
+                              metadata={"debugger": False})}
     notes: list[str] = []
 
     if kernels["r"]:
@@ -119,23 +126,27 @@ def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python:
 
     for kernel in kernels["containers"]:
         runtime_name = kernel.get("runtime") or kernels.get("container_runtime", "apptainer")
-        runtime = probe.which(RUNTIME_COMMANDS[runtime_name])
-        if runtime is None:
+        runtime_command = probe.which(RUNTIME_COMMANDS[runtime_name])
+        if runtime_command is None:
             notes.append(f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
                          "is not installed on this node")
             continue
         if not probe.exists(kernel["image"]):
             notes.append(f"kernel {kernel['name']} left out: image {kernel['image']} not found")
             continue
-        binds = list(dict.fromkeys([*storage.values(), *kernel["binds"]]))
+        binds = list(dict.fromkeys([*storage.values(), sockets, *kernel["binds"]]))
         python = [kernel.get("python", "python3"), *PYTHON_KERNEL_ARGS]
         if runtime_name == "charliecloud":
-            argv, missing = charliecloud_argv(runtime, kernel["image"], binds, home, python, probe)
+            argv, missing = charliecloud_argv(runtime_command, kernel["image"], binds, home, python, probe)
+            if sockets in missing:
+                notes.append(f"kernel {kernel['name']} left out: the image has no {sockets} to mount the "
+                             "session's kernel sockets on (set TMPDIR under /tmp for the session)")
+                continue
             notes += [f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)"
                       for path in missing]
         else:
-            everything = dict.fromkeys([*storage.values(), home, *kernel["binds"]])
-            argv = [runtime, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python]
+            everything = dict.fromkeys([*storage.values(), home, sockets, *kernel["binds"]])
+            argv = [runtime_command, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python]
         specs[kernel["name"]] = _spec(argv, kernel["display_name"], "python")
     return specs, notes
 

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ..contract import SESSION_VAR, data_dir
+from .isolation import page_config, socket_path_fits
 
 from .homefolder import link_storage, sync_templates
 from .kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
@@ -26,7 +27,7 @@ def say(message: str) -> None:
 
 
 def session_dir(base: Path, user: str, job_id: str) -> Path:
-    """A fresh private folder (mode 0700, unpredictable name) for this session's kernelspecs.
+    """A fresh private folder (mode 0700, unpredictable name) for this session's kernelspecs and kernel sockets.
 
     mkdtemp, not a fixed name: on a shared node another account could create
     a fixed-name folder first and plant kernelspecs in it.  This user's
@@ -79,16 +80,20 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     except OSError as e:
         say(f"kernels: no private session folder ({e}); only the default Python 3 kernel is offered")
         return updates
-    if not session.get("jupyterlab_news", False):
-        updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
-            filter(None, [str(quiet_news(folder)), environ.get("JUPYTER_CONFIG_PATH", "")]))
+    runtime = folder / "runtime"
+    runtime.mkdir(mode=0o700)
+    if not socket_path_fits(str(runtime)):
+        say(f"kernel sockets: {runtime} is too long a path for them (kernels will not start); set a shorter TMPDIR")
+    updates["JUPYTER_RUNTIME_DIR"] = str(runtime)  # the kernels' sockets: spawner/job/isolation.py
+    config = lab_config(folder, news=session.get("jupyterlab_news", False))
+    updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(config), environ.get("JUPYTER_CONFIG_PATH", "")]))
     kernels = session.get("kernels")
     if kernels:
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         # Probing the node (R, modules, images) takes most of a second; JupyterLab
         # takes seconds to load and asks for kernelspecs only when a page does.
         in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
-                                                    probe or NodeProbe()))
+                                                    probe or NodeProbe(), str(runtime)))
     return updates
 
 
@@ -107,23 +112,26 @@ def usage_limits(environ) -> dict[str, str]:
 NEWS_PLUGIN = "@jupyterlab/apputils-extension:notification"
 
 
-def quiet_news(folder: Path) -> Path:
-    """A Jupyter config folder whose JupyterLab default is "never fetch Jupyter's news" (no prompt).
+def lab_config(folder: Path, news: bool) -> Path:
+    """A Jupyter config folder of the session: JupyterLab without its debugger (page_config.json), and,
+    unless the admin allows Jupyter's news, whose default is "never fetch it" (no prompt).
 
-    jupyterlab_server layers labconfig/default_setting_overrides.json of every
-    folder on JUPYTER_CONFIG_PATH over the settings' defaults; a user's own
-    choice in the settings still wins.
+    jupyterlab_server layers labconfig/*.json of every folder on
+    JUPYTER_CONFIG_PATH; a user's own choice in the settings still wins.
     """
     config = folder / "config"
     (config / "labconfig").mkdir(parents=True, exist_ok=True)
-    (config / "labconfig" / "default_setting_overrides.json").write_text(
-        json.dumps({NEWS_PLUGIN: {"fetchNews": "false", "checkForUpdates": False}}))
+    (config / "labconfig" / "page_config.json").write_text(json.dumps(page_config()))
+    if not news:
+        (config / "labconfig" / "default_setting_overrides.json").write_text(
+            json.dumps({NEWS_PLUGIN: {"fetchNews": "false", "checkForUpdates": False}}))
     return config
 
 
-def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe) -> None:
+def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe,
+                          sockets: str) -> None:
     specs, notes = build_kernelspecs(kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent),
-                                     probe)
+                                     probe, sockets)
     write_kernelspecs(folder / "kernels", specs)
     for note in notes:
         say(note)

@@ -1,28 +1,37 @@
 """`dsportal-singleuser`: the session's Jupyter server, in the Slurm job, on the compute node, as the user.
 
-Prepares the session (spawner/job/session.py), then runs JupyterHub's
-single-user server in this same process (one interpreter start, not two),
-holding its port from the moment it is chosen:
+Prepares the session (spawner/job/session.py), binds the session's port, then
+forks: the child runs JupyterHub's single-user server (one interpreter start,
+not two) with kernels no other account can reach (spawner/job/isolation.py);
+the parent keeps the port until the hub has stopped routing to it
+(spawner/jupyter/keeper.py).
 
-Jupyter Server picks a port by binding a socket, closing it and binding
-again later; between the two, another account on a shared node could take
-the port and receive the traffic the hub routes there.  Here the socket
-bound first is the one that serves (`_find_http_port` and
-`_bind_http_server_tcp` are replaced on this one server), and the port goes
-to the hub's callback only once the server listens on it.
+The port is held from the moment it is chosen.  Jupyter Server picks a port
+by binding a socket, closing it and binding again later; between the two,
+another account on a shared node could take the port and receive the
+traffic the hub routes there.  Here the socket bound first is the one that
+serves (`_find_http_port` and `_bind_http_server_tcp` are replaced on this
+one server), on IPv4 and IPv6 alike (the proxy reaches the node by name,
+which may resolve to either), and the port goes to the hub's callback only
+once the server listens on it.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 import sys
+from urllib.parse import urlparse
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.netutil import bind_sockets
 
 from ..contract import PORT_CALLBACK
 from ..job.session import prepare
+from ..job.isolation import server_args
+from .keeper import keep
 
 CALLBACK_TIMEOUT = 30
 
@@ -33,15 +42,27 @@ def callback_request(api_url: str, token: str, port: int) -> HTTPRequest:
                        request_timeout=CALLBACK_TIMEOUT)
 
 
-def hold_port(serverapp) -> None:
-    """Make `serverapp` serve on the very socket it picks, and report the port once it listens."""
+def session_sockets(ip: str) -> list[socket.socket]:
+    """The session's listening sockets: one port, on every address family the node has unless `ip` names one
+    address (a wildcard IPv4 bind alone would leave the same port free on IPv6 for anyone)."""
+    address = None if ip in ("", "0.0.0.0", "::", "*") else ip
+    for _ in range(20):  # the port the OS gave for IPv4 may be taken on IPv6: take another one
+        try:
+            return bind_sockets(0, address)
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE:
+                raise
+    return bind_sockets(0, address)
+
+
+def hold_port(serverapp, sockets: list[socket.socket]) -> None:
+    """Make `serverapp` serve on `sockets`, bound before it started, and report the port once it listens."""
 
     def find_http_port() -> None:
-        serverapp._dsportal_sockets = bind_sockets(0, serverapp.ip or None)
-        serverapp.port = serverapp._dsportal_sockets[0].getsockname()[1]
+        serverapp.port = sockets[0].getsockname()[1]
 
     def bind_http_server_tcp() -> bool:
-        serverapp.http_server.add_sockets(serverapp._dsportal_sockets)
+        serverapp.http_server.add_sockets(sockets)
         serverapp.io_loop.add_callback(report_port, serverapp)
         return True
 
@@ -60,19 +81,27 @@ async def report_port(serverapp) -> None:
     serverapp.log.info("dsportal: listening on port %s, reported to the hub", serverapp.port)
 
 
-def main(argv: list[str] | None = None) -> None:
-    os.environ.update(prepare())
+def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     from jupyterhub.singleuser.extension import JupyterHubSingleUser
 
     make_serverapp = JupyterHubSingleUser.make_serverapp.__func__
 
     def make_held_serverapp(cls, **kwargs):
         serverapp = make_serverapp(cls, **kwargs)
-        hold_port(serverapp)
+        hold_port(serverapp, sockets)
         return serverapp
 
     JupyterHubSingleUser.make_serverapp = classmethod(make_held_serverapp)
-    JupyterHubSingleUser.launch_instance(sys.argv[1:] if argv is None else argv)
+    JupyterHubSingleUser.launch_instance([*server_args(), *argv])
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.update(prepare())
+    sockets = session_sockets(urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "")).hostname or "")
+    child = os.fork()
+    if child:
+        sys.exit(keep(sockets, child))
+    serve(sockets, sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

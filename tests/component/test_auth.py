@@ -11,7 +11,7 @@ import pytest
 import yaml
 from tornado import web
 
-from portal.auth import DIRECTORY_DOWN, DIRECTORY_REFUSED, TOO_MANY, PortalLDAPAuthenticator
+from portal.auth import DIRECTORY_DOWN, DIRECTORY_REFUSED, TOO_MANY, TOO_MANY_HERE, PortalLDAPAuthenticator
 from portal.throttle import LoginThrottle
 
 from tests.support.http import wait_until
@@ -271,6 +271,27 @@ async def test_when_too_many_logins_wait_for_the_directory_more_are_told_so(tmp_
     messages = sorted(r.jupyterhub_message for r in results)
     assert messages == sorted([DIRECTORY_DOWN, DIRECTORY_DOWN, TOO_MANY, TOO_MANY])
     assert sorted(r.status_code for r in results) == [503] * 4
+
+
+async def test_a_flood_of_bad_logins_never_turns_away_a_correct_password(tmp_path, a_slapd):
+    """The attack: one address floods bad logins; each is slowed.  Before the fix the slowed logins held every
+    max_waiting slot while they waited, and alice's correct password got 503 for as long as the flood lasted."""
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_waiting=4, max_address_failures=2, slowdown=3))
+    flooder = "198.51.100.66"
+    first = [await login(auth, f"nobody{i}", "wrong", ip=flooder) for i in range(2)]  # from here on: slowed
+    flood = [asyncio.create_task(login(auth, f"nobody{i}", "wrong", ip=flooder)) for i in range(40)]
+    deadline = time.monotonic() + 10
+    while auth._slowed.get(flooder, 0) < 4:  # the flood is waiting out its slowdown
+        assert time.monotonic() < deadline, "the flood never got slowed"
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    assert (await login(auth, "alice", "alice-pw", ip="192.0.2.10"))["name"] == "alice"
+    assert time.monotonic() - started < 2  # not slowed, not queued behind the flood
+    results = await asyncio.gather(*flood, return_exceptions=True)
+    assert first == [None, None]
+    refused = [r for r in results if isinstance(r, web.HTTPError)]
+    assert {(r.status_code, r.jupyterhub_message) for r in refused} == {(429, TOO_MANY_HERE)}
+    assert len(refused) == 36 and results.count(None) == 4  # 4 waited their turn and failed; the rest at once
 
 
 async def test_a_refusal_is_not_an_outage_and_does_not_fail_over(tmp_path, a_slapd, a_hung_server):

@@ -18,6 +18,7 @@ from spawner.job.session import prepare
 from tests.support.http import wait_until
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
+RUNTIME = "/tmp/dsportal-alice-7-x/runtime"  # the session's private folder of kernel sockets
 EXAMPLE = {
     "ldap": {"bind_dn_template": "uid={username},dc=x"},
     "environment": {"storage": {"isilon": "/mnt/isilon"}},
@@ -44,18 +45,18 @@ def probe(**overrides) -> NodeProbe:
 def test_kernelspecs_for_the_example_config():
     kernels, storage = kernels_of(EXAMPLE)
     specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "/opt/dsportal/venv/bin/python",
-                                     "/opt/dsportal/venv/bin", probe())
+                                     "/opt/dsportal/venv/bin", probe(), RUNTIME)
     assert notes == []
     assert specs == {
         "python3": {"argv": ["/opt/dsportal/venv/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                    "display_name": "Python 3", "language": "python", "metadata": {"debugger": True}},
+                    "display_name": "Python 3", "language": "python", "metadata": {"debugger": False}},
         "ir": {"argv": ["/usr/bin/R", "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"],
                "display_name": "R", "language": "R"},
         "torch-mods": {"argv": ["/opt/dsportal/venv/bin/dsportal-module-kernel", "--module-command", LMOD,
                                 "--modulepath", "/opt/modulefiles", "--load", "cuda/12.1", "--load", "pytorch/2.1", "--",
                                 "python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                        "display_name": "PyTorch (modules)", "language": "python"},
-        "ngc-pytorch": {"argv": ["/usr/bin/apptainer", "exec", "--nv", "--bind", "/mnt/isilon,/home/alice,/scratch",
+        "ngc-pytorch": {"argv": ["/usr/bin/apptainer", "exec", "--nv", "--bind", f"/mnt/isilon,/home/alice,{RUNTIME},/scratch",
                                  "/images/pytorch_24.01-py3.sif", "python3", "-m", "ipykernel_launcher", "-f",
                                  "{connection_file}"],
                         "display_name": "PyTorch 24.01 (NGC)", "language": "python"},
@@ -75,7 +76,7 @@ def test_kernelspecs_for_the_example_config():
 ])
 def test_a_kernel_that_cannot_work_is_left_out_with_a_reason(overrides, left_out, note):
     kernels, storage = kernels_of(EXAMPLE)
-    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin", probe(**overrides))
+    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin", probe(**overrides), RUNTIME)
     assert left_out not in specs and "python3" in specs
     assert notes == [note]
 
@@ -99,15 +100,21 @@ def test_a_charliecloud_kernel_runs_unprivileged_with_the_home_the_storage_and_a
         {"name": "debian-py", "display_name": "Python 3 (container: debian-py)", "image": str(image),
          "binds": ["/scratch"]}]}})
     specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin",
-                                     probe(exists=os.path.exists, which=lambda n: f"/usr/bin/{n}"))
+                                     probe(exists=os.path.exists, which=lambda n: f"/usr/bin/{n}"), RUNTIME)
     assert specs["debian-py"] == {
-        "argv": ["/usr/bin/ch-run", "--home", "--private-tmp", "--cd=/home/alice", "--bind=/mnt/isilon", str(image),
+        "argv": ["/usr/bin/ch-run", "--home", "--private-tmp", "--cd=/home/alice", "--bind=/mnt/isilon", f"--bind={RUNTIME}", str(image),
                  "--", "python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (container: debian-py)", "language": "python"}
     assert notes == ["kernel debian-py: /scratch is not bound (the image has no /scratch to mount it on)"]
-    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin", probe(which=lambda n: None))
+    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin", probe(which=lambda n: None),
+                                     RUNTIME)
     assert "debian-py" not in specs
     assert notes == ["kernel debian-py left out: charliecloud (ch-run) is not installed on this node"]
+    specs, notes = build_kernelspecs(kernels, storage, "/home/alice", "python", "/bin",
+                                     probe(exists=os.path.exists, which=lambda n: f"/usr/bin/{n}"), "/scratch/s/runtime")
+    assert "debian-py" not in specs  # its kernel sockets could not reach it
+    assert notes == ["kernel debian-py left out: the image has no /scratch/s/runtime to mount the session's kernel "
+                     "sockets on (set TMPDIR under /tmp for the session)"]
 
 
 @pytest.mark.parametrize("kernel, words", [
@@ -206,14 +213,22 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
     assert updates["JUPYTER_CONFIG_PATH"] == str(folder / "config")
     assert json.loads((folder / "config" / "labconfig" / "default_setting_overrides.json").read_text()) == {
         "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+    # JupyterLab offers no debugger; the kernels' sockets live in the private folder
+    assert json.loads((folder / "config" / "labconfig" / "page_config.json").read_text()) == {
+        "disabledExtensions": {"@jupyterlab/debugger-extension": True}}
+    assert updates["JUPYTER_RUNTIME_DIR"] == str(folder / "runtime")
+    assert oct((folder / "runtime").stat().st_mode & 0o777) == "0o700"
 
 
 def test_the_news_prompt_stays_when_the_admin_allows_it(tmp_path):
     env = {"HOME": str(tmp_path), "USER": "alice", "SLURM_JOB_ID": "78", "TMPDIR": str(tmp_path),
            "JUPYTER_CONFIG_PATH": "/site", "DSPORTAL_SESSION": json.dumps({"jupyterlab_news": True})}
-    assert "JUPYTER_CONFIG_PATH" not in prepare(env)
+    config = Path(prepare(env)["JUPYTER_CONFIG_PATH"].split(os.pathsep)[0])
+    assert sorted(p.name for p in (config / "labconfig").iterdir()) == ["page_config.json"]
     env["DSPORTAL_SESSION"] = json.dumps({})
-    assert prepare(env)["JUPYTER_CONFIG_PATH"].endswith(os.pathsep + "/site")
+    config_path = prepare(env)["JUPYTER_CONFIG_PATH"]
+    assert config_path.endswith(os.pathsep + "/site")
+    assert (Path(config_path.split(os.pathsep)[0]) / "labconfig" / "default_setting_overrides.json").exists()
 
 
 def test_module_kernel_loads_real_modules_with_lmod(tmp_path):
@@ -241,8 +256,10 @@ def test_container_kernel_runs_through_the_runtime_with_the_exact_arguments(tmp_
         {"name": "ngc", "display_name": "NGC", "image": str(image), "runtime": "apptainer"}]}})
     home = tmp_path / "home"
     home.mkdir()
+    sockets = tmp_path / "sockets"
+    sockets.mkdir(mode=0o700)
     specs, notes = build_kernelspecs(kernels, {"isilon": "/mnt/isilon"}, str(home), sys.executable,
-                                     str(Path(sys.executable).parent), NodeProbe())
+                                     str(Path(sys.executable).parent), NodeProbe(), str(sockets))
     assert notes == [] and specs["ngc"]["argv"][0] == str(a_fake_runtime.path)
     write_kernelspecs(tmp_path / "jp" / "kernels", specs)
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jp"))
@@ -255,7 +272,7 @@ def test_container_kernel_runs_through_the_runtime_with_the_exact_arguments(tmp_
     manager.shutdown_kernel(now=True)
     assert reply["content"]["status"] == "ok" and "42\n" in outputs
     [call] = a_fake_runtime.calls()
-    assert call["argv"][:6] == ["exec", "--nv", "--bind", f"/mnt/isilon,{home}", str(image), "python3"]
+    assert call["argv"][:6] == ["exec", "--nv", "--bind", f"/mnt/isilon,{home},{sockets}", str(image), "python3"]
     assert call["argv"][6:9] == ["-m", "ipykernel_launcher", "-f"]
     assert call["cuda"] == "0,1"  # the job's GPUs reach the container
 

@@ -1,0 +1,92 @@
+"""The session's port keeper: in the Slurm job, on the compute node, as the user.
+
+dsportal-singleuser binds the session's port, then forks: the child is the
+Jupyter server, serving on that socket; this parent keeps the socket open
+until the hub has stopped routing to it.
+
+Why: when a session's server exits on its own (File > Shut Down, a crash, an
+out-of-memory kill, Slurm's time limit, scancel outside the portal), the
+proxy keeps routing the user's origin to node:port until the hub notices.
+Had the port been freed, any account on the node could bind it and receive
+that traffic, the user's tokens with it.  While the keeper holds the socket
+nobody else can bind the port; what arrives waits unanswered in its backlog
+(no process of another user sees it).  Once the server has exited, the
+keeper tells the hub (`ENDED_CALLBACK`, with the session's own token); the
+hub removes the route, and only then is the port released.
+
+Signals Slurm sends to the batch step (TERM at scancel or the time limit,
+USR2 before the time limit) reach the keeper, which passes them on to the
+server.  The keeper itself ignores them: it ends when the server has.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from ..contract import ENDED_CALLBACK
+
+PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+REPORT_TIMEOUT = 20  # one report: the hub removes the route, then answers (its stop may take 10 s more)
+REPORT_DEADLINE = 60  # then the port is released whatever the hub said: the job is ending anyway
+
+
+def say(message: str) -> None:
+    print(f"dsportal: {message}", file=sys.stderr, flush=True)
+
+
+def ended_request(api_url: str, token: str) -> urllib.request.Request:
+    return urllib.request.Request(api_url.rstrip("/") + ENDED_CALLBACK, method="POST", data=b"{}",
+                                  headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+
+
+def report_ended(api_url: str, token: str, deadline: float = REPORT_DEADLINE,
+                 clock=time.monotonic, pause=time.sleep) -> str:
+    """Tell the hub the server has exited; retried while the hub cannot be reached.  -> what happened."""
+    end = clock() + deadline
+    while True:
+        try:
+            with urllib.request.urlopen(ended_request(api_url, token), timeout=REPORT_TIMEOUT) as answer:
+                return f"the hub has stopped routing to this session ({answer.status})"
+        except urllib.error.HTTPError as e:
+            if e.code < 500:
+                return f"the hub refused the report (HTTP {e.code}): the session was no longer its"
+            problem = f"HTTP {e.code}"
+        except (OSError, ValueError) as e:
+            problem = str(e)
+        if clock() >= end:
+            return f"the hub did not take the report ({problem}); releasing the port anyway"
+        pause(1)
+
+
+def exit_code(status: int) -> int:
+    """A waitpid status -> the exit code a shell would give (128 + signal when killed)."""
+    code = os.waitstatus_to_exitcode(status)  # negative: the signal that killed it
+    return code if code >= 0 else 128 - code
+
+
+def keep(sockets: list[socket.socket], child: int, report=None) -> int:
+    """Hold `sockets` while the server (`child`) runs, report its end, then release them.  -> its exit code."""
+
+    def pass_on(signum, frame):
+        try:
+            os.kill(child, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in PASSED_ON:
+        signal.signal(sig, pass_on)
+    _, status = os.waitpid(child, 0)  # retried by Python when a signal interrupts it (PEP 475)
+    code = exit_code(status)
+    say(f"the session's server has exited ({code}); the port stays held until the hub stops routing to it")
+    report = report or (lambda: report_ended(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"]))
+    say(report())
+    for held in sockets:
+        held.close()
+    return code
+

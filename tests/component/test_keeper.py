@@ -1,0 +1,114 @@
+"""The session's port keeper (spawner/jupyter/keeper.py): the port stays taken until the hub stopped routing."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from spawner.contract import ENDED_CALLBACK
+from spawner.jupyter.keeper import exit_code, keep, report_ended
+from spawner.jupyter.singleuser import session_sockets
+
+
+def port_is_free(port: int, family=socket.AF_INET) -> bool:
+    probe = socket.socket(family)
+    try:
+        probe.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
+        return True
+    except OSError as e:
+        assert e.errno == errno.EADDRINUSE
+        return False
+    finally:
+        probe.close()
+
+
+def test_the_session_port_is_taken_on_ipv4_and_ipv6():
+    sockets = session_sockets("0.0.0.0")
+    port = sockets[0].getsockname()[1]
+    try:
+        assert {s.family for s in sockets} == {socket.AF_INET, socket.AF_INET6}
+        assert {s.getsockname()[1] for s in sockets} == {port}
+        assert not port_is_free(port) and not port_is_free(port, socket.AF_INET6)  # before: IPv6 was free
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_the_keeper_holds_the_port_until_the_report_is_answered_and_passes_signals_on():
+    sockets = session_sockets("0.0.0.0")
+    port = sockets[0].getsockname()[1]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the "server": tells it has its handler, then waits for SIGUSR2 and exits 7
+        signal.signal(signal.SIGUSR2, lambda *a: os._exit(7))
+        os.write(write, b"r")
+        signal.pause()
+        os._exit(1)
+    assert os.read(read, 1) == b"r"
+    seen = []
+
+    def report():
+        seen.append(port_is_free(port))  # while the hub is being told, the port is still held
+        return "reported"
+
+    def slurms_warning():  # USR2 before the time limit, sent to the batch step: the keeper, once it listens
+        while signal.getsignal(signal.SIGUSR2) in (signal.SIG_DFL, None):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR2)
+
+    threading.Thread(target=slurms_warning, daemon=True).start()
+    try:
+        assert keep(sockets, child, report) == 7  # the server got the signal and ended with its own code
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+            signal.signal(sig, signal.SIG_DFL)
+    assert seen == [False]
+    assert port_is_free(port) and port_is_free(port, socket.AF_INET6)  # released once the hub answered
+
+
+def test_exit_codes_read_like_a_shells():
+    assert exit_code(0) == 0 and exit_code(3 << 8) == 3
+    assert exit_code(signal.SIGKILL) == 128 + signal.SIGKILL
+
+
+class Hub(BaseHTTPRequestHandler):
+    answers: list[int] = []
+    seen: list[tuple[str, str]] = []
+
+    def do_POST(self):
+        Hub.seen.append((self.path, self.headers.get("Authorization", "")))
+        self.send_response(Hub.answers.pop(0))
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def a_hub():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Hub.seen.clear()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hub/api"
+    server.shutdown()
+
+
+def test_the_report_is_retried_while_the_hub_fails_and_stops_at_an_answer(a_hub):
+    Hub.answers[:] = [503, 502, 200]
+    assert report_ended(a_hub, "tok", pause=lambda s: None) == "the hub has stopped routing to this session (200)"
+    assert Hub.seen == [(f"/hub/api{ENDED_CALLBACK}", "token tok")] * 3
+    Hub.answers[:] = [403]
+    assert "refused the report (HTTP 403)" in report_ended(a_hub, "tok", pause=lambda s: None)
+
+
+def test_an_unreachable_hub_is_given_up_at_the_deadline():
+    clock = iter(range(100)).__next__
+    said = report_ended("http://127.0.0.1:1/hub/api", "tok", deadline=3, clock=clock, pause=lambda s: None)
+    assert said.startswith("the hub did not take the report (") and said.endswith("releasing the port anyway")

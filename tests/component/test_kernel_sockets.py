@@ -1,0 +1,86 @@
+"""Kernels over private Unix sockets: every kernel kind the portal offers speaks them, and the server passes
+no debugger request (spawner/job/isolation.py)."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+from traitlets.config import Config
+from traitlets.config.loader import KVArgParseConfigLoader
+
+from spawner.job.isolation import ALLOWED_MESSAGES, server_args, socket_path_fits
+from spawner.job.kernelspecs import write_kernelspecs
+
+KERNELS = {
+    "python": ([sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"], "print(6 * 7)"),
+    "R": (["R", "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"], "cat(6 * 7, '\\n')"),
+}
+
+
+@pytest.fixture
+def runtime():
+    folder = Path(tempfile.mkdtemp(prefix="dsp-", dir="/tmp"))  # short, as a session's is: sun_path is 108 bytes
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("language", sorted(KERNELS))
+def test_each_kernel_kind_runs_over_unix_sockets_in_the_private_folder(runtime, language):
+    argv, code = KERNELS[language]
+    specs = runtime / "kernels"
+    write_kernelspecs(specs, {language.lower(): {"argv": argv, "display_name": language, "language": language}})
+    manager = KernelManager(transport="ipc", connection_file=str(runtime / "kernel-1.json"),
+                            kernel_name=language.lower(), kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+    manager.start_kernel()
+    try:
+        client = manager.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        outputs: list[str] = []
+        reply = client.execute_interactive(code, timeout=60,
+                                           output_hook=lambda msg: outputs.append(msg["content"].get("text", "")))
+        client.stop_channels()
+    finally:
+        manager.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok" and "42" in "".join(outputs)
+    info = manager.get_connection_info()
+    assert info["transport"] == "ipc" and info["ip"].startswith(str(runtime))
+
+
+def test_the_sockets_live_only_in_a_folder_of_the_user():
+    folder = Path(tempfile.mkdtemp(prefix="dsp-", dir="/tmp"))
+    try:
+        manager = KernelManager(transport="ipc", connection_file=str(folder / "kernel-2.json"), kernel_name="python3")
+        manager.start_kernel()
+        try:
+            client = manager.client()
+            client.start_channels()
+            client.wait_for_ready(timeout=60)
+            client.stop_channels()
+            sockets = [p for p in folder.iterdir() if stat.S_ISSOCK(p.stat().st_mode)]
+            assert len(sockets) == 5  # shell, iopub, stdin, control, heartbeat
+        finally:
+            manager.shutdown_kernel(now=True)
+        assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0  # no other account reaches them
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_server_is_told_ipc_and_every_client_message_but_the_debuggers():
+    config: Config = KVArgParseConfigLoader(server_args()).load_config()
+    assert config.KernelManager.transport == "ipc"
+    allowed = config.MappingKernelManager.allowed_message_types
+    assert list(allowed) == list(ALLOWED_MESSAGES) and "debug_request" not in allowed
+    assert {"execute_request", "input_reply", "interrupt_request", "comm_msg"} <= set(allowed)
+
+
+def test_a_socket_path_must_fit_in_sun_path():
+    assert socket_path_fits("/tmp/dsportal-alice-123456-abcdefgh/runtime")
+    assert not socket_path_fits("/" + "x" * 60)

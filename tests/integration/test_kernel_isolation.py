@@ -1,0 +1,164 @@
+"""Another account on the node cannot read or drive a user's kernel (spawner/job/isolation.py).
+
+The attack, as bob in a terminal of his own on alice's node: find the TCP
+ports alice's processes listen on (the uid column of /proc/net/tcp), subscribe
+to each as a ZMQ SUB socket (a kernel's iopub carries her code and output).
+Before the fix bob read her `execute_input` and `stream` messages, and
+found, besides her session server, the kernel's five ZMQ ports and those of
+the debugger (debugpy, which listens without authentication once alice
+switches the debugger on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pwd
+import re
+import subprocess
+import sys
+import time
+import uuid
+
+from tornado.websocket import websocket_connect
+
+from tests.support.jupyter import _ws_request
+
+MARKER = f"alice-secret-{uuid.uuid4().hex[:8]}"
+
+# bob's spy: once told "go" (on stdin), every TCP port alice's processes listen on gets an HTTP request without
+# credentials and a ZMQ subscriber; "ready" once connected, then it listens until its stdin closes (at most 60 s) and
+# prints what it found as JSON.
+SPY = r"""
+import json, select, socket, sys, time, zmq
+uid = sys.argv[1]
+sys.stdin.readline()
+ports = set()
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(table).read().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[7] == uid:
+            ports.add(int(f[1].split(":")[1], 16))
+def zmq_socket_type(port):
+    # the ZMQ socket type the port's ZMTP 3 peer announces in its READY command
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+        s.sendall(b"\xff" + b"\x00" * 8 + b"\x7f\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" * 32)
+        data = b""
+        while len(data) < 66 or len(data) < 66 + data[65]:
+            chunk = s.recv(4096)
+            if not chunk:
+                return "?"
+            data += chunk
+    body = data[66:66 + data[65]]
+    found = body.split(b"Socket-Type", 1)
+    return found[1][4:4 + int.from_bytes(found[1][:4], "big")].decode() if len(found) == 2 else "?"
+answers = {}
+for port in sorted(ports):  # what each one says to a plain HTTP request without credentials
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"GET /user/alice/api/kernels HTTP/1.0\r\n\r\n")
+            s.settimeout(2)
+            answers[port] = s.recv(200).decode("latin-1").split("\r\n")[0]
+        if answers[port].startswith("\xff"):
+            answers[port] = "ZMQ " + zmq_socket_type(port)
+    except OSError as e:
+        answers[port] = f"({e.__class__.__name__})"
+context = zmq.Context()
+subscribers = []
+for port in sorted(ports):
+    sub = context.socket(zmq.SUB); sub.setsockopt(zmq.SUBSCRIBE, b""); sub.setsockopt(zmq.LINGER, 0)
+    sub.connect(f"tcp://127.0.0.1:{port}"); subscribers.append(sub)
+poller = zmq.Poller()
+for sub in subscribers:
+    poller.register(sub, zmq.POLLIN)
+poller.register(sys.stdin, zmq.POLLIN)
+print("ready", flush=True)
+heard, end = [], time.monotonic() + 60
+while time.monotonic() < end:
+    events = dict(poller.poll(200))
+    if sys.stdin.fileno() in events or sys.stdin in events:
+        break
+    for sub in subscribers:
+        if sub in events:
+            heard.append(b"".join(sub.recv_multipart()).decode("utf-8", "replace"))
+print(json.dumps({"answers": answers, "heard": heard}))
+"""
+
+
+def message(msg_type: str, channel: str, content: dict) -> tuple[str, str]:
+    msg_id = uuid.uuid4().hex
+    return msg_id, json.dumps({
+        "header": {"msg_id": msg_id, "username": "alice", "session": uuid.uuid4().hex, "msg_type": msg_type,
+                   "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": channel, "buffers": [], "content": content})
+
+
+async def replies_to(ws, msg_id: str, seconds: float) -> list[dict]:
+    """The messages answering `msg_id` within `seconds` (until the kernel is idle after it)."""
+    found, end = [], time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            raw = await asyncio.wait_for(ws.read_message(), end - time.monotonic())
+        except asyncio.TimeoutError:
+            break
+        assert raw is not None, "the kernel websocket closed"
+        msg = json.loads(raw)
+        if msg.get("parent_header", {}).get("msg_id") == msg_id:
+            found.append(msg)
+            if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+    return found
+
+
+async def alice_debugs_then_works(cluster, kernel_id: str, spy: subprocess.Popen) -> tuple[list[dict], str]:
+    ws = await websocket_connect(_ws_request(cluster, f"/user/alice/api/kernels/{kernel_id}/channels"))
+    try:
+        # what JupyterLab sends when alice switches the debugger on
+        msg_id, debug = message("debug_request", "control", {
+            "type": "request", "seq": 1, "command": "initialize",
+            "arguments": {"clientID": "jupyterlab", "adapterID": "python", "pathFormat": "path"}})
+        ws.write_message(debug)
+        debug_replies = [m for m in await replies_to(ws, msg_id, 5) if m["header"]["msg_type"] == "debug_reply"]
+        spy.stdin.write("go\n")
+        spy.stdin.flush()
+        assert (await asyncio.to_thread(spy.stdout.readline)).strip() == "ready"
+        msg_id, execute = message("execute_request", "shell", {
+            "code": f"import time\nfor _ in range(8):\n    print({MARKER!r}, flush=True)\n    time.sleep(0.5)",
+            "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False,
+            "stop_on_error": True})
+        ws.write_message(execute)
+        printed = "".join(m["content"].get("text", "") for m in await replies_to(ws, msg_id, 30)
+                          if m["header"]["msg_type"] == "stream")
+        spy.stdin.close()  # done: the spy reports
+        return debug_replies, printed
+    finally:
+        ws.close()
+
+
+def test_bob_cannot_read_or_debug_alices_kernel(cluster):
+    assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
+    cluster.wait_ready("alice")
+    status, kernel = cluster.request("POST", "/user/alice/api/kernels", {"name": "python3"})
+    assert status == 201, kernel
+    alice = str(pwd.getpwnam("alice").pw_uid)
+    spy = None
+    try:
+        spy = subprocess.Popen(["runuser", "-u", "bob", "--", sys.executable, "-c", SPY, alice],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        debug_replies, printed = asyncio.run(alice_debugs_then_works(cluster, kernel["id"], spy))
+        out = spy.stdout.read()  # the spy ends once its stdin is closed (at most 60 s)
+        spy.wait(timeout=60)
+    finally:
+        if spy and spy.poll() is None:
+            spy.kill()
+        cluster.request("DELETE", f"/user/alice/api/kernels/{kernel['id']}")
+    found = json.loads(out.strip().splitlines()[-1])
+    assert MARKER in printed  # alice's code ran and printed while bob listened
+    assert found["answers"], "bob saw none of alice's listening ports (her session server has one)"
+    assert [h for h in found["heard"] if MARKER in h] == []  # none of her output reached bob
+    # alice's ports: her session server, which wants her login, and ipykernel's output pipe (a PULL socket:
+    # nothing comes out of it, and it drops what lacks the kernel's 128-bit secret).  Before: the kernel's
+    # PUB, ROUTER and REP sockets, and the debugger's, which answer anyone.
+    assert [a for a in found["answers"].values()
+            if not re.fullmatch(r"HTTP/1\.1 (302|403) .*|ZMQ PULL", a)] == [], found["answers"]
+    assert debug_replies == []  # the session's server passes no debugger request to the kernel
