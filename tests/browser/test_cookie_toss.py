@@ -15,9 +15,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-from tests.support.browser import log_in
 from tests.support.cluster import HUB, url_for
-from tests.support.hub import _NoRedirect
+from tests.support.hub import FormBrowser, _NoRedirect
 
 LOGIN_COOKIE = "jupyterhub-hub-login"
 
@@ -42,11 +41,11 @@ def hub_home_with(cookie: str) -> tuple[int, str]:
 def test_a_cookie_tossed_from_bobs_origin_does_not_make_alices_browser_bobs(browser, cluster):
     cluster.start("bob", {"gpus": 0, "hours": 1})
     cluster.wait_ready("bob")
-    bobs = browser.new_context()
-    log_in(bobs.new_page(), "bob", "bob-pw")
-    [login] = [c for c in bobs.cookies(f"{HUB}/hub/") if c["name"].endswith(LOGIN_COOKIE)]
+    bobs = FormBrowser(HUB)  # bob logs in (without running his JupyterLab's pages) and takes his cookie
+    assert bobs.login("bob", "bob-pw")[0] == 302
+    jar = next(h.cookiejar for h in bobs.opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor))
+    [login] = [{"name": c.name, "value": c.value} for c in jar if c.name.endswith(LOGIN_COOKIE)]
     assert login["name"] == f"__Host-{LOGIN_COOKIE}"  # the prefix is on (before the fix: the bare name)
-    bobs.close()
 
     alices = browser.new_context()
     page = alices.new_page()
