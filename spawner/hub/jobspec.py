@@ -83,7 +83,7 @@ def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_name
         argv.append(f"--gres=gpu:{res.gpus}")
     argv += [f"--time={res.time}", f"--partition={res.partition}"]
     if warning_minutes:
-        # B: the batch step only, which is the session's Jupyter server (the job script execs it)
+        # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on
         argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
     for option in ("account", "qos", "reservation"):
         if getattr(slurm, option):

@@ -88,16 +88,21 @@ class EndedHandler(SessionTokenHandler):
         if spawner.ready and not spawner.pending:
             # The session ended outside the portal (shut down, time limit, scancel): stop it here.  JupyterHub's
             # stop removes the route first, then waits for the job, which ends once the keeper has this answer;
-            # so the answer waits for the route only.
+            # so the answer waits for the route only.  (Stopping or starting: the route is gone or not yet there.)
             self.log.info("Session of %s: its server has exited; stopping it", spawner._log_name)
-            spawner.stop_cause = "ended"
-            stopping = asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
-            deadline = time.monotonic() + ROUTE_WAIT
-            while (not stopping.done() and time.monotonic() < deadline
-                   and await self.proxy.get_route(spawner.proxy_spec) is not None):
-                await asyncio.sleep(0.05)
+            await spawner.server_exited()
+            if spawner.ready and not spawner.pending:  # again: a stop may have begun meanwhile
+                await self.stop_leaving_the_route(spawner)
         self.set_status(200)
         self.finish(json.dumps({"routed": False}))
+
+    async def stop_leaving_the_route(self, spawner) -> None:
+        """Stop the session in the background; return once its route is gone (or after ROUTE_WAIT)."""
+        stopping = asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
+        deadline = time.monotonic() + ROUTE_WAIT
+        while (not stopping.done() and time.monotonic() < deadline
+               and await self.proxy.get_route(spawner.proxy_spec) is not None):
+            await asyncio.sleep(0.05)
 
 
 # Never serve batchspawner's handler; serve ours.

@@ -11,6 +11,7 @@ into the script) and the port callback (see spawner/hub/portapi.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import os
@@ -47,6 +48,7 @@ from .services import services_for
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 READY_MAX_BYTES = 4096  # the readiness proof is a short JSON object; a larger answer is no proof
+ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
 QUEUED_LISTING_AGE = (2.0, 15.0)
@@ -132,6 +134,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
     idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
     stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited (portapi.py)
+    ended_as: JobInfo | None = None  # with "ended": Slurm's word on the job when its server had exited
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -467,18 +470,25 @@ class SlurmGPUSpawner(SlurmSpawner):
                 self.log.warning("scancel %s for %s failed (%s); trying again in %g s", job_id, self._log_name, e, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
+        if await self._gone_by(job_id, deadline):
+            return True
+        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
+                         job_id, self._log_name, timeout)
+        return False
+
+    async def _gone_by(self, job_id: str, deadline: float) -> bool:
+        """Wait until Slurm confirms `job_id` gone (its final state in self.job_info), until `deadline`."""
+        loop = asyncio.get_running_loop()
         while loop.time() < deadline:
             try:
                 info = await self.slurm_client.status(job_id)
             except SlurmError as e:
-                self.log.warning("Slurm did not answer about job %s after scancel: %s", job_id, e)
+                self.log.warning("Slurm did not answer about job %s while it ends: %s", job_id, e)
             else:
                 self.job_info = info
                 if info is None or not info.in_queue:
                     return True
             await asyncio.sleep(self.startup_poll_interval)
-        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
-                         job_id, self._log_name, timeout)
         return False
 
     async def _wait_until_answering(self) -> int:
@@ -523,6 +533,22 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.answering = True
         return port
 
+    async def server_exited(self) -> None:
+        """The session's port keeper says the server has exited (spawner/hub/portapi.py).
+
+        JupyterHub's stop then removes the route and polls: poll waits for the
+        job's final state, which says why (COMPLETED: JupyterLab shut down;
+        CANCELLED: scancel outside the portal; TIMEOUT ...).  What Slurm says
+        now is kept for when the final state cannot be had: a job it still
+        runs had its server end by itself (read as COMPLETED).
+        """
+        await self.query_job_status(max_age=0)
+        info = self.job_info
+        if info is not None and info.running and info.reason != "TimeLimit":
+            info = dataclasses.replace(info, state="COMPLETED")
+        self.ended_as = info  # the words if Slurm's final state cannot be had
+        self.stop_cause = "ended"
+
     async def poll(self):
         if not self.job_id:
             return 1
@@ -535,10 +561,21 @@ class SlurmGPUSpawner(SlurmSpawner):
                              self.job_id, self._log_name)
             await self.stop()
             return 1
-        status = await self.query_job_status(max_age=self.poll_max_age)
-        if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
-            return None
-        self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name, self.job_status or "gone")
+        if self.stop_cause == "ended":
+            # Its server has exited and its route is gone (spawner/hub/portapi.py): the job ends by itself in a
+            # moment; its final state says why.  A job that does not end is left to stop(), which cancels it.
+            if not await self._gone_by(self.job_id, asyncio.get_running_loop().time() + ENDED_WAIT):
+                return None
+            self.stop_cause = ""
+            if self.job_info is None:
+                self.job_info = self.ended_as
+        else:
+            status = await self.query_job_status(max_age=self.poll_max_age)
+            if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
+                return None
+        info = self.job_info
+        self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name,
+                      f"{info.state}|{info.reason}|{info.node}" if info else "gone")
         now = datetime.now()
         self.last_end = ended_words(self.job_id, self.job_info, self.limit, now, now)
         self.remember_session(self.last_end, now)
@@ -567,12 +604,12 @@ class SlurmGPUSpawner(SlurmSpawner):
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             self.remember_session(self.last_end, now)
-        elif self.stop_cause == "ended":
-            self.remember_session(f"Its server ended {clock(now, now)} outside the portal (File > Shut Down, the "
-                                  "time limit, or the job cancelled).", now)
+        elif self.stop_cause == "ended":  # its server had exited, but the job did not end by itself
+            self.last_end = ended_words(job_id, self.ended_as, self.limit, now, now)
+            self.remember_session(self.last_end, now)
         else:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
-        self.stop_cause = ""
+        self.stop_cause, self.ended_as = "", None
 
     def join_idle_group(self) -> None:
         """Put the user into the JupyterHub group whose idle culler may stop this session (or none)."""

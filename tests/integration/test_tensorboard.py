@@ -80,10 +80,12 @@ def test_only_alice_gets_in(tb_session):
 
 def test_no_tensorboard_listener_exists(tb_session):
     cluster, instance = tb_session
-    [server] = [line.split()[0] for line in alice_processes() if "dsportal-singleuser" in line]
+    session = [line.split()[0] for line in alice_processes() if "dsportal-singleuser" in line]
+    assert len(session) == 2, session  # the port keeper and the Jupyter server, sharing one socket per family
     listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True, timeout=30).stdout
-    sockets = [line for line in listening.splitlines() if f"pid={server}," in line]
-    assert len(sockets) == 1, sockets  # JupyterLab's own port only
+    sockets = [line for line in listening.splitlines() if any(f"pid={pid}," in line for pid in session)]
+    ports = {line.split()[3].rsplit(":", 1)[1] for line in sockets}
+    assert len(ports) == 1 and len(sockets) == 2, sockets  # JupyterLab's own port only, on IPv4 and IPv6
     assert not [p for p in alice_processes() if "tensorboard" in p.lower()]
 
 
