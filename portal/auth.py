@@ -27,6 +27,7 @@ from .settings import PortalSettings, is_username
 from .throttle import LoginThrottle
 
 MAX_INPUT = 1024  # longer usernames or passwords are refused unread
+KNOWN_PAIR_SECONDS = 86400  # a good login from an address exempts that username there from its address's slowdown
 DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
 DIRECTORY_REFUSED = "The login could not be checked: the directory refused the portal's request. Tell the cluster admins."
 TOO_MANY = "Too many logins right now; try again in a minute."
@@ -79,7 +80,11 @@ class PortalLDAPAuthenticator(Authenticator):
         self.address_throttle = LoginThrottle(ldap.max_address_failures, ldap.failure_window, ldap.backoff)
         self.user_counter = LoginThrottle(2**62, ldap.failure_window, 0)  # counts only: slows, never blocks
         self.address_successes = LoginThrottle(2**62, ldap.failure_window, 0)  # counts only
+        self.known_pairs = LoginThrottle(2**62, KNOWN_PAIR_SECONDS, 0)  # username|address: good logins, a day
         self._pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
+        # refreshes (every request after ldap.refresh_seconds) get threads of their own: a login flood must not
+        # hold up logged-in users' requests (a session's report that its server exited among them)
+        self._refresh_pool = ThreadPoolExecutor(max(2, self.ldap_threads // 2), thread_name_prefix="ldap-refresh")
         self._waiting = 0  # logins waiting for (or in) the directory
         self._slowed: dict[str, int] = {}  # slowed logins waiting out their delay, per client address
 
@@ -145,6 +150,7 @@ class PortalLDAPAuthenticator(Authenticator):
         self.user_counter.success([username])
         self.address_throttle.forgive([client])  # others' failures from this address still count
         self.address_successes.attempt([client])
+        self.known_pairs.attempt([pair])
 
         why = self.refusal(user)
         if why:
@@ -195,11 +201,14 @@ class PortalLDAPAuthenticator(Authenticator):
         of users behind one address, and their typos must not lock everyone out
         or slow everyone down (the scale benchmark's finding).  Guessing from
         one address is held to max_waiting logins per `slowdown` seconds; one
-        good login per guess would only halve the guesser's rate.
+        good login per guess would only halve the guesser's rate.  A username
+        that logged in well from this address in the last day is not slowed
+        for its address's failures: a flood from behind a NAT cannot slow or
+        turn away the users behind it who have logged in before.
         """
         ldap = self.settings.ldap
         address_over = 0
-        if client:
+        if client and not self.known_pairs.failures(f"{username}|{client}"):
             failed = self.address_throttle.failures(client)
             address_over = failed - max(ldap.max_address_failures - 1, self.address_successes.failures(client))
         over = max(self.user_counter.failures(username) - ldap.max_failures + 1,  # this login is attempt n + 1
@@ -232,7 +241,7 @@ class PortalLDAPAuthenticator(Authenticator):
             return True  # nothing to look up with (no password at hand); checked at each login
         loop = asyncio.get_running_loop()
         try:
-            found = await loop.run_in_executor(self._pool, self.directory.lookup, user.name)
+            found = await loop.run_in_executor(self._refresh_pool, self.directory.lookup, user.name)
         except (DirectoryUnavailable, DirectoryRefused) as e:
             self.log.warning("Refresh of %s skipped: the directory did not answer it (%s)", user.name, e)
             return True

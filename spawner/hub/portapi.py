@@ -30,7 +30,7 @@ from ..contract import ENDED_CALLBACK, PORT_CALLBACK
 PORT_URL = "/api" + PORT_CALLBACK  # under the hub's /hub prefix
 ENDED_URL = "/api" + ENDED_CALLBACK
 PORT_RANGE = (1024, 65535)
-ROUTE_WAIT = 15  # seconds an ended report waits for the session's route to be removed
+ROUTE_WAIT = 10  # seconds an ended report waits for the session's route to go before removing it itself
 
 
 def parse_port_body(body: object) -> int:
@@ -80,29 +80,39 @@ class PortHandler(SessionTokenHandler):
 
 
 class EndedHandler(SessionTokenHandler):
+    """200 only once no route to the session exists; 503 (the keeper asks again) while one may."""
+
     @web.authenticated
     async def post(self):
         spawner = self.session_spawner()
         if spawner is None:
             raise web.HTTPError(400, "This token does not belong to a session")
+        if spawner.pending == "spawn":
+            # Proven but not routed yet, perhaps: the start must fail first (the keeper's held port answers
+            # nothing, so JupyterHub's check times out), and no route is then added.
+            raise web.HTTPError(503, "The session is still starting; report again")
         if spawner.ready and not spawner.pending:
-            # The session ended outside the portal (shut down, time limit, scancel): stop it here.  JupyterHub's
-            # stop removes the route first, then waits for the job, which ends once the keeper has this answer;
-            # so the answer waits for the route only.  (Stopping or starting: the route is gone or not yet there.)
+            # The session ended outside the portal (shut down, time limit, scancel): stop it.  JupyterHub's stop
+            # removes the route first; its poll then waits for the job's final state (spawner.server_exited).
             self.log.info("Session of %s: its server has exited; stopping it", spawner._log_name)
-            await spawner.server_exited()
-            if spawner.ready and not spawner.pending:  # again: a stop may have begun meanwhile
-                await self.stop_leaving_the_route(spawner)
+            spawner.server_exited()
+            asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
+        if not await self.route_gone(spawner):
+            self.log.warning("Session of %s: its route is still there %d s after its server exited",
+                             spawner._log_name, ROUTE_WAIT)
+            raise web.HTTPError(503, "The session's route is still there; report again")
         self.set_status(200)
         self.finish(json.dumps({"routed": False}))
 
-    async def stop_leaving_the_route(self, spawner) -> None:
-        """Stop the session in the background; return once its route is gone (or after ROUTE_WAIT)."""
-        stopping = asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
+    async def route_gone(self, spawner) -> bool:
+        """Wait (up to ROUTE_WAIT) for the session's route to be gone; remove it here if the stop did not."""
         deadline = time.monotonic() + ROUTE_WAIT
-        while (not stopping.done() and time.monotonic() < deadline
-               and await self.proxy.get_route(spawner.proxy_spec) is not None):
+        while await self.proxy.get_route(spawner.proxy_spec) is not None:
+            if time.monotonic() >= deadline:
+                await self.proxy.delete_route(spawner.proxy_spec)  # JupyterHub's stop swallows a failed delete
+                return await self.proxy.get_route(spawner.proxy_spec) is None
             await asyncio.sleep(0.05)
+        return True
 
 
 # Never serve batchspawner's handler; serve ours.

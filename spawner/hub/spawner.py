@@ -11,7 +11,6 @@ into the script) and the port callback (see spawner/hub/portapi.py).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hmac
 import json
 import os
@@ -134,7 +133,6 @@ class SlurmGPUSpawner(SlurmSpawner):
     history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
     idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
     stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited (portapi.py)
-    ended_as: JobInfo | None = None  # with "ended": Slurm's word on the job when its server had exited
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -533,20 +531,14 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.answering = True
         return port
 
-    async def server_exited(self) -> None:
+    def server_exited(self) -> None:
         """The session's port keeper says the server has exited (spawner/hub/portapi.py).
 
-        JupyterHub's stop then removes the route and polls: poll waits for the
-        job's final state, which says why (COMPLETED: JupyterLab shut down;
-        CANCELLED: scancel outside the portal; TIMEOUT ...).  What Slurm says
-        now is kept for when the final state cannot be had: a job it still
-        runs had its server end by itself (read as COMPLETED).
+        JupyterHub's stop then removes the route (first: no await comes
+        before it) and polls: poll waits for the job's final state, which says
+        why (COMPLETED: JupyterLab shut down; CANCELLED: scancel outside the
+        portal; TIMEOUT ...).
         """
-        await self.query_job_status(max_age=0)
-        info = self.job_info
-        if info is not None and info.running and info.reason != "TimeLimit":
-            info = dataclasses.replace(info, state="COMPLETED")
-        self.ended_as = info  # the words if Slurm's final state cannot be had
         self.stop_cause = "ended"
 
     async def poll(self):
@@ -567,8 +559,6 @@ class SlurmGPUSpawner(SlurmSpawner):
             if not await self._gone_by(self.job_id, asyncio.get_running_loop().time() + ENDED_WAIT):
                 return None
             self.stop_cause = ""
-            if self.job_info is None:
-                self.job_info = self.ended_as
         else:
             status = await self.query_job_status(max_age=self.poll_max_age)
             if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
@@ -605,11 +595,11 @@ class SlurmGPUSpawner(SlurmSpawner):
             CULLED.labels(resources.partition if resources else "").inc()
             self.remember_session(self.last_end, now)
         elif self.stop_cause == "ended":  # its server had exited, but the job did not end by itself
-            self.last_end = ended_words(job_id, self.ended_as, self.limit, now, now)
+            self.last_end = f"Your session's server ended {clock(now, now)}; its job (job {job_id}) was then cancelled."
             self.remember_session(self.last_end, now)
         else:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
-        self.stop_cause, self.ended_as = "", None
+        self.stop_cause = ""
 
     def join_idle_group(self) -> None:
         """Put the user into the JupyterHub group whose idle culler may stop this session (or none)."""

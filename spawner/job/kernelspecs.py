@@ -18,7 +18,8 @@ from typing import Callable
 
 from ..contract import RUNTIME_COMMANDS
 
-PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
+PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]  # an image's or a module's Python
+SESSION_KERNEL_ARGS = ["-m", "spawner.job.pythonkernel", "-f", "{connection_file}"]  # the session's own Python
 PROBE_TIMEOUT = 30
 
 
@@ -94,7 +95,7 @@ def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python:
     sockets (spawner/job/isolation.py); a container kernel gets it bound.
     No kernel offers the debugger (the same module says why).
     """
-    specs = {"python3": _spec([python, *PYTHON_KERNEL_ARGS], kernels["python_display_name"], "python",
+    specs = {"python3": _spec([python, *SESSION_KERNEL_ARGS], kernels["python_display_name"], "python",
                               metadata={"debugger": False})}
     notes: list[str] = []
 

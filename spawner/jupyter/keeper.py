@@ -11,8 +11,9 @@ Had the port been freed, any account on the node could bind it and receive
 that traffic, the user's tokens with it.  While the keeper holds the socket
 nobody else can bind the port; what arrives waits unanswered in its backlog
 (no process of another user sees it).  Once the server has exited, the
-keeper tells the hub (`ENDED_CALLBACK`, with the session's own token); the
-hub removes the route, and only then is the port released.
+keeper tells the hub (`ENDED_CALLBACK`, with the session's own token), again
+and again while the hub cannot answer; the hub answers once the route is
+gone, and only then is the port released.
 
 Signals Slurm sends to the batch step (TERM at scancel or the time limit,
 USR2 before the time limit) reach the keeper, which passes them on to the
@@ -32,8 +33,11 @@ import urllib.request
 from ..contract import ENDED_CALLBACK
 
 PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
-REPORT_TIMEOUT = 20  # one report: the hub removes the route, then answers (its stop may take 10 s more)
-REPORT_DEADLINE = 60  # then the port is released whatever the hub said: the job is ending anyway
+REPORT_TIMEOUT = 20  # one report: the hub answers once the session's route is gone
+RETRY_MOST = 10.0  # seconds between reports at most while the hub cannot take one
+# The hub's final answers: 200 the route is gone; 400 or 403 the token is no session's any more (the hub has
+# stopped the session, route first); 404 a hub without this report (it ends the session at its next poll).
+FINAL = (200, 400, 403, 404)
 
 
 def say(message: str) -> None:
@@ -45,23 +49,24 @@ def ended_request(api_url: str, token: str) -> urllib.request.Request:
                                   headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
 
 
-def report_ended(api_url: str, token: str, deadline: float = REPORT_DEADLINE,
-                 clock=time.monotonic, pause=time.sleep) -> str:
-    """Tell the hub the server has exited; retried while the hub cannot be reached.  -> what happened."""
-    end = clock() + deadline
+def report_ended(api_url: str, token: str, pause=time.sleep) -> str:
+    """Tell the hub the server has exited; asked again (1 s, doubling up to RETRY_MOST) until the hub gives a
+    final answer: a hub that is down or restarting must not make the port free while its route may live.
+    Slurm's kill at the job's end stops the asking at the latest.  -> what happened."""
+    delay = 1.0
     while True:
         try:
             with urllib.request.urlopen(ended_request(api_url, token), timeout=REPORT_TIMEOUT) as answer:
                 return f"the hub has stopped routing to this session ({answer.status})"
         except urllib.error.HTTPError as e:
-            if e.code < 500:
-                return f"the hub refused the report (HTTP {e.code}): the session was no longer its"
+            if e.code in FINAL:
+                return f"the hub says the session is no longer its (HTTP {e.code})"
             problem = f"HTTP {e.code}"
         except (OSError, ValueError) as e:
             problem = str(e)
-        if clock() >= end:
-            return f"the hub did not take the report ({problem}); releasing the port anyway"
-        pause(1)
+        say(f"the hub did not take the report ({problem}); asking again in {delay:g} s")
+        pause(delay)
+        delay = min(delay * 2, RETRY_MOST)
 
 
 def exit_code(status: int) -> int:
@@ -73,15 +78,20 @@ def exit_code(status: int) -> int:
 def keep(sockets: list[socket.socket], child: int, report=None) -> int:
     """Hold `sockets` while the server (`child`) runs, report its end, then release them.  -> its exit code."""
 
+    reaped = False
+
     def pass_on(signum, frame):
+        if reaped:
+            return  # its pid may be another process's by now
         try:
             os.kill(child, signum)
-        except ProcessLookupError:
+        except OSError:
             pass
 
     for sig in PASSED_ON:
         signal.signal(sig, pass_on)
     _, status = os.waitpid(child, 0)  # retried by Python when a signal interrupts it (PEP 475)
+    reaped = True
     code = exit_code(status)
     say(f"the session's server has exited ({code}); the port stays held until the hub stops routing to it")
     report = report or (lambda: report_ended(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"]))

@@ -173,12 +173,13 @@ async def test_throttling_and_its_backoff(tmp_path, a_slapd):
     assert auth.slowdown("bob", "192.0.2.10") == 0
     assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
     assert await login(auth, "carol", "wrong") is None
-    assert auth.slowdown("bob", "192.0.2.10") == 0.5 and auth.slowdown("bob", "192.0.2.99") == 0
+    assert auth.slowdown("dave", "192.0.2.10") == 0.5 and auth.slowdown("dave", "192.0.2.99") == 0
+    assert auth.slowdown("bob", "192.0.2.10") == 0  # bob logged in well from there: not slowed for its failures
     assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
-    assert auth.slowdown("bob", "192.0.2.10") == 0.5  # 4 failures, 2 good logins
+    assert auth.slowdown("dave", "192.0.2.10") == 0.5  # 4 failures, 2 good logins
     for _ in range(2):  # once good logins from it are as many as its failures, it is a busy address, not a guesser
         assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
-    assert auth.slowdown("bob", "192.0.2.10") == 0
+    assert auth.slowdown("dave", "192.0.2.10") == 0
     wait_until(lambda: auth.pair_throttle.wait_seconds(["alice|192.0.2.10"]) == 0, 10, "the back-off ending",
                every=0.05)
     assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
@@ -292,6 +293,27 @@ async def test_a_flood_of_bad_logins_never_turns_away_a_correct_password(tmp_pat
     refused = [r for r in results if isinstance(r, web.HTTPError)]
     assert {(r.status_code, r.jupyterhub_message) for r in refused} == {(429, TOO_MANY_HERE)}
     assert len(refused) == 36 and results.count(None) == 4  # 4 waited their turn and failed; the rest at once
+
+
+async def test_a_flood_from_behind_a_nat_does_not_turn_away_its_known_users(tmp_path, a_slapd):
+    """The flood comes from the address alice shares (a campus NAT): her address is slowed and its slowed
+    logins capped, but alice logged in from it before, so her login is neither slowed nor refused."""
+    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_waiting=4, max_address_failures=2, slowdown=3))
+    nat = "198.51.100.7"
+    assert (await login(auth, "alice", "alice-pw", ip=nat))["name"] == "alice"  # earlier that day
+    for i in range(3):
+        await login(auth, f"nobody{i}", "wrong", ip=nat)
+    flood = [asyncio.create_task(login(auth, f"nobody{i}", "wrong", ip=nat)) for i in range(20)]
+    deadline = time.monotonic() + 10
+    while auth._slowed.get(nat, 0) < 4:
+        assert time.monotonic() < deadline, "the flood never got slowed"
+        await asyncio.sleep(0.01)
+    assert auth.slowdown("bob", nat) > 0 and auth.slowdown("alice", nat) == 0
+    started = time.monotonic()
+    assert (await login(auth, "alice", "alice-pw", ip=nat))["name"] == "alice"
+    assert time.monotonic() - started < 2
+    results = await asyncio.gather(*flood, return_exceptions=True)
+    assert {r.status_code for r in results if isinstance(r, web.HTTPError)} == {429}
 
 
 async def test_a_refusal_is_not_an_outage_and_does_not_fail_over(tmp_path, a_slapd, a_hung_server):

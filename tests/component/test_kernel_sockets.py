@@ -3,6 +3,7 @@ no debugger request (spawner/job/isolation.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import sys
@@ -17,6 +18,7 @@ from traitlets.config.loader import KVArgParseConfigLoader
 
 from spawner.job.isolation import ALLOWED_MESSAGES, server_args, socket_path_fits
 from spawner.job.kernelspecs import write_kernelspecs
+from spawner.job.pythonkernel import connection_folder
 
 KERNELS = {
     "python": ([sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"], "print(6 * 7)"),
@@ -52,6 +54,58 @@ def test_each_kernel_kind_runs_over_unix_sockets_in_the_private_folder(runtime, 
     assert reply["content"]["status"] == "ok" and "42" in "".join(outputs)
     info = manager.get_connection_info()
     assert info["transport"] == "ipc" and info["ip"].startswith(str(runtime))
+
+
+def listening_tcp_ports(pid: int) -> set[int]:
+    """The TCP ports process `pid` listens on (its sockets' inodes matched in /proc/net/tcp*)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:
+                ports.add(int(f[1].split(":")[1], 16))
+    return ports
+
+
+def test_the_sessions_python_kernel_listens_on_no_tcp_port_and_still_shows_subprocess_output(runtime):
+    cwd = Path(__file__).resolve().parents[2]  # the checkout: spawner.job.pythonkernel, as installed on a node
+    specs = runtime / "kernels"
+    write_kernelspecs(specs, {"py": {"argv": [sys.executable, "-m", "spawner.job.pythonkernel", "-f",
+                                              "{connection_file}"], "display_name": "py", "language": "python",
+                                     "env": {"PYTHONPATH": str(cwd)}}})
+    manager = KernelManager(transport="ipc", connection_file=str(runtime / "kernel-3.json"), kernel_name="py",
+                            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+    manager.start_kernel(cwd=str(cwd))
+    try:
+        client = manager.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        outputs: list[str] = []
+        code = ("import multiprocessing as mp\n"
+                "p = mp.get_context('fork').Process(target=print, args=('from a forked child',)); p.start(); p.join()")
+        reply = client.execute_interactive(code, timeout=60,
+                                           output_hook=lambda msg: outputs.append(msg["content"].get("text", "")))
+        ports = listening_tcp_ports(manager.provisioner.process.pid)
+        client.stop_channels()
+    finally:
+        manager.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok"
+    assert "from a forked child" in "".join(outputs)  # the pipe works, over its Unix socket
+    assert ports == set()  # before: ipykernel's pipe listened on 127.0.0.1 for anyone's messages
+
+
+def test_a_connection_files_folder_is_found_in_the_kernels_arguments():
+    assert connection_folder(["-f", "/tmp/s/runtime/kernel-1.json"]) == "/tmp/s/runtime"
+    assert connection_folder(["--f=/tmp/s/runtime/kernel-1.json"]) == "/tmp/s/runtime"
+    assert connection_folder(["--debug"]) is None
 
 
 def test_the_sockets_live_only_in_a_folder_of_the_user():

@@ -48,7 +48,8 @@ def test_kernelspecs_for_the_example_config():
                                      "/opt/dsportal/venv/bin", probe(), RUNTIME)
     assert notes == []
     assert specs == {
-        "python3": {"argv": ["/opt/dsportal/venv/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "python3": {"argv": ["/opt/dsportal/venv/bin/python", "-m", "spawner.job.pythonkernel", "-f",
+                             "{connection_file}"],
                     "display_name": "Python 3", "language": "python", "metadata": {"debugger": False}},
         "ir": {"argv": ["/usr/bin/R", "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"],
                "display_name": "R", "language": "R"},

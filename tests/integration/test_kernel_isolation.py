@@ -156,9 +156,8 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     assert MARKER in printed  # alice's code ran and printed while bob listened
     assert found["answers"], "bob saw none of alice's listening ports (her session server has one)"
     assert [h for h in found["heard"] if MARKER in h] == []  # none of her output reached bob
-    # alice's ports: her session server, which wants her login, and ipykernel's output pipe (a PULL socket:
-    # nothing comes out of it, and it drops what lacks the kernel's 128-bit secret).  Before: the kernel's
-    # PUB, ROUTER and REP sockets, and the debugger's, which answer anyone.
+    # alice's only port is her session server's, which wants her login (before: the kernel's PUB, ROUTER and
+    # REP sockets, ipykernel's subprocess-output pipe (PULL), and the debugger's, which answer anyone)
     assert [a for a in found["answers"].values()
-            if not re.fullmatch(r"HTTP/1\.1 (302|403) .*|ZMQ PULL", a)] == [], found["answers"]
+            if not re.fullmatch(r"HTTP/1\.1 (302|403) .*", a)] == [], found["answers"]
     assert debug_replies == []  # the session's server passes no debugger request to the kernel
