@@ -16,7 +16,6 @@ when no traffic is routed to it any more.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import time
 
@@ -49,8 +48,8 @@ class SessionTokenHandler(APIHandler):
     def session_spawner(self):
         """The spawner whose session's own token made this request (None: any other token)."""
         token = self.get_auth_token() or ""
-        return next((s for s in getattr(self.current_user, "spawners", {}).values()
-                     if s.api_token and hmac.compare_digest(s.api_token, token)), None)
+        spawners = getattr(self.current_user, "spawners", {}).values()
+        return next((s for s in spawners if hasattr(s, "holds_token") and s.holds_token(token)), None)
 
 
 class PortHandler(SessionTokenHandler):

@@ -11,6 +11,7 @@ into the script) and the port callback (see spawner/hub/portapi.py).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import os
@@ -66,6 +67,10 @@ class LinkSpawnRefused(ValueError):
 
 def _refuse(message: str, status: int = 400) -> SessionRefused:
     return SessionRefused(message, status)
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class SlurmGPUSpawner(SlurmSpawner):
@@ -133,6 +138,15 @@ class SlurmGPUSpawner(SlurmSpawner):
     history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
     idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
     stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited (portapi.py)
+    token_sha256 = ""  # the session's API token's digest, saved: JupyterHub does not give a restarted hub the token
+
+    def holds_token(self, token: str) -> bool:
+        """Whether `token` is this session's own API token (after a hub restart too)."""
+        if not token:
+            return False
+        if self.api_token:
+            return hmac.compare_digest(self.api_token, token)
+        return bool(self.token_sha256) and hmac.compare_digest(self.token_sha256, token_digest(token))
     last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
 
     # --- configuration -------------------------------------------------------
@@ -284,6 +298,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     def get_state(self) -> dict:
         state = super().get_state()
         if self.job_id:
+            state["token_sha256"] = token_digest(self.api_token) if self.api_token else self.token_sha256
             state["start_done"] = self.start_done
             state["limit"] = self.limit
             state["minutes"] = self.minutes
@@ -299,6 +314,7 @@ class SlurmGPUSpawner(SlurmSpawner):
     def load_state(self, state: dict) -> None:
         super().load_state(state)
         self.start_done = bool(state.get("start_done"))
+        self.token_sha256 = str(state.get("token_sha256", ""))  # a restarted hub knows the session's token by it
         self.stopping = bool(state.get("stopping"))
         self.limit = str(state.get("limit", ""))
         self.last_end = str(state.get("last_end", ""))

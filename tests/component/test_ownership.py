@@ -253,3 +253,18 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     assert [(e["job_id"], e["why"].split(" at ")[0]) for e in state.pop("history")] == [
         (str(int(job_id) + 1), "Stopped through the portal"), (job_id, "Your session reached its time limit (8 h)")]
     assert state == {}
+
+
+async def test_a_restarted_hub_still_knows_the_sessions_token(a_spawner, mock_slurm, a_web_server, a_config_file,
+                                                                a_home):
+    """JupyterHub gives a restarted hub's spawner no API token; the session's port keeper still reports its end
+    with it (spawner/hub/portapi.py), so the saved state keeps the token's digest."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    token = a_spawner.api_token
+    assert token and a_spawner.holds_token(token)
+    state = a_spawner.get_state()
+    assert token not in json.dumps(state)  # the digest only
+    restarted = restarted_spawner(a_spawner, state, a_config_file, a_home)
+    assert restarted.api_token == ""
+    assert restarted.holds_token(token)
+    assert not restarted.holds_token("someone-elses-token") and not restarted.holds_token("")

@@ -73,7 +73,14 @@ def end_by_scancel(cluster, job):
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.parametrize("end", [end_by_shutdown, end_by_scancel], ids=["shut-down", "scancel"])
+def end_by_shutdown_after_a_hub_restart(cluster, job):
+    cluster.restart_hub()  # the restarted hub knows the session's token by its saved digest only
+    cluster.wait_ready("alice")
+    end_by_shutdown(cluster, job)
+
+
+@pytest.mark.parametrize("end", [end_by_shutdown, end_by_scancel, end_by_shutdown_after_a_hub_restart],
+                         ids=["shut-down", "scancel", "shut-down-after-hub-restart"])
 def test_bob_never_receives_traffic_for_alices_ended_session(cluster, end):
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
