@@ -35,9 +35,11 @@ def load_digits_data(path: str, seed: int = 0):
     else:
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
+
         digits = load_digits()
         x_train, x_test, y_train, y_test = train_test_split(
-            digits.images, digits.target, test_size=0.2, random_state=seed, stratify=digits.target)
+            digits.images, digits.target, test_size=0.2, random_state=seed, stratify=digits.target
+        )
         scale, description = 16.0, f"scikit-learn's handwritten digits (MNIST not found at {path})"
     as_x = lambda x: torch.from_numpy((x / scale).astype("float32")).unsqueeze(1)  # noqa: E731
     as_y = lambda y: torch.from_numpy(y.astype("int64"))  # noqa: E731
@@ -46,9 +48,16 @@ def load_digits_data(path: str, seed: int = 0):
 
 def make_model(side: int) -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * (side // 4) ** 2, 128), nn.ReLU(), nn.Linear(128, 10),
+        nn.Conv2d(1, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * (side // 4) ** 2, 128),
+        nn.ReLU(),
+        nn.Linear(128, 10),
     )
 
 
@@ -79,13 +88,15 @@ def main() -> None:
     if rank == 0:
         say(f"Data set: {description}")
 
-    model = DistributedDataParallel(make_model(x_train.shape[-1]).to(device),
-                                    device_ids=[local_rank] if device.type == "cuda" else None)
+    model = DistributedDataParallel(
+        make_model(x_train.shape[-1]).to(device), device_ids=[local_rank] if device.type == "cuda" else None
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr * world)  # the global batch is `world` times larger
     loss_fn = nn.CrossEntropyLoss()
     writer = None
     if rank == 0:
         from torch.utils.tensorboard import SummaryWriter
+
         writer = SummaryWriter(args.log_dir)
 
     def test_accuracy() -> float:

@@ -29,7 +29,9 @@ from .throttle import LoginThrottle
 MAX_INPUT = 1024  # longer usernames or passwords are refused unread
 KNOWN_PAIR_SECONDS = 86400  # a good login from an address exempts that username there from its address's slowdown
 DIRECTORY_DOWN = "The directory service is not answering; try again in a minute."
-DIRECTORY_REFUSED = "The login could not be checked: the directory refused the portal's request. Tell the cluster admins."
+DIRECTORY_REFUSED = (
+    "The login could not be checked: the directory refused the portal's request. Tell the cluster admins."
+)
 TOO_MANY = "Too many logins right now; try again in a minute."
 TOO_MANY_HERE = "Too many failed logins from your network right now; try again in a minute."
 
@@ -111,8 +113,13 @@ class PortalLDAPAuthenticator(Authenticator):
         if len(password) > MAX_INPUT or "\x00" in password:
             self.log.warning("Login refused before LDAP for %s: unusable password", username)
             return None
-        client = client_address(peer_of(handler), handler.request.headers.get("X-Forwarded-For"),
-                                self.settings.hub.proxy_addresses) if handler is not None else ""
+        client = (
+            client_address(
+                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), self.settings.hub.proxy_addresses
+            )
+            if handler is not None
+            else ""
+        )
         pair = f"{username}|{client}"
         wait = self.pair_throttle.wait_seconds([pair])
         if wait > 0:
@@ -120,8 +127,12 @@ class PortalLDAPAuthenticator(Authenticator):
             raise login_error(429, f"Too many failed logins; try again in {int(wait) + 1} seconds.")
         delay = self.slowdown(username, client)
         if delay > 0 and self._slowed.get(client, 0) >= self.settings.ldap.max_waiting:
-            self.log.warning("Login of %s from %s refused: %d slowed logins of this address already wait",
-                             username, client, self._slowed[client])
+            self.log.warning(
+                "Login of %s from %s refused: %d slowed logins of this address already wait",
+                username,
+                client,
+                self._slowed[client],
+            )
             raise login_error(429, TOO_MANY_HERE)
         # counted before the directory is asked: a burst of guesses cannot outrun the throttle
         self._count_attempt(username, client, pair)
@@ -211,8 +222,10 @@ class PortalLDAPAuthenticator(Authenticator):
         if client and not self.known_pairs.failures(f"{username}|{client}"):
             failed = self.address_throttle.failures(client)
             address_over = failed - max(ldap.max_address_failures - 1, self.address_successes.failures(client))
-        over = max(self.user_counter.failures(username) - ldap.max_failures + 1,  # this login is attempt n + 1
-                   address_over)
+        over = max(
+            self.user_counter.failures(username) - ldap.max_failures + 1,  # this login is attempt n + 1
+            address_over,
+        )
         return 0.0 if over <= 0 else min(ldap.slowdown, 0.5 * 2 ** (over - 1))
 
     def refusal(self, user: DirectoryUser) -> str:
@@ -273,12 +286,15 @@ class PortalLDAPAuthenticator(Authenticator):
         """JupyterHub 5+ warns "nobody can log in" when no allow_* trait is set; the portal's rule is the
         directory's word plus ldap.allowed_groups (enforced in authenticate): say that instead."""
         groups = self.settings.ldap.allowed_groups
-        self.log.info("Who may log in: %s", f"members of the directory groups {', '.join(groups)} (ldap.allowed_groups)"
-                      if groups else "every account the directory accepts (ldap.allowed_groups is empty)")
+        self.log.info(
+            "Who may log in: %s",
+            f"members of the directory groups {', '.join(groups)} (ldap.allowed_groups)"
+            if groups
+            else "every account the directory accepts (ldap.allowed_groups is empty)",
+        )
 
     async def check_allowed(self, username, authentication=None):
         # Group checks happen in authenticate(); whoever the directory vouched for may log in.
         if authentication is not None:
             return True
         return await super().check_allowed(username, authentication)
-

@@ -82,8 +82,10 @@ def describe(slot: Slot) -> str:
     if tp is int:
         return f"must be an integer from {_bound(meta, annotated_types.Ge)} to {_bound(meta, annotated_types.Le)}"
     if tp is float:
-        return (f"must be a number above {_bound(meta, annotated_types.Gt):g} "
-                f"and at most {_bound(meta, annotated_types.Le):g}")
+        return (
+            f"must be a number above {_bound(meta, annotated_types.Gt):g} "
+            f"and at most {_bound(meta, annotated_types.Le):g}"
+        )
     if origin is Literal:
         return "must be one of " + ", ".join(typing.get_args(tp))
     if origin is list:
@@ -187,7 +189,9 @@ def load_config(path: str | os.PathLike | None = None) -> PortalSettings:
     try:
         text = path.read_text()
     except OSError as e:
-        raise ConfigError(str(path), [f"cannot read the file ({e.strerror}); create it from deploy/portal.example.yaml"]) from e
+        raise ConfigError(
+            str(path), [f"cannot read the file ({e.strerror}); create it from deploy/portal.example.yaml"]
+        ) from e
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:

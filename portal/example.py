@@ -48,8 +48,11 @@ def _key_lines(model: type[Section], name: str, indent: str) -> list[str]:
         lines.append(f"{indent}#   Default: {_yaml_value(default)}; {allowed}.")
     example = (info.json_schema_extra or {}).get("example")
     value = example if example is not None else default
-    if isinstance(value, (list, dict)) and value and not all(
-            isinstance(v, (str, int, float)) for v in (value if isinstance(value, list) else value.values())):
+    if (
+        isinstance(value, (list, dict))
+        and value
+        and not all(isinstance(v, (str, int, float)) for v in (value if isinstance(value, list) else value.values()))
+    ):
         block = yaml.safe_dump({name: value}, default_flow_style=False, sort_keys=False).rstrip().splitlines()
         return lines + [indent + b for b in block]
     return lines + [f"{indent}{name}: {_yaml_value(value)}"]

@@ -58,8 +58,14 @@ class DirectoryUser:
     locked: bool = False  # ppolicy's pwdAccountLockedTime, or shadowExpire passed
 
     def auth_state(self) -> dict:
-        return {"uid": self.username, "dn": self.dn, "uidNumber": self.uid_number,
-                "gidNumber": self.gid_number, "home": self.home, "groups": list(self.groups)}
+        return {
+            "uid": self.username,
+            "dn": self.dn,
+            "uidNumber": self.uid_number,
+            "gidNumber": self.gid_number,
+            "home": self.home,
+            "groups": list(self.groups),
+        }
 
 
 # Failures that mean "this server is not answering", so the next URI is tried.
@@ -79,8 +85,10 @@ def user_filter(attribute: str, username: str) -> str:
 
 
 def group_filter(username: str, dn: str) -> str:
-    return (f"(|(&(objectClass=posixGroup)(memberUid={escape_filter_chars(username)}))"
-            f"(&(objectClass=groupOfNames)(member={escape_filter_chars(dn)})))")
+    return (
+        f"(|(&(objectClass=posixGroup)(memberUid={escape_filter_chars(username)}))"
+        f"(&(objectClass=groupOfNames)(member={escape_filter_chars(dn)})))"
+    )
 
 
 def bind_dn(template: str, username: str) -> str:
@@ -152,16 +160,24 @@ class Directory:
         tls = None
         if mode in ("starttls", "ldaps"):
             tls = ldap3.Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=self.s.ca_file or None)
-        server = ldap3.Server(uri, use_ssl=mode == "ldaps", tls=tls, get_info=ldap3.NONE,
-                              connect_timeout=self.s.connect_timeout)
+        server = ldap3.Server(
+            uri, use_ssl=mode == "ldaps", tls=tls, get_info=ldap3.NONE, connect_timeout=self.s.connect_timeout
+        )
         server.dsportal_starttls = mode == "starttls"
         return server
 
     def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
         """An open, bound connection, or None when the credentials are refused; closed on every other way out."""
-        conn = ldap3.Connection(server, user=user, password=password, authentication=ldap3.SIMPLE,
-                                receive_timeout=math.ceil(self.s.response_timeout),  # ldap3 packs it as an integer
-                                read_only=True, raise_exceptions=False, auto_referrals=False)
+        conn = ldap3.Connection(
+            server,
+            user=user,
+            password=password,
+            authentication=ldap3.SIMPLE,
+            receive_timeout=math.ceil(self.s.response_timeout),  # ldap3 packs it as an integer
+            read_only=True,
+            raise_exceptions=False,
+            auto_referrals=False,
+        )
         try:
             conn.open()
             if server.dsportal_starttls and not conn.start_tls():
@@ -180,8 +196,9 @@ class Directory:
     def _service_bind(self, server: ldap3.Server) -> ldap3.Connection:
         reader = self._connect(server, self.s.service_dn, self._service_password())
         if reader is None:
-            raise DirectoryRefused("the service account's password was refused; check ldap.service_dn and "
-                                   "ldap.service_password_file")
+            raise DirectoryRefused(
+                "the service account's password was refused; check ldap.service_dn and ldap.service_password_file"
+            )
         return reader
 
     def _service_password(self) -> str:
@@ -213,7 +230,11 @@ class Directory:
     def _lookup_on(self, server: ldap3.Server, username: str) -> DirectoryUser | None:
         reader = self._service_bind(server)
         try:
-            dn = bind_dn(self.s.bind_dn_template, username) if self.s.bind_dn_template else self._find_dn(reader, username)
+            dn = (
+                bind_dn(self.s.bind_dn_template, username)
+                if self.s.bind_dn_template
+                else self._find_dn(reader, username)
+            )
             if dn is None:
                 return None
             return self._read_user(reader, username, dn)
@@ -237,10 +258,12 @@ class Directory:
             opened.callback(conn.unbind)
             return self._read_user(reader or conn, username, dn)
 
-    def _search(self, conn: ldap3.Connection, base: str, flt: str, attributes: list[str],
-                scope=ldap3.SUBTREE) -> list[dict]:
-        if not conn.search(base, flt, search_scope=scope, attributes=attributes,
-                           time_limit=int(self.s.response_timeout) or 1):
+    def _search(
+        self, conn: ldap3.Connection, base: str, flt: str, attributes: list[str], scope=ldap3.SUBTREE
+    ) -> list[dict]:
+        if not conn.search(
+            base, flt, search_scope=scope, attributes=attributes, time_limit=int(self.s.response_timeout) or 1
+        ):
             result = conn.result or {}
             if result.get("result") in (0, 32):  # success, noSuchObject
                 return []

@@ -39,8 +39,13 @@ class SmallLoginHandler(LoginHandler):
 
     async def post(self):
         self.request.body = b"".join(self._chunks)
-        httputil.parse_body_arguments(self.request.headers.get("Content-Type", ""), self.request.body,
-                                      self.request.body_arguments, self.request.files, self.request.headers)
+        httputil.parse_body_arguments(
+            self.request.headers.get("Content-Type", ""),
+            self.request.body,
+            self.request.body_arguments,
+            self.request.files,
+            self.request.headers,
+        )
         for name, values in self.request.body_arguments.items():
             self.request.arguments.setdefault(name, []).extend(values)
         self._body_read = True

@@ -73,23 +73,32 @@ AbsPath = text(*_ABS_PATH)
 OptionalAbsPath = text(*_ABS_PATH, allow_empty=True)
 Command = text(r"[A-Za-z0-9_./+-]+", "must be a command name or an absolute path, without spaces")
 Size = text(r"[1-9][0-9]{0,6}[MGT]", "must be a size such as 512M, 48G or 1T")
-OptionalDN = text(r"[^\x00-\x1f]+", "must be an LDAP DN on one line, e.g. ou=people,dc=example,dc=org",
-                  allow_empty=True)
-LdapUri = text(r"ldaps?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?",
-               "must be an LDAP URI such as ldap://ldap1.example.org:389 or ldaps://ldap1:636")
+OptionalDN = text(
+    r"[^\x00-\x1f]+", "must be an LDAP DN on one line, e.g. ou=people,dc=example,dc=org", allow_empty=True
+)
+LdapUri = text(
+    r"ldaps?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?",
+    "must be an LDAP URI such as ldap://ldap1.example.org:389 or ldaps://ldap1:636",
+)
 LdapAttribute = text(r"[A-Za-z][A-Za-z0-9-]{0,63}", "must be an LDAP attribute name such as uid")
 StorageName = text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a link name: letters, digits, _ . -")
-SbatchOption = text(r"--[a-z][a-z-]*(=[^\s'\"\\`$;|&<>]+)?",
-                    "must be one sbatch option such as --constraint=v100 (no spaces, quotes or shell characters)")
+SbatchOption = text(
+    r"--[a-z][a-z-]*(=[^\s'\"\\`$;|&<>]+)?",
+    "must be one sbatch option such as --constraint=v100 (no spaces, quotes or shell characters)",
+)
 KernelName = text(r"[a-z0-9][a-z0-9_.-]{0,63}", "must be a kernel name: lower-case letters, digits, _ . - (at most 64)")
-ModuleName = text(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,127}",
-                  "must be a module name such as cuda/12.1 (letters, digits, _ . / + -)")
+ModuleName = text(
+    r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,127}", "must be a module name such as cuda/12.1 (letters, digits, _ . / + -)"
+)
 Argument = text(r"[^\x00-\x1f]{1,512}", "must be one command-line argument on one line")
 Label = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line (no < >)")
 OptionalLabel = text(r"[^\x00-\x1f<>]{1,80}", "must be a short label on one line", allow_empty=True)
 LanguageName = text(r"[A-Za-z][A-Za-z0-9+#_-]{0,31}", "must be a language name such as python or R")
-DbUrl = text(r"[a-z][a-z0-9+]*://[^\s]*", "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
-             allow_empty=True)
+DbUrl = text(
+    r"[a-z][a-z0-9+]*://[^\s]*",
+    "must be an SQLAlchemy URL such as sqlite:////var/lib/dsportal/jupyterhub.sqlite",
+    allow_empty=True,
+)
 Timeout = number(0, 600)
 IpAddress = text(r"[0-9A-Fa-f:.]{2,45}", "must be an IP address such as 127.0.0.1 or ::1")
 
@@ -140,35 +149,51 @@ def section(model: type[Section], help: str) -> Any:
 # --- the sections --------------------------------------------------------------------
 class HubSettings(Section):
     bind_url: HttpUrl = key("http://0.0.0.0:8000", "Public address of the portal (the proxy listens here).")
-    tls_cert: OptionalAbsPath = key("", "The portal's TLS certificate (PEM, with its chain); bind_url is then https://.")
-    tls_key: OptionalAbsPath = key("", "The certificate's private key (PEM, readable by the hub's service account only).")
+    tls_cert: OptionalAbsPath = key(
+        "", "The portal's TLS certificate (PEM, with its chain); bind_url is then https://."
+    )
+    tls_key: OptionalAbsPath = key(
+        "", "The certificate's private key (PEM, readable by the hub's service account only)."
+    )
     subdomain_host: OptionalHttpUrl = key(
-        "", "One origin per user: each user's server at https://USER.<this host>, so a page one user serves "
+        "",
+        "One origin per user: each user's server at https://USER.<this host>, so a page one user serves "
         "cannot script another's session. Needs DNS (a wildcard record) and a certificate for *.<host>; "
-        "empty = all sessions under the hub's own origin.", example="https://portal.example.org")
+        "empty = all sessions under the hub's own origin.",
+        example="https://portal.example.org",
+    )
     behind_tls_proxy: Flag = key(
-        False, "A TLS proxy in front of the portal terminates HTTPS (then bind_url is that proxy's plain "
-        "target, e.g. http://127.0.0.1:8000); silences the clear-text warning.")
-    internal_bind_url: HttpUrl = key("http://0.0.0.0:8081",
-                                     "Where the hub's own API listens: an address the compute nodes reach, not "
-                                     "the public network (sessions report their port here).")
+        False,
+        "A TLS proxy in front of the portal terminates HTTPS (then bind_url is that proxy's plain "
+        "target, e.g. http://127.0.0.1:8000); silences the clear-text warning.",
+    )
+    internal_bind_url: HttpUrl = key(
+        "http://0.0.0.0:8081",
+        "Where the hub's own API listens: an address the compute nodes reach, not "
+        "the public network (sessions report their port here).",
+    )
     internal_connect_url: OptionalHttpUrl = key(
-        "", "The hub API address as compute nodes reach it; empty = http://<this host's name>:<port>.")
+        "", "The hub API address as compute nodes reach it; empty = http://<this host's name>:<port>."
+    )
     admin_users: list[Username] = key([], "Users who are portal admins.")
     admin_groups: list[GroupName] = key([], "Directory groups whose members are portal admins.")
     data_dir: AbsPath = key("/var/lib/dsportal", "Folder for the hub's state (cookie secret, database).")
     db_url: DbUrl = key("", "Hub database; empty = an SQLite file in data_dir.")
     external_proxy: Flag = key(
-        False, "The proxy runs as its own service (deploy/systemd/dsportal-proxy.service), so a hub restart "
+        False,
+        "The proxy runs as its own service (deploy/systemd/dsportal-proxy.service), so a hub restart "
         "leaves sessions reachable; false = the hub starts it as its child. Either way the token is "
-        "CONFIGPROXY_AUTH_TOKEN in the hub's environment.")
+        "CONFIGPROXY_AUTH_TOKEN in the hub's environment.",
+    )
     proxy_api_url: HttpUrl = key("http://127.0.0.1:8001", "The proxy's REST API (external_proxy: true).")
     proxy_addresses: list[IpAddress] = key(
-        ["127.0.0.1", "::1"], "Addresses the proxy reaches the hub from: only from these is X-Forwarded-For "
-        "believed (the login throttle's client address); anything else is the peer itself.")
+        ["127.0.0.1", "::1"],
+        "Addresses the proxy reaches the hub from: only from these is X-Forwarded-For "
+        "believed (the login throttle's client address); anything else is the peer itself.",
+    )
     token_max_days: number(0, 3650) = key(
-        30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one).")
-
+        30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one)."
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> HubSettings:
@@ -187,44 +212,62 @@ class HubSettings(Section):
 
 class LdapSettings(Section):
     uris: Annotated[list[LdapUri], Field(min_length=1)] = key(
-        ["ldap://127.0.0.1:389"], "Directory servers, tried in order (failover).")
+        ["ldap://127.0.0.1:389"], "Directory servers, tried in order (failover)."
+    )
     tls: Literal["auto", "plain", "starttls", "ldaps"] = key(
-        "auto", "Transport security: auto (StartTLS with certificate checks to any server but this host's own, "
-        "ldaps for ldaps:// URIs), plain (logs a warning for a remote server), starttls or ldaps.")
+        "auto",
+        "Transport security: auto (StartTLS with certificate checks to any server but this host's own, "
+        "ldaps for ldaps:// URIs), plain (logs a warning for a remote server), starttls or ldaps.",
+    )
     ca_file: OptionalAbsPath = key("", "CA certificate file for starttls/ldaps; empty = system CAs.")
     bind_dn_template: OptionalDN = key(
-        "", "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
-        example="uid={username},ou=people,dc=example,dc=org")
+        "",
+        "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
+        example="uid={username},ou=people,dc=example,dc=org",
+    )
     service_dn: OptionalDN = key("", "Search-then-bind: the service account that searches for users.")
     service_password_file: OptionalAbsPath = key("", "File holding the service account's password (mode 0600).")
-    user_search_base: OptionalDN = key("", "Where users are searched (search-then-bind) and read.",
-                                       example="ou=people,dc=example,dc=org")
+    user_search_base: OptionalDN = key(
+        "", "Where users are searched (search-then-bind) and read.", example="ou=people,dc=example,dc=org"
+    )
     username_attribute: LdapAttribute = key("uid", "Attribute holding the login name.")
     group_search_base: OptionalDN = key(
-        "", "Where groups are searched (posixGroup memberUid and groupOfNames member); empty = no groups.",
-        example="ou=groups,dc=example,dc=org")
+        "",
+        "Where groups are searched (posixGroup memberUid and groupOfNames member); empty = no groups.",
+        example="ou=groups,dc=example,dc=org",
+    )
     allowed_groups: list[GroupName] = key([], "Only members of these groups may log in; empty = any valid user.")
     connect_timeout: Timeout = key(5, "Seconds to wait for a directory server to accept a connection.")
     response_timeout: Timeout = key(5, "Seconds to wait for a directory answer.")
     max_failures: integer(1, 1000) = key(
-        5, "Failed logins of one username from one address before that pair waits `backoff` seconds; from "
-        "then on, logins of that username from anywhere are slowed (never blocked).")
+        5,
+        "Failed logins of one username from one address before that pair waits `backoff` seconds; from "
+        "then on, logins of that username from anywhere are slowed (never blocked).",
+    )
     slowdown: number(0, 60) = key(
-        5, "Most seconds a login of a username that failed max_failures times (from any address) waits "
-        "before the directory is asked: slows guessing without locking the user out.")
+        5,
+        "Most seconds a login of a username that failed max_failures times (from any address) waits "
+        "before the directory is asked: slows guessing without locking the user out.",
+    )
     max_waiting: integer(1, 10000) = key(
-        64, "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503). "
+        64,
+        "Logins that may wait for the directory at once; more get 'too many logins right now' (HTTP 503). "
         "Slowed logins use at most half of them, and wait out their delay without holding one; at most this "
-        "many slowed logins of one address wait at once (more get HTTP 429).")
+        "many slowed logins of one address wait at once (more get HTTP 429).",
+    )
     max_address_failures: integer(1, 10000) = key(
-        30, "Failed logins from one client address (any username) before its logins are slowed (half a "
+        30,
+        "Failed logins from one client address (any username) before its logins are slowed (half a "
         "second, doubling, at most `slowdown` seconds) while its failures outnumber its good logins; never "
-        "refused, since many users may share an address.")
+        "refused, since many users may share an address.",
+    )
     failure_window: integer(1, 86400) = key(300, "Seconds over which failed logins are counted.")
     backoff: integer(1, 86400) = key(60, "Seconds a throttled username-and-address pair must wait.")
     refresh_seconds: integer(0, 86400) = key(
-        3600, "Seconds after which a logged-in account is looked up again (groups, admin rights, still "
-        "allowed); needs service_dn; 0 = only at login.")
+        3600,
+        "Seconds after which a logged-in account is looked up again (groups, admin rights, still "
+        "allowed); needs service_dn; 0 = only at login.",
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> LdapSettings:
@@ -237,8 +280,10 @@ class LdapSettings(Section):
         if self.bind_dn_template and "{username}" not in self.bind_dn_template:
             problems.append((".bind_dn_template", self.bind_dn_template, "must contain {username}"))
         if not self.bind_dn_template and not (self.service_dn and self.service_password_file and self.user_search_base):
-            problems.append(": no way to find users (set bind_dn_template, or service_dn, "
-                            "service_password_file and user_search_base for search-then-bind)")
+            problems.append(
+                ": no way to find users (set bind_dn_template, or service_dn, "
+                "service_password_file and user_search_base for search-then-bind)"
+            )
         if problems:
             raise rule_error(*problems)
         return self
@@ -253,8 +298,10 @@ class Partition(Section):
 
 class SlurmSettings(Section):
     partitions: Annotated[list[Partition], Field(min_length=1)] = key(
-        [{"name": "gpu", "max_gpus": 4, "default": True, "display_name": ""}], "Partitions users may choose.",
-        example=[{"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2 (4 GPUs per node)"}])
+        [{"name": "gpu", "max_gpus": 4, "default": True, "display_name": ""}],
+        "Partitions users may choose.",
+        example=[{"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2 (4 GPUs per node)"}],
+    )
     cores_per_gpu: integer(1, 256) = key(8, "CPU cores that come with each GPU.")
     memory_per_gpu: Size = key("48G", "Memory that comes with each GPU (M, G or T).")
     cpu_only_cores: integer(1, 256) = key(4, "CPU cores of a session with 0 GPUs.")
@@ -271,36 +318,52 @@ class SlurmSettings(Section):
     sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
     sinfo: Command = key("sinfo", "The sinfo command (dsportal doctor).")
     min_uid: integer(1, 2**31 - 1) = key(
-        1000, "Lowest uid that may run sessions: system accounts (and root, uid 0, always) are refused.")
+        1000, "Lowest uid that may run sessions: system accounts (and root, uid 0, always) are refused."
+    )
     deny_users: list[Username] = key(["root"], "Accounts that may never run sessions, whatever their uid.")
     user_groups: list[GroupName] = key(
-        [], "Unix groups of portal users (the sudoers rule's runas groups); empty = any account from min_uid.",
-        example=["datasci"])
+        [],
+        "Unix groups of portal users (the sudoers rule's runas groups); empty = any account from min_uid.",
+        example=["datasci"],
+    )
     command_timeout: Timeout = key(20, "Seconds before a Slurm command counts as hung.")
-    start_timeout: integer(10, 86400) = key(900, "Seconds a session may wait in the queue and start before it is given up.")
+    start_timeout: integer(10, 86400) = key(
+        900, "Seconds a session may wait in the queue and start before it is given up."
+    )
     stop_timeout: integer(5, 3600) = key(
-        60, "Seconds a stop retries scancel and waits for the job to leave the queue; after that the job "
-        "stays marked stopping and the hub's reconciler keeps cancelling it.")
+        60,
+        "Seconds a stop retries scancel and waits for the job to leave the queue; after that the job "
+        "stays marked stopping and the hub's reconciler keeps cancelling it.",
+    )
     cluster_info_seconds: integer(1, 3600) = key(
-        15, "Seconds one answer about free GPUs (sinfo) and start estimates is reused for everyone; "
-        "Slurm calls then do not grow with the number of users looking.")
+        15,
+        "Seconds one answer about free GPUs (sinfo) and start estimates is reused for everyone; "
+        "Slurm calls then do not grow with the number of users looking.",
+    )
     job_name: SlurmName = key(
-        "dsportal", "Name of every session job. The portal owns the jobs of this name: one it does not track "
-        "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.")
+        "dsportal",
+        "Name of every session job. The portal owns the jobs of this name: one it does not track "
+        "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.",
+    )
     reconcile_seconds: integer(5, 86400) = key(
-        60, "Seconds between the hub's checks for session jobs no session owns (they are cancelled).")
+        60, "Seconds between the hub's checks for session jobs no session owns (they are cancelled)."
+    )
     allow_extend: Flag = key(
-        False, "Users may extend a running session (JupyterLab's status bar, the hub's home page). Needs the "
+        False,
+        "Users may extend a running session (JupyterLab's status bar, the hub's home page). Needs the "
         "sudoers rule for dsportal-extend-session (deploy/sudoers.d/dsportal), or a hub account that is a "
-        "Slurm operator.")
+        "Slurm operator.",
+    )
     extend_step_hours: number(0, 168) = key(1, "Hours one extension adds.")
     extend_command: AbsPath = key(
         "/opt/dsportal/venv/bin/dsportal-extend-session",
         "The root-owned helper the hub runs through sudo to raise a session's time limit (it checks the job "
-        "is a portal session and the limits, then runs scontrol update); the sudoers rule names this path.")
+        "is a portal session and the limits, then runs scontrol update); the sudoers rule names this path.",
+    )
     scontrol: Command = key("scontrol", "The scontrol command (the extension helper).")
     extend_max_hours: number(0, 8760) = key(
-        24, "Longest a session may last with its extensions, in hours (the partition's MaxTime also applies).")
+        24, "Longest a session may last with its extensions, in hours (the partition's MaxTime also applies)."
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> SlurmSettings:
@@ -312,14 +375,21 @@ class SlurmSettings(Section):
         if len(defaults) > 1:
             problems.append((".partitions", ", ".join(defaults), "at most one partition may have default: true"))
         if self.extend_max_hours < self.max_hours and self.allow_extend:
-            problems.append((".extend_max_hours", self.extend_max_hours,
-                             f"must be at least max_hours ({self.max_hours:g}): it is the length with extensions"))
+            problems.append(
+                (
+                    ".extend_max_hours",
+                    self.extend_max_hours,
+                    f"must be at least max_hours ({self.max_hours:g}): it is the length with extensions",
+                )
+            )
         if self.default_hours > self.max_hours:
             problems.append((".default_hours", self.default_hours, f"must not exceed max_hours ({self.max_hours:g})"))
         for i, line in enumerate(self.extra_sbatch):
             option = line[2:].split("=", 1)[0]
             if option in MANAGED_SBATCH_OPTIONS:
-                problems.append((f".extra_sbatch[{i}]", line, f"--{option} is set by the portal itself; remove this line"))
+                problems.append(
+                    (f".extra_sbatch[{i}]", line, f"--{option} is set by the portal itself; remove this line")
+                )
         if problems:
             raise rule_error(*problems)
         return self
@@ -330,10 +400,12 @@ class SlurmSettings(Section):
 
 
 class EnvironmentSettings(Section):
-    prefix: AbsPath = key("/opt/dsportal/venv", "Python environment on the compute nodes that runs JupyterLab "
-                          "(readable by every user).")
-    storage: dict[StorageName, AbsPath] = key({}, "Storage shown as links in users' homes: name: path.",
-                                              example={"isilon": "/mnt/isilon"})
+    prefix: AbsPath = key(
+        "/opt/dsportal/venv", "Python environment on the compute nodes that runs JupyterLab (readable by every user)."
+    )
+    storage: dict[StorageName, AbsPath] = key(
+        {}, "Storage shown as links in users' homes: name: path.", example={"isilon": "/mnt/isilon"}
+    )
 
 
 DEFAULT_KERNEL_COMMAND = ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
@@ -344,7 +416,8 @@ class ModuleKernel(Section):
     display_name: Label = key(help="Name in the launcher.")
     load: Annotated[list[ModuleName], Field(min_length=1)] = key(help="Modules to load, in order.")
     command: Annotated[list[Argument], Field(min_length=1)] = key(
-        DEFAULT_KERNEL_COMMAND, "The kernel command after loading; {connection_file} is filled in.")
+        DEFAULT_KERNEL_COMMAND, "The kernel command after loading; {connection_file} is filled in."
+    )
     language: LanguageName = key("python", "The kernel's language.")
 
 
@@ -354,37 +427,57 @@ Runtime = Literal["apptainer", "singularity", "charliecloud"]
 class ContainerKernel(Section):
     name: KernelName = key(help="Kernel name (its folder name).")
     display_name: Label = key(help="Name in the launcher.")
-    image: AbsPath = key(help="The image: a .sif file (Apptainer, SingularityCE), or a directory or .sqfs "
-                         "SquashFS image (Charliecloud).")
+    image: AbsPath = key(
+        help="The image: a .sif file (Apptainer, SingularityCE), or a directory or .sqfs SquashFS image (Charliecloud)."
+    )
     runtime: Literal["", "apptainer", "singularity", "charliecloud"] = key(
-        "", "The container runtime; empty = kernels.container_runtime.")
+        "", "The container runtime; empty = kernels.container_runtime."
+    )
     binds: list[AbsPath] = key([], "Extra paths to bind (storage mounts and the home are always bound).")
     python: Command = key("python3", "The image's Python, which runs ipykernel.")
 
 
 class KernelSettings(Section):
     container_runtime: Runtime = key(
-        "apptainer", "Runtime of container kernels that name none: apptainer or singularity (--nv for the "
+        "apptainer",
+        "Runtime of container kernels that name none: apptainer or singularity (--nv for the "
         "GPUs), or charliecloud (ch-run, unprivileged; its image needs NVIDIA's libraries injected once with "
-        "ch-fromhost --nvidia).")
+        "ch-fromhost --nvidia).",
+    )
     python_display_name: Label = key("Python 3", "Name of the session's own Python 3 kernel in the launcher.")
     r: Flag = key(True, "Offer an R kernel (IRkernel) when R is installed on the compute node.")
     r_display_name: Label = key("R", "Name of the R kernel in the launcher.")
     r_command: Command = key("R", "The R executable on the compute nodes.")
-    module_command: AbsPath = key("/usr/share/lmod/lmod/libexec/lmod",
-                                  "Lmod's `lmod` or Environment Modules' `modulecmd` on the compute nodes.")
+    module_command: AbsPath = key(
+        "/usr/share/lmod/lmod/libexec/lmod", "Lmod's `lmod` or Environment Modules' `modulecmd` on the compute nodes."
+    )
     modulepath: list[AbsPath] = key([], "Module folders searched, before the node's own MODULEPATH.")
     modules: list[ModuleKernel] = key(
-        [], "Kernels that load environment modules, then run a command.",
-        example=[{"name": "pytorch-modules", "display_name": "PyTorch (cluster modules)",
-                  "load": ["cuda/12.1", "pytorch/2.1"],
-                  "command": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                  "language": "python"}])
+        [],
+        "Kernels that load environment modules, then run a command.",
+        example=[
+            {
+                "name": "pytorch-modules",
+                "display_name": "PyTorch (cluster modules)",
+                "load": ["cuda/12.1", "pytorch/2.1"],
+                "command": ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "language": "python",
+            }
+        ],
+    )
     containers: list[ContainerKernel] = key(
-        [], "Kernels that run inside a Singularity/Apptainer image (.sif).",
-        example=[{"name": "ngc-pytorch-24.01", "display_name": "PyTorch 24.01 (NGC container)",
-                  "image": "/shared/containers/pytorch_24.01-py3.sif", "runtime": "apptainer",
-                  "binds": ["/scratch"]}])
+        [],
+        "Kernels that run inside a Singularity/Apptainer image (.sif).",
+        example=[
+            {
+                "name": "ngc-pytorch-24.01",
+                "display_name": "PyTorch 24.01 (NGC container)",
+                "image": "/shared/containers/pytorch_24.01-py3.sif",
+                "runtime": "apptainer",
+                "binds": ["/scratch"],
+            }
+        ],
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> KernelSettings:
@@ -398,12 +491,21 @@ class KernelSettings(Section):
         for i, kernel in enumerate(self.containers):
             runtime = self.runtime_of(kernel)
             if runtime != "charliecloud" and not kernel.image.endswith(".sif"):
-                problems.append((f".containers[{i}].image", kernel.image,
-                                 f"{runtime} runs .sif images; convert it (dsportal images pull) or use charliecloud"))
+                problems.append(
+                    (
+                        f".containers[{i}].image",
+                        kernel.image,
+                        f"{runtime} runs .sif images; convert it (dsportal images pull) or use charliecloud",
+                    )
+                )
             if runtime == "charliecloud" and kernel.image.endswith(".sif"):
-                problems.append((f".containers[{i}].image", kernel.image,
-                                 "charliecloud runs a directory or .sqfs image (dsportal images pull --runtime "
-                                 "charliecloud)"))
+                problems.append(
+                    (
+                        f".containers[{i}].image",
+                        kernel.image,
+                        "charliecloud runs a directory or .sqfs image (dsportal images pull --runtime charliecloud)",
+                    )
+                )
         if problems:
             raise rule_error(*problems)
         return self
@@ -414,7 +516,8 @@ class KernelSettings(Section):
 
 class TensorBoardSettings(Section):
     max_instances: integer(1, 20) = key(
-        3, "TensorBoards one session may run at once (each rereads its folder every 5 s, in the session's memory).")
+        3, "TensorBoards one session may run at once (each rereads its folder every 5 s, in the session's memory)."
+    )
 
 
 class Preset(Section):
@@ -426,36 +529,54 @@ class Preset(Section):
 
 class SessionSettings(Section):
     warn_minutes: Annotated[list[integer(1, 1440)], Field(max_length=5)] = key(
-        [15, 5], "Minutes before a session's time limit at which JupyterLab shows a notification.")
+        [15, 5], "Minutes before a session's time limit at which JupyterLab shows a notification."
+    )
     save_minutes: integer(1, 60) = key(
-        3, "Minutes before the time limit at which Slurm warns the session (sbatch --signal) and JupyterLab "
+        3,
+        "Minutes before the time limit at which Slurm warns the session (sbatch --signal) and JupyterLab "
         "saves every open document with unsaved changes; it then saves them again every 20 s until the end. "
-        "Slurm sends its warning up to a minute early.")
+        "Slurm sends its warning up to a minute early.",
+    )
     history: integer(0, 50) = key(5, "Past sessions listed on the home page, with when and why each ended.")
     presets: list[Preset] = key(
-        [], "One-click sessions on the home page, above the form.",
-        example=[{"label": "Quick CPU session · 2 h", "partition": "", "gpus": 0, "hours": 2},
-                 {"label": "1 GPU · 8 h", "partition": "", "gpus": 1, "hours": 8},
-                 {"label": "Full node · 4 GPUs", "partition": "sxm2", "gpus": 4, "hours": 8}])
+        [],
+        "One-click sessions on the home page, above the form.",
+        example=[
+            {"label": "Quick CPU session · 2 h", "partition": "", "gpus": 0, "hours": 2},
+            {"label": "1 GPU · 8 h", "partition": "", "gpus": 1, "hours": 8},
+            {"label": "Full node · 4 GPUs", "partition": "sxm2", "gpus": 4, "hours": 8},
+        ],
+    )
     jupyterlab_news: Flag = key(
-        False, "JupyterLab asks each user whether to fetch Jupyter's news from the internet; false = it never "
-        "asks and fetches nothing (compute nodes often have no internet).")
+        False,
+        "JupyterLab asks each user whether to fetch Jupyter's news from the internet; false = it never "
+        "asks and fetches nothing (compute nodes often have no internet).",
+    )
     idle_timeout: integer(0, 30 * 86400) = key(
-        7200, "Seconds without use after which a session is stopped and its GPUs go back to Slurm (the hub runs "
+        7200,
+        "Seconds without use after which a session is stopped and its GPUs go back to Slurm (the hub runs "
         "jupyterhub-idle-culler); 0 = never. Use means a busy kernel, terminal traffic, the user's mouse or keys "
-        "in JupyterLab, or work on the job's GPUs; an open but untouched browser tab is no use.")
+        "in JupyterLab, or work on the job's GPUs; an open but untouched browser tab is no use.",
+    )
     idle_timeout_by_partition: dict[SlurmName, integer(0, 30 * 86400)] = key(
-        {}, "Other idle timeouts for sessions of these partitions (seconds; 0 = never).", example={"sxm2": 14400})
+        {}, "Other idle timeouts for sessions of these partitions (seconds; 0 = never).", example={"sxm2": 14400}
+    )
     idle_exempt_groups: list[GroupName] = key(
-        [], "Unix groups whose members' sessions are never stopped for being idle.")
+        [], "Unix groups whose members' sessions are never stopped for being idle."
+    )
     cull_every: integer(10, 86400) = key(
-        300, "Seconds between the idle culler's checks (a session stops at most this long after its timeout).")
+        300, "Seconds between the idle culler's checks (a session stops at most this long after its timeout)."
+    )
     activity_seconds: integer(10, 3600) = key(
-        60, "Seconds between a session's reports of its last use to the hub; idle timeouts must be at least "
-        "twice this, or a session in use could look idle.")
+        60,
+        "Seconds between a session's reports of its last use to the hub; idle timeouts must be at least "
+        "twice this, or a session in use could look idle.",
+    )
     idle_warning_seconds: integer(10, 86400) = key(
-        600, "Seconds before an idle session is stopped at which JupyterLab warns the user (at most half the "
-        "session's idle timeout).")
+        600,
+        "Seconds before an idle session is stopped at which JupyterLab warns the user (at most half the "
+        "session's idle timeout).",
+    )
 
 
 class Reserved(Section):
@@ -469,8 +590,9 @@ class PortalSettings(Section):
     environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
     kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
     tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
-    sessions: SessionSettings = section(SessionSettings, "Sessions' clock (warnings, saving before the end), "
-                                        "history and presets on the home page.")
+    sessions: SessionSettings = section(
+        SessionSettings, "Sessions' clock (warnings, saving before the end), history and presets on the home page."
+    )
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
 
     @model_validator(mode="after")
@@ -483,13 +605,24 @@ class PortalSettings(Section):
         for partition, timeout in timeouts.items():
             where = f".sessions.idle_timeout_by_partition.{partition}" if partition else ".sessions.idle_timeout"
             if 0 < timeout < shortest:
-                problems.append((where, timeout, f"at least {shortest} s (twice sessions.activity_seconds, "
-                                 "so a session in use never looks idle), or 0 for never"))
+                problems.append(
+                    (
+                        where,
+                        timeout,
+                        f"at least {shortest} s (twice sessions.activity_seconds, "
+                        "so a session in use never looks idle), or 0 for never",
+                    )
+                )
         names = [p.name for p in self.slurm.partitions]
         for partition in sessions.idle_timeout_by_partition:
             if partition not in names:
-                problems.append((f".sessions.idle_timeout_by_partition.{partition}", partition,
-                                 f"must be one of slurm.partitions: {', '.join(names)}"))
+                problems.append(
+                    (
+                        f".sessions.idle_timeout_by_partition.{partition}",
+                        partition,
+                        f"must be one of slurm.partitions: {', '.join(names)}",
+                    )
+                )
         if problems:
             raise rule_error(*problems)
         return self
@@ -502,14 +635,29 @@ class PortalSettings(Section):
         for i, preset in enumerate(self.sessions.presets):
             partition = partitions.get(preset.partition or self.slurm.default_partition.name)
             if partition is None:
-                problems.append((f".sessions.presets[{i}].partition", preset.partition,
-                                 f"must be one of slurm.partitions: {', '.join(partitions)}"))
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].partition",
+                        preset.partition,
+                        f"must be one of slurm.partitions: {', '.join(partitions)}",
+                    )
+                )
             elif preset.gpus > partition.max_gpus:
-                problems.append((f".sessions.presets[{i}].gpus", preset.gpus,
-                                 f"at most {partition.max_gpus} on {partition.name}, its max_gpus"))
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].gpus",
+                        preset.gpus,
+                        f"at most {partition.max_gpus} on {partition.name}, its max_gpus",
+                    )
+                )
             if preset.hours > self.slurm.max_hours:
-                problems.append((f".sessions.presets[{i}].hours", preset.hours,
-                                 f"at most slurm.max_hours, {self.slurm.max_hours:g}"))
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].hours",
+                        preset.hours,
+                        f"at most slurm.max_hours, {self.slurm.max_hours:g}",
+                    )
+                )
         if problems:
             raise rule_error(*problems)
         return self

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from typing import Callable
+from collections.abc import Callable
 
 
 class LoginThrottle:
-    def __init__(self, max_failures: int, window: float, backoff: float,
-                 clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
+    def __init__(
+        self,
+        max_failures: int,
+        window: float,
+        backoff: float,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+    ):
         self.max_failures = max_failures
         self.window = window
         self.backoff = backoff
@@ -39,8 +45,7 @@ class LoginThrottle:
     def wait_seconds(self, keys: list[str]) -> float:
         """Seconds until every key may try again (0 = now)."""
         now = self.clock()
-        waits = [times[-1] + self.backoff - now for times in map(self._recent, keys)
-                 if len(times) >= self.max_failures]
+        waits = [times[-1] + self.backoff - now for times in map(self._recent, keys) if len(times) >= self.max_failures]
         return max([0.0, *waits])
 
     def attempt(self, keys: list[str]) -> None:

@@ -185,8 +185,11 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_support.CHROMIUM, headless=True,
-                                    args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()])
+        browser = p.chromium.launch(
+            executable_path=browser_support.CHROMIUM,
+            headless=True,
+            args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()],
+        )
         yield browser
         browser.close()
 
@@ -210,5 +213,7 @@ def pytest_terminal_summary(terminalreporter):
     if notebooks.TIMINGS:
         total = sum(notebooks.TIMINGS.values())
         terminalreporter.write_line(
-            "notebooks: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(notebooks.TIMINGS.items()))
-            + f"; total {total:.1f} s")
+            "notebooks: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(notebooks.TIMINGS.items()))
+            + f"; total {total:.1f} s"
+        )

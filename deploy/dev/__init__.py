@@ -1,6 +1,7 @@
 """The dev cluster on one Debian 12 machine, run as root by deploy/devcluster.
 
 common.py      paths, commands with timeouts, waiting with a deadline
+demo.py        the demo people and groups, declared once (accounts, directory, logins, tests)
 machine.py     host names, unix accounts, the demo storage and module
 slurmconf.py   munge key, slurm.conf, gres.conf, GPU stand-ins
 directory.py   the demo OpenLDAP directory (also used by the LDAP tests)

@@ -6,14 +6,35 @@ import os
 import sys
 from pathlib import Path
 
-from . import directory, images, machine, nvml, registry, reset, slurmconf, supervisor, tls
-from .common import ETC, HUB_STATE, LDAP_URI, LOGS, NODES, SERVICE_USER, SLURMCTLD_PORT, STATE, USERS, VENV, \
-    ClusterError, listener_of, run, say, wait_for
-from .portal import ADMIN_TOKEN, HUB_URL, ensure_portal_config, hub_answers, hub_environment, proxy_argv, \
-    proxy_environment
+from . import demo, directory, images, machine, nvml, registry, reset, slurmconf, supervisor, tls
+from .common import (
+    ETC,
+    HUB_STATE,
+    LDAP_URI,
+    LOGS,
+    NODES,
+    SERVICE_USER,
+    SLURMCTLD_PORT,
+    STATE,
+    VENV,
+    ClusterError,
+    listener_of,
+    run,
+    say,
+    wait_for,
+)
+from .portal import (
+    ADMIN_TOKEN,
+    HUB_URL,
+    ensure_portal_config,
+    hub_answers,
+    hub_environment,
+    proxy_argv,
+    proxy_environment,
+)
+from .supervisor import Program
 
 HERE = Path(__file__).resolve().parent.parent  # deploy/
-from .supervisor import Program
 
 SLAPD_DIR = STATE / "slapd"
 HUB_PORTS = {"proxy": (8000, 8001), "jupyterhub": (8081,)}
@@ -28,20 +49,35 @@ def programs() -> list[Program]:
         *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
         registry.program(),
-        Program("proxy", proxy_argv() if ready else ["configurable-http-proxy"], "8000, API 8001",
-                user=SERVICE_USER, directory=str(HUB_STATE), environment=proxy_environment() if ready else {},
-                umask="077"),
-        Program("jupyterhub", [str(VENV / "bin" / "jupyterhub"), "-f", str(ETC / "jupyterhub_config.py")],
-                "8081 (hub API)", user=SERVICE_USER, directory=str(HUB_STATE),
-                environment=hub_environment() if ready else {}, stopwait=30, umask="077"),
+        Program(
+            "proxy",
+            proxy_argv() if ready else ["configurable-http-proxy"],
+            "8000, API 8001",
+            user=SERVICE_USER,
+            directory=str(HUB_STATE),
+            environment=proxy_environment() if ready else {},
+            umask="077",
+        ),
+        Program(
+            "jupyterhub",
+            [str(VENV / "bin" / "jupyterhub"), "-f", str(ETC / "jupyterhub_config.py")],
+            "8081 (hub API)",
+            user=SERVICE_USER,
+            directory=str(HUB_STATE),
+            environment=hub_environment() if ready else {},
+            stopwait=30,
+            umask="077",
+        ),
     ]
 
 
 def free_or_ours(program: str, port: int) -> None:
     who = listener_of(port)
     if who and supervisor.states().get(program, ("",))[0] != "RUNNING":
-        raise ClusterError(f"port {port} is already taken:\n{who}\nstop that process (e.g. a system {program}) "
-                           "and run `deploy/devcluster up` again.")
+        raise ClusterError(
+            f"port {port} is already taken:\n{who}\nstop that process (e.g. a system {program}) "
+            "and run `deploy/devcluster up` again."
+        )
 
 
 def start_slurm(restart: bool) -> None:
@@ -57,7 +93,7 @@ def start_slurm(restart: bool) -> None:
 def ensure_directory() -> None:
     """The demo directory's data and service password (slapadd, offline): the portal's config reads the password."""
     if not (SLAPD_DIR / "data" / "data.mdb").exists():
-        say("building the demo directory (alice, bob, carol; groups datasci, hpcadmin)")
+        say(f"building the demo directory ({demo.summary()})")
         directory.build(SLAPD_DIR)
     SLAPD_DIR.chmod(0o700)  # one an older `up` made: its files hold passwords and hashes
     for name in ("slapd.conf", "entries.ldif", "service.pw", "root.pw"):
@@ -124,7 +160,7 @@ def up() -> None:
     print(f"""
 DS Portal is up: {HUB_URL}
   trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)
-  logins: alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)
+  logins: {demo.logins()}
   logs:   {LOGS}
   admin API token: deploy/devcluster token
 """)
@@ -166,7 +202,14 @@ def main(argv: list[str]) -> int:
     if os.geteuid() != 0:
         print("devcluster: run me as root: I start system services.", file=sys.stderr)
         return 2
-    commands = {"up": up, "down": down, "reset": reset.reset, "status": status, "token": token, "restart-hub": restart_hub}
+    commands = {
+        "up": up,
+        "down": down,
+        "reset": reset.reset,
+        "status": status,
+        "token": token,
+        "restart-hub": restart_hub,
+    }
     if len(argv) != 1 or argv[0] not in commands:
         print(f"usage: python3 -m deploy.dev {' | '.join(commands)}", file=sys.stderr)
         return 2

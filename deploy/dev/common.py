@@ -6,8 +6,10 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+from . import demo
 
 PREFIX = Path(os.environ.get("DSPORTAL_PREFIX", "/opt/dsportal"))
 VENV = PREFIX / "venv"
@@ -23,8 +25,9 @@ SLURMCTLD_PORT = 6817
 LDAP_URI = "ldap://127.0.0.1:389/"
 HUB_URL = "https://localhost:8000"
 SERVICE_USER = "dsportal"  # the hub's and the proxy's unprivileged service account
-GROUPS = {"datasci": 5000, "hpcadmin": 5100}
-USERS = {"alice": (5001, ["datasci"]), "bob": (5002, ["datasci"]), "carol": (5003, ["datasci", "hpcadmin"])}
+# the demo people's unix side (declared in demo.py): group -> gid, and user -> (uid, the unix groups it is in)
+GROUPS = demo.unix_groups()
+USERS = {u.name: (u.uid, [g for g in u.groups if g in GROUPS]) for u in demo.USERS}
 
 
 class ClusterError(RuntimeError):
@@ -38,7 +41,9 @@ def say(message: str) -> None:
 def run(argv: list[str], timeout: float = 60, check: bool = True, **kw) -> subprocess.CompletedProcess:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
     if check and result.returncode != 0:
-        raise ClusterError(f"{' '.join(argv)} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}")
+        raise ClusterError(
+            f"{' '.join(argv)} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"
+        )
     return result
 
 

@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import demo
+
 SUFFIX = "dc=dsportal,dc=test"
 ROOT_DN = f"cn=admin,{SUFFIX}"
 SERVICE_DN = f"cn=portal,ou=services,{SUFFIX}"
@@ -43,26 +45,31 @@ class Group:
     gid_number: int = 0
 
 
+def demo_people() -> list[Person]:
+    """The demo users of deploy/dev/demo.py as directory entries."""
+    return [Person(u.name, u.password, u.uid) for u in demo.USERS]
+
+
+def demo_groups() -> list[Group]:
+    """Each demo group: a posixGroup where it has a gid, else a groupOfNames."""
+    return [
+        Group(g.name, demo.members(g.name), "posixGroup" if g.gid is not None else "groupOfNames", g.gid or 0)
+        for g in demo.GROUPS
+    ]
+
+
 @dataclass
 class Directory:
-    people: list[Person] = field(default_factory=lambda: [
-        Person("alice", "alice-pw", 5001),
-        Person("bob", "bob-pw", 5002),
-        Person("carol", "carol-pw", 5003),
-    ])
-    groups: list[Group] = field(default_factory=lambda: [
-        Group("datasci", ["alice", "bob", "carol"], "posixGroup", 5000),
-        Group("hpcadmin", ["carol"], "posixGroup", 5100),
-        Group("mlteam", ["alice"], "groupOfNames"),
-        Group("webadmins", ["bob"], "groupOfNames"),
-    ])
+    people: list[Person] = field(default_factory=demo_people)
+    groups: list[Group] = field(default_factory=demo_groups)
     service_password: str = "portal-service-pw"
     root_password: str = "directory-root-pw"
 
 
 def hashed(password: str) -> str:
-    out = subprocess.run([SLAPPASSWD, "-h", "{SSHA}", "-s", password], capture_output=True, text=True,
-                         timeout=30, check=True)
+    out = subprocess.run(
+        [SLAPPASSWD, "-h", "{SSHA}", "-s", password], capture_output=True, text=True, timeout=30, check=True
+    )
     return out.stdout.strip()
 
 
@@ -107,7 +114,9 @@ def entries(d: Directory) -> str:
     for g in d.groups:
         if g.style == "posixGroup":
             members = "".join(f"\nmemberUid: {m}" for m in g.members)
-            blocks.append(f"dn: cn={g.cn},{GROUPS}\nobjectClass: posixGroup\ncn: {g.cn}\ngidNumber: {g.gid_number}{members}")
+            blocks.append(
+                f"dn: cn={g.cn},{GROUPS}\nobjectClass: posixGroup\ncn: {g.cn}\ngidNumber: {g.gid_number}{members}"
+            )
         else:
             members = "".join(f"\nmember: uid={m},{PEOPLE}" for m in g.members)
             blocks.append(f"dn: cn={g.cn},{GROUPS}\nobjectClass: groupOfNames\ncn: {g.cn}{members}")
@@ -125,14 +134,22 @@ def build(folder: Path, directory: Directory | None = None) -> None:
     data.mkdir(exist_ok=True)
     folder.chmod(0o700)
     # every file holds a password or a password's hash: private from the start (created 0600, never wider)
-    for name, text in (("slapd.conf", slapd_conf(folder, hashed(d.root_password))), ("entries.ldif", entries(d)),
-                       ("service.pw", d.service_password), ("root.pw", d.root_password)):
+    for name, text in (
+        ("slapd.conf", slapd_conf(folder, hashed(d.root_password))),
+        ("entries.ldif", entries(d)),
+        ("service.pw", d.service_password),
+        ("root.pw", d.root_password),
+    ):
         (folder / name).unlink(missing_ok=True)
         fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
-    subprocess.run([SLAPADD, "-q", "-f", str(folder / "slapd.conf"), "-l", str(folder / "entries.ldif")],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [SLAPADD, "-q", "-f", str(folder / "slapd.conf"), "-l", str(folder / "entries.ldif")],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def slapd_argv(folder: Path, uri: str) -> list[str]:
@@ -142,8 +159,14 @@ def slapd_argv(folder: Path, uri: str) -> list[str]:
 
 def modify(folder: Path, uri: str, ldif: str) -> None:
     """Change the directory as its root DN (the password from a file, never the command line)."""
-    subprocess.run(["ldapmodify", "-x", "-H", uri, "-D", ROOT_DN, "-y", str(folder / "root.pw")], input=ldif,
-                   capture_output=True, text=True, timeout=30, check=True)
+    subprocess.run(
+        ["ldapmodify", "-x", "-H", uri, "-D", ROOT_DN, "-y", str(folder / "root.pw")],
+        input=ldif,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
 
 
 def set_member(folder: Path, uri: str, group: str, uid: str, member: bool) -> None:
@@ -154,6 +177,10 @@ def set_member(folder: Path, uri: str, group: str, uid: str, member: bool) -> No
 
 def answers(folder: Path, uri: str) -> bool:
     """The service account can bind: slapd is up and holds the directory."""
-    probe = subprocess.run(["ldapwhoami", "-x", "-H", uri, "-D", SERVICE_DN, "-y", str(folder / "service.pw")],
-                           capture_output=True, text=True, timeout=10)
+    probe = subprocess.run(
+        ["ldapwhoami", "-x", "-H", uri, "-D", SERVICE_DN, "-y", str(folder / "service.pw")],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     return probe.returncode == 0

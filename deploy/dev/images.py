@@ -50,8 +50,11 @@ def ensure_dev_image() -> None:
     archives = build / "var" / "cache" / "apt" / "archives"
     for deb in extra.glob("*.deb"):
         shutil.copy2(deb, archives)
-    run(["chroot", str(build), "apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
-        timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    run(
+        ["chroot", str(build), "apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
+        timeout=900,
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+    )
     for deb in archives.glob("*.deb"):
         shutil.copy2(deb, extra)
     run(["chroot", str(build), "apt-get", "clean"])

@@ -55,8 +55,19 @@ def ensure_service_account() -> None:
         pwd.getpwnam(SERVICE_USER)
     except KeyError:
         say(f"creating the service account {SERVICE_USER}")
-        run(["useradd", "--system", "--user-group", "--home-dir", str(HUB_STATE), "--no-create-home",
-             "--shell", "/usr/sbin/nologin", SERVICE_USER])
+        run(
+            [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--home-dir",
+                str(HUB_STATE),
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                SERVICE_USER,
+            ]
+        )
     HUB_STATE.mkdir(mode=0o700, exist_ok=True)
     HUB_STATE.chmod(0o700)
     run(["chown", "-R", f"{SERVICE_USER}:{SERVICE_USER}", str(HUB_STATE)])
@@ -73,8 +84,10 @@ def ensure_sudoers(source: Path) -> None:
 
 def ensure_demo_module() -> None:
     """One Lmod module, so module kernels run for real in the dev cluster."""
-    write_if_changed(MODULEFILES / "demo" / "1.0.lua",
-                     'whatis("DS Portal dev cluster demo module")\nsetenv("DSPORTAL_DEMO", "loaded")\n')
+    write_if_changed(
+        MODULEFILES / "demo" / "1.0.lua",
+        'whatis("DS Portal dev cluster demo module")\nsetenv("DSPORTAL_DEMO", "loaded")\n',
+    )
 
 
 def ensure_storage() -> None:
@@ -82,8 +95,9 @@ def ensure_storage() -> None:
     datasets.mkdir(parents=True, exist_ok=True)
     STORAGE.chmod(0o1777)  # shared: everyone writes, nobody deletes others' files
     datasets.chmod(0o755)
-    write_if_changed(datasets / "README.txt",
-                     "Shared data sets of the DS Portal dev cluster (stands for the Isilon storage).\n")
+    write_if_changed(
+        datasets / "README.txt", "Shared data sets of the DS Portal dev cluster (stands for the Isilon storage).\n"
+    )
 
 
 def ensure_private_processes() -> None:

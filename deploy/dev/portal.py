@@ -1,4 +1,4 @@
-"""The portal's side of the dev cluster: /etc/dsportal (admin YAML, JupyterHub's config, secrets).
+"""The portal's side of the dev cluster: /etc/dsportal (admin YAML, JupyterHub's config and dev additions, secrets).
 
 Secrets are created 0600 (os.open with the mode; never widened, never
 chmod-ed after writing) and owned by whoever reads them: the hub's service
@@ -14,8 +14,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .tls import CERT, KEY
 from .common import ETC, HUB_STATE, HUB_URL, SERVICE_USER, STATE, VENV, ClusterError, run, say, write_if_changed
+from .tls import CERT, KEY
 
 HERE = Path(__file__).resolve().parent.parent  # deploy/
 ADMIN_TOKEN = ETC / "admin.token"  # read by the hub's config: the service account's
@@ -23,9 +23,20 @@ CRYPT_KEY = ETC / "crypt.key"  # root's: supervisord passes it as JUPYTERHUB_CRY
 PROXY_TOKEN = ETC / "proxy.token"  # root's: supervisord passes it as CONFIGPROXY_AUTH_TOKEN
 LDAP_PASSWORD = ETC / "ldap-service.pw"  # the service account's: ldap.service_password_file
 
-HUB_DEV_SETTINGS = f"""
-# --- dev cluster additions (deploy/devcluster) ---
-c.JupyterHub.services.append({{"name": "devcluster-admin", "api_token": open("{ADMIN_TOKEN}").read().strip()}})
+HUB_CONFIG_D = ETC / "jupyterhub_config.d"  # what ETC / "jupyterhub_config.py" (the shipped one) loads last
+HUB_DEV_SETTINGS = HUB_CONFIG_D / "devcluster.py"
+
+
+def hub_dev_settings(admin_token: Path = ADMIN_TOKEN) -> str:
+    """The dev cluster's additions to the hub's config: a JupyterHub config file of their own."""
+    return f"""\
+# The dev cluster's additions to JupyterHub's config, written by `deploy/devcluster up` (deploy/dev/portal.py).
+from pathlib import Path
+
+c = get_config()  # noqa: F821  (provided by JupyterHub)
+# an admin for scripts and the integration tests: `deploy/devcluster token` prints its token
+token = Path({str(admin_token)!r}).read_text().strip()
+c.JupyterHub.services.append({{"name": "devcluster-admin", "api_token": token}})
 c.JupyterHub.load_roles.append({{"name": "admin", "services": ["devcluster-admin"]}})
 c.Spawner.poll_interval = 10
 """
@@ -50,12 +61,15 @@ def ensure_portal_config() -> bool:
     ensure_secret(ADMIN_TOKEN, SERVICE_USER)
     ensure_secret(CRYPT_KEY, "root")
     ensure_secret(PROXY_TOKEN, "root")
-    changed |= write_if_changed(LDAP_PASSWORD, (STATE / "slapd" / "service.pw").read_text(), mode=0o600,
-                                owner=SERVICE_USER)
-    config = (HERE / "jupyterhub_config.py").read_text()
-    # the dev additions go before the final report_ignored_settings(c) line, which must stay last
-    body, last = config.rstrip().rsplit("\n", 1)
-    return write_if_changed(ETC / "jupyterhub_config.py", f"{body}\n{HUB_DEV_SETTINGS}\n{last}\n") or changed
+    changed |= write_if_changed(
+        LDAP_PASSWORD, (STATE / "slapd" / "service.pw").read_text(), mode=0o600, owner=SERVICE_USER
+    )
+    # the shipped config as an admin installs it, and the dev additions in the folder it loads (read by the hub's
+    # account: the folder is made 0755 whatever root's umask)
+    changed |= write_if_changed(ETC / "jupyterhub_config.py", (HERE / "jupyterhub_config.py").read_text())
+    HUB_CONFIG_D.mkdir(mode=0o755, exist_ok=True)
+    HUB_CONFIG_D.chmod(0o755)
+    return write_if_changed(HUB_DEV_SETTINGS, hub_dev_settings()) or changed
 
 
 def proxy_environment() -> dict[str, str]:
@@ -63,8 +77,12 @@ def proxy_environment() -> dict[str, str]:
 
 
 def hub_environment() -> dict[str, str]:
-    return {"DSPORTAL_CONFIG": str(ETC / "portal.yaml"), "JUPYTERHUB_CRYPT_KEY": CRYPT_KEY.read_text().strip(),
-            **proxy_environment(), "PATH": f"{VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+    return {
+        "DSPORTAL_CONFIG": str(ETC / "portal.yaml"),
+        "JUPYTERHUB_CRYPT_KEY": CRYPT_KEY.read_text().strip(),
+        **proxy_environment(),
+        "PATH": f"{VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+    }
 
 
 def proxy_argv() -> list[str]:
@@ -72,9 +90,26 @@ def proxy_argv() -> list[str]:
     chp = shutil.which("configurable-http-proxy")
     if chp is None:
         raise ClusterError("configurable-http-proxy is not installed; run `deploy/devcluster up` to install it.")
-    return [chp, "--ip", "127.0.0.1", "--port", "8000", "--api-ip", "127.0.0.1", "--api-port", "8001",
-            "--ssl-cert", str(CERT), "--ssl-key", str(KEY), "--host-routing",
-            "--default-target", "http://127.0.0.1:8081", "--error-target", "http://127.0.0.1:8081/hub/error"]
+    return [
+        chp,
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        "8000",
+        "--api-ip",
+        "127.0.0.1",
+        "--api-port",
+        "8001",
+        "--ssl-cert",
+        str(CERT),
+        "--ssl-key",
+        str(KEY),
+        "--host-routing",
+        "--default-target",
+        "http://127.0.0.1:8081",
+        "--error-target",
+        "http://127.0.0.1:8081/hub/error",
+    ]
 
 
 def hub_answers() -> bool:

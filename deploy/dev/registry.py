@@ -47,7 +47,7 @@ log:
   level: info
 storage:
   filesystem:
-    rootdirectory: {HOME / 'data'}
+    rootdirectory: {HOME / "data"}
   delete:
     enabled: true
 http:
@@ -63,8 +63,14 @@ auth:
 
 
 def program() -> Program:
-    return Program("registry", ["/usr/bin/docker-registry", "serve", str(CONFIG)], str(PORT), user=ACCOUNT,
-                   directory=str(HOME), umask="077")
+    return Program(
+        "registry",
+        ["/usr/bin/docker-registry", "serve", str(CONFIG)],
+        str(PORT),
+        user=ACCOUNT,
+        directory=str(HOME),
+        umask="077",
+    )
 
 
 def ensure_registry_files() -> bool:
@@ -72,8 +78,19 @@ def ensure_registry_files() -> bool:
     try:
         pwd.getpwnam(ACCOUNT)
     except KeyError:
-        run(["useradd", "--system", "--user-group", "--home-dir", str(HOME), "--no-create-home",
-             "--shell", "/usr/sbin/nologin", ACCOUNT])
+        run(
+            [
+                "useradd",
+                "--system",
+                "--user-group",
+                "--home-dir",
+                str(HOME),
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                ACCOUNT,
+            ]
+        )
     (HOME / "data").mkdir(mode=0o700, parents=True, exist_ok=True)
     run(["chown", "-R", f"{ACCOUNT}:{ACCOUNT}", str(HOME)])
     HOME.chmod(0o700)
@@ -101,8 +118,10 @@ def ensure_pushed() -> None:
         run(["umoci", "new", "--image", layout])
         run(["umoci", "insert", "--image", layout, str(images.IMAGE), "/"], timeout=600)
         authfile = write_authfile(Path(work), parse_ref(REF), Credential(USER, PASSWORD.read_text().strip()))
-        run(["skopeo", "copy", "--quiet", "--dest-authfile", str(authfile), f"oci:{layout}", f"docker://{REF}"],
-            timeout=600)
+        run(
+            ["skopeo", "copy", "--quiet", "--dest-authfile", str(authfile), f"oci:{layout}", f"docker://{REF}"],
+            timeout=600,
+        )
     stamp.write_text(images.recipe())
 
 
@@ -115,8 +134,24 @@ def ensure_pulled() -> None:
     PULLED.mkdir(mode=0o755, parents=True, exist_ok=True)
     shutil.rmtree(dest, ignore_errors=True)
     say(f"pulling {REF} into {PULLED} with dsportal images pull")
-    result = run([str(VENV / "bin" / "dsportal"), "images", "pull", "--runtime", "charliecloud", "--username", USER,
-                  "--password-file", str(PASSWORD), "--dest", str(PULLED), REF], timeout=900, check=False)
+    result = run(
+        [
+            str(VENV / "bin" / "dsportal"),
+            "images",
+            "pull",
+            "--runtime",
+            "charliecloud",
+            "--username",
+            USER,
+            "--password-file",
+            str(PASSWORD),
+            "--dest",
+            str(PULLED),
+            REF,
+        ],
+        timeout=900,
+        check=False,
+    )
     if result.returncode != 0:
         raise ClusterError(f"dsportal images pull failed:\n{result.stderr.strip()[-2000:]}")
     stamp.write_text(images.recipe())

@@ -15,15 +15,43 @@ import shutil
 from pathlib import Path
 
 from . import nvml, registry, supervisor, tls
-from .common import CACHE, ETC, GROUPS, HUB_STATE, LOGS, PREFIX, REGISTRY_STATE, SERVICE_USER, SPOOL, STATE, USERS, run, \
-    say
+from .common import (
+    CACHE,
+    ETC,
+    GROUPS,
+    HUB_STATE,
+    LOGS,
+    PREFIX,
+    REGISTRY_STATE,
+    SERVICE_USER,
+    SPOOL,
+    STATE,
+    USERS,
+    run,
+    say,
+)
 from .images import IMAGES
 from .machine import MODULEFILES, STORAGE
 
 HOSTS_MARK = "# DS Portal dev cluster"  # the lines machine.ensure_hosts and tls.ensure_host_names added
-FOLDERS = [STATE, SPOOL, LOGS, ETC, HUB_STATE, REGISTRY_STATE, nvml.READINGS, PREFIX, IMAGES, MODULEFILES, STORAGE,
-           Path("/etc/slurm/slurm.conf"), Path("/etc/slurm/gres.conf"), Path("/etc/sudoers.d/dsportal"),
-           nvml.LIBRARY, tls.SYSTEM_TRUST]
+FOLDERS = [
+    STATE,
+    SPOOL,
+    LOGS,
+    ETC,
+    HUB_STATE,
+    REGISTRY_STATE,
+    nvml.READINGS,
+    PREFIX,
+    IMAGES,
+    MODULEFILES,
+    STORAGE,
+    Path("/etc/slurm/slurm.conf"),
+    Path("/etc/slurm/gres.conf"),
+    Path("/etc/sudoers.d/dsportal"),
+    nvml.LIBRARY,
+    tls.SYSTEM_TRUST,
+]
 
 
 def stop_everything() -> None:
@@ -75,5 +103,7 @@ def reset() -> None:
     run(["npm", "uninstall", "-g", "--loglevel=error", "configurable-http-proxy"], check=False, timeout=120)
     if "hidepid=invisible" in Path("/proc/mounts").read_text():
         run(["mount", "-o", "remount,hidepid=0", "/proc"], check=False)
-    say(f"the dev cluster is gone; kept only downloads (apt's, pip's and npm's caches, {CACHE}). "
-        "`deploy/devcluster up` builds it from nothing.")
+    say(
+        f"the dev cluster is gone; kept only downloads (apt's, pip's and npm's caches, {CACHE}). "
+        "`deploy/devcluster up` builds it from nothing."
+    )

@@ -100,7 +100,7 @@ def ensure_slurm_files() -> bool:
 def nodes_idle() -> bool:
     """True once every node is usable; resumes nodes Slurm left down after a restart."""
     out = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False).stdout.split()
-    states = dict(zip(out[::2], out[1::2]))
+    states = dict(zip(out[::2], out[1::2], strict=False))  # an odd word out (a blank state) is dropped
     for n, state in states.items():
         if state.rstrip("*~#") in ("down", "drain", "drng"):
             run(["scontrol", "update", f"nodename={n}", "state=resume"], check=False)

@@ -94,7 +94,7 @@ def running() -> bool:
 
 def launched_as(argv: list[str], cmdline: list[str]) -> bool:
     """`cmdline` is the process `argv` started, also through a script's interpreter (node, python)."""
-    if len(cmdline) < len(argv) or cmdline[len(cmdline) - len(argv) + 1:] != argv[1:]:
+    if len(cmdline) < len(argv) or cmdline[len(cmdline) - len(argv) + 1 :] != argv[1:]:
         return False
     head = cmdline[len(cmdline) - len(argv)]
     return head == argv[0] or os.path.basename(head) == os.path.basename(argv[0])

@@ -44,8 +44,21 @@ def ensure_ca() -> bool:
         return False
     if not (CA_CERT.exists() and CA_KEY.exists()):
         say("making the dev cluster's certificate authority")
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(CA_KEY), "-out", str(CA_CERT),
-                 "-days", "3650", "-subj", "/CN=DS Portal dev cluster CA")
+        _openssl(
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(CA_KEY),
+            "-out",
+            str(CA_CERT),
+            "-days",
+            "3650",
+            "-subj",
+            "/CN=DS Portal dev cluster CA",
+        )
     CA_CERT.chmod(0o644)
     SYSTEM_TRUST.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(CA_CERT, SYSTEM_TRUST)
@@ -63,12 +76,31 @@ def issue(cert: Path, key: Path, hosts: list[str], owner: str) -> bool:
         return False
     say(f"issuing {cert} from the dev CA")
     extensions = cert.with_suffix(".ext")
-    extensions.write_text(f"subjectAltName={wanted}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
-                          "extendedKeyUsage=serverAuth\n")
+    extensions.write_text(
+        f"subjectAltName={wanted}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n"
+    )
     request = cert.with_suffix(".csr")
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(request), "-subj", f"/CN={hosts[0]}")
-    _openssl("x509", "-req", "-in", str(request), "-CA", str(CA_CERT), "-CAkey", str(CA_KEY), "-CAcreateserial",
-             "-out", str(cert), "-days", "825", "-extfile", str(extensions))
+    _openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(request), "-subj", f"/CN={hosts[0]}"
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(request),
+        "-CA",
+        str(CA_CERT),
+        "-CAkey",
+        str(CA_KEY),
+        "-CAcreateserial",
+        "-out",
+        str(cert),
+        "-days",
+        "825",
+        "-extfile",
+        str(extensions),
+    )
     request.unlink()
     shutil.chown(key, owner, owner)
     key.chmod(0o600)
@@ -86,7 +118,9 @@ def ensure_host_names() -> None:
     """USER.localhost resolves for this machine's own clients (browsers resolve *.localhost themselves)."""
     hosts = Path("/etc/hosts")
     text = hosts.read_text()
-    known = {name for line in text.splitlines() if line.strip() and not line.startswith("#") for name in line.split()[1:]}
+    known = {
+        name for line in text.splitlines() if line.strip() and not line.startswith("#") for name in line.split()[1:]
+    }
     missing = [n for n in names() if n not in known]
     if missing:
         with hosts.open("a") as f:

@@ -18,8 +18,10 @@ def _check_config(args: argparse.Namespace) -> int:
     except ConfigError as e:
         for line in e.errors:
             print(line)
-        print(f"{len(e.errors)} problem(s) in {path}; fix them and run `dsportal check-config {path}` again.",
-              file=sys.stderr)
+        print(
+            f"{len(e.errors)} problem(s) in {path}; fix them and run `dsportal check-config {path}` again.",
+            file=sys.stderr,
+        )
         return 1
     print("OK")
     for warning in cleartext_warnings(settings):
@@ -48,8 +50,7 @@ def _images_pull(args: argparse.Namespace) -> int:
     except (PullError, RefusedRequest) as e:
         print(f"dsportal images pull: {e}", file=sys.stderr)
         return 1
-    print(f"# {plan.dest} is ready ({plan.runtime_name}). Add these lines to the admin config to offer it "
-          "as a kernel:")
+    print(f"# {plan.dest} is ready ({plan.runtime_name}). Add these lines to the admin config to offer it as a kernel:")
     print(kernel_yaml(plan), end="")
     return 0
 
@@ -86,24 +87,35 @@ def build_parser() -> argparse.ArgumentParser:
     example = sub.add_parser("example-config", help="print a commented example config with every key")
     example.set_defaults(func=_example_config)
     doctor = sub.add_parser("doctor", help="check this installation: Slurm, sudo, the session environment, LDAP")
-    doctor.add_argument("file", nargs="?", help="the admin config (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)")
-    doctor.add_argument("--user", help="a portal user to try sudo and the directory with (default: a member of "
-                                       "the first of slurm.user_groups)")
+    doctor.add_argument(
+        "file", nargs="?", help="the admin config (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)"
+    )
+    doctor.add_argument(
+        "--user",
+        help="a portal user to try sudo and the directory with (default: a member of the first of slurm.user_groups)",
+    )
     doctor.add_argument("--service-account", default="dsportal", help="the hub's service account (default dsportal)")
     doctor.set_defaults(func=_doctor)
     images = sub.add_parser("images", help="container images for kernels").add_subparsers(dest="images", required=True)
-    pull = images.add_parser("pull", help="fetch a registry image (NVIDIA NGC or another) as a kernel image",
-                             description="The password (or NGC API key) comes from --password-file, "
-                             "$DSPORTAL_REGISTRY_PASSWORD or, for nvcr.io, $NGC_API_KEY; never from the "
-                             "command line.")
+    pull = images.add_parser(
+        "pull",
+        help="fetch a registry image (NVIDIA NGC or another) as a kernel image",
+        description="The password (or NGC API key) comes from --password-file, "
+        "$DSPORTAL_REGISTRY_PASSWORD or, for nvcr.io, $NGC_API_KEY; never from the "
+        "command line.",
+    )
     pull.add_argument("image", help="registry/path:tag, e.g. nvcr.io/nvidia/pytorch:24.01-py3")
     pull.add_argument("--dest", required=True, help="folder for the image (one every compute node reads)")
-    pull.add_argument("--runtime", choices=("apptainer", "singularity", "charliecloud"),
-                      help="apptainer/singularity: a .sif file; charliecloud: a directory image (with skopeo and "
-                           "umoci). Default: the first of these installed")
+    pull.add_argument(
+        "--runtime",
+        choices=("apptainer", "singularity", "charliecloud"),
+        help="apptainer/singularity: a .sif file; charliecloud: a directory image (with skopeo and "
+        "umoci). Default: the first of these installed",
+    )
     pull.add_argument("--username", help="the registry login (NGC: $oauthtoken, the default)")
-    pull.add_argument("--password-file", "--api-key-file", dest="password_file",
-                      help="file holding the password or NGC API key")
+    pull.add_argument(
+        "--password-file", "--api-key-file", dest="password_file", help="file holding the password or NGC API key"
+    )
     pull.add_argument("--timeout", type=float, default=7200, help="seconds before the pull is given up (default 7200)")
     pull.set_defaults(func=_images_pull)
     return parser

@@ -13,17 +13,18 @@ import shutil
 import socket
 import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlparse
 
 from spawner.contract import RUNTIME_COMMANDS
+from spawner.slurmvocab import parse_partitions_gres, partitions_gres_argv, user_jobs_argv
 
-from ..hubconfig import connect_url
-from .imagesafety import privileged_entries
+from ..huburl import connect_url
 from ..ldapclient import Directory, DirectoryUnavailable
 from ..settings import PortalSettings
+from .imagesafety import privileged_entries
 
 TIMEOUT = 30
 
@@ -74,25 +75,46 @@ def absolute(command: str) -> str:
 # --- the checks ----------------------------------------------------------------------
 def check_slurm(ctx: Context) -> list[Result]:
     slurm = ctx.settings.slurm
-    out = ctx.run([slurm.sinfo, "--noheader", "--format=%P|%G"])
+    out = ctx.run(partitions_gres_argv(slurm.sinfo))
     if out.returncode != 0:
-        return [Result("slurm", False, f"{slurm.sinfo} failed: {out.stderr.strip()[:200]}; start slurmctld or "
-                                       "fix slurm.sinfo, and check munge on this host")]
-    queue = ctx.run([slurm.squeue, "--noheader", "--format=%i", f"--user={ctx.sample_user}"])
-    results = [Result("slurm", queue.returncode == 0,
-                      "sinfo and squeue answer" if queue.returncode == 0 else
-                      f"{slurm.squeue} failed: {queue.stderr.strip()[:200]}; fix slurm.squeue")]
-    gres: dict[str, str] = {}
-    for line in out.stdout.splitlines():
-        name, _, resources = line.partition("|")
-        gres[name.rstrip("*")] = gres.get(name.rstrip("*"), "") + resources
+        return [
+            Result(
+                "slurm",
+                False,
+                f"{slurm.sinfo} failed: {out.stderr.strip()[:200]}; start slurmctld or "
+                "fix slurm.sinfo, and check munge on this host",
+            )
+        ]
+    queue = ctx.run(user_jobs_argv(slurm.squeue, ctx.sample_user))
+    results = [
+        Result(
+            "slurm",
+            queue.returncode == 0,
+            "sinfo and squeue answer"
+            if queue.returncode == 0
+            else f"{slurm.squeue} failed: {queue.stderr.strip()[:200]}; fix slurm.squeue",
+        )
+    ]
+    gres = parse_partitions_gres(out.stdout)
     for p in slurm.partitions:
         if p.name not in gres:
-            results.append(Result(f"partition {p.name}", False, f"Slurm has no partition {p.name!r} (it has "
-                                  f"{', '.join(sorted(gres)) or 'none'}); fix slurm.partitions"))
+            results.append(
+                Result(
+                    f"partition {p.name}",
+                    False,
+                    f"Slurm has no partition {p.name!r} (it has "
+                    f"{', '.join(sorted(gres)) or 'none'}); fix slurm.partitions",
+                )
+            )
         elif "gpu" not in gres[p.name]:
-            results.append(Result(f"partition {p.name}", False, "its nodes have no gpu GRES; set Gres=gpu:N on the "
-                                  "nodes (slurm.conf) and GresTypes=gpu, with gres.conf on each node"))
+            results.append(
+                Result(
+                    f"partition {p.name}",
+                    False,
+                    "its nodes have no gpu GRES; set Gres=gpu:N on the "
+                    "nodes (slurm.conf) and GresTypes=gpu, with gres.conf on each node",
+                )
+            )
         else:
             results.append(Result(f"partition {p.name}", True, f"GRES {gres[p.name]}"))
     return results
@@ -106,13 +128,27 @@ def check_sudo(ctx: Context) -> list[Result]:
     results = []
     for command in (absolute(slurm.sbatch), absolute(slurm.scancel)):
         ok = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", ctx.sample_user, command]).returncode == 0
-        results.append(Result(f"sudo {Path(command).name} as {ctx.sample_user}", ok,
-                              "allowed" if ok else f"{who} may not run {command} as {ctx.sample_user}; install "
-                              "deploy/sudoers.d/dsportal (with your group and paths) and run visudo -c"))
+        results.append(
+            Result(
+                f"sudo {Path(command).name} as {ctx.sample_user}",
+                ok,
+                "allowed"
+                if ok
+                else f"{who} may not run {command} as {ctx.sample_user}; install "
+                "deploy/sudoers.d/dsportal (with your group and paths) and run visudo -c",
+            )
+        )
     as_root = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", "root", absolute(slurm.sbatch)]).returncode == 0
-    results.append(Result("sudo as root", not as_root, "refused" if not as_root else
-                          f"{who} may run sbatch as root; limit the sudoers rule's runas list to the portal "
-                          "users' group with !root"))
+    results.append(
+        Result(
+            "sudo as root",
+            not as_root,
+            "refused"
+            if not as_root
+            else f"{who} may run sbatch as root; limit the sudoers rule's runas list to the portal "
+            "users' group with !root",
+        )
+    )
     return results
 
 
@@ -125,28 +161,61 @@ def check_extend_helper(ctx: Context) -> list[Result]:
     try:
         info = helper.stat()
     except OSError:
-        return [Result("extension helper", False, f"{helper} is missing; install DS Portal there or fix "
-                       "slurm.extend_command (or set slurm.allow_extend: false)")]
+        return [
+            Result(
+                "extension helper",
+                False,
+                f"{helper} is missing; install DS Portal there or fix "
+                "slurm.extend_command (or set slurm.allow_extend: false)",
+            )
+        ]
     if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return [Result("extension helper", False, f"{helper} runs as root and must be root's alone: "
-                       f"chown root {helper}; chmod go-w {helper}")]
+        return [
+            Result(
+                "extension helper",
+                False,
+                f"{helper} runs as root and must be root's alone: chown root {helper}; chmod go-w {helper}",
+            )
+        ]
     as_admin = ["-U", who] if os.geteuid() == 0 else []
     allowed = ctx.run([slurm.sudo, "-n", "-l", *as_admin, "-u", "root", str(helper)]).returncode == 0
-    return [Result("extension helper", allowed, f"{who} may run {helper} as root" if allowed else
-                   f"{who} may not run {helper} as root; add the extension line of deploy/sudoers.d/dsportal")]
+    return [
+        Result(
+            "extension helper",
+            allowed,
+            f"{who} may run {helper} as root"
+            if allowed
+            else f"{who} may not run {helper} as root; add the extension line of deploy/sudoers.d/dsportal",
+        )
+    ]
 
 
 def check_environment(ctx: Context) -> list[Result]:
     prefix = Path(ctx.settings.environment.prefix)
     entry = prefix / "bin" / "dsportal-singleuser"
     if not os.access(entry, os.X_OK):
-        return [Result("session environment", False, f"{entry} is missing; install DS Portal into "
-                       f"{prefix} on a filesystem every compute node mounts, or fix environment.prefix")]
-    writable = [str(p) for p in [prefix, prefix / "bin", *prefix.glob("lib/python3*/site-packages")]
-                if p.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)]
+        return [
+            Result(
+                "session environment",
+                False,
+                f"{entry} is missing; install DS Portal into "
+                f"{prefix} on a filesystem every compute node mounts, or fix environment.prefix",
+            )
+        ]
+    writable = [
+        str(p)
+        for p in [prefix, prefix / "bin", *prefix.glob("lib/python3*/site-packages")]
+        if p.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ]
     if writable:
-        return [Result("session environment", False, f"{', '.join(writable)} can be written by other accounts, "
-                       "who could change every user's session; chmod go-w them")]
+        return [
+            Result(
+                "session environment",
+                False,
+                f"{', '.join(writable)} can be written by other accounts, "
+                "who could change every user's session; chmod go-w them",
+            )
+        ]
     return [Result("session environment", True, f"{prefix} exists and only its owner can change it")]
 
 
@@ -155,8 +224,9 @@ def image_privileges(image: str) -> list[str]:
     return privileged_entries(Path(image), limit=3) if os.path.isdir(image) else []
 
 
-def container_images(settings: PortalSettings, which=shutil.which, exists=os.path.exists,
-                     privileges=image_privileges) -> list[Result]:
+def container_images(
+    settings: PortalSettings, which=shutil.which, exists=os.path.exists, privileges=image_privileges
+) -> list[Result]:
     """Each container kernel: which runtime runs which image, or what is missing on this machine."""
     results = []
     for kernel in settings.kernels.containers:
@@ -165,15 +235,33 @@ def container_images(settings: PortalSettings, which=shutil.which, exists=os.pat
         path = which(command)
         name = f"kernel {kernel.name}"
         if path is None:
-            results.append(Result(name, False, f"{runtime} ({command}) is not installed here; install it on this "
-                                  "machine and the compute nodes, or change kernels.containers[].runtime"))
+            results.append(
+                Result(
+                    name,
+                    False,
+                    f"{runtime} ({command}) is not installed here; install it on this "
+                    "machine and the compute nodes, or change kernels.containers[].runtime",
+                )
+            )
         elif not exists(kernel.image):
-            results.append(Result(name, False, f"image {kernel.image} not found; pull it (dsportal images pull) "
-                                  "onto storage every compute node mounts"))
+            results.append(
+                Result(
+                    name,
+                    False,
+                    f"image {kernel.image} not found; pull it (dsportal images pull) "
+                    "onto storage every compute node mounts",
+                )
+            )
         elif found := privileges(kernel.image):
-            results.append(Result(name, False, f"image {kernel.image} holds setuid/setgid programs or device nodes "
-                                  f"({'; '.join(found)} ...): any user could become root through them on storage "
-                                  "without nosuid. Pull it again with dsportal images pull, which removes them"))
+            results.append(
+                Result(
+                    name,
+                    False,
+                    f"image {kernel.image} holds setuid/setgid programs or device nodes "
+                    f"({'; '.join(found)} ...): any user could become root through them on storage "
+                    "without nosuid. Pull it again with dsportal images pull, which removes them",
+                )
+            )
         else:
             results.append(Result(name, True, f"{runtime} ({path}) runs {kernel.image}"))
     return results
@@ -189,28 +277,54 @@ def check_connect_url(ctx: Context) -> list[Result]:
     try:
         socket.getaddrinfo(host, None)
     except OSError as e:
-        return [Result("hub address", False, f"{host} (from {url}) does not resolve ({e.strerror}); compute nodes "
-                       "could not report to the hub: fix hub.internal_connect_url")]
+        return [
+            Result(
+                "hub address",
+                False,
+                f"{host} (from {url}) does not resolve ({e.strerror}); compute nodes "
+                "could not report to the hub: fix hub.internal_connect_url",
+            )
+        ]
     return [Result("hub address", True, f"{url} resolves")]
 
 
 def check_ldap(ctx: Context) -> list[Result]:
     ldap = ctx.settings.ldap
     if not ldap.service_dn:
-        return [Result("ldap", False, "no ldap.service_dn: users cannot be looked up or refreshed; set service_dn "
-                       "and service_password_file")]
+        return [
+            Result(
+                "ldap",
+                False,
+                "no ldap.service_dn: users cannot be looked up or refreshed; set service_dn and service_password_file",
+            )
+        ]
     try:
         found = Directory(ldap).lookup(ctx.sample_user)
     except DirectoryUnavailable as e:
         return [Result("ldap", False, f"no directory server answered ({e}); check ldap.uris, tls and ca_file")]
     except OSError as e:
-        return [Result("ldap", False, f"cannot read ldap.service_password_file ({e.strerror}); fix the file or "
-                       "its owner (the hub's service account, mode 0600)")]
+        return [
+            Result(
+                "ldap",
+                False,
+                f"cannot read ldap.service_password_file ({e.strerror}); fix the file or "
+                "its owner (the hub's service account, mode 0600)",
+            )
+        ]
     if found is None:
-        return [Result("ldap", False, f"the directory has no {ctx.sample_user!r}; check user_search_base "
-                       "or bind_dn_template")]
-    return [Result("ldap", True, f"the service account binds and finds {ctx.sample_user} (uidNumber "
-                                 f"{found.uid_number}, groups {', '.join(found.groups) or 'none'})")]
+        return [
+            Result(
+                "ldap", False, f"the directory has no {ctx.sample_user!r}; check user_search_base or bind_dn_template"
+            )
+        ]
+    return [
+        Result(
+            "ldap",
+            True,
+            f"the service account binds and finds {ctx.sample_user} (uidNumber "
+            f"{found.uid_number}, groups {', '.join(found.groups) or 'none'})",
+        )
+    ]
 
 
 def check_tls_files(ctx: Context) -> list[Result]:
@@ -221,7 +335,16 @@ def check_tls_files(ctx: Context) -> list[Result]:
     return [Result("tls files", True, f"{len(files)} file(s) readable")]
 
 
-CHECKS = (check_slurm, check_sudo, check_extend_helper, check_environment, check_images, check_connect_url, check_ldap, check_tls_files)
+CHECKS = (
+    check_slurm,
+    check_sudo,
+    check_extend_helper,
+    check_environment,
+    check_images,
+    check_connect_url,
+    check_ldap,
+    check_tls_files,
+)
 
 
 def diagnose(ctx: Context) -> list[Result]:

@@ -41,18 +41,33 @@ AUTHFILE = "{authfile}"  # placeholder in a planned argv, replaced by the privat
 # (fragments of the tool's output, what to tell the admin); the first match wins.  A fragment matches as
 # whole words: "401" must not match inside a blob's hash (sha256:...78401c...), which every output names.
 FAILURES = (
-    (("no space left on device", "disk quota exceeded"),
-     "the disk is full; free space in {dest_dir} (and the runtime's cache and tmp folders) and try again."),
-    (("unauthorized", "authentication required", "401", "incorrect username or password"),
-     "{registry} refused the login; check the user and the password (for NGC: create a new API key at "
-     "ngc.nvidia.com, Setup > API Key) and try again."),
-    (("manifest unknown", "name unknown", "404", "not found"),
-     "{registry} has no image {ref}; check the name and the tag (the registry's web page or "
-     "`skopeo list-tags docker://{registry}/{repository}` lists them)."),
-    (("connection refused", "no such host", "i/o timeout", "network is unreachable", "no route to host",
-      "tls handshake timeout", "certificate signed by unknown authority"),
-     "cannot reach {registry}; check the host and the port, this machine's proxy and firewall, and that it "
-     "trusts the registry's certificate."),
+    (
+        ("no space left on device", "disk quota exceeded"),
+        "the disk is full; free space in {dest_dir} (and the runtime's cache and tmp folders) and try again.",
+    ),
+    (
+        ("unauthorized", "authentication required", "401", "incorrect username or password"),
+        "{registry} refused the login; check the user and the password (for NGC: create a new API key at "
+        "ngc.nvidia.com, Setup > API Key) and try again.",
+    ),
+    (
+        ("manifest unknown", "name unknown", "404", "not found"),
+        "{registry} has no image {ref}; check the name and the tag (the registry's web page or "
+        "`skopeo list-tags docker://{registry}/{repository}` lists them).",
+    ),
+    (
+        (
+            "connection refused",
+            "no such host",
+            "i/o timeout",
+            "network is unreachable",
+            "no route to host",
+            "tls handshake timeout",
+            "certificate signed by unknown authority",
+        ),
+        "cannot reach {registry}; check the host and the port, this machine's proxy and firewall, and that it "
+        "trusts the registry's certificate.",
+    ),
 )
 
 
@@ -74,35 +89,46 @@ class PullPlan:
 
 def find_tools(requested: str | None, which=shutil.which) -> tuple[str, dict[str, str]]:
     """The runtime's name and the executables its pull needs (name -> path)."""
-    for name in ([requested] if requested else RUNTIMES):
+    for name in [requested] if requested else RUNTIMES:
         needed = CHARLIECLOUD_TOOLS if name == "charliecloud" else (name,)
         paths = {tool: which(tool) for tool in needed}
         if all(paths.values()):
             return name, paths  # type: ignore[return-value]
         if requested:
             missing = [tool for tool, path in paths.items() if not path]
-            raise PullError(f"{' and '.join(missing)} not installed on this machine; install it (Debian: apt install "
-                            f"{' '.join(missing)}) and run this again.")
-    raise PullError("no container tools here: install Apptainer (or SingularityCE), or skopeo and umoci for "
-                    "Charliecloud, where images are made, then run this again.")
+            raise PullError(
+                f"{' and '.join(missing)} not installed on this machine; install it (Debian: apt install "
+                f"{' '.join(missing)}) and run this again."
+            )
+    raise PullError(
+        "no container tools here: install Apptainer (or SingularityCE), or skopeo and umoci for "
+        "Charliecloud, where images are made, then run this again."
+    )
 
 
-def plan_pull(ref: ImageRef, dest_dir: Path, runtime_name: str, tools: dict[str, str], work: Path,
-              rootless: bool) -> PullPlan:
+def plan_pull(
+    ref: ImageRef, dest_dir: Path, runtime_name: str, tools: dict[str, str], work: Path, rootless: bool
+) -> PullPlan:
     """The commands that fetch `ref` into `dest_dir`, using the private folder `work`."""
     if runtime_name == "charliecloud":
         dest = dest_dir / ref.file_stem
         layout = f"{work / 'oci'}:{ref.tag}"
         steps = (
             (tools["skopeo"], "copy", "--src-authfile", AUTHFILE, f"docker://{ref}", f"oci:{layout}"),
-            (tools["umoci"], "raw", "unpack", *(["--rootless"] if rootless else []), "--image", layout,
-             str(work / "image")),
+            (
+                tools["umoci"],
+                "raw",
+                "unpack",
+                *(["--rootless"] if rootless else []),
+                "--image",
+                layout,
+                str(work / "image"),
+            ),
         )
         return PullPlan(runtime_name, ref, dest, steps, work / "image")
     dest = dest_dir / f"{ref.file_stem}.sif"
     partial = work / dest.name
-    return PullPlan(runtime_name, ref, dest, ((tools[runtime_name], "pull", str(partial), f"docker://{ref}"),),
-                    partial)
+    return PullPlan(runtime_name, ref, dest, ((tools[runtime_name], "pull", str(partial), f"docker://{ref}"),), partial)
 
 
 def _says(output: str, fragments: tuple[str, ...]) -> bool:
@@ -112,12 +138,15 @@ def _says(output: str, fragments: tuple[str, ...]) -> bool:
 def explain(output: str, plan: PullPlan, anonymous: bool = False) -> str:
     lowered = output.lower()
     if anonymous and _says(lowered, LOGIN_FAILURE):
-        return (f"{plan.ref.registry} asks for a login; pass --username NAME with the password in "
-                f"${PASSWORD_ENV} or --password-file FILE.")
+        return (
+            f"{plan.ref.registry} asks for a login; pass --username NAME with the password in "
+            f"${PASSWORD_ENV} or --password-file FILE."
+        )
     for fragments, message in FAILURES:
         if _says(lowered, fragments):
-            return message.format(registry=plan.ref.registry, ref=plan.ref, repository=plan.ref.repository,
-                                  dest_dir=plan.dest.parent)
+            return message.format(
+                registry=plan.ref.registry, ref=plan.ref, repository=plan.ref.repository, dest_dir=plan.dest.parent
+            )
     tail = "\n".join(output.strip().splitlines()[-5:])
     return f"the pull failed:\n{tail}"
 
@@ -144,8 +173,15 @@ def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO,
     The output is read in a thread so the timeout holds even while the tool
     hangs with its output open; a hung step is killed with all its children.
     """
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines: list[str] = []
 
     def echo() -> None:
@@ -173,36 +209,47 @@ def _run_step(argv: list[str], env: dict[str, str], timeout: float, out: TextIO,
     return text
 
 
-def pull(ref: ImageRef, dest_dir: str, requested_runtime: str | None, credential: Credential | None,
-         timeout: float, out: TextIO = sys.stderr, which=shutil.which) -> PullPlan:
+def pull(
+    ref: ImageRef,
+    dest_dir: str,
+    requested_runtime: str | None,
+    credential: Credential | None,
+    timeout: float,
+    out: TextIO = sys.stderr,
+    which=shutil.which,
+) -> PullPlan:
     """Fetch `ref` into `dest_dir`; return the plan that did it (its dest is the image)."""
     folder = check_destination(dest_dir)
     runtime_name, tools = find_tools(requested_runtime, which)
     if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
-        print(f"warning: less than {MIN_FREE_BYTES // 1024**3} GB free in {folder}; images are often larger.",
-              file=out)
+        print(f"warning: less than {MIN_FREE_BYTES // 1024**3} GB free in {folder}; images are often larger.", file=out)
     # the work folder sits beside the destination: the same file system (a rename, no copy) and no full /tmp
     work = Path(tempfile.mkdtemp(prefix=".dsportal-pull-", dir=folder))
     try:
         plan = plan_pull(ref, folder, runtime_name, tools, work, rootless=os.geteuid() != 0)
         if plan.dest.exists():
-            raise PullError(f"{plan.dest} already exists; kernels may be using it. Remove it first or choose "
-                            "another --dest.")
+            raise PullError(
+                f"{plan.dest} already exists; kernels may be using it. Remove it first or choose another --dest."
+            )
         authfile = write_authfile(work, ref, credential)
         env = {**os.environ, **runtime_env(runtime_name, credential)}
         deadline = time.monotonic() + timeout
         for step in plan.steps:
             argv = [str(authfile) if a == AUTHFILE else a for a in step]
             try:
-                _run_step(argv, env, deadline - time.monotonic(), out, credential.password if credential else "",
-                          timeout)
+                _run_step(
+                    argv, env, deadline - time.monotonic(), out, credential.password if credential else "", timeout
+                )
             except subprocess.CalledProcessError as e:
                 raise PullError(explain(e.output, plan, anonymous=credential is None)) from None
         if plan.partial.is_dir():  # a directory image on shared storage: no way to root from it
             changed = make_unprivileged(plan.partial)
             if changed:
-                print(f"made the image unprivileged: {len(changed)} setuid/setgid files and device nodes "
-                      "(portal/admin/imagesafety.py)", file=out)
+                print(
+                    f"made the image unprivileged: {len(changed)} setuid/setgid files and device nodes "
+                    "(portal/admin/imagesafety.py)",
+                    file=out,
+                )
         os.chmod(plan.partial, 0o755 if plan.partial.is_dir() else 0o644)  # every user's session reads it
         os.rename(plan.partial, plan.dest)
         return plan
@@ -216,7 +263,7 @@ def kernel_yaml(plan: PullPlan) -> str:
         "kernels:\n"
         "  containers:\n"
         f"    - name: {plan.ref.kernel_name}\n"
-        f"      display_name: \"{plan.ref.label} ({source})\"\n"
+        f'      display_name: "{plan.ref.label} ({source})"\n'
         f"      image: {plan.dest}\n"
         f"      runtime: {plan.runtime_name}\n"
     )

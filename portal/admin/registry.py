@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 NGC = "nvcr.io"
 NGC_USER = "$oauthtoken"  # NGC's fixed username for API-key logins
@@ -67,8 +67,10 @@ def parse_ref(text: str) -> ImageRef:
     """A registry image name with its registry and tag spelled out (no implicit Docker Hub, no implicit latest)."""
     found = IMAGE_REF.fullmatch(text)
     if not found:
-        raise RefusedRequest(f"{text!r} is not an image name this command takes; give the registry, the path and "
-                             "the tag, e.g. nvcr.io/nvidia/pytorch:24.01-py3 or registry.example.org:5000/team/img:1.")
+        raise RefusedRequest(
+            f"{text!r} is not an image name this command takes; give the registry, the path and "
+            "the tag, e.g. nvcr.io/nvidia/pytorch:24.01-py3 or registry.example.org:5000/team/img:1."
+        )
     return ImageRef(found["registry"], found["repository"], found["tag"])
 
 
@@ -78,8 +80,9 @@ class Credential:
     password: str = field(repr=False)  # never in a repr, so never in a traceback or a log line
 
 
-def read_credential(ref: ImageRef, environ: Mapping[str, str], username: str | None,
-                    password_file: str | None) -> Credential | None:
+def read_credential(
+    ref: ImageRef, environ: Mapping[str, str], username: str | None, password_file: str | None
+) -> Credential | None:
     """The login for `ref`'s registry, or None for an anonymous pull.
 
     The password comes from `password_file`, else DSPORTAL_REGISTRY_PASSWORD,
@@ -92,20 +95,26 @@ def read_credential(ref: ImageRef, environ: Mapping[str, str], username: str | N
         except OSError as e:
             raise RefusedRequest(f"cannot read the password file {password_file} ({e.strerror}).") from None
         if not password:
-            raise RefusedRequest(f"the password file {password_file} is empty; put the password (or NGC API key) in it.")
+            raise RefusedRequest(
+                f"the password file {password_file} is empty; put the password (or NGC API key) in it."
+            )
     else:
-        password = (environ.get(PASSWORD_ENV) or (environ.get(NGC_KEY_ENV) if ref.registry == NGC else "")
-                    or "").strip()
+        password = (
+            environ.get(PASSWORD_ENV) or (environ.get(NGC_KEY_ENV) if ref.registry == NGC else "") or ""
+        ).strip()
     if ref.registry == NGC:
         if not password:
-            raise RefusedRequest(f"no NGC API key: set {NGC_KEY_ENV} or pass --password-file FILE "
-                                 "(create a key at ngc.nvidia.com, Setup > API Key).")
+            raise RefusedRequest(
+                f"no NGC API key: set {NGC_KEY_ENV} or pass --password-file FILE "
+                "(create a key at ngc.nvidia.com, Setup > API Key)."
+            )
         return Credential(username or NGC_USER, password)
     if password and not username:
         raise RefusedRequest(f"a password for {ref.registry} was given but no user; pass --username NAME.")
     if username and not password:
-        raise RefusedRequest(f"no password for {username} at {ref.registry}: set {PASSWORD_ENV} "
-                             "or pass --password-file FILE.")
+        raise RefusedRequest(
+            f"no password for {username} at {ref.registry}: set {PASSWORD_ENV} or pass --password-file FILE."
+        )
     return Credential(username, password) if username else None
 
 

@@ -37,12 +37,18 @@ def group_names(gids: list[int]) -> frozenset[str]:
 def refusal(account: UnixAccount, slurm: SlurmSettings, uid_number: int | None = None) -> str | None:
     """Why `account` may not run a session (a sentence for the user), or None."""
     if account.uid == 0 or account.name in slurm.deny_users or account.uid < slurm.min_uid:
-        return (f"The account {account.name!r} cannot run sessions here: root and system accounts never do. "
-                "Log in with your own cluster account.")
+        return (
+            f"The account {account.name!r} cannot run sessions here: root and system accounts never do. "
+            "Log in with your own cluster account."
+        )
     if slurm.user_groups and not account.groups & set(slurm.user_groups):
-        return (f"The account {account.name!r} is not in a group of portal users "
-                f"({', '.join(slurm.user_groups)}); ask the cluster admins for access.")
+        return (
+            f"The account {account.name!r} is not in a group of portal users "
+            f"({', '.join(slurm.user_groups)}); ask the cluster admins for access."
+        )
     if uid_number is not None and uid_number != account.uid:
-        return (f"The account {account.name!r} on the cluster (uid {account.uid}) is not the directory's "
-                f"{account.name!r} (uidNumber {uid_number}); ask the cluster admins to fix the accounts.")
+        return (
+            f"The account {account.name!r} on the cluster (uid {account.uid}) is not the directory's "
+            f"{account.name!r} (uidNumber {uid_number}); ask the cluster admins to fix the accounts."
+        )
     return None

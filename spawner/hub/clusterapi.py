@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from jupyterhub.apihandlers import APIHandler, default_handlers
+from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from .services import TooManyEstimates, hub_services
@@ -62,6 +62,4 @@ class EstimateHandler(_Base):
         self.finish(json.dumps(answer))
 
 
-for url, handler in ((PARTITIONS_URL, PartitionsHandler), (ESTIMATE_URL, EstimateHandler)):
-    if (url, handler) not in default_handlers:
-        default_handlers.append((url, handler))
+HANDLERS = [(PARTITIONS_URL, PartitionsHandler), (ESTIMATE_URL, EstimateHandler)]  # installed by spawner/hub/routes.py

@@ -6,31 +6,11 @@ a page view never makes the hub ask Slurm.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
+from .extension import Limits, extension
 from .resources import Resources, duration_words
 from .slurm import JobInfo
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The admin's extension rules (slurm.allow_extend, extend_step_hours, extend_max_hours)."""
-
-    allow_extend: bool = False
-    step_minutes: int = 60
-    max_minutes: int = 0
-
-
-def extension(minutes: int, limits: Limits) -> tuple[int | None, str]:
-    """(the new limit in minutes, "") or (None, why not) for one more extension of a session of `minutes`."""
-    if not limits.allow_extend:
-        return None, "Extending sessions is not enabled on this portal."
-    new = minutes + limits.step_minutes
-    if new > limits.max_minutes:
-        return None, (f"Your session already has {duration_words(minutes)}; with extensions a session may last "
-                      f"at most {duration_words(limits.max_minutes)} here.")
-    return new, ""
 
 
 def seconds_left(info: JobInfo | None, now: datetime) -> int | None:
@@ -39,8 +19,18 @@ def seconds_left(info: JobInfo | None, now: datetime) -> int | None:
     return max(0, int((datetime.fromisoformat(info.end) - now).total_seconds()))
 
 
-def session_card(job_id: str, info: JobInfo | None, resources: Resources | None, *, start_done: bool,
-                 stopping: bool, message: str, minutes: int, limits: Limits, now: datetime) -> dict:
+def session_card(
+    job_id: str,
+    info: JobInfo | None,
+    resources: Resources | None,
+    *,
+    start_done: bool,
+    stopping: bool,
+    message: str,
+    minutes: int,
+    limits: Limits,
+    now: datetime,
+) -> dict:
     """The session's state and facts, and the buttons that apply ("state": none / queued / starting /
     running / stopping)."""
     if not job_id:
@@ -53,25 +43,27 @@ def session_card(job_id: str, info: JobInfo | None, resources: Resources | None,
         state = "queued"
     else:
         state = "starting"
-    card = {"state": state, "job_id": job_id, "message": message, "node": info.node if info else "",
-            "end": info.end if info and state == "running" else "",
-            "seconds_left": seconds_left(info, now) if state == "running" else None,
-            "limit": duration_words(minutes) if minutes else ""}
+    card = {
+        "state": state,
+        "job_id": job_id,
+        "message": message,
+        "node": info.node if info else "",
+        "end": info.end if info and state == "running" else "",
+        "seconds_left": seconds_left(info, now) if state == "running" else None,
+        "limit": duration_words(minutes) if minutes else "",
+    }
     if resources is not None:
-        card.update(partition=resources.partition, gpus=resources.gpus, cores=resources.cpus,
-                    memory_gb=round(resources.memory_mib / 1024, 1), summary=resources.summary())
+        card.update(
+            partition=resources.partition,
+            gpus=resources.gpus,
+            cores=resources.cpus,
+            memory_gb=round(resources.memory_mib / 1024, 1),
+            summary=resources.summary(),
+        )
     new, why = extension(minutes, limits)
-    card["extend"] = {"allowed": state == "running" and new is not None, "why_not": why,
-                      "step": duration_words(limits.step_minutes)} if limits.allow_extend else None
+    card["extend"] = (
+        {"allowed": state == "running" and new is not None, "why_not": why, "step": duration_words(limits.step_minutes)}
+        if limits.allow_extend
+        else None
+    )
     return card
-
-
-def history_entry(job_id: str, summary: str, options: dict, submitted: str, ended: datetime, why: str) -> dict:
-    return {"job_id": job_id, "summary": summary, "options": options, "submitted": submitted,
-            "ended": ended.isoformat(timespec="minutes"), "why": why}
-
-
-def add_to_history(history: list[dict], entry: dict, keep: int) -> list[dict]:
-    """Newest first, at most `keep`, one entry per job."""
-    rest = [e for e in history if e.get("job_id") != entry["job_id"]]
-    return ([entry] + rest)[:keep]

@@ -6,12 +6,11 @@ import json
 
 import jinja2
 
-from portal.settings import SlurmSettings, size_to_mib
+from portal.settings import SlurmSettings
 
 from ..contract import data_dir
-
 from .options import SessionRequest
-from .resources import resources_for
+from .resources import allocation, resources_for
 
 _env = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
@@ -20,22 +19,28 @@ _env = jinja2.Environment(
 )
 
 
+def shape(gpus: int, slurm: SlurmSettings) -> dict:
+    """{"cores": N, "gb": M}: what a session of `gpus` GPUs gets (spawner/hub/resources.py's rule)."""
+    cores, memory_mib = allocation(gpus, slurm)
+    return {"cores": cores, "gb": memory_mib / 1024}
+
+
 def form_context(slurm: SlurmSettings) -> dict:
     """What the form shows and what its live line computes with."""
     chosen = slurm.default_partition
+    most = max(p.max_gpus for p in slurm.partitions)
     limits = {
-        "cores_per_gpu": slurm.cores_per_gpu,
-        "gb_per_gpu": size_to_mib(slurm.memory_per_gpu) / 1024,
-        "cpu_only_cores": slurm.cpu_only_cores,
-        "cpu_only_gb": size_to_mib(slurm.cpu_only_memory) / 1024,
+        # what each GPU count brings, computed by the one rule (the page's script only looks it up)
+        "shapes": {str(g): shape(g, slurm) for g in range(most + 1)},
         "max_gpus": {p.name: p.max_gpus for p in slurm.partitions},
     }
     default_gpus = min(1, chosen.max_gpus)
     first = resources_for(SessionRequest(chosen.name, default_gpus, slurm.default_hours), slurm)
+    one = shape(1, slurm)
     return {
         "summary": first.summary(),
-        "cores_per_gpu": slurm.cores_per_gpu,
-        "gb_per_gpu": f"{size_to_mib(slurm.memory_per_gpu) / 1024:g}",
+        "cores_per_gpu": one["cores"],
+        "gb_per_gpu": f"{one['gb']:g}",
         "partitions": slurm.partitions,
         "default_partition": chosen.name,
         "gpu_choices": list(range(chosen.max_gpus + 1)),

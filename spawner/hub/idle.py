@@ -13,7 +13,12 @@ reports (spawner/jupyter/activity.py), every sessions.activity_seconds.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from portal.settings import SessionSettings
+
+from .progress import clock
+from .resources import duration_words
 
 GROUP_PREFIX = "dsportal-idle-"
 SERVICE_PREFIX = "dsportal-idle-culler-"
@@ -40,13 +45,64 @@ def culler_services(sessions: SessionSettings, python: str) -> tuple[list[dict],
     services, roles = [], []
     for timeout in timeouts(sessions):
         name, group = f"{SERVICE_PREFIX}{timeout}", group_for(timeout)
-        services.append({"name": name, "command": [
-            python, "-m", "spawner.hub.childguard",  # ends with the hub, even a killed one
-            python, "-m", "jupyterhub_idle_culler", f"--timeout={timeout}", f"--cull-every={sessions.cull_every}"]})
-        roles.append({"name": name, "description": f"Stops servers of {group} idle for {timeout} s",
-                      "scopes": [f"{scope}!group={group}" for scope in CULLER_SCOPES], "services": [name]})
+        services.append(
+            {
+                "name": name,
+                "command": [
+                    python,
+                    "-m",
+                    "spawner.hub.childguard",  # ends with the hub, even a killed one
+                    python,
+                    "-m",
+                    "jupyterhub_idle_culler",
+                    f"--timeout={timeout}",
+                    f"--cull-every={sessions.cull_every}",
+                ],
+            }
+        )
+        roles.append(
+            {
+                "name": name,
+                "description": f"Stops servers of {group} idle for {timeout} s",
+                "scopes": [f"{scope}!group={group}" for scope in CULLER_SCOPES],
+                "services": [name],
+            }
+        )
     return services, roles
 
 
 def is_culler(name: str) -> bool:
     return name.startswith(SERVICE_PREFIX)
+
+
+def join_idle_group(user, timeout: int) -> None:
+    """Put the JupyterHub `user` into the group whose culler may stop a session of `timeout` s (or none)."""
+    from jupyterhub import orm  # the hub's database model: loaded only inside the hub
+
+    orm_user = getattr(user, "orm_user", None)
+    if orm_user is None:
+        return  # not in a hub (the spawner's own tests)
+    db = user.db
+    wanted = group_for(timeout)
+    for group in list(orm_user.groups):
+        if group.name.startswith(GROUP_PREFIX) and group.name != wanted:
+            orm_user.groups.remove(group)
+    if wanted and wanted not in {g.name for g in orm_user.groups}:
+        group = orm.Group.find(db, wanted)
+        if group is None:
+            group = orm.Group(name=wanted)
+            db.add(group)
+        orm_user.groups.append(group)
+    db.commit()
+
+
+def idle_words(last_activity: datetime | None, now: datetime, utcnow: datetime) -> str:
+    """Why an idle culler stopped the session, and when (`last_activity` in UTC, as JupyterHub keeps it)."""
+    idle = ""
+    if last_activity is not None:
+        minutes = int((utcnow - last_activity).total_seconds() // 60)
+        idle = f" for {duration_words(max(1, minutes))}"
+    return (
+        f"Your session was stopped {clock(now, now)} because nothing used it{idle} (no busy kernel, "
+        "terminal, mouse or keys in JupyterLab, or GPU work): its GPUs went back to the cluster."
+    )

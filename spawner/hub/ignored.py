@@ -14,13 +14,14 @@ from typing import Any
 SECTIONS = ("Spawner", "BatchSpawnerBase", "SlurmSpawner", "SlurmGPUSpawner")
 
 
-
 def _yaml(keys: str) -> str:
     return f"set {keys} in the admin YAML instead"
 
 
-_SCRIPT = ("the job script is the portal's own (spawner/hub/templates/job.sh.j2); "
-           "put extra #SBATCH lines in slurm.extra_sbatch of the admin YAML")
+_SCRIPT = (
+    "the job script is the portal's own (spawner/hub/templates/job.sh.j2); "
+    "put extra #SBATCH lines in slurm.extra_sbatch of the admin YAML"
+)
 _PARSED = "the portal reads squeue's job states itself; nothing replaces it"
 
 # batchspawner trait -> what to do instead

@@ -12,7 +12,6 @@ import jinja2
 from portal.settings import SlurmSettings
 
 from ..contract import SESSION_VAR, WARNING_SIGNAL_NAME
-
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -20,13 +19,31 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Every variable a session job gets from the hub, by exact name: the sudoers rule
 # (deploy/sudoers.d/dsportal) keeps exactly these, and the spawner passes no other.
 HUB_VARIABLES = (
-    "JUPYTERHUB_ACTIVITY_INTERVAL", "JUPYTERHUB_ACTIVITY_URL", "JUPYTERHUB_ADMIN_ACCESS", "JUPYTERHUB_API_TOKEN",
-    "JUPYTERHUB_API_URL", "JUPYTERHUB_BASE_URL", "JUPYTERHUB_CLIENT_ID", "JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED",
-    "JUPYTERHUB_COOKIE_OPTIONS", "JUPYTERHUB_DEBUG", "JUPYTERHUB_DEFAULT_URL", "JUPYTERHUB_DISABLE_USER_CONFIG",
-    "JUPYTERHUB_HOST", "JUPYTERHUB_OAUTH_ACCESS_SCOPES", "JUPYTERHUB_OAUTH_CALLBACK_URL",
-    "JUPYTERHUB_OAUTH_CLIENT_ALLOWED_SCOPES", "JUPYTERHUB_OAUTH_SCOPES", "JUPYTERHUB_PUBLIC_HUB_URL",
-    "JUPYTERHUB_PUBLIC_URL", "JUPYTERHUB_ROOT_DIR", "JUPYTERHUB_SERVER_NAME", "JUPYTERHUB_SERVICE_PREFIX",
-    "JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_USER", "JPY_API_TOKEN",
+    "JUPYTERHUB_ACTIVITY_INTERVAL",
+    "JUPYTERHUB_ACTIVITY_URL",
+    "JUPYTERHUB_ADMIN_ACCESS",
+    "JUPYTERHUB_API_TOKEN",
+    "JUPYTERHUB_API_URL",
+    "JUPYTERHUB_BASE_URL",
+    "JUPYTERHUB_CLIENT_ID",
+    "JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED",
+    "JUPYTERHUB_COOKIE_OPTIONS",
+    "JUPYTERHUB_DEBUG",
+    "JUPYTERHUB_DEFAULT_URL",
+    "JUPYTERHUB_DISABLE_USER_CONFIG",
+    "JUPYTERHUB_HOST",
+    "JUPYTERHUB_OAUTH_ACCESS_SCOPES",
+    "JUPYTERHUB_OAUTH_CALLBACK_URL",
+    "JUPYTERHUB_OAUTH_CLIENT_ALLOWED_SCOPES",
+    "JUPYTERHUB_OAUTH_SCOPES",
+    "JUPYTERHUB_PUBLIC_HUB_URL",
+    "JUPYTERHUB_PUBLIC_URL",
+    "JUPYTERHUB_ROOT_DIR",
+    "JUPYTERHUB_SERVER_NAME",
+    "JUPYTERHUB_SERVICE_PREFIX",
+    "JUPYTERHUB_SERVICE_URL",
+    "JUPYTERHUB_USER",
+    "JPY_API_TOKEN",
 )
 ACCOUNT_VARIABLES = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 JOB_VARIABLES = (*HUB_VARIABLES, SESSION_VAR, *ACCOUNT_VARIABLES)
@@ -64,8 +81,9 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
     return argv + ["-u", username, "--"]
 
 
-def sbatch_argv(slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str],
-                warning_minutes: int = 0) -> list[str]:
+def sbatch_argv(
+    slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str], warning_minutes: int = 0
+) -> list[str]:
     """sbatch as the user; `warning_minutes` before the time limit Slurm signals the session to save."""
     bad = [n for n in env_names if not _ENV_NAME.fullmatch(n)]
     if bad:

@@ -12,12 +12,23 @@ from __future__ import annotations
 from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-SLURM_SECONDS = Histogram("dsportal_slurm_command_seconds", "Duration of Slurm commands the hub runs",
-                          ["command"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60))
-SLURM_FAILURES = Counter("dsportal_slurm_command_failures_total",
-                         "Slurm commands that failed (refused) or did not answer (unavailable)", ["command", "kind"])
-START_SECONDS = Histogram("dsportal_session_start_seconds", "From sbatch to JupyterLab answering, per partition",
-                          ["partition"], buckets=(2, 5, 10, 20, 30, 60, 120, 300, 900, 3600))
+SLURM_SECONDS = Histogram(
+    "dsportal_slurm_command_seconds",
+    "Duration of Slurm commands the hub runs",
+    ["command"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+)
+SLURM_FAILURES = Counter(
+    "dsportal_slurm_command_failures_total",
+    "Slurm commands that failed (refused) or did not answer (unavailable)",
+    ["command", "kind"],
+)
+START_SECONDS = Histogram(
+    "dsportal_session_start_seconds",
+    "From sbatch to JupyterLab answering, per partition",
+    ["partition"],
+    buckets=(2, 5, 10, 20, 30, 60, 120, 300, 900, 3600),
+)
 CULLED = Counter("dsportal_sessions_culled_total", "Sessions stopped for being idle, per partition", ["partition"])
 
 
@@ -50,36 +61,25 @@ class SessionCollector:
 
     def collect(self):
         sessions, gpus = session_counts(self.cards())
-        family = GaugeMetricFamily("dsportal_sessions", "Portal sessions per partition and state",
-                                   labels=["partition", "state"])
+        family = GaugeMetricFamily(
+            "dsportal_sessions", "Portal sessions per partition and state", labels=["partition", "state"]
+        )
         for (partition, state), count in sorted(sessions.items()):
             family.add_metric([partition, state], count)
         yield family
-        family = GaugeMetricFamily("dsportal_gpus_allocated", "GPUs held by the portal's running sessions",
-                                   labels=["partition"])
+        family = GaugeMetricFamily(
+            "dsportal_gpus_allocated", "GPUs held by the portal's running sessions", labels=["partition"]
+        )
         for partition, count in sorted(gpus.items()):
             family.add_metric([partition], count)
         yield family
 
 
-def hub_cards() -> list[dict]:
-    from jupyterhub.app import JupyterHub
-
-    if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
-        return []  # the hub is still starting
-    cards = []
-    for user in list(JupyterHub.instance().users.values()):
-        for spawner in list(user.spawners.values()):
-            if hasattr(spawner, "dashboard") and getattr(spawner, "job_id", ""):
-                cards.append(spawner.dashboard())
-    return cards
-
-
 _registered: list[SessionCollector] = []
 
 
-def register_session_collector() -> None:
-    """Once per process (the hub)."""
+def register_session_collector(cards) -> None:
+    """Once per process (the hub); `cards()` -> the session cards of every spawner the hub holds."""
     if not _registered:
-        _registered.append(SessionCollector(hub_cards))
+        _registered.append(SessionCollector(cards))
         REGISTRY.register(_registered[0])

@@ -80,7 +80,7 @@ def parse_options(options: Any, slurm: SlurmSettings) -> SessionRequest:
     if options is None:
         options = {}
     if not isinstance(options, dict):
-        raise OptionsError("Session options must be a JSON object such as {\"gpus\": 1, \"hours\": 8}.")
+        raise OptionsError('Session options must be a JSON object such as {"gpus": 1, "hours": 8}.')
     unknown = [k for k in options if k not in ALLOWED_KEYS]
     if unknown:
         names = ", ".join(show(k) if isinstance(k, str) else repr(k) for k in unknown)

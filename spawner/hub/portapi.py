@@ -4,8 +4,8 @@ The port callback replaces batchspawner's `/hub/api/batchspawner` handler,
 which sets any attribute the caller names on the spawner.  This one accepts
 exactly ``{"port": <int>}``, only from the token of the session that is
 starting, only while it starts, and once per start.  Importing this module
-also removes batchspawner's handler from JupyterHub's handler list, so it
-is never served.
+batchspawner's handler is taken out of JupyterHub's handler list by
+spawner/hub/routes.py, so it is never served.
 
 The ended report comes from the session's port keeper
 (spawner/jupyter/keeper.py) once the server has exited: the hub stops the
@@ -19,8 +19,7 @@ import asyncio
 import json
 import time
 
-import batchspawner.api  # noqa: F401  (imported first so its handler can be removed below)
-from jupyterhub.apihandlers import APIHandler, default_handlers
+from jupyterhub.apihandlers import APIHandler
 from jupyterhub.utils import safe_log
 from tornado import web
 
@@ -69,8 +68,12 @@ class PortHandler(SessionTokenHandler):
         if spawner.port:
             # One report per start: the hub proves and routes the port it was told first.  A second report
             # (a session switching ports during the readiness check) would route to an unproven listener.
-            self.log.warning("Port callback refused for %s: port %d was already reported (this one: %d)",
-                             spawner._log_name, spawner.port, port)
+            self.log.warning(
+                "Port callback refused for %s: port %d was already reported (this one: %d)",
+                spawner._log_name,
+                spawner.port,
+                port,
+            )
             raise web.HTTPError(409, "This session has reported its port already")
         spawner.port = port
         self.log.info("Session of %s reported port %d", spawner._log_name, port)
@@ -97,8 +100,9 @@ class EndedHandler(SessionTokenHandler):
             spawner.server_exited()
             asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
         if not await self.route_gone(spawner):
-            self.log.warning("Session of %s: its route is still there %d s after its server exited",
-                             spawner._log_name, ROUTE_WAIT)
+            self.log.warning(
+                "Session of %s: its route is still there %d s after its server exited", spawner._log_name, ROUTE_WAIT
+            )
             raise web.HTTPError(503, "The session's route is still there; report again")
         self.set_status(200)
         self.finish(json.dumps({"routed": False}))
@@ -114,8 +118,4 @@ class EndedHandler(SessionTokenHandler):
         return True
 
 
-# Never serve batchspawner's handler; serve ours.
-default_handlers[:] = [h for h in default_handlers if h[0] != r"/api/batchspawner"]
-for _url, _handler in ((PORT_URL, PortHandler), (ENDED_URL, EndedHandler)):
-    if (_url, _handler) not in default_handlers:
-        default_handlers.append((_url, _handler))
+HANDLERS = [(PORT_URL, PortHandler), (ENDED_URL, EndedHandler)]  # installed by spawner/hub/routes.py

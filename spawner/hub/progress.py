@@ -29,8 +29,9 @@ def place_in_queue(order: list[str], job_id: str) -> int | None:
     return order.index(job_id) + 1 if job_id in order else None
 
 
-def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int, answering: bool,
-                   place: int | None = None) -> dict:
+def start_progress(
+    job_id: str, info: JobInfo | None, partition: str, port: int, answering: bool, place: int | None = None
+) -> dict:
     """{"progress": percent for the page's bar, "message": the line the user reads}."""
     if not job_id:
         return {"progress": 10, "message": "Submitting your session to Slurm..."}
@@ -42,8 +43,11 @@ def start_progress(job_id: str, info: JobInfo | None, partition: str, port: int,
         if info is not None and reason not in ("", "None"):  # really waiting: say where and until when
             if place:
                 message += f" It is {ordinal(place)} in line there."
-            message += (f" Slurm expects it to start at {info.start.replace('T', ' ')[:16]}." if info.start
-                        else " Slurm gives no start estimate yet.")
+            message += (
+                f" Slurm expects it to start at {info.start.replace('T', ' ')[:16]}."
+                if info.start
+                else " Slurm gives no start estimate yet."
+            )
         return {"progress": 25, "message": message}
     if port == 0:
         return {"progress": 50, "message": f"Job {job_id} is running on {info.node}; starting JupyterLab..."}
@@ -62,8 +66,11 @@ def ended_words(job_id: str, info: JobInfo | None, limit: str, at: datetime, now
     when = clock(at, now)
     state = info.state if info else ""
     if state == "TIMEOUT" or (info is not None and info.reason == "TimeLimit"):  # also while still COMPLETING
-        return f"Your session reached its time limit ({limit}) {when}." if limit else \
-            f"Your session reached its time limit {when}."
+        return (
+            f"Your session reached its time limit ({limit}) {when}."
+            if limit
+            else f"Your session reached its time limit {when}."
+        )
     if state == "PREEMPTED":
         return f"Your session was preempted {when}: Slurm gave its resources to a job of higher priority."
     if state == "NODE_FAIL":
@@ -74,8 +81,9 @@ def ended_words(job_id: str, info: JobInfo | None, limit: str, at: datetime, now
     if state == "OUT_OF_MEMORY":
         return f"Your session ran out of memory and ended {when}; start it with more GPUs (each brings memory)."
     if state in ("FAILED", "BOOT_FAIL"):
-        return (f"Your session ended {when} with an error ({state.lower()}); its log is "
-                f"~/.dsportal-session-{job_id}.log.")
+        return (
+            f"Your session ended {when} with an error ({state.lower()}); its log is ~/.dsportal-session-{job_id}.log."
+        )
     if state == "COMPLETED":
         return f"Your session ended {when}: JupyterLab shut down."
     if info is not None:  # e.g. COMPLETING with no reason given

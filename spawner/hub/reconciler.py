@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from portal.settings import is_username
 
+from .record import SessionRecord
 from .slurm import JobInfo, SlurmClient, SlurmError
 from .watcher import Listing
 
@@ -38,15 +39,18 @@ def orphans(listing: Listing, owned: set[str], busy_users: Iterable[str]) -> lis
     exists in Slurm a moment before its id reaches the spawner's state.
     """
     busy = set(busy_users)
-    found = [job for job in listing.values()
-             if (job.pending or job.running) and job.job_id not in owned
-             and job.user not in busy and is_username(job.user)]
+    found = [
+        job
+        for job in listing.values()
+        if (job.pending or job.running) and job.job_id not in owned and job.user not in busy and is_username(job.user)
+    ]
     return sorted(found, key=lambda job: int(job.job_id))
 
 
 def owned_in_states(states: Iterable[dict | None]) -> set[str]:
-    """Job ids held by saved spawner states; a job marked "stopping" is handed to the reconciler."""
-    return {str(s["job_id"]) for s in states if s and s.get("job_id") and not s.get("stopping")}
+    """Job ids held by saved spawner states (of any version); a job marked "stopping" is handed to the reconciler."""
+    records = (SessionRecord.from_state(state) for state in states if state)
+    return {record.job_id for record in records if record.job_id and not record.stopping}
 
 
 def hub_owned_jobs() -> set[str] | None:
@@ -63,8 +67,9 @@ def hub_owned_jobs() -> set[str] | None:
 
 
 class Reconciler:
-    def __init__(self, client: SlurmClient, owned: Callable[[], set[str] | None], interval: float,
-                 max_age: float = 5.0):
+    def __init__(
+        self, client: SlurmClient, owned: Callable[[], set[str] | None], interval: float, max_age: float = 5.0
+    ):
         self.client = client
         self.owned = owned
         self.interval = interval
@@ -96,12 +101,17 @@ class Reconciler:
             if now < due:
                 continue
             where = f" on {job.node}" if job.node else ""
-            log.warning("Job %s of %s (%s%s) is a portal session job no session owns: cancelling it",
-                        job.job_id, job.user, job.state, where)
+            log.warning(
+                "Job %s of %s (%s%s) is a portal session job no session owns: cancelling it",
+                job.job_id,
+                job.user,
+                job.state,
+                where,
+            )
             try:
                 await self.client.cancel(job.user, job.job_id)
             except SlurmError as e:
-                delay = min(self.interval * 2 ** failures, MAX_BACKOFF)
+                delay = min(self.interval * 2**failures, MAX_BACKOFF)
                 self._retry[job.job_id] = (failures + 1, now + delay)
                 log.error("Could not cancel job %s of %s (%s); trying again in %g s", job.job_id, job.user, e, delay)
                 continue

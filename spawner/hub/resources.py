@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from portal.settings import SlurmSettings, size_to_mib
 
+from ..slurmvocab import time_limit
 from .options import SessionRequest
 
 
@@ -27,10 +28,7 @@ class Resources:
     @property
     def time(self) -> str:
         """Slurm --time value: 'HH:MM:SS', or 'D-HH:MM:SS' from one day on."""
-        days, rest = divmod(self.minutes, 24 * 60)
-        hours, minutes = divmod(rest, 60)
-        clock = f"{hours:02d}:{minutes:02d}:00"
-        return f"{days}-{clock}" if days else clock
+        return time_limit(self.minutes)
 
     def summary(self) -> str:
         """The line a user sees, e.g. '2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2'."""
@@ -46,13 +44,20 @@ def duration_words(minutes: int) -> str:
     return " ".join(parts)
 
 
+def allocation(gpus: int, slurm: SlurmSettings) -> tuple[int, int]:
+    """The portal's one resource rule: (cores, memory in MiB) that a session of `gpus` GPUs gets.
+
+    Each GPU brings slurm.cores_per_gpu cores and slurm.memory_per_gpu; a session
+    without GPUs gets slurm.cpu_only_cores and slurm.cpu_only_memory.  The form
+    (spawner/hub/form.py), what is free (spawner/hub/clusterinfo.py) and the job use it.
+    """
+    if gpus:
+        return gpus * slurm.cores_per_gpu, gpus * size_to_mib(slurm.memory_per_gpu)
+    return slurm.cpu_only_cores, size_to_mib(slurm.cpu_only_memory)
+
+
 def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
-    if request.gpus:
-        cpus = request.gpus * slurm.cores_per_gpu
-        memory = request.gpus * size_to_mib(slurm.memory_per_gpu)
-    else:
-        cpus = slurm.cpu_only_cores
-        memory = size_to_mib(slurm.cpu_only_memory)
+    cpus, memory = allocation(request.gpus, slurm)
     return Resources(
         partition=request.partition,
         gpus=request.gpus,

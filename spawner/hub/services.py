@@ -15,13 +15,13 @@ from portal.config import config_path, load_config
 from portal.settings import PortalSettings, is_username
 from portal.throttle import LoginThrottle
 
-from .clusterinfo import ClusterInfo, NodeState, SharedAnswers, availability, starts_now, test_only_start
-from .metrics import register_session_collector
+from ..slurmvocab import NodeState
+from .clusterinfo import ClusterInfo, SharedAnswers, availability, starts_now
 from .jobspec import Account, job_script, sbatch_argv
 from .options import OptionsError, parse_options
 from .reconciler import Reconciler, hub_owned_jobs
 from .resources import resources_for
-from .slurm import SlurmClient, run
+from .slurm import SlurmClient
 
 ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
 NEW_ESTIMATES_PER_MINUTE = 10  # per user: questions Slurm really gets (shared, cached answers are free)
@@ -43,7 +43,7 @@ class HubServices:
         self.settings: PortalSettings = load_config(path)
         slurm = self.settings.slurm
         self.client = SlurmClient(slurm)
-        self.cluster = ClusterInfo(slurm, slurm.cluster_info_seconds)
+        self.cluster = ClusterInfo(self.client, slurm.cluster_info_seconds)
         self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
         self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
@@ -58,21 +58,20 @@ class HubServices:
 
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
-        slurm = self.settings.slurm
-
-        async def ask() -> list[str]:
-            out = await run([slurm.squeue, "--noheader", "--states=PENDING", f"--partition={partition}",
-                             "--sort=-p,i", "--format=%i"], timeout=slurm.command_timeout)
-            return [line.strip() for line in out.splitlines() if line.strip()]
-
-        return await self._orders.get(partition, ask)
+        return await self._orders.get(partition, lambda: self.client.queue_order(partition))
 
     def partitions(self, nodes: list[NodeState]) -> list[dict]:
         slurm = self.settings.slurm
         free = availability(nodes, slurm)
-        return [{**free[p.name].to_dict(), "display_name": p.display_name or p.name, "max_gpus": p.max_gpus,
-                 "starts_now": {str(g): starts_now(nodes, p.name, g, slurm) for g in range(p.max_gpus + 1)}}
-                for p in slurm.partitions]
+        return [
+            {
+                **free[p.name].to_dict(),
+                "display_name": p.display_name or p.name,
+                "max_gpus": p.max_gpus,
+                "starts_now": {str(g): starts_now(nodes, p.name, g, slurm) for g in range(p.max_gpus + 1)},
+            }
+            for p in slurm.partitions
+        ]
 
     async def estimate(self, username: str, query: dict) -> dict:
         """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
@@ -92,16 +91,18 @@ class HubServices:
             raise ValueError(f"{username!r} has no cluster account, so Slurm cannot estimate its start.")
         account = Account(name=username, home=home)
         shape = dataclasses.replace(res, minutes=estimate_minutes(res.minutes))
-        argv = sbatch_argv(slurm, shape, account, []) + ["--test-only"]
+        argv = sbatch_argv(slurm, shape, account, [])
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice
         key = (request.partition, request.gpus, shape.minutes)
         if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
             if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
-                raise TooManyEstimates(f"Too many start estimates asked; try again in a minute "
-                                       f"(at most {NEW_ESTIMATES_PER_MINUTE} new ones a minute).")
+                raise TooManyEstimates(
+                    f"Too many start estimates asked; try again in a minute "
+                    f"(at most {NEW_ESTIMATES_PER_MINUTE} new ones a minute)."
+                )
             self.estimate_asks.attempt([username])
-        when = await self.estimates.get(key, lambda: test_only_start(argv, script, slurm.command_timeout))
+        when = await self.estimates.get(key, lambda: self.client.expected_start(argv, script))
         if when is None:
             message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."
         else:
@@ -110,7 +111,7 @@ class HubServices:
 
 
 _services: dict[str, HubServices] = {}
-_hub_path: list[str] = []  # the config the running hub was started with (portal/hubconfig.py)
+_hub_path: list[str] = []  # the config the running hub was started with (spawner/hub/hubconfig.py)
 
 
 def services_for(path: str) -> HubServices:
@@ -132,7 +133,6 @@ def start_in_hub(path: str) -> HubServices | None:
     _hub_path[:] = [str(path)]
     services = services_for(str(path))
     services.start_reconciler(loop)
-    register_session_collector()  # the portal's sessions and GPUs at /hub/metrics
     return services
 
 

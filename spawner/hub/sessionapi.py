@@ -1,7 +1,7 @@
 """The hub's REST API for a user's own session (the home page's card, JupyterLab's "extend" button).
 
     GET  /hub/api/dsportal/session          {"session": card, "history": [...], "last_end", "presets",
-                                             "server_url"}  (SlurmGPUSpawner.home_data)
+                                             "server_url"}  (spawner/hub/homepage.py)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 
-from jupyterhub.apihandlers import APIHandler, default_handlers
+from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from ..contract import EXTEND_PATH
+from .extension import ExtendRefused, extend_session
+from .homepage import card, home_data, portal_spawner
 
 SESSION_URL = "/api/dsportal/session"
 
@@ -28,28 +30,27 @@ class _Base(APIHandler):
             raise web.HTTPError(403, "Log in to see your session.")
         if not self.has_scope(f"access:servers!server={user.name}/"):
             raise web.HTTPError(403, "This token may not use your session; use one that may access your server.")
-        return user.spawner
+        spawner = portal_spawner(user)
+        if spawner is None:
+            raise web.HTTPError(404, "This hub's sessions are not the portal's.")
+        return spawner
 
 
 class SessionHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
         await spawner.update_queue_place()  # a queued session's place (one shared, cached squeue per partition)
-        self.finish(json.dumps(spawner.home_data()))
+        self.finish(json.dumps(home_data(spawner)))
 
 
 class ExtendHandler(_Base):
     async def post(self):
-        from .spawner import ExtendRefused  # the spawner module imports this one
-
         spawner = self.own_spawner()
         try:
-            card = await spawner.extend()
+            await extend_session(spawner)
         except ExtendRefused as e:
             raise web.HTTPError(e.status, str(e)) from None
-        self.finish(json.dumps({"session": card}))
+        self.finish(json.dumps({"session": card(spawner)}))
 
 
-for url, handler in ((SESSION_URL, SessionHandler), ("/api" + EXTEND_PATH, ExtendHandler)):
-    if (url, handler) not in default_handlers:
-        default_handlers.append((url, handler))
+HANDLERS = [(SESSION_URL, SessionHandler), ("/api" + EXTEND_PATH, ExtendHandler)]  # installed by spawner/hub/routes.py

@@ -1,8 +1,11 @@
-"""Every Slurm command the portal runs, in one place.
+"""The hub's one Slurm client: every Slurm command the hub runs goes through `run` here.
 
 Commands are argument lists run with `create_subprocess_exec` (never a shell),
-each with a timeout; a failure raises `SlurmError` carrying the command's
-stderr, and `SlurmUnavailable` when the controller is down, slow or hung.
+each with a timeout, timed and counted in the hub's metrics; a failure raises
+`SlurmError` carrying the command's stderr, and `SlurmUnavailable` when the
+controller is down, slow or hung.  What the commands say and how their
+answers read is Slurm's vocabulary (spawner/slurmvocab.py); what needs the
+admin's settings or sudo (running as the user) is built here.
 
 Job states come from one shared `squeue` listing of the portal's jobs
 (spawner/hub/watcher.py): a job is gone only when Slurm says so (a final
@@ -15,37 +18,37 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import signal
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import TypeVar
+
 from portal.settings import SlurmSettings
 
+from ..slurmvocab import (
+    ENDING,  # noqa: F401  (spawner.py takes the job states from here, with JobInfo)
+    INVALID_JOB,
+    UNAVAILABLE,
+    JobInfo,
+    NodeState,
+    UnreadableAnswer,
+    estimate_argv,
+    parse_job_id,
+    parse_queue_order,
+    parse_sinfo,
+    parse_squeue,
+    parse_test_only,
+    portal_jobs_argv,
+    queue_order_argv,
+    sinfo_nodes_argv,
+)
 from .jobspec import as_user
 from .metrics import SLURM_FAILURES, SLURM_SECONDS
 from .watcher import JobWatcher
 
 log = logging.getLogger("JupyterHub").getChild("slurm")  # in the hub's log, its format
 
-# stderr fragments that mean "the controller did not answer", not "bad request"
-_UNAVAILABLE = (
-    "Unable to contact slurm controller",
-    "Socket timed out",
-    "Connection refused",
-    "Connection timed out",
-    "Transport endpoint is not connected",
-    "Zero Bytes were transmitted or received",
-    "backup controller in standby",
-)
-_INVALID_JOB = "Invalid job id specified"
-
-PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
-RUNNING = frozenset({"RUNNING", "SUSPENDED", "STOPPED", "SIGNALING", "RESIZING"})
-ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
-# The reason goes last: it is the one free-text field (Slurm's state description),
-# so a "|" inside it cannot shift the other fields.  No job name is printed:
-# the listing asks Slurm for the portal's jobs by name instead.
-SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
+Answer = TypeVar("Answer")
 
 
 class SlurmError(RuntimeError):
@@ -63,44 +66,20 @@ class SlurmUnavailable(SlurmError):
     """The Slurm controller is unreachable or did not answer in time."""
 
 
-@dataclass(frozen=True)
-class JobInfo:
-    job_id: str
-    state: str
-    reason: str = ""
-    node: str = ""
-    user: str = ""
-    start: str = ""  # Slurm's expected start of a pending job ('2026-11-22T11:00:00'), "" when it has none
-    end: str = ""  # when a running job reaches its time limit (Slurm's end time); "" otherwise
-
-    @property
-    def pending(self) -> bool:
-        return self.state in PENDING
-
-    @property
-    def running(self) -> bool:
-        return self.state in RUNNING
-
-    @property
-    def in_queue(self) -> bool:
-        """Still known to Slurm as not finished (pending, running or ending)."""
-        return self.state in PENDING | RUNNING | ENDING
-
-
-async def run(argv: list[str], *, timeout: float, input: str | None = None,
-              env: dict[str, str] | None = None) -> str:
+async def run(argv: list[str], *, timeout: float, input: str | None = None, env: dict[str, str] | None = None) -> str:
     """Run `argv`; return stdout, or raise SlurmError / SlurmUnavailable."""
     return (await run_both(argv, timeout=timeout, input=input, env=env))[0]
 
 
 def command_name(argv: list[str]) -> str:
     """The Slurm command an argument list runs ('sbatch' for sudo -n ... -u alice -- /usr/bin/sbatch ...)."""
-    rest = argv[argv.index("--") + 1:] if argv and os.path.basename(argv[0]) == "sudo" and "--" in argv else argv
+    rest = argv[argv.index("--") + 1 :] if argv and os.path.basename(argv[0]) == "sudo" and "--" in argv else argv
     return os.path.basename(rest[0]) if rest else "?"
 
 
-async def run_both(argv: list[str], *, timeout: float, input: str | None = None,
-                   env: dict[str, str] | None = None) -> tuple[str, str]:
+async def run_both(
+    argv: list[str], *, timeout: float, input: str | None = None, env: dict[str, str] | None = None
+) -> tuple[str, str]:
     """run(), returning (stdout, stderr): some answers come on stderr (sbatch --test-only)."""
     command = command_name(argv)
     started = time.monotonic()
@@ -129,8 +108,9 @@ def command_environment(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k in _COMMAND_VARIABLES or k.startswith("SLURM_")}
 
 
-async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: dict[str, str] | None
-                    ) -> tuple[str, str]:
+async def _run_both(
+    argv: list[str], *, timeout: float, input: str | None, env: dict[str, str] | None
+) -> tuple[str, str]:
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -144,7 +124,7 @@ async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: 
         raise SlurmError(argv, None, str(e), f"cannot run {argv[0]}: {e.strerror}") from e
     try:
         out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
-    except (asyncio.TimeoutError, asyncio.CancelledError) as e:
+    except (TimeoutError, asyncio.CancelledError) as e:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -152,7 +132,7 @@ async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: 
         try:
             # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
             await asyncio.wait_for(proc.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("%s killed after %s; its exit was not seen within 5 s", argv[0], type(e).__name__)
         if isinstance(e, asyncio.CancelledError):
             raise
@@ -160,72 +140,9 @@ async def _run_both(argv: list[str], *, timeout: float, input: str | None, env: 
         raise SlurmUnavailable(argv, None, "", f"{name} did not answer within {timeout:g} s") from None
     stderr = err.decode(errors="replace")
     if proc.returncode != 0:
-        cls = SlurmUnavailable if any(p in stderr for p in _UNAVAILABLE) else SlurmError
+        cls = SlurmUnavailable if any(p in stderr for p in UNAVAILABLE) else SlurmError
         raise cls(argv, proc.returncode, stderr)
     return out.decode(errors="replace"), stderr
-
-
-def parse_job_id(output: str) -> str:
-    """`sbatch --parsable` prints 'ID' or 'ID;cluster' (last line; warnings may precede)."""
-    lines = [line for line in output.strip().splitlines() if line.strip()]
-    job_id = lines[-1].split(";")[0].strip() if lines else ""
-    if not job_id.isdigit():
-        raise ValueError(f"sbatch printed no job id: {output.strip()[:200]!r}")
-    return job_id
-
-
-_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
-
-
-_SKIPPED: set[str] = set()
-
-
-def _skipped_once(job_id: str, user: str) -> None:
-    """Log a line that is no job of the portal's once, not at every listing."""
-    if job_id not in _SKIPPED and len(_SKIPPED) < 10_000:
-        _SKIPPED.add(job_id)
-        log.info("Skipping %r of %s in Slurm's listing: named like the portal's jobs, but not one of them",
-                 job_id, user)
-
-
-class UnreadableAnswer(ValueError):
-    """squeue printed something that is not the asked-for format: nothing is concluded from it."""
-
-
-def parse_squeue(output: str) -> dict[str, JobInfo]:
-    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%e|%r') -> {job_id: JobInfo}.
-
-    A line of a plain job id that does not read raises UnreadableAnswer: a job
-    missing from the result means "Slurm says it is gone", so none of the
-    portal's jobs may go missing by accident.  No other account can make such
-    a line unreadable (every field before the reason is Slurm's own).  Any
-    other line is skipped and logged once, whoever submitted its job under the
-    portal's name: array elements (123_4), heterogeneous job components (82+1),
-    anything else.
-    """
-    jobs = {}
-    for line in output.splitlines():
-        if not line.strip():
-            continue
-        parts = line.strip().split("|", 6)
-        if not parts[0].isdigit():  # not a job of the portal's (a hetjob, an array, a line of anything else)
-            _skipped_once(parts[0][:40], parts[1][:40] if len(parts) > 1 else "?")
-            continue
-        if len(parts) != 7 or not parts[2]:  # maybe one of the portal's: nothing may be concluded
-            raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
-        job_id, user, state, node, start, end, reason = parts
-        reason = "" if reason in ("None", "(null)") else reason
-        node = "" if node in ("", "(null)", "n/a") else node
-        state = state.split()[0]
-        start = start if _TIMESTAMP.fullmatch(start) and state == "PENDING" else ""  # N/A, Unknown
-        end = end if _TIMESTAMP.fullmatch(end) and state != "PENDING" else ""
-        jobs[job_id] = JobInfo(job_id, state, reason, node, user, start, end)
-    return jobs
-
-
-def squeue_argv(slurm: SlurmSettings) -> list[str]:
-    """Every job of the portal's name, in any state Slurm still remembers."""
-    return [slurm.squeue, "--noheader", "--states=all", f"--name={slurm.job_name}", f"--format={SQUEUE_FORMAT}"]
 
 
 def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:
@@ -244,7 +161,11 @@ def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> lis
 
 
 class SlurmClient:
-    """Submit, query and cancel session jobs with the admin's Slurm settings."""
+    """Every Slurm command of the hub, with the admin's Slurm settings.
+
+    The sessions' jobs (submit, list, cancel, extend), what is free (sinfo), a
+    partition's queue and start estimates (sbatch --test-only).
+    """
 
     def __init__(self, slurm: SlurmSettings):
         self.slurm = slurm
@@ -258,13 +179,29 @@ class SlurmClient:
         except ValueError as e:
             raise SlurmError(argv, 0, out, str(e)) from e
 
-    async def _squeue(self) -> dict[str, JobInfo]:
-        argv = squeue_argv(self.slurm)
+    async def _read(self, argv: list[str], parse: Callable[[str], Answer]) -> Answer:
+        """Run a query; an answer that does not read is a SlurmError (its end in `stderr`), never a guess."""
         out = await run(argv, timeout=self.slurm.command_timeout)
         try:
-            return parse_squeue(out)
+            return parse(out)
         except UnreadableAnswer as e:
             raise SlurmError(argv, 0, out[-500:], str(e)) from None
+
+    async def _squeue(self) -> dict[str, JobInfo]:
+        return await self._read(portal_jobs_argv(self.slurm.squeue, self.slurm.job_name), parse_squeue)
+
+    async def nodes(self) -> list[NodeState]:
+        """Every node of every partition, as sinfo lists it (spawner/hub/clusterinfo.py shares the answer)."""
+        return await self._read(sinfo_nodes_argv(self.slurm.sinfo), parse_sinfo)
+
+    async def queue_order(self, partition: str) -> list[str]:
+        """The partition's pending jobs in Slurm's priority order."""
+        return await self._read(queue_order_argv(self.slurm.squeue, partition), parse_queue_order)
+
+    async def expected_start(self, sbatch_argv: list[str], script: str) -> str | None:
+        """Slurm's expected start of a submission ('2026-11-22T11:00:00'; None if it gives none); nothing is queued."""
+        _, err = await run_both(estimate_argv(sbatch_argv), input=script, timeout=self.slurm.command_timeout)
+        return parse_test_only(err)
 
     async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
         """The job as Slurm lists it; None means Slurm says it is gone (absent from a successful listing)."""
@@ -285,7 +222,7 @@ class SlurmClient:
         try:
             await run(argv, timeout=self.slurm.command_timeout)
         except SlurmError as e:
-            if _INVALID_JOB not in e.stderr:
+            if INVALID_JOB not in e.stderr:
                 raise
             log.info("scancel %s: Slurm no longer knows the job", job_id)
 

@@ -11,6 +11,7 @@ into the script) and the port callback (see spawner/hub/portapi.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -24,27 +25,26 @@ from urllib.parse import urlparse
 
 from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub.spawner import Spawner
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from sqlalchemy.orm import object_session
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from traitlets import Float, Unicode, default
 
 from portal.config import config_path
 from portal.settings import PortalSettings, is_username
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
-
-from . import clusterapi, portapi, sessionapi, stopapi  # noqa: F401  (register the hub's API handlers; unregister batchspawner's)
-from .form import render_options_form
 from .accounts import UnixAccount, group_names, refusal
+from .form import render_options_form
+from .idle import idle_words, join_idle_group, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
-from .options import OptionsError, SessionRequest, options_from_form, parse_options
-from .resources import Resources, duration_words, resources_for
 from .metrics import CULLED, START_SECONDS
-from .idle import GROUP_PREFIX, group_for, timeout_for
-from .dashboard import Limits, add_to_history, extension, history_entry, session_card
+from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
+from .record import SessionRecord, add_to_history, history_entry
 from .refusal import SessionRefused, quiet_refusals
+from .resources import Resources, duration_words, resources_for
 from .services import services_for
+from .sessionspec import build_session_spec
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 READY_MAX_BYTES = 4096  # the readiness proof is a short JSON object; a larger answer is no proof
@@ -52,13 +52,6 @@ ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to 
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
 QUEUED_LISTING_AGE = (2.0, 15.0)
-
-class ExtendRefused(Exception):
-    """An extension the user cannot have; `status` is the HTTP status, the text what they read."""
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
 
 
 class LinkSpawnRefused(ValueError):
@@ -79,6 +72,18 @@ class SlurmGPUSpawner(SlurmSpawner):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         quiet_refusals(self.log)  # a refused start: the spawner's one WARNING, not JupyterHub's ERRORs
+        # What outlives the hub (saved by get_state; job_id and job_status are batchspawner's traits).
+        self.record = SessionRecord()
+        # What lives only as long as this hub process:
+        self.request: SessionRequest | None = None  # the user's validated options
+        self.resources: Resources | None = None  # what they come to in Slurm's terms
+        self.job_info: JobInfo | None = None  # the job as Slurm last listed it
+        self.answering = False  # JupyterLab in the job answers HTTP
+        self.gone_confirmed = False  # Slurm confirmed the job gone (a final state, or absent from a listing)
+        self.idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never
+        self.stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited
+        self.queue_place: int | None = None  # a queued job's place in its partition's line
+        self._submitted_at = 0.0  # the event loop's time of the submit
 
     config_file = Unicode(
         help="""The portal's admin YAML file.
@@ -121,33 +126,14 @@ class SlurmGPUSpawner(SlurmSpawner):
     def _default_stop_timeout(self) -> int:
         return self.settings.slurm.stop_timeout  # slurm.stop_timeout in the admin YAML
 
-    request: SessionRequest | None = None
-    resources: Resources | None = None
-    job_info: JobInfo | None = None
-    answering = False  # JupyterLab in the job answers HTTP
-    # Saved with the job id (get_state): `start_done` once start() returned, `stopping`
-    # once a stop began.  A stopping job stays this spawner's until Slurm confirms
-    # it gone; meanwhile the reconciler keeps cancelling it and no new session starts.
-    # (Not `ready`: that is JupyterHub's own property.)
-    start_done = False
-    stopping = False
-    gone_confirmed = False
-    limit = ""  # the session's length in words ("8 h"), saved with the job for the end's message
-    minutes = 0  # the session's time limit in minutes, extensions included
-    submitted = ""  # when the job was submitted (ISO, the hub's local time)
-    history: list = []  # the last sessions, newest first: when and why each ended (spawner/hub/dashboard.py)
-    idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never (spawner/hub/idle.py)
-    stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited (portapi.py)
-    token_sha256 = ""  # the session's API token's digest, saved: JupyterHub does not give a restarted hub the token
-
     def holds_token(self, token: str) -> bool:
         """Whether `token` is this session's own API token (after a hub restart too)."""
         if not token:
             return False
         if self.api_token:
             return hmac.compare_digest(self.api_token, token)
-        return bool(self.token_sha256) and hmac.compare_digest(self.token_sha256, token_digest(token))
-    last_end = ""  # why the last session ended, when the user did not stop it; kept until the next start
+        digest = self.record.token_sha256
+        return bool(digest) and hmac.compare_digest(digest, token_digest(token))
 
     # --- configuration -------------------------------------------------------
     @property
@@ -208,10 +194,16 @@ class SlurmGPUSpawner(SlurmSpawner):
         try:
             entry = self.getpwnam(name)
         except KeyError:
-            raise _refuse(f"There is no cluster account {name!r} on the head node; ask the cluster admins.", 403) from None
-        account = UnixAccount(name=entry.pw_name, uid=entry.pw_uid, home=entry.pw_dir,
-                              shell=entry.pw_shell or "/bin/bash",
-                              groups=group_names(self.getgrouplist(entry.pw_name, entry.pw_gid)))
+            raise _refuse(
+                f"There is no cluster account {name!r} on the head node; ask the cluster admins.", 403
+            ) from None
+        account = UnixAccount(
+            name=entry.pw_name,
+            uid=entry.pw_uid,
+            home=entry.pw_dir,
+            shell=entry.pw_shell or "/bin/bash",
+            groups=group_names(self.getgrouplist(entry.pw_name, entry.pw_gid)),
+        )
         why = refusal(account, self.settings.slurm)
         if why:
             self.log.warning("Session of %s refused: %s", self._log_name, why)
@@ -241,17 +233,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         return [f"{prefix}/bin/dsportal-singleuser", *self.get_args()]
 
     def session_spec(self) -> str:
-        """What the session prepares on the node (spawner/job/session.py): storage links and kernels;
-        and what its Jupyter server allows (spawner/jupyter/handlers.py): TensorBoards."""
-        settings = self.settings
-        idle = {"timeout": self.idle_timeout,
-                "warning": min(settings.sessions.idle_warning_seconds, self.idle_timeout // 2)}
-        clock = {"squeue": settings.slurm.squeue, "warn_minutes": settings.sessions.warn_minutes,
-                 "save_minutes": settings.sessions.save_minutes,
-                 "extend_hours": settings.slurm.extend_step_hours if settings.slurm.allow_extend else 0}
-        return json.dumps({"storage": settings.environment.storage, "kernels": settings.kernels.model_dump(),
-                           "tensorboard": settings.tensorboard.model_dump(), "clock": clock, "idle": idle,
-                           "jupyterlab_news": settings.sessions.jupyterlab_news})
+        """The typed session spec (spawner/sessionspec.py) the job reads once on the node."""
+        return build_session_spec(self.settings, self.idle_timeout).to_json()
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
@@ -268,7 +251,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         await self.check_directory_account(unix)
         account = Account(name=unix.name, home=unix.home)
         self.idle_timeout = timeout_for(self.resources.partition, unix.groups, self.settings.sessions)
-        self.join_idle_group()
+        join_idle_group(self.user, self.idle_timeout)
         env = self.job_environment()
         names = sorted(env)
         argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
@@ -287,41 +270,27 @@ class SlurmGPUSpawner(SlurmSpawner):
         except SlurmError as e:
             self.log.error("sbatch for %s refused: %s", self._log_name, e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
-        self.minutes = self.resources.minutes
-        self.limit = duration_words(self.minutes)
-        self.submitted = datetime.now().isoformat(timespec="minutes")
+        self.record.minutes = self.resources.minutes
+        self.record.limit = duration_words(self.record.minutes)
+        self.record.submitted = datetime.now().isoformat(timespec="minutes")
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
         return self.job_id
 
     # --- state -------------------------------------------------------------------
     def get_state(self) -> dict:
-        state = super().get_state()
-        if self.job_id:
-            state["token_sha256"] = token_digest(self.api_token) if self.api_token else self.token_sha256
-            state["start_done"] = self.start_done
-            state["limit"] = self.limit
-            state["minutes"] = self.minutes
-            state["submitted"] = self.submitted
-            if self.stopping:
-                state["stopping"] = True
-        if self.last_end:
-            state["last_end"] = self.last_end
-        if self.history:
-            state["history"] = self.history
-        return state
+        """The saved record (spawner/hub/record.py), with batchspawner's job id and status."""
+        digest = token_digest(self.api_token) if self.api_token and self.job_id else self.record.token_sha256
+        return dataclasses.replace(
+            self.record, job_id=self.job_id, job_status=self.job_status, token_sha256=digest
+        ).to_state()
 
     def load_state(self, state: dict) -> None:
-        super().load_state(state)
-        self.start_done = bool(state.get("start_done"))
-        self.token_sha256 = str(state.get("token_sha256", ""))  # a restarted hub knows the session's token by it
-        self.stopping = bool(state.get("stopping"))
-        self.limit = str(state.get("limit", ""))
-        self.last_end = str(state.get("last_end", ""))
-        self.minutes = int(state.get("minutes", 0) or 0)
-        self.submitted = str(state.get("submitted", ""))
-        history = state.get("history", [])
-        self.history = [e for e in history if isinstance(e, dict)] if isinstance(history, list) else []
+        """A saved record of any version (an upgraded hub reads what an older one saved)."""
+        Spawner.load_state(self, state)
+        self.record = SessionRecord.from_state(state)
+        self.job_id = self.record.job_id
+        self.job_status = self.record.job_status
 
     def save_state(self) -> None:
         """Write the state to the hub's database now; JupyterHub saves it only after start() returns."""
@@ -331,29 +300,38 @@ class SlurmGPUSpawner(SlurmSpawner):
             session.commit()
 
     def clear_state(self):
-        if self.stopping and self.job_id and not self.gone_confirmed:
+        if self.record.stopping and self.job_id and not self.gone_confirmed:
             # Slurm has not confirmed the job gone: it stays ours, saved as "stopping"
             # (the reconciler cancels it; the next start waits for it).
             Spawner.clear_state(self)  # JupyterHub's part only (the API token), not the job id
-            self.log.warning("Session job %s of %s is not confirmed gone yet; the hub keeps cancelling it",
-                             self.job_id, self._log_name)
+            self.log.warning(
+                "Session job %s of %s is not confirmed gone yet; the hub keeps cancelling it",
+                self.job_id,
+                self._log_name,
+            )
             return
         super().clear_state()
         self.job_info = None
-        self.start_done = self.stopping = self.gone_confirmed = False
+        self.gone_confirmed = False
+        # the job's part goes; why the last sessions ended stays for the home page
+        self.record = SessionRecord(last_end=self.record.last_end, history=self.record.history)
 
     def stopping_message(self) -> str:
         """What the user reads while an old job is not confirmed gone ("" when there is none)."""
-        if not (self.stopping and self.job_id):
+        if not (self.record.stopping and self.job_id):
             return ""
         info = self.slurm_client.watcher.last_known(self.job_id)
         if self.slurm_client.watcher.listed() and (info is None or not info.in_queue):
             return ""  # the latest listing shows it gone; the next start confirms and forgets it
         if info is not None and info.state in ENDING:
-            return (f"Your previous session (job {self.job_id}) is still ending: Slurm is cleaning up "
-                    f"on {info.node or 'its node'}. Try again in a minute.")
-        return (f"Your previous session (job {self.job_id}) is stopping (the scheduler is not answering yet). "
-                "It is cancelled as soon as Slurm answers; you can start a new session then.")
+            return (
+                f"Your previous session (job {self.job_id}) is still ending: Slurm is cleaning up "
+                f"on {info.node or 'its node'}. Try again in a minute."
+            )
+        return (
+            f"Your previous session (job {self.job_id}) is stopping (the scheduler is not answering yet). "
+            "It is cancelled as soon as Slurm answers; you can start a new session then."
+        )
 
     async def query_job_status(self, max_age: float = 0.0) -> JobStatus:
         """Ask the shared watcher; a Slurm outage is UNKNOWN (the session is kept)."""
@@ -363,8 +341,9 @@ class SlurmGPUSpawner(SlurmSpawner):
         try:
             info = await self.slurm_client.status(self.job_id, max_age)
         except SlurmError as e:
-            self.log.warning("Slurm did not answer about job %s of %s (%s); keeping the session",
-                             self.job_id, self._log_name, e)
+            self.log.warning(
+                "Slurm did not answer about job %s of %s (%s); keeping the session", self.job_id, self._log_name, e
+            )
             return JobStatus.UNKNOWN
         self.job_info = info
         self.job_status = f"{info.state}|{info.reason}|{info.node}" if info else ""
@@ -421,13 +400,11 @@ class SlurmGPUSpawner(SlurmSpawner):
         shortest, longest = QUEUED_LISTING_AGE
         return min(max(waited / 10, shortest), longest)
 
-    _submitted_at = 0.0
-
     async def start(self):
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
             await self._settle_earlier_job()
-        self.start_done = self.stopping = self.gone_confirmed = False
-        self.last_end = ""
+        self.record.start_done = self.record.stopping = self.gone_confirmed = False
+        self.record.last_end = ""
         self.ip = self.traits()["ip"].default_value
         self.port = 0
         if self.server:
@@ -446,7 +423,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             if checks % 20 == 0:  # Slurm itself, once a second
                 await self._status_during_start()
         port = await self._wait_until_answering()
-        self.start_done = True
+        self.record.start_done = True
         START_SECONDS.labels(self.resources.partition).observe(asyncio.get_running_loop().time() - self._submitted_at)
         self.port = port  # the proven one, whatever was reported since
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, port)
@@ -455,16 +432,18 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def _settle_earlier_job(self) -> None:
         """Cancel what is left of an earlier session; refuse the start until Slurm confirms it gone."""
         job_id = self.job_id
-        self.stopping = True
+        self.record.stopping = True
         self.log.info("Session of %s: earlier job %s is not confirmed gone; ending it first", self._log_name, job_id)
         if await self._end_job(job_id, timeout=min(self.stop_timeout, 15.0)):
             # forget the old job only: clear_state() would also drop this start's new API token
             self.job_id = self.job_status = ""
             self.job_info = None
-            self.stopping = False
+            self.record.stopping = False
             self.save_state()
             return
-        why = self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. Try again in a minute."
+        why = (
+            self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. Try again in a minute."
+        )
         self.log.warning("Start of %s refused: earlier job %s is not confirmed gone", self._log_name, job_id)
         raise _refuse(why, 409)
 
@@ -481,13 +460,16 @@ class SlurmGPUSpawner(SlurmSpawner):
                 if loop.time() + delay >= deadline:
                     self.log.error("scancel %s for %s failed for %.0f s (%s)", job_id, self._log_name, timeout, e)
                     return False
-                self.log.warning("scancel %s for %s failed (%s); trying again in %g s", job_id, self._log_name, e, delay)
+                self.log.warning(
+                    "scancel %s for %s failed (%s); trying again in %g s", job_id, self._log_name, e, delay
+                )
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
         if await self._gone_by(job_id, deadline):
             return True
-        self.log.warning("Session job %s of %s is still in the queue %.0f s after scancel",
-                         job_id, self._log_name, timeout)
+        self.log.warning(
+            "Session job %s of %s is still in the queue %.0f s after scancel", job_id, self._log_name, timeout
+        )
         return False
 
     async def _gone_by(self, job_id: str, deadline: float) -> bool:
@@ -538,8 +520,13 @@ class SlurmGPUSpawner(SlurmSpawner):
             except (OSError, ValueError, AttributeError):
                 pass  # an answer that is no proof at all: whatever it is, it is not the session
             if checks == 50:
-                self.log.warning("Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
-                                 self.job_id, self._log_name, self.ip, port)
+                self.log.warning(
+                    "Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
+                    self.job_id,
+                    self._log_name,
+                    self.ip,
+                    port,
+                )
             checks += 1
             if checks % 10 == 0:
                 await self._status_during_start()
@@ -560,13 +547,16 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def poll(self):
         if not self.job_id:
             return 1
-        if self.stopping:
+        if self.record.stopping:
             return 1  # asked to stop: not a session any more, though Slurm has not confirmed the job gone
-        if not self.start_done and not (self._spawn_pending or self._stop_pending):
+        if not self.record.start_done and not (self._spawn_pending or self._stop_pending):
             # Saved by a start the hub did not live to finish (it restarted meanwhile):
             # nothing will connect to this job, so it must not keep its GPUs.
-            self.log.warning("Session job %s of %s was still starting when the hub restarted: cancelling it",
-                             self.job_id, self._log_name)
+            self.log.warning(
+                "Session job %s of %s was still starting when the hub restarted: cancelling it",
+                self.job_id,
+                self._log_name,
+            )
             await self.stop()
             return 1
         if self.stop_cause == "ended":
@@ -580,11 +570,15 @@ class SlurmGPUSpawner(SlurmSpawner):
             if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN):
                 return None
         info = self.job_info
-        self.log.info("Session job %s of %s has ended (%s)", self.job_id, self._log_name,
-                      f"{info.state}|{info.reason}|{info.node}" if info else "gone")
+        self.log.info(
+            "Session job %s of %s has ended (%s)",
+            self.job_id,
+            self._log_name,
+            f"{info.state}|{info.reason}|{info.node}" if info else "gone",
+        )
         now = datetime.now()
-        self.last_end = ended_words(self.job_id, self.job_info, self.limit, now, now)
-        self.remember_session(self.last_end, now)
+        self.record.last_end = ended_words(self.job_id, self.job_info, self.record.limit, now, now)
+        self.remember_session(self.record.last_end, now)
         self.gone_confirmed = True  # Slurm said so: a final state, or absent from a listing that succeeded
         self.clear_state()
         return 1
@@ -598,129 +592,52 @@ class SlurmGPUSpawner(SlurmSpawner):
         if not self.job_id:
             return
         job_id = self.job_id
-        self.stopping = True
+        self.record.stopping = True
         self.save_state()  # a hub that dies from here on leaves the job to the reconciler, not to a "running" session
         self.log.info("Stopping session job %s of %s", job_id, self._log_name)
         if await self._end_job(job_id, timeout=self.stop_timeout):
             self.gone_confirmed = True
         now = datetime.now()
         if self.stop_cause == "idle":
-            self.last_end = self.idle_words(now)
+            self.record.last_end = idle_words(
+                self.orm_spawner.last_activity if self.orm_spawner is not None else None, now, datetime.utcnow()
+            )
             self.log.info("Session job %s of %s stopped for being idle", job_id, self._log_name)
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
-            self.remember_session(self.last_end, now)
+            self.remember_session(self.record.last_end, now)
         elif self.stop_cause == "ended":  # its server had exited, but the job did not end by itself
-            self.last_end = f"Your session's server ended {clock(now, now)}; its job (job {job_id}) was then cancelled."
-            self.remember_session(self.last_end, now)
+            self.record.last_end = (
+                f"Your session's server ended {clock(now, now)}; its job (job {job_id}) was then cancelled."
+            )
+            self.remember_session(self.record.last_end, now)
         else:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
         self.stop_cause = ""
 
-    def join_idle_group(self) -> None:
-        """Put the user into the JupyterHub group whose idle culler may stop this session (or none)."""
-        from jupyterhub import orm
-
-        orm_user = getattr(self.user, "orm_user", None)
-        if orm_user is None:
-            return  # not in a hub (the spawner's own tests)
-        db = self.user.db
-        wanted = group_for(self.idle_timeout)
-        for group in list(orm_user.groups):
-            if group.name.startswith(GROUP_PREFIX) and group.name != wanted:
-                orm_user.groups.remove(group)
-        if wanted and wanted not in {g.name for g in orm_user.groups}:
-            group = orm.Group.find(db, wanted)
-            if group is None:
-                group = orm.Group(name=wanted)
-                db.add(group)
-            orm_user.groups.append(group)
-        db.commit()
-
-    def idle_words(self, now: datetime) -> str:
-        """Why an idle culler stopped the session, and when."""
-        last = self.orm_spawner.last_activity if self.orm_spawner is not None else None
-        idle = ""
-        if last is not None:
-            minutes = int((datetime.utcnow() - last).total_seconds() // 60)
-            idle = f" for {duration_words(max(1, minutes))}"
-        return (f"Your session was stopped {clock(now, now)} because nothing used it{idle} (no busy kernel, "
-                "terminal, mouse or keys in JupyterLab, or GPU work): its GPUs went back to the cluster.")
-
     def remember_session(self, why: str, ended: datetime) -> None:
         """Add the session that just ended to the home page's list (saved with the state)."""
         resources = self.current_resources()
-        entry = history_entry(self.job_id, resources.summary() if resources else "", dict(self.user_options or {}),
-                              self.submitted, ended, why)
-        self.history = add_to_history(self.history, entry, self.settings.sessions.history)
+        entry = history_entry(
+            self.job_id,
+            resources.summary() if resources else "",
+            dict(self.user_options or {}),
+            self.record.submitted,
+            ended,
+            why,
+        )
+        self.record.history = add_to_history(self.record.history, entry, self.settings.sessions.history)
 
     def current_resources(self) -> Resources | None:
         """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""
         if self.resources is None and self.user_options:
             try:
-                self.resources = resources_for(parse_options(self.user_options, self.settings.slurm),
-                                               self.settings.slurm)
+                self.resources = resources_for(
+                    parse_options(self.user_options, self.settings.slurm), self.settings.slurm
+                )
             except OptionsError:
                 return None
         return self.resources
-
-    def limits(self) -> Limits:
-        slurm = self.settings.slurm
-        return Limits(slurm.allow_extend, round(slurm.extend_step_hours * 60), round(slurm.extend_max_hours * 60))
-
-    def dashboard(self) -> dict:
-        """The home page's session card (spawner/hub/dashboard.py), from the state and the last listing."""
-        info = (self.slurm_client.watcher.last_known(self.job_id) or self.job_info) if self.job_id else None
-        resources = self.current_resources() if self.job_id else None
-        stopping = self.pending == "stop" or bool(self.stopping and self.stopping_message())
-        if self.stopping and not stopping:  # handed over, and the latest listing shows it gone
-            return session_card("", None, None, start_done=False, stopping=False, message="", minutes=0,
-                                limits=self.limits(), now=datetime.now())
-        if not self.job_id:
-            message = ""
-        elif stopping:  # a stop under way now, or one handed over to the reconciler
-            message = self.stopping_message() or f"Stopping your session: Slurm is cancelling job {self.job_id}."
-        else:
-            message = start_progress(self.job_id, info, resources.partition if resources else "the cluster",
-                                     self.port, self.answering, self.queue_place)["message"]
-        return session_card(self.job_id, info, resources, start_done=self.start_done,
-                            stopping=stopping, message=message, minutes=self.minutes or
-                            (resources.minutes if resources else 0), limits=self.limits(), now=datetime.now())
-
-    def home_data(self) -> dict:
-        """What the home page shows; its first render (templates/home.html) and each refresh read the same."""
-        return {"session": self.dashboard(), "history": self.history, "last_end": "" if self.active else self.last_end,
-                "presets": [p.model_dump() for p in self.settings.sessions.presets],
-                "server_url": self.user.url if self.ready else ""}
-
-    async def extend(self) -> dict:
-        """One more `slurm.extend_step_hours` for the running session, within the admin's and Slurm's limits.
-
-        Raises ExtendRefused with what the user reads.
-        """
-        if not (self.job_id and self.start_done and not self.stopping):
-            raise ExtendRefused("You have no running session to extend.", 409)
-        minutes = self.minutes or (self.current_resources().minutes if self.current_resources() else 0)
-        new, why = extension(minutes, self.limits())
-        if new is None:
-            raise ExtendRefused(why, 400 if self.settings.slurm.allow_extend else 403)
-        try:
-            await self.slurm_client.extend(self.job_id, new)
-        except SlurmError as e:
-            self.log.warning("Extending job %s of %s to %s min: %s", self.job_id, self._log_name, new, e)
-            if e.returncode == 3:  # the helper refused, in words for the user (spawner/root/extend.py)
-                raise ExtendRefused(e.stderr, 400) from None
-            raise ExtendRefused("The session could not be extended right now (the scheduler did not do it); "
-                                "try again in a minute, or tell the cluster admins if this persists.", 503) from None
-        self.minutes = new
-        self.limit = duration_words(new)
-        self.save_state()
-        self.log.info("Session job %s of %s extended to %s", self.job_id, self._log_name, self.limit)
-        try:
-            self.job_info = await self.slurm_client.status(self.job_id) or self.job_info  # the new end time
-        except SlurmError:
-            pass
-        return self.dashboard()
 
     # --- progress --------------------------------------------------------------
     def progress_message(self) -> str:
@@ -730,8 +647,6 @@ class SlurmGPUSpawner(SlurmSpawner):
         """Where the start is, in Slurm's words, with a rough percentage for the page's bar."""
         partition = self.request.partition if self.request else "the cluster"
         return start_progress(self.job_id, self.job_info, partition, self.port, self.answering, self.queue_place)
-
-    queue_place: int | None = None
 
     async def update_queue_place(self) -> None:
         """The job's place among its partition's pending jobs (a shared, cached squeue)."""

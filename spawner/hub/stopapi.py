@@ -9,7 +9,6 @@ has no hook for the caller's identity; everything else is JupyterHub's.
 
 from __future__ import annotations
 
-from jupyterhub import apihandlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from .idle import is_culler
@@ -26,7 +25,4 @@ class PortalUserServerAPIHandler(UserServerAPIHandler):
         return await super().delete(user_name, server_name)
 
 
-for handlers in (apihandlers.default_handlers, apihandlers.users.default_handlers):
-    for i, (url, handler) in enumerate(handlers):
-        if handler is UserServerAPIHandler:
-            handlers[i] = (url, PortalUserServerAPIHandler)
+REPLACED = {UserServerAPIHandler: PortalUserServerAPIHandler}  # JupyterHub's -> ours, by spawner/hub/routes.py

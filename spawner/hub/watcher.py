@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-if TYPE_CHECKING:
-    from .slurm import JobInfo
+from ..slurmvocab import JobInfo
 
-Listing = dict[str, "JobInfo"]
+Listing = dict[str, JobInfo]
 
 
 class JobWatcher:

@@ -73,8 +73,10 @@ def link_storage(home: Path, storage: dict[str, str]) -> list[str]:
     for name, path in storage.items():
         link, note = home / name, note_path(home, name)
         if not os.path.isdir(path):
-            note.write_text(f"The shared storage {name} ({path}) is not mounted on this compute node.\n"
-                            "Your session works without it; tell the cluster admins if you need it.\n")
+            note.write_text(
+                f"The shared storage {name} ({path}) is not mounted on this compute node.\n"
+                "Your session works without it; tell the cluster admins if you need it.\n"
+            )
             done.append(f"storage {name}: {path} is not mounted on this node; wrote '{note.name}'")
             continue
         note.unlink(missing_ok=True)

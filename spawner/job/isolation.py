@@ -21,10 +21,23 @@ from __future__ import annotations
 # Every message a client may send on the shell, control and stdin channels (Jupyter messaging
 # protocol 5.4), except debug_request.
 ALLOWED_MESSAGES = (
-    "execute_request", "inspect_request", "complete_request", "history_request", "is_complete_request",
-    "comm_info_request", "kernel_info_request", "connect_request", "comm_open", "comm_msg", "comm_close",
-    "shutdown_request", "interrupt_request", "input_reply",
-    "create_subshell_request", "delete_subshell_request", "list_subshell_request",
+    "execute_request",
+    "inspect_request",
+    "complete_request",
+    "history_request",
+    "is_complete_request",
+    "comm_info_request",
+    "kernel_info_request",
+    "connect_request",
+    "comm_open",
+    "comm_msg",
+    "comm_close",
+    "shutdown_request",
+    "interrupt_request",
+    "input_reply",
+    "create_subshell_request",
+    "delete_subshell_request",
+    "list_subshell_request",
 )
 
 DEBUGGER_PLUGIN = "@jupyterlab/debugger-extension"
@@ -39,8 +52,10 @@ def server_args() -> list[str]:
 
     The runtime folder itself comes as JUPYTER_RUNTIME_DIR (spawner/job/session.py).
     """
-    return ["--KernelManager.transport=ipc",
-            *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES)]
+    return [
+        "--KernelManager.transport=ipc",
+        *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
+    ]
 
 
 def socket_path_fits(runtime_dir: str) -> bool:

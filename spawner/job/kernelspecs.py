@@ -12,9 +12,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..contract import RUNTIME_COMMANDS
 
@@ -43,8 +43,12 @@ def _missing_modules(module_command: str, modulepath: list[str], names: list[str
     missing = []
     for name in names:
         try:
-            found = subprocess.run([module_command, "bash", "is-avail", name], capture_output=True,
-                                   env=env, timeout=PROBE_TIMEOUT).returncode == 0
+            found = (
+                subprocess.run(
+                    [module_command, "bash", "is-avail", name], capture_output=True, env=env, timeout=PROBE_TIMEOUT
+                ).returncode
+                == 0
+            )
         except (OSError, subprocess.TimeoutExpired):
             found = False
         if not found:
@@ -66,8 +70,9 @@ def _spec(argv: list[str], display_name: str, language: str, **extra) -> dict:
     return {"argv": argv, "display_name": display_name, "language": language, **extra}
 
 
-def charliecloud_argv(ch_run: str, image: str, binds: list[str], home: str, python: list[str],
-                      probe: NodeProbe) -> tuple[list[str], list[str]]:
+def charliecloud_argv(
+    ch_run: str, image: str, binds: list[str], home: str, python: list[str], probe: NodeProbe
+) -> tuple[list[str], list[str]]:
     """ch-run's arguments for a kernel, and the binds a directory image has no mount point for.
 
     Unprivileged (user namespaces), read-only image; the home at its own path
@@ -79,24 +84,33 @@ def charliecloud_argv(ch_run: str, image: str, binds: list[str], home: str, pyth
     argv = [ch_run, "--home", "--private-tmp", f"--cd={home}"]
     missing = []
     for path in binds:
-        if (os.path.isdir(image) and not path.startswith("/tmp/")
-                and not probe.exists(os.path.join(image, path.lstrip("/")))):
+        if (
+            os.path.isdir(image)
+            and not path.startswith("/tmp/")
+            and not probe.exists(os.path.join(image, path.lstrip("/")))
+        ):
             missing.append(path)  # ch-run cannot create a mount point in a read-only image
             continue
         argv.append(f"--bind={path}")
     return [*argv, image, "--", *python], missing
 
 
-def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python: str,
-                      bin_dir: str, probe: NodeProbe, sockets: str) -> tuple[dict[str, dict], list[str]]:
+def build_kernelspecs(
+    kernels: dict, storage: dict[str, str], home: str, python: str, bin_dir: str, probe: NodeProbe, sockets: str
+) -> tuple[dict[str, dict], list[str]]:
     """-> ({kernel name: kernel.json content}, [why a kernel was left out]).
+
+    `kernels` is the admin's kernels section, every key present (SessionSpec.kernels).
 
     `sockets` is the session's private folder of connection files and kernel
     sockets (spawner/job/isolation.py); a container kernel gets it bound.
     No kernel offers the debugger (the same module says why).
     """
-    specs = {"python3": _spec([python, *SESSION_KERNEL_ARGS], kernels["python_display_name"], "python",
-                              metadata={"debugger": False})}
+    specs = {
+        "python3": _spec(
+            [python, *SESSION_KERNEL_ARGS], kernels["python_display_name"], "python", metadata={"debugger": False}
+        )
+    }
     notes: list[str] = []
 
     if kernels["r"]:
@@ -106,8 +120,9 @@ def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python:
         elif not probe.r_has_irkernel(r):
             notes.append("R kernel left out: the R package IRkernel is not installed on this node")
         else:
-            specs["ir"] = _spec([r, "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"],
-                                kernels["r_display_name"], "R")
+            specs["ir"] = _spec(
+                [r, "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"], kernels["r_display_name"], "R"
+            )
 
     module_command = kernels["module_command"]
     for kernel in kernels["modules"]:
@@ -126,25 +141,31 @@ def build_kernelspecs(kernels: dict, storage: dict[str, str], home: str, python:
         specs[kernel["name"]] = _spec([*launcher, "--", *kernel["command"]], kernel["display_name"], kernel["language"])
 
     for kernel in kernels["containers"]:
-        runtime_name = kernel.get("runtime") or kernels.get("container_runtime", "apptainer")
+        runtime_name = kernel["runtime"] or kernels["container_runtime"]
         runtime_command = probe.which(RUNTIME_COMMANDS[runtime_name])
         if runtime_command is None:
-            notes.append(f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
-                         "is not installed on this node")
+            notes.append(
+                f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
+                "is not installed on this node"
+            )
             continue
         if not probe.exists(kernel["image"]):
             notes.append(f"kernel {kernel['name']} left out: image {kernel['image']} not found")
             continue
         binds = list(dict.fromkeys([*storage.values(), sockets, *kernel["binds"]]))
-        python = [kernel.get("python", "python3"), *PYTHON_KERNEL_ARGS]
+        python = [kernel["python"], *PYTHON_KERNEL_ARGS]
         if runtime_name == "charliecloud":
             argv, missing = charliecloud_argv(runtime_command, kernel["image"], binds, home, python, probe)
             if sockets in missing:
-                notes.append(f"kernel {kernel['name']} left out: the image has no {sockets} to mount the "
-                             "session's kernel sockets on (set TMPDIR under /tmp for the session)")
+                notes.append(
+                    f"kernel {kernel['name']} left out: the image has no {sockets} to mount the "
+                    "session's kernel sockets on (set TMPDIR under /tmp for the session)"
+                )
                 continue
-            notes += [f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)"
-                      for path in missing]
+            notes += [
+                f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)"
+                for path in missing
+            ]
         else:
             everything = dict.fromkeys([*storage.values(), home, sockets, *kernel["binds"]])
             argv = [runtime_command, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python]

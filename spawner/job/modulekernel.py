@@ -22,8 +22,9 @@ LOAD_TIMEOUT = 120
 
 def load_modules(module_command: str, modulepath: list[str], names: list[str]) -> None:
     os.environ.update(module_environment(modulepath))
-    result = subprocess.run([module_command, "python", "load", *names], capture_output=True, text=True,
-                            timeout=LOAD_TIMEOUT)
+    result = subprocess.run(
+        [module_command, "python", "load", *names], capture_output=True, text=True, timeout=LOAD_TIMEOUT
+    )
     if result.returncode != 0:
         sys.exit(f"dsportal-module-kernel: loading {' '.join(names)} failed: {result.stderr.strip()}")
     exec(result.stdout, {"os": os})  # the module system's own Python output

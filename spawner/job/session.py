@@ -2,8 +2,9 @@
 
 ~/templates from the portal's notebooks, storage links, and kernelspecs in a
 session-private folder put first on JUPYTER_PATH.  The hub passes what the
-admin configured in DSPORTAL_SESSION (JSON).  A step that fails is a line in
-the session log, never a failed start.
+admin configured in DSPORTAL_SESSION (spawner/sessionspec.py).  A step that
+fails is a line in the session log, never a failed start; a spec this node
+cannot read is one line there too, and ends the start.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..contract import SESSION_VAR, data_dir
-from .isolation import page_config, socket_path_fits
-
+from ..contract import data_dir
+from ..sessionspec import SessionSpec
 from .homefolder import link_storage, sync_templates
+from .isolation import page_config, socket_path_fits
 from .kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
 
 
@@ -53,9 +54,21 @@ def prune_session_logs(home: Path, keep: int = KEEP_LOGS) -> None:
         old.unlink(missing_ok=True)
 
 
+def read_spec(environ: dict[str, str] | os._Environ) -> SessionSpec:
+    """The hub's session spec; one that cannot be read stops the session here, with the reason in its log."""
+    try:
+        return SessionSpec.from_environ(environ)
+    except ValueError as e:
+        say(
+            f"{e}; the session cannot start. Tell the cluster admins (DS Portal on the hub and on this node "
+            "must be the same version)."
+        )
+        raise SystemExit(1) from None
+
+
 def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe | None = None) -> dict[str, str]:
     """Prepare the home and the kernels; return the variables JupyterLab must start with."""
-    session = json.loads(environ.get(SESSION_VAR) or "{}")
+    spec = read_spec(environ)
     home = Path(environ.get("HOME") or Path.home())
     user = environ.get("USER", "user")
     updates: dict[str, str] = {}
@@ -68,7 +81,7 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
         say(f"templates: could not refresh ~/templates ({e})")
 
     try:
-        for line in link_storage(home, session.get("storage", {})):
+        for line in link_storage(home, spec.storage):
             say(line)
     except OSError as e:
         say(f"storage links: {e}")
@@ -85,15 +98,17 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     if not socket_path_fits(str(runtime)):
         say(f"kernel sockets: {runtime} is too long a path for them (kernels will not start); set a shorter TMPDIR")
     updates["JUPYTER_RUNTIME_DIR"] = str(runtime)  # the kernels' sockets: spawner/job/isolation.py
-    config = lab_config(folder, news=session.get("jupyterlab_news", False))
-    updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(config), environ.get("JUPYTER_CONFIG_PATH", "")]))
-    kernels = session.get("kernels")
-    if kernels:
+    config = lab_config(folder, news=spec.jupyterlab_news)
+    updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+        filter(None, [str(config), environ.get("JUPYTER_CONFIG_PATH", "")])
+    )
+    if spec.kernels:
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         # Probing the node (R, modules, images) takes most of a second; JupyterLab
         # takes seconds to load and asks for kernelspecs only when a page does.
-        in_background(lambda: write_session_kernels(folder, kernels, session.get("storage", {}), home,
-                                                    probe or NodeProbe(), str(runtime)))
+        in_background(
+            lambda: write_session_kernels(folder, spec.kernels, spec.storage, home, probe or NodeProbe(), str(runtime))
+        )
     return updates
 
 
@@ -124,14 +139,17 @@ def lab_config(folder: Path, news: bool) -> Path:
     (config / "labconfig" / "page_config.json").write_text(json.dumps(page_config()))
     if not news:
         (config / "labconfig" / "default_setting_overrides.json").write_text(
-            json.dumps({NEWS_PLUGIN: {"fetchNews": "false", "checkForUpdates": False}}))
+            json.dumps({NEWS_PLUGIN: {"fetchNews": "false", "checkForUpdates": False}})
+        )
     return config
 
 
-def write_session_kernels(folder: Path, kernels: dict, storage: dict, home: Path, probe: NodeProbe,
-                          sockets: str) -> None:
-    specs, notes = build_kernelspecs(kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent),
-                                     probe, sockets)
+def write_session_kernels(
+    folder: Path, kernels: dict, storage: dict[str, str], home: Path, probe: NodeProbe, sockets: str
+) -> None:
+    specs, notes = build_kernelspecs(
+        kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent), probe, sockets
+    )
     write_kernelspecs(folder / "kernels", specs)
     for note in notes:
         say(note)

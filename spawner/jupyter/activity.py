@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .gpus import GpuReading, NoGpuReadings, read_gpus
 
@@ -30,7 +30,7 @@ GPU_READING_SECONDS = 5.0  # a reading is reused this long (the status bar and t
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def last_use(settings: dict) -> datetime:
@@ -42,8 +42,11 @@ def last_use(settings: dict) -> datetime:
 
 
 def busy_kernels(kernel_manager) -> int:
-    return sum(1 for kid in kernel_manager.list_kernel_ids()
-               if getattr(kernel_manager.get_kernel(kid), "execution_state", "") == "busy")
+    return sum(
+        1
+        for kid in kernel_manager.list_kernel_ids()
+        if getattr(kernel_manager.get_kernel(kid), "execution_state", "") == "busy"
+    )
 
 
 @dataclass
@@ -79,7 +82,7 @@ class SessionActivity:
         self.settings = settings
         self.gpus = gpus
         self.check_seconds = check_seconds
-        self.idle = idle  # {"timeout": s (0 = never), "warning": s}: what JupyterLab warns with
+        self.idle = idle  # IdleSpec's fields {"timeout": s (0 = never), "warning": s}: what JupyterLab warns with
         settings[SETTING] = utcnow()
 
     def mark(self) -> None:
@@ -105,5 +108,4 @@ class SessionActivity:
     def answer(self) -> dict:
         """What JupyterLab's idle warning reads."""
         idle = max(0, int((utcnow() - self.last_activity()).total_seconds()))
-        return {"idle_seconds": idle, "idle_timeout": self.idle.get("timeout", 0),
-                "idle_warning": self.idle.get("warning", 600)}
+        return {"idle_seconds": idle, "idle_timeout": self.idle["timeout"], "idle_warning": self.idle["warning"]}

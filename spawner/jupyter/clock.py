@@ -18,25 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..contract import WARNING_SIGNAL_NAME
+from ..sessionspec import ClockSpec
+from ..slurmvocab import end_time_argv, parse_end
 
-END_FORMAT = "%e"
 REREAD_SECONDS = 60.0  # a known end time is asked again after this long (it moves only when extended)
 FRESH_SECONDS = 5.0  # "ask now" (after an extension) is still answered from an answer this recent
 SQUEUE_TIMEOUT = 10.0
 MAX_REPORTED = 200  # paths in one "saved" report
 WARNING_SIGNAL = getattr(signal, "SIG" + WARNING_SIGNAL_NAME)  # not USR1: Jupyter Server's "print server info"
-
-
-def parse_end(output: str) -> datetime | None:
-    """squeue's '%e' for one job -> its end time; None for 'N/A', 'NONE', 'Unknown' or nothing."""
-    text = output.strip()
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", text):
-        return None
-    return datetime.fromisoformat(text)
-
-
-def end_argv(squeue: str, job_id: str) -> list[str]:
-    return [squeue, "--noheader", f"--jobs={job_id}", f"--format={END_FORMAT}"]
 
 
 def saved_paths(body: object) -> tuple[list[str], list[str]]:
@@ -49,8 +38,13 @@ def saved_paths(body: object) -> tuple[list[str], list[str]]:
     lists = []
     for name in ("saved", "failed"):
         paths = body.get(name, [])
-        if not isinstance(paths, list) or len(paths) > MAX_REPORTED or not all(
-                isinstance(p, str) and 0 < len(p) <= 1024 and not re.search(r"[\x00-\x1f\x7f]", p) for p in paths):
+        if (
+            not isinstance(paths, list)
+            or len(paths) > MAX_REPORTED
+            or not all(
+                isinstance(p, str) and 0 < len(p) <= 1024 and not re.search(r"[\x00-\x1f\x7f]", p) for p in paths
+            )
+        ):
             raise ValueError(f'"{name}" must be a list of at most {MAX_REPORTED} paths, each on one line')
         lists.append(paths)
     return lists[0], lists[1]
@@ -61,10 +55,10 @@ class SessionClock:
     """What the server knows of its job's end; `now` and `run` are seams for tests."""
 
     job_id: str
-    squeue: str = "squeue"
-    warn_minutes: list[int] = field(default_factory=lambda: [15, 5])
-    save_minutes: int = 3
-    extend_hours: float = 0.0  # 0: extending is not allowed
+    squeue: str = ClockSpec.squeue
+    warn_minutes: list[int] = field(default_factory=lambda: list(ClockSpec.warn_minutes))
+    save_minutes: int = ClockSpec.save_minutes
+    extend_hours: float = ClockSpec.extend_hours  # 0: extending is not allowed
     end: datetime | None = None
     warned_at: float | None = None  # Slurm's advance warning arrived (time.monotonic())
     asked_at: float = -1e9
@@ -72,11 +66,12 @@ class SessionClock:
     _asking: asyncio.Future | None = None
 
     async def run(self, argv: list[str]) -> str:
-        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), SQUEUE_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
             raise OSError(f"squeue did not answer within {SQUEUE_TIMEOUT:g} s") from None
@@ -99,7 +94,7 @@ class SessionClock:
 
     async def _ask(self) -> None:
         try:
-            end = parse_end(await self.run(end_argv(self.squeue, self.job_id)))
+            end = parse_end(await self.run(end_time_argv(self.squeue, self.job_id)))
         except OSError:
             return  # keep the last answer; asked again at the next request
         self.asked_at = time.monotonic()
@@ -114,6 +109,12 @@ class SessionClock:
         end = await self.end_time(fresh)
         left = None if end is None else max(0, int((end - self.now()).total_seconds()))
         ending = self.warned_at is not None or (left is not None and left <= self.save_minutes * 60)
-        return {"job_id": self.job_id, "end": end.isoformat() if end else None, "seconds_left": left,
-                "warn_minutes": sorted(self.warn_minutes, reverse=True), "save_minutes": self.save_minutes,
-                "save_now": ending, "extend_hours": self.extend_hours or None}
+        return {
+            "job_id": self.job_id,
+            "end": end.isoformat() if end else None,
+            "seconds_left": left,
+            "warn_minutes": sorted(self.warn_minutes, reverse=True),
+            "save_minutes": self.save_minutes,
+            "save_now": ending,
+            "extend_hours": self.extend_hours or None,
+        }

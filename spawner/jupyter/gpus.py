@@ -69,11 +69,16 @@ def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
         readings = []
         for i, handle in handles:
             memory = nvml.nvmlDeviceGetMemoryInfo(handle)
-            readings.append(GpuReading(
-                index=i, name=_text(nvml.nvmlDeviceGetName(handle)),
-                utilization=int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
-                memory_used_mib=int(memory.used) // (1024 * 1024), memory_total_mib=int(memory.total) // (1024 * 1024),
-                processes=len(nvml.nvmlDeviceGetComputeRunningProcesses(handle))))
+            readings.append(
+                GpuReading(
+                    index=i,
+                    name=_text(nvml.nvmlDeviceGetName(handle)),
+                    utilization=int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+                    memory_used_mib=int(memory.used) // (1024 * 1024),
+                    memory_total_mib=int(memory.total) // (1024 * 1024),
+                    processes=len(nvml.nvmlDeviceGetComputeRunningProcesses(handle)),
+                )
+            )
         return readings
     except Exception as e:  # noqa: BLE001 - a GPU that fails to answer is no reading, not a broken session
         raise NoGpuReadings(f"no GPU readings: NVML failed ({e})") from None

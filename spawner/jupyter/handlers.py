@@ -18,9 +18,9 @@ import html
 import json
 import os
 import re
-from urllib.parse import urlparse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
@@ -28,7 +28,8 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.wsgi import WSGIContainer
 
-from ..contract import READY_PATH, SESSION_VAR, readiness_proof
+from ..contract import READY_PATH, readiness_proof
+from ..sessionspec import SessionSpec
 from . import sessionapi
 from .tensorboard import LogdirError, TensorBoards, TooManyError
 
@@ -64,7 +65,8 @@ class InstancesHandler(_Base, APIHandler):
             raise web.HTTPError(400, 'Send {"logdir": "<folder>"}')
         try:
             instance, started = await asyncio.get_running_loop().run_in_executor(
-                self.opener, self.boards.open, body["logdir"])
+                self.opener, self.boards.open, body["logdir"]
+            )
         except TooManyError as e:
             raise web.HTTPError(409, str(e)) from None
         except LogdirError as e:
@@ -97,11 +99,14 @@ class ReadyHandler(JupyterHandler):
 class ListPageHandler(_Base):
     @web.authenticated
     def get(self):
-        rows = "".join(
-            f'<tr><td><a href="{html.escape(i.url)}" target="_blank" rel="noopener">{html.escape(i.logdir)}</a></td>'
-            f'<td><button type="button" data-id="{i.id}">Stop</button></td></tr>'
-            for i in self.boards.list()
-        ) or '<tr><td colspan="2">No TensorBoard is running. In the file browser, right-click a folder and choose "Open TensorBoard".</td></tr>'
+        rows = (
+            "".join(
+                f'<tr><td><a href="{html.escape(i.url)}" target="_blank" rel="noopener">{html.escape(i.logdir)}</a></td>'
+                f'<td><button type="button" data-id="{i.id}">Stop</button></td></tr>'
+                for i in self.boards.list()
+            )
+            or '<tr><td colspan="2">No TensorBoard is running. In the file browser, right-click a folder and choose "Open TensorBoard".</td></tr>'
+        )
         api = url_path_join(self.base_url, "dsportal/tensorboard/api/instances")
         self.finish(PAGE.format(rows=rows, api=html.escape(api), xsrf=html.escape(self.xsrf_token.decode())))
 
@@ -158,18 +163,25 @@ def _jupyter_server_extension_points():
 
 def _load_jupyter_server_extension(serverapp):
     base = serverapp.web_app.settings["base_url"]
-    session = json.loads(os.environ.get(SESSION_VAR) or "{}")  # what the admin set (spawner/hub/spawner.py)
-    boards = TensorBoards(Path(serverapp.root_dir).expanduser(), base,
-                          max_instances=session.get("tensorboard", {}).get("max_instances", 3),
-                          big_roots=tuple(session.get("storage", {}).values()))
+    # what the admin set; under dsportal-singleuser its start (spawner/job/session.py) has already read it
+    spec = SessionSpec.from_environ(os.environ)
+    boards = TensorBoards(
+        Path(serverapp.root_dir).expanduser(),
+        base,
+        max_instances=spec.tensorboard.max_instances,
+        big_roots=tuple(spec.storage.values()),
+    )
     serverapp.web_app.settings[SETTINGS_KEY] = boards
     prefix = url_path_join(base, "dsportal/tensorboard")
-    serverapp.web_app.add_handlers(".*$", [
-        (url_path_join(base, READY_PATH), ReadyHandler),
-        (url_path_join(prefix, "api/instances"), InstancesHandler),
-        (url_path_join(prefix, r"api/instances/([0-9a-f]{12})"), InstanceHandler),
-        (prefix + "/?", ListPageHandler),
-        (url_path_join(prefix, r"([0-9a-f]{12})(/.*)?"), TensorBoardHandler),
-    ])
-    sessionapi.load(serverapp, session)
+    serverapp.web_app.add_handlers(
+        ".*$",
+        [
+            (url_path_join(base, READY_PATH), ReadyHandler),
+            (url_path_join(prefix, "api/instances"), InstancesHandler),
+            (url_path_join(prefix, r"api/instances/([0-9a-f]{12})"), InstanceHandler),
+            (prefix + "/?", ListPageHandler),
+            (url_path_join(prefix, r"([0-9a-f]{12})(/.*)?"), TensorBoardHandler),
+        ],
+    )
+    sessionapi.load(serverapp, spec.clock, spec.idle)
     serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock", prefix)

@@ -45,8 +45,12 @@ def say(message: str) -> None:
 
 
 def ended_request(api_url: str, token: str) -> urllib.request.Request:
-    return urllib.request.Request(api_url.rstrip("/") + ENDED_CALLBACK, method="POST", data=b"{}",
-                                  headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    return urllib.request.Request(
+        api_url.rstrip("/") + ENDED_CALLBACK,
+        method="POST",
+        data=b"{}",
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
 
 
 def report_ended(api_url: str, token: str, pause=time.sleep) -> str:
@@ -99,4 +103,3 @@ def keep(sockets: list[socket.socket], child: int, report=None) -> int:
     for held in sockets:
         held.close()
     return code
-

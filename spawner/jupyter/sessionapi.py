@@ -14,6 +14,7 @@ All need the session's own Jupyter login.  The frontend is spawner/labext.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -21,10 +22,11 @@ import signal
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
-from tornado.ioloop import IOLoop
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.ioloop import IOLoop
 
 from ..contract import EXTEND_PATH
+from ..sessionspec import ClockSpec, IdleSpec
 from .activity import GpuWatch, SessionActivity
 from .clock import WARNING_SIGNAL, SessionClock, saved_paths
 from .gpus import NoGpuReadings, load_nvml, visible
@@ -84,9 +86,16 @@ class SavedHandler(_Base):
 class ExtendHandler(_Base):
     @web.authenticated
     async def post(self):
-        request = HTTPRequest(os.environ["JUPYTERHUB_API_URL"].rstrip("/") + EXTEND_PATH, method="POST", body="{}",
-                              headers={"Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}",
-                                       "Content-Type": "application/json"}, request_timeout=HUB_TIMEOUT)
+        request = HTTPRequest(
+            os.environ["JUPYTERHUB_API_URL"].rstrip("/") + EXTEND_PATH,
+            method="POST",
+            body="{}",
+            headers={
+                "Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}",
+                "Content-Type": "application/json",
+            },
+            request_timeout=HUB_TIMEOUT,
+        )
         try:
             answer = await AsyncHTTPClient().fetch(request)
         except HTTPClientError as e:
@@ -101,36 +110,44 @@ class ExtendHandler(_Base):
         self.finish(answer.body)
 
 
-def load(serverapp, session: dict) -> None:
+def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec) -> None:
     """Install the clock's handlers and Slurm's warning signal (spawner/jupyter/handlers.py calls this)."""
-    clock_spec = session.get("clock", {})
-    clock = SessionClock(job_id=os.environ.get("SLURM_JOB_ID", ""), squeue=clock_spec.get("squeue", "squeue"),
-                         warn_minutes=list(clock_spec.get("warn_minutes", [15, 5])),
-                         save_minutes=int(clock_spec.get("save_minutes", 3)),
-                         extend_hours=float(clock_spec.get("extend_hours") or 0))
+    clock = SessionClock(
+        job_id=os.environ.get("SLURM_JOB_ID", ""),
+        squeue=clock_spec.squeue,
+        warn_minutes=list(clock_spec.warn_minutes),
+        save_minutes=clock_spec.save_minutes,
+        extend_hours=clock_spec.extend_hours,
+    )
     serverapp.web_app.settings[SETTINGS_KEY] = clock
-    start_activity(serverapp, session.get("idle", {}))
+    start_activity(serverapp, idle)
     base = serverapp.web_app.settings["base_url"]
     prefix = url_path_join(base, "dsportal/session")
-    serverapp.web_app.add_handlers(".*$", [
-        (url_path_join(prefix, "clock"), ClockHandler),
-        (url_path_join(prefix, "saved"), SavedHandler),
-        (url_path_join(prefix, "extend"), ExtendHandler),
-        (url_path_join(prefix, "activity"), ActivityHandler),
-        (url_path_join(prefix, "gpus"), GpusHandler),
-    ])
+    serverapp.web_app.add_handlers(
+        ".*$",
+        [
+            (url_path_join(prefix, "clock"), ClockHandler),
+            (url_path_join(prefix, "saved"), SavedHandler),
+            (url_path_join(prefix, "extend"), ExtendHandler),
+            (url_path_join(prefix, "activity"), ActivityHandler),
+            (url_path_join(prefix, "gpus"), GpusHandler),
+        ],
+    )
     if not clock.job_id:
         return  # not in a Slurm job (a test or a local run): no end, no warning
 
     def warned() -> None:
         clock.warning_arrived()
-        serverapp.log.warning("dsportal: Slurm's warning: the time limit is %s min away or less; "
-                              "JupyterLab now saves every open document with unsaved changes", clock.save_minutes)
+        serverapp.log.warning(
+            "dsportal: Slurm's warning: the time limit is %s min away or less; "
+            "JupyterLab now saves every open document with unsaved changes",
+            clock.save_minutes,
+        )
 
     signal.signal(WARNING_SIGNAL, lambda signum, frame: IOLoop.current().add_callback_from_signal(warned))
 
 
-def start_activity(serverapp, idle: dict) -> SessionActivity:
+def start_activity(serverapp, idle: IdleSpec) -> SessionActivity:
     """What counts as use (spawner/jupyter/activity.py) replaces Jupyter Server's own last_activity()."""
     try:
         nvml, note = load_nvml(), ""
@@ -141,7 +158,9 @@ def start_activity(serverapp, idle: dict) -> SessionActivity:
         devices = []  # a Slurm job without the variable has no GPU: the node's GPUs are other users'
     gpus = GpuWatch(nvml, devices, note=note)
     interval = int(os.environ.get("JUPYTERHUB_ACTIVITY_INTERVAL") or 300)
-    activity = SessionActivity(serverapp.web_app.settings, gpus, check_seconds=max(5.0, interval / 2), idle=idle)
+    activity = SessionActivity(
+        serverapp.web_app.settings, gpus, check_seconds=max(5.0, interval / 2), idle=dataclasses.asdict(idle)
+    )
     serverapp.web_app.settings[ACTIVITY_KEY] = activity
     # the single-user server reports this to the hub; Jupyter Server's /api/status shows it too
     serverapp.web_app.last_activity = activity.last_activity

@@ -29,17 +29,21 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.netutil import bind_sockets
 
 from ..contract import PORT_CALLBACK
-from ..job.session import prepare
 from ..job.isolation import server_args
+from ..job.session import prepare
 from .keeper import keep
 
 CALLBACK_TIMEOUT = 30
 
 
 def callback_request(api_url: str, token: str, port: int) -> HTTPRequest:
-    return HTTPRequest(api_url.rstrip("/") + PORT_CALLBACK, method="POST", body=json.dumps({"port": port}),
-                       headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
-                       request_timeout=CALLBACK_TIMEOUT)
+    return HTTPRequest(
+        api_url.rstrip("/") + PORT_CALLBACK,
+        method="POST",
+        body=json.dumps({"port": port}),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        request_timeout=CALLBACK_TIMEOUT,
+    )
 
 
 def session_sockets(ip: str) -> list[socket.socket]:

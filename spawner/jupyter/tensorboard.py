@@ -14,9 +14,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from ..sessionspec import TensorBoardSpec
 
 log = logging.getLogger("dsportal.tensorboard")
 
@@ -88,8 +91,13 @@ def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[
     from tensorboard.backend import application
 
     tb = program.TensorBoard(plugins=default.get_plugins())
-    tb.configure(logdir=str(logdir), path_prefix=path_prefix, load_fast="false",
-                 reload_interval=RELOAD_SECONDS, reload_task="thread")
+    tb.configure(
+        logdir=str(logdir),
+        path_prefix=path_prefix,
+        load_fast="false",
+        reload_interval=RELOAD_SECONDS,
+        reload_task="thread",
+    )
     provider, multiplexer = tb._make_data_provider()  # the same steps as TensorBoard.main, minus the server
     app = application.TensorBoardWSGIApp(tb.flags, tb.plugin_loaders, provider, tb.assets_zip_provider, multiplexer)
     app = fonts_under_prefix(app, path_prefix)
@@ -105,8 +113,14 @@ def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[
 class TensorBoards:
     """The running instances of one session, one per folder."""
 
-    def __init__(self, root: Path, base_url: str, factory=make_tensorboard_app, max_instances: int = 3,
-                 big_roots: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        root: Path,
+        base_url: str,
+        factory=make_tensorboard_app,
+        max_instances: int = TensorBoardSpec.max_instances,
+        big_roots: tuple[str, ...] = (),
+    ):
         self.root = root
         self.base_url = base_url.rstrip("/") + "/"
         self.factory = factory
@@ -123,8 +137,10 @@ class TensorBoards:
         if not path.is_dir():
             raise LogdirError(f"{logdir} is not a folder; choose the folder your training writes its logs to.")
         if too_big(path, self.big_roots):
-            raise LogdirError(f"{path} is too big a folder for TensorBoard, which rereads all of it every "
-                              f"{RELOAD_SECONDS} s; choose the folder your training writes its logs to, e.g. ~/logs/run1.")
+            raise LogdirError(
+                f"{path} is too big a folder for TensorBoard, which rereads all of it every "
+                f"{RELOAD_SECONDS} s; choose the folder your training writes its logs to, e.g. ~/logs/run1."
+            )
         return path
 
     def prefix(self, id_: str) -> str:
@@ -141,8 +157,10 @@ class TensorBoards:
             if id_ in self._instances:
                 return self._instances[id_], False
             if len(self._instances) >= self.max_instances:
-                raise TooManyError(f"{len(self._instances)} TensorBoards are open, the most a session may run; "
-                                   "stop one (File > TensorBoards, or the list page) and try again.")
+                raise TooManyError(
+                    f"{len(self._instances)} TensorBoards are open, the most a session may run; "
+                    "stop one (File > TensorBoards, or the list page) and try again."
+                )
             prefix = self.prefix(id_)
             app, stop = self.factory(path, prefix)
             instance = Instance(id=id_, logdir=str(path), url=prefix + "/", app=app, stop=stop)

@@ -26,13 +26,13 @@ import pwd
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 
 from portal.config import DEFAULT_PATH, ConfigError, load_config
 from portal.settings import PortalSettings, is_username
 
+from ..slurmvocab import Job, job_argv, parse_job, parse_partition_max, partition_argv, time_limit_update_argv
+
 BAD_ARGUMENTS, REFUSED, SLURM_FAILED = 2, 3, 4
-JOB_FORMAT = "%j|%u|%T|%l|%P"
 
 
 class Refused(Exception):
@@ -41,64 +41,20 @@ class Refused(Exception):
         self.status = status
 
 
-def parse_limit(text: str) -> int | None:
-    """A Slurm time ('30', '8:00:00', '1-12:00:00', '2-00', 'UNLIMITED') -> whole minutes; None = no limit.
-
-    Seconds round up: a limit is never reported shorter than it is.
-    """
-    text = text.strip()
-    if text.upper() in ("UNLIMITED", "INFINITE", "NONE"):
-        return None
-    match = re.fullmatch(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?", text)
-    if not match:
-        raise ValueError(f"not a Slurm time: {text!r}")
-    days, first, second, third = match.groups()
-    if days is not None:  # D-HH[:MM[:SS]]
-        hours, minutes, seconds = int(first), int(second or 0), int(third or 0)
-    elif third is not None:  # HH:MM:SS
-        hours, minutes, seconds = int(first), int(second), int(third)
-    else:  # MM[:SS]
-        hours, minutes, seconds = 0, int(first), int(second or 0)
-    return (int(days or 0) * 24 + hours) * 60 + minutes + (1 if seconds else 0)
-
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    user: str
-    state: str
-    limit: int | None
-    partition: str
-
-
-def parse_job(output: str) -> Job | None:
-    """squeue's one line of JOB_FORMAT -> Job; None when Slurm does not list the job."""
-    lines = [line for line in output.splitlines() if line.strip()]
-    if not lines:
-        return None
-    parts = lines[0].strip().split("|")
-    if len(parts) != 5:
-        raise ValueError(f"unreadable squeue line: {lines[0][:200]!r}")
-    name, user, state, limit, partition = parts
-    return Job(name, user, state, parse_limit(limit), partition)
-
-
-def parse_partition_max(output: str) -> int | None:
-    """`scontrol --oneliner show partition P` -> its MaxTime in minutes; None = unlimited."""
-    match = re.search(r"(?:^|\s)MaxTime=(\S+)", output)
-    if not match:
-        raise ValueError("scontrol printed no MaxTime")
-    return parse_limit(match.group(1))
-
-
 def check_arguments(argv: list[str]) -> tuple[str, int]:
     if len(argv) != 2 or not re.fullmatch(r"[1-9][0-9]{0,9}", argv[0]) or not re.fullmatch(r"[1-9][0-9]{0,6}", argv[1]):
         raise Refused(BAD_ARGUMENTS, "usage: dsportal-extend-session JOB_ID NEW_LIMIT_MINUTES (both whole numbers)")
     return argv[0], int(argv[1])
 
 
-def check_request(settings: PortalSettings, job: Job | None, job_id: str, minutes: int, partition_max: int | None,
-                  uid_of=lambda name: pwd.getpwnam(name).pw_uid) -> None:
+def check_request(
+    settings: PortalSettings,
+    job: Job | None,
+    job_id: str,
+    minutes: int,
+    partition_max: int | None,
+    uid_of=lambda name: pwd.getpwnam(name).pw_uid,
+) -> None:
     """Refused unless `job` is a running portal session and `minutes` is within every limit (pure but for uid_of)."""
     slurm = settings.slurm
     if not slurm.allow_extend:
@@ -117,7 +73,9 @@ def check_request(settings: PortalSettings, job: Job | None, job_id: str, minute
         raise Refused(REFUSED, f"Job {job_id} already has {job.limit} minutes; an extension must add time.")
     most = round(slurm.extend_max_hours * 60)
     if minutes > most:
-        raise Refused(REFUSED, f"A session may last at most {slurm.extend_max_hours:g} h with extensions on this portal.")
+        raise Refused(
+            REFUSED, f"A session may last at most {slurm.extend_max_hours:g} h with extensions on this portal."
+        )
     if partition_max is not None and minutes > partition_max:
         raise Refused(REFUSED, f"Partition {job.partition} allows at most {partition_max} minutes per job.")
 
@@ -136,15 +94,14 @@ def extend(settings: PortalSettings, job_id: str, minutes: int) -> str:
     slurm = settings.slurm
     timeout = slurm.command_timeout
     try:
-        job = parse_job(run([slurm.squeue, "--noheader", f"--jobs={job_id}", f"--format={JOB_FORMAT}"], timeout))
+        job = parse_job(run(job_argv(slurm.squeue, job_id), timeout))
         partition_max = None
         if job is not None:
-            partition_max = parse_partition_max(
-                run([slurm.scontrol, "--oneliner", "show", "partition", job.partition], timeout))
+            partition_max = parse_partition_max(run(partition_argv(slurm.scontrol, job.partition), timeout))
     except ValueError as e:
         raise Refused(SLURM_FAILED, f"Slurm's answer did not read: {e}") from None
     check_request(settings, job, job_id, minutes, partition_max)
-    run([slurm.scontrol, "update", f"JobId={job_id}", f"TimeLimit={minutes}"], timeout)
+    run(time_limit_update_argv(slurm.scontrol, job_id, minutes), timeout)
     return f"Job {job_id}: time limit now {minutes} minutes."
 
 

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
 
 NOTEBOOK = "clock-test.ipynb"
 EDIT = "# typed 3 minutes before the end, never saved by hand"
@@ -27,19 +28,24 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     job_id = cluster.job_of("bob")
     assert "TimeLimit=00:03:00" in cluster.scontrol(job_id)
     # JupyterLab's autosave off for bob; a notebook to edit
-    status, _ = cluster.request("PUT", "/user/bob/lab/api/settings/@jupyterlab/docmanager-extension:plugin",
-                                {"raw": '{"autosave": false}'})
+    status, _ = cluster.request(
+        "PUT", "/user/bob/lab/api/settings/@jupyterlab/docmanager-extension:plugin", {"raw": '{"autosave": false}'}
+    )
     assert status == 204
-    notebook = {"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [],
-                           "execution_count": None}], "nbformat": 4, "nbformat_minor": 5,
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
-    status, _ = cluster.request("PUT", f"/user/bob/api/contents/{NOTEBOOK}",
-                                {"type": "notebook", "format": "json", "content": notebook})
+    notebook = {
+        "cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [], "execution_count": None}],
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    }
+    status, _ = cluster.request(
+        "PUT", f"/user/bob/api/contents/{NOTEBOOK}", {"type": "notebook", "format": "json", "content": notebook}
+    )
     assert status in (200, 201)
 
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    log_in(page, "bob", "bob-pw")
+    log_in(page, "bob", password_of("bob"))
     # the home page's card while the session runs: its facts, the time left and the buttons that apply
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("running")
@@ -52,7 +58,11 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     expect(page.locator("#dsportal-open")).to_be_visible()
     expect(page.locator("#dsportal-stop")).to_be_visible()
     expect(page.locator("#dsportal-extend")).to_have_text("Add 1 h")
-    shot(page, "clock-home-running", "bob's home page while his 3-minute session runs: facts, time left, Open, Stop, Add 1 h.")
+    shot(
+        page,
+        "clock-home-running",
+        "bob's home page while his 3-minute session runs: facts, time left, Open, Stop, Add 1 h.",
+    )
     page.goto(url_for(f"/user/bob/lab/tree/{NOTEBOOK}?reset"))
     # the time left, from Slurm's end time; the warning (5 minutes before the end: it is already less)
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
@@ -65,13 +75,18 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     page.keyboard.press("End")
     page.keyboard.type("  " + EDIT)
     expect(page.locator(".jp-mod-dirty").first).to_be_attached()
-    shot(page, "clock-unsaved-edit", "JupyterLab minutes before the time limit: the time left, the warning, an "
-                                     "unsaved edit.")
+    shot(
+        page,
+        "clock-unsaved-edit",
+        "JupyterLab minutes before the time limit: the time left, the warning, an unsaved edit.",
+    )
     assert EDIT not in (home / NOTEBOOK).read_text()  # not saved by hand, nor by JupyterLab's autosave
 
     # the session ends under the open page: its requests to bob's server fail from then on, on purpose
-    browser.allow(r"^https://bob\.localhost:8000/|^https://localhost:8000/hub/user/bob/",
-                  why="the session reached its time limit under the open page")
+    browser.allow(
+        r"^https://bob\.localhost:8000/|^https://localhost:8000/hub/user/bob/",
+        why="the session reached its time limit under the open page",
+    )
     cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
     saved = json.loads((home / NOTEBOOK).read_text())
     assert EDIT in "".join(saved["cells"][0]["source"])
@@ -82,17 +97,21 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
 
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-ended")).to_have_text(
-        re.compile(r"Your session reached its time limit \(3 min\) at [0-9]{2}:[0-9]{2}\."))
+        re.compile(r"Your session reached its time limit \(3 min\) at [0-9]{2}:[0-9]{2}\.")
+    )
     expect(page.locator("#dsportal-state")).to_have_text("not running")
     expect(page.locator("#dsportal-history li").first).to_contain_text(
-        re.compile(rf"1 GPU · 8 cores · 48 GB RAM · 3 min on sxm2 \(job {job_id}\)\. Your session reached its time limit"))
+        re.compile(
+            rf"1 GPU · 8 cores · 48 GB RAM · 3 min on sxm2 \(job {job_id}\)\. Your session reached its time limit"
+        )
+    )
     expect(page.get_by_role("button", name="Start again with the same settings")).to_be_visible()
     shot(page, "clock-ended", "bob's home page after the time limit: why it ended, the history, start again.")
     context.close()
 
     phone = browser.new_context(viewport={"width": 390, "height": 844})
     page = phone.new_page()
-    log_in(page, "bob", "bob-pw")
+    log_in(page, "bob", password_of("bob"))
     page.goto(f"{HUB}/hub/home")
     for part in ("#dsportal-session", "#dsportal-again", "#dsportal-history"):
         box = page.locator(part).bounding_box()

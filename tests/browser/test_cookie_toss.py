@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 
 from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
 from tests.support.hub import FormBrowser, _NoRedirect
 
 LOGIN_COOKIE = "jupyterhub-hub-login"
@@ -42,7 +43,7 @@ def test_a_cookie_tossed_from_bobs_origin_does_not_make_alices_browser_bobs(brow
     cluster.start("bob", {"gpus": 0, "hours": 1})
     cluster.wait_ready("bob")
     bobs = FormBrowser(HUB)  # bob logs in (without running his JupyterLab's pages) and takes his cookie
-    assert bobs.login("bob", "bob-pw")[0] == 302
+    assert bobs.login("bob", password_of("bob"))[0] == 302
     jar = next(h.cookiejar for h in bobs.opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor))
     [login] = [{"name": c.name, "value": c.value} for c in jar if c.name.endswith(LOGIN_COOKIE)]
     assert login["name"] == f"__Host-{LOGIN_COOKIE}"  # the prefix is on (before the fix: the bare name)
@@ -51,7 +52,9 @@ def test_a_cookie_tossed_from_bobs_origin_does_not_make_alices_browser_bobs(brow
     page = alices.new_page()
     page.goto(url_for("/user/bob/static/favicon.ico"))  # any page of bob's origin; its script is bob's
     page.evaluate(TOSS, login["value"])
-    assert login["value"] not in {c["value"] for c in alices.cookies(f"{HUB}/hub/")}  # the browser kept it on bob's host
+    assert login["value"] not in {
+        c["value"] for c in alices.cookies(f"{HUB}/hub/")
+    }  # the browser kept it on bob's host
     page.goto(f"{HUB}/hub/home")
     page.wait_for_url("**/hub/login**")  # alice's browser is nobody's, not bob's
     alices.close()

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
 
 
 def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
@@ -20,17 +21,24 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
     cluster.wait_ready("alice")
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    log_in(page, "alice", "alice-pw")
+    log_in(page, "alice", password_of("alice"))
     page.goto(url_for("/user/alice/lab?reset"))
     # the job's GPU in the status bar (the dev cluster's stand-in driver: idle, 300 MiB held by nothing)
-    expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"),
-                                                             timeout=90_000)
-    expect(page.get_by_text(re.compile(r"Idle for \d+ s; this session will stop in \d+ s to free its GPUs — move the "
-                                       r"mouse or run something to keep it\."))).to_be_visible(timeout=90_000)
+    expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"), timeout=90_000)
+    expect(
+        page.get_by_text(
+            re.compile(
+                r"Idle for \d+ s; this session will stop in \d+ s to free its GPUs — move the "
+                r"mouse or run something to keep it\."
+            )
+        )
+    ).to_be_visible(timeout=90_000)
     shot(page, "idle-warning", "JupyterLab warns before an idle session stops; the job's GPU in the status bar.")
     assert cluster.server("alice"), "the warning comes before the stop"
-    browser.allow(r"^https://alice\.localhost:8000/|^https://localhost:8000/hub/user/alice/",
-                  why="the idle session stops under the open page")
+    browser.allow(
+        r"^https://alice\.localhost:8000/|^https://localhost:8000/hub/user/alice/",
+        why="the idle session stops under the open page",
+    )
     cluster.wait(lambda: cluster.server("alice") is None, 120, "the idle session stopped")
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-ended")).to_contain_text("because nothing used it")

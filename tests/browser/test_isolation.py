@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tests.support.browser import log_in
 from tests.support.cluster import url_for
+from tests.support.demo import password_of
 
 ATTACK = """async (target) => {
   // a script of the page's origin sees that origin's cookies, the _xsrf token among them
@@ -37,14 +38,16 @@ def test_a_page_on_bobs_origin_cannot_read_or_drive_alices_session(browser, clus
     cluster.wait_ready("bob")
     context = browser.new_context()
     page = context.new_page()
-    log_in(page, "alice", "alice-pw")
+    log_in(page, "alice", password_of("alice"))
     page.goto(url_for("/user/alice/lab"))  # alice uses her session: her browser holds its cookies
     page.wait_for_url("**/user/alice/lab**")
     kernels_before = cluster.request("GET", "/user/alice/api/kernels")[1]
 
     page.goto(url_for("/user/bob/static/favicon.ico"))  # any page of bob's origin; its script is bob's
-    browser.allow(r"https://alice\.localhost:8000/user/alice/api/", why="the attack: the browser blocks bob's "
-                  "page from alice's origin (CORS), which is what this test checks")
+    browser.allow(
+        r"https://alice\.localhost:8000/user/alice/api/",
+        why="the attack: the browser blocks bob's page from alice's origin (CORS), which is what this test checks",
+    )
     result = page.evaluate(ATTACK, url_for("/user/alice/"))
     assert result["read"].startswith("blocked"), result  # the browser keeps alice's answers from bob's page
     assert not result["kernel"].startswith("201"), result

@@ -16,11 +16,15 @@ from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
 
 FREE = re.compile(r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node$")
-WHEN = re.compile(r"^2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
-                  r"start at \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\.|not free now, and Slurm gives no estimate of when it "
-                  r"would start\.)$")
+WHEN = re.compile(
+    r"^2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
+    r"start at \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\.|not free now, and Slurm gives no estimate of when it "
+    r"would start\.)$"
+)
+
 
 def test_login_page_at_phone_width(browser, cluster):
     context = browser.new_context(viewport={"width": 390, "height": 844})
@@ -51,7 +55,7 @@ def test_the_journey(browser, cluster):
     shot(page, "login-wrong-password", "A wrong password: a plain error, nothing else.")
 
     # 2. log in -> the home page (no session: one Start button, what is free) -> the options form
-    log_in(page, "alice", "alice-pw")
+    log_in(page, "alice", password_of("alice"))
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("not running")
     expect(page.get_by_role("button", name="Start My Server")).to_have_count(1)
@@ -67,8 +71,12 @@ def test_the_journey(browser, cluster):
     # what is free and when this shape starts: the hub's answers (the form's fetch sends the XSRF token)
     expect(page.locator("#dsportal-free")).to_have_text(FREE)
     expect(page.locator("#dsportal-when")).to_have_text(WHEN)
-    shot(page, "options-form", "The options form: partition, GPUs, hours, the resources line, the free GPUs and "
-                               "when Slurm would start this shape.")
+    shot(
+        page,
+        "options-form",
+        "The options form: partition, GPUs, hours, the resources line, the free GPUs and "
+        "when Slurm would start this shape.",
+    )
     page.get_by_role("button", name="Start").click()
 
     # 3. the progress page follows Slurm, then JupyterLab opens
@@ -80,8 +88,11 @@ def test_the_journey(browser, cluster):
 
     # 4. templates and isilon; the TensorFlow template runs
     # The terminal's text in the DOM (to read it in step 6): a setting JupyterLab reads when the page loads.
-    status, _ = cluster.request("PUT", "/user/alice/lab/api/settings/@jupyterlab/terminal-extension:plugin",
-                                {"raw": '{"screenReaderMode": true}'})
+    status, _ = cluster.request(
+        "PUT",
+        "/user/alice/lab/api/settings/@jupyterlab/terminal-extension:plugin",
+        {"raw": '{"screenReaderMode": true}'},
+    )
     assert status == 204
     page.goto(f"{HUB}/user/alice/lab?reset")  # a fresh workspace, whatever an earlier run left open
     listing = page.locator(".jp-DirListing-content")
@@ -89,15 +100,19 @@ def test_the_journey(browser, cluster):
     expect(listing.get_by_text("isilon", exact=True)).to_be_visible()
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: (7 h [0-5]?\d min|8 h)$"))
     expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] \d+% · \d+\.\d/32 GB"))
-    shot(page, "jupyterlab", "JupyterLab in the job: templates and isilon in the home, the time left and the "
-                             "job's GPUs in the status bar.")
+    shot(
+        page,
+        "jupyterlab",
+        "JupyterLab in the job: templates and isilon in the home, the time left and the job's GPUs in the status bar.",
+    )
     listing.get_by_text("templates", exact=True).dblclick()
     listing.get_by_text("tensorflow-mnist.ipynb", exact=True).dblclick()
     expect(page.locator(".jp-Notebook").first).to_be_visible()
     # The Kernel menu acts only once the notebook's kernel is up: the status bar says "<kernel> | Idle"
     # (the toolbar's execution indicator can read idle while the kernel is still "Initializing").
     expect(page.locator("#jp-main-statusbar").get_by_text(re.compile(r"^Python 3 \| Idle$"))).to_be_visible(
-        timeout=90_000)
+        timeout=90_000
+    )
     # JupyterLab asks a new kernel for its debugger state; the restart below cancels that question
     browser.allow(r"Could not restore the debugger state: Canceled future", why="the kernel restart")
     page.get_by_role("menuitem", name="Kernel").click()
@@ -139,10 +154,13 @@ def test_the_journey(browser, cluster):
 
     # 8. bob, logged in at the same time, cannot open alice's server or her TensorBoard
     bob = browser.new_context()
-    browser.allow(r"^https://alice\.localhost:8000/|/hub/api/oauth2/authorize\?client_id=jupyterhub-user-alice&", 403,
-                  why="bob opens alice's JupyterLab and TensorBoard")
+    browser.allow(
+        r"^https://alice\.localhost:8000/|/hub/api/oauth2/authorize\?client_id=jupyterhub-user-alice&",
+        403,
+        why="bob opens alice's JupyterLab and TensorBoard",
+    )
     bob_page = bob.new_page()
-    log_in(bob_page, "bob", "bob-pw")
+    log_in(bob_page, "bob", password_of("bob"))
     expect(bob_page).not_to_have_url(re.compile("login"))
     response = bob_page.goto(url_for("/user/alice/lab"))  # alice's server, on its own origin
     expect(bob_page.locator(".jp-LabShell")).to_have_count(0)
@@ -179,12 +197,14 @@ def test_the_journey(browser, cluster):
 def test_refused_option_is_shown_in_the_page(browser, cluster):
     context = browser.new_context()
     page = context.new_page()
-    log_in(page, "bob", "bob-pw")
+    log_in(page, "bob", password_of("bob"))
     page.goto(f"{HUB}/hub/spawn")
     page.locator("#dsportal-hours").evaluate("el => { el.removeAttribute('max'); el.value = '99'; }")
     browser.allow(r"/hub/spawn(/bob)?(\?|$)", 400, why="the refused option")
     page.get_by_role("button", name="Start").click()
-    expect(page.locator(".spawn-error-msg")).to_contain_text("hours: 99 is out of range; choose a number of hours above 0 and at most 12.")
+    expect(page.locator(".spawn-error-msg")).to_contain_text(
+        "hours: 99 is out of range; choose a number of hours above 0 and at most 12."
+    )
     shot(page, "refused-option", "A refused option: the form again, with what to choose instead.")
     # the refusal above is the hub's answer to this very spawn request: nothing can be submitted after it
     assert cluster.jobs("bob") == {}

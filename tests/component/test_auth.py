@@ -13,7 +13,7 @@ from tornado import web
 
 from portal.auth import DIRECTORY_DOWN, DIRECTORY_REFUSED, TOO_MANY, TOO_MANY_HERE, PortalLDAPAuthenticator
 from portal.throttle import LoginThrottle
-
+from tests.support.demo import password_of
 from tests.support.http import wait_until
 from tests.support.slapd import SUFFIX, ldap_settings
 
@@ -28,8 +28,11 @@ def a_request(ip="192.0.2.10", headers: dict | None = None):
     """A login request as tornado hands it over: the peer's address, and remote_ip from the client's headers."""
     headers = headers or {}
     claimed = headers.get("X-Real-Ip") or headers.get("X-Forwarded-For", ip).split(",")[-1].strip()
-    return SimpleNamespace(request=SimpleNamespace(
-        remote_ip=claimed, headers=headers, connection=SimpleNamespace(context=SimpleNamespace(address=(ip, 40000)))))
+    return SimpleNamespace(
+        request=SimpleNamespace(
+            remote_ip=claimed, headers=headers, connection=SimpleNamespace(context=SimpleNamespace(address=(ip, 40000)))
+        )
+    )
 
 
 async def login(auth, username, password, ip="192.0.2.10", headers: dict | None = None):
@@ -43,31 +46,46 @@ def auth(tmp_path, a_slapd):
 
 @pytest.fixture
 def search_auth(tmp_path, a_slapd):
-    return make_authenticator(tmp_path, ldap_settings(
-        a_slapd, bind_dn_template="", service_dn=f"cn=portal,ou=services,{SUFFIX}",
-        service_password_file=str(a_slapd.service_password_file), user_search_base=f"ou=people,{SUFFIX}",
-    ), {"admin_groups": ["hpcadmin"]})
+    return make_authenticator(
+        tmp_path,
+        ldap_settings(
+            a_slapd,
+            bind_dn_template="",
+            service_dn=f"cn=portal,ou=services,{SUFFIX}",
+            service_password_file=str(a_slapd.service_password_file),
+            user_search_base=f"ou=people,{SUFFIX}",
+        ),
+        {"admin_groups": ["hpcadmin"]},
+    )
 
 
 async def test_good_login_carries_account_and_groups(auth):
-    result = await login(auth, "alice", "alice-pw")
+    result = await login(auth, "alice", password_of("alice"))
     assert result == {
         "name": "alice",
         "admin": False,
-        "auth_state": {"uid": "alice", "dn": f"uid=alice,ou=people,{SUFFIX}", "uidNumber": 5001,
-                       "gidNumber": 5000, "home": "/home/alice", "groups": ["datasci", "mlteam"]},
+        "auth_state": {
+            "uid": "alice",
+            "dn": f"uid=alice,ou=people,{SUFFIX}",
+            "uidNumber": 5001,
+            "gidNumber": 5000,
+            "home": "/home/alice",
+            "groups": ["datasci", "mlteam"],
+        },
     }
 
 
 async def test_search_then_bind_mode(search_auth):
-    result = await login(search_auth, "carol", "carol-pw")
+    result = await login(search_auth, "carol", password_of("carol"))
     assert result["name"] == "carol" and result["admin"] is True
     assert result["auth_state"]["groups"] == ["datasci", "hpcadmin"]
     assert await login(search_auth, "carol", "wrong") is None
     assert await login(search_auth, "nobody", "x") is None
 
 
-@pytest.mark.parametrize("username, password", [("alice", "wrong"), ("nobody", "alice-pw"), ("alice", "alice-pw ")])
+@pytest.mark.parametrize(
+    "username, password", [("alice", "wrong"), ("nobody", password_of("alice")), ("alice", password_of("alice") + " ")]
+)
 async def test_wrong_password_and_unknown_user_look_the_same(auth, username, password):
     assert await login(auth, username, password) is None
 
@@ -80,13 +98,24 @@ async def test_empty_password_is_refused_before_ldap(auth, monkeypatch):
 
 
 async def test_whitespace_and_upper_case_usernames_are_normalized(auth):
-    assert (await login(auth, "  Alice ", "alice-pw"))["name"] == "alice"
-    assert (await login(auth, "ALICE", "alice-pw"))["name"] == "alice"
+    assert (await login(auth, "  Alice ", password_of("alice")))["name"] == "alice"
+    assert (await login(auth, "ALICE", password_of("alice")))["name"] == "alice"
 
 
 INJECTIONS = [
-    "*", "*)(uid=*", "admin)(|(uid=*", "alice)(|(uid=*", "uid=alice,ou=people", ",+\"\\<>;=", "alice,ou=people",
-    "alice\x00", "ali\nce", "alice*", "(uid=alice)", "a" * 1_000_000, "",
+    "*",
+    "*)(uid=*",
+    "admin)(|(uid=*",
+    "alice)(|(uid=*",
+    "uid=alice,ou=people",
+    ',+"\\<>;=',
+    "alice,ou=people",
+    "alice\x00",
+    "ali\nce",
+    "alice*",
+    "(uid=alice)",
+    "a" * 1_000_000,
+    "",
 ]
 
 
@@ -94,11 +123,11 @@ INJECTIONS = [
 async def test_injection_usernames_are_refused_without_asking_ldap(auth, monkeypatch, caplog, username):
     monkeypatch.setattr(auth.directory, "authenticate", lambda *a: pytest.fail("LDAP was asked"))
     caplog.set_level(logging.DEBUG)
-    assert await login(auth, username, "alice-pw") is None
+    assert await login(auth, username, password_of("alice")) is None
     assert all(len(r.getMessage()) < 300 for r in caplog.records)  # nothing logged at full length
 
 
-@pytest.mark.parametrize("password", ["*", "*)(uid=*", "alice-pw)(|(a=*", "\x00", "x" * 1_000_000])
+@pytest.mark.parametrize("password", ["*", "*)(uid=*", password_of("alice") + ")(|(a=*", "\x00", "x" * 1_000_000])
 async def test_injection_passwords_fail_cleanly(auth, caplog, password):
     caplog.set_level(logging.DEBUG)
     assert await login(auth, "alice", password) is None
@@ -107,39 +136,46 @@ async def test_injection_passwords_fail_cleanly(auth, caplog, password):
 
 async def test_allowed_groups_both_styles(tmp_path, a_slapd):
     posix = make_authenticator(tmp_path, ldap_settings(a_slapd, allowed_groups=["hpcadmin"]))
-    assert (await login(posix, "carol", "carol-pw"))["name"] == "carol"
+    assert (await login(posix, "carol", password_of("carol")))["name"] == "carol"
     with pytest.raises(web.HTTPError) as info:
-        await login(posix, "alice", "alice-pw")
+        await login(posix, "alice", password_of("alice"))
     assert info.value.status_code == 403 and "not allowed to use this portal" in info.value.jupyterhub_message
     names = make_authenticator(tmp_path, ldap_settings(a_slapd, allowed_groups=["mlteam"]))
-    assert (await login(names, "alice", "alice-pw"))["name"] == "alice"
+    assert (await login(names, "alice", password_of("alice")))["name"] == "alice"
     with pytest.raises(web.HTTPError):
-        await login(names, "bob", "bob-pw")
+        await login(names, "bob", password_of("bob"))
 
 
 async def test_admin_groups_both_styles(auth):
-    assert (await login(auth, "carol", "carol-pw"))["admin"] is True   # posixGroup hpcadmin
-    assert (await login(auth, "bob", "bob-pw"))["admin"] is True       # groupOfNames webadmins
-    assert (await login(auth, "alice", "alice-pw"))["admin"] is False
+    assert (await login(auth, "carol", password_of("carol")))["admin"] is True  # posixGroup hpcadmin
+    assert (await login(auth, "bob", password_of("bob")))["admin"] is True  # groupOfNames webadmins
+    assert (await login(auth, "alice", password_of("alice")))["admin"] is False
 
 
 async def test_failover_to_the_second_uri(tmp_path, a_slapd, a_refusing_uri):
     auth = make_authenticator(tmp_path, ldap_settings(a_slapd, uris=[a_refusing_uri, a_slapd.uri]))
-    assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
+    assert (await login(auth, "alice", password_of("alice")))["name"] == "alice"
 
 
 async def test_directory_down_is_a_clear_message_at_once(tmp_path, a_refusing_uri):
     auth = make_authenticator(tmp_path, {"uris": [a_refusing_uri], "bind_dn_template": "uid={username},dc=x"})
     started = time.monotonic()
     with pytest.raises(web.HTTPError) as info:
-        await login(auth, "alice", "alice-pw")
+        await login(auth, "alice", password_of("alice"))
     assert (info.value.status_code, info.value.jupyterhub_message) == (503, DIRECTORY_DOWN)
     assert time.monotonic() - started < 2  # refused connections do not wait for a timeout
 
 
 async def test_hung_directory_times_out_and_the_event_loop_keeps_running(tmp_path, a_hung_server):
-    auth = make_authenticator(tmp_path, {"uris": [a_hung_server.uri], "bind_dn_template": "uid={username},dc=x",
-                                         "connect_timeout": 1, "response_timeout": 1})
+    auth = make_authenticator(
+        tmp_path,
+        {
+            "uris": [a_hung_server.uri],
+            "bind_dn_template": "uid={username},dc=x",
+            "connect_timeout": 1,
+            "response_timeout": 1,
+        },
+    )
     ticks = 0
 
     async def ticker():
@@ -151,7 +187,7 @@ async def test_hung_directory_times_out_and_the_event_loop_keeps_running(tmp_pat
     ticking = asyncio.ensure_future(ticker())
     started = time.monotonic()
     with pytest.raises(web.HTTPError) as info:
-        await login(auth, "alice", "alice-pw")
+        await login(auth, "alice", password_of("alice"))
     elapsed = time.monotonic() - started
     ticking.cancel()
     assert info.value.jupyterhub_message == DIRECTORY_DOWN
@@ -160,35 +196,39 @@ async def test_hung_directory_times_out_and_the_event_loop_keeps_running(tmp_pat
 
 
 async def test_throttling_and_its_backoff(tmp_path, a_slapd):
-    auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_failures=3, max_address_failures=4,
-                                                      failure_window=60, backoff=2))
+    auth = make_authenticator(
+        tmp_path, ldap_settings(a_slapd, max_failures=3, max_address_failures=4, failure_window=60, backoff=2)
+    )
     for _ in range(3):
         assert await login(auth, "alice", "wrong") is None
     with pytest.raises(web.HTTPError) as info:
-        await login(auth, "alice", "alice-pw")  # a correct password does not bypass the back-off
+        await login(auth, "alice", password_of("alice"))  # a correct password does not bypass the back-off
     assert info.value.status_code == 429
     assert info.value.jupyterhub_message.startswith("Too many failed logins; try again in ")
     # bob from the same address is let in at once; once the address itself has failed 4 times, its logins
     # are slowed, never refused (many users may share an address)
     assert auth.slowdown("bob", "192.0.2.10") == 0
-    assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
+    assert (await login(auth, "bob", password_of("bob")))["name"] == "bob"
     assert await login(auth, "carol", "wrong") is None
     assert auth.slowdown("dave", "192.0.2.10") == 0.5 and auth.slowdown("dave", "192.0.2.99") == 0
     assert auth.slowdown("bob", "192.0.2.10") == 0  # bob logged in well from there: not slowed for its failures
-    assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
+    assert (await login(auth, "bob", password_of("bob")))["name"] == "bob"
     assert auth.slowdown("dave", "192.0.2.10") == 0.5  # 4 failures, 2 good logins
     for _ in range(2):  # once good logins from it are as many as its failures, it is a busy address, not a guesser
-        assert (await login(auth, "bob", "bob-pw"))["name"] == "bob"
+        assert (await login(auth, "bob", password_of("bob")))["name"] == "bob"
     assert auth.slowdown("dave", "192.0.2.10") == 0
-    wait_until(lambda: auth.pair_throttle.wait_seconds(["alice|192.0.2.10"]) == 0, 10, "the back-off ending",
-               every=0.05)
-    assert (await login(auth, "alice", "alice-pw"))["name"] == "alice"
+    wait_until(
+        lambda: auth.pair_throttle.wait_seconds(["alice|192.0.2.10"]) == 0, 10, "the back-off ending", every=0.05
+    )
+    assert (await login(auth, "alice", password_of("alice")))["name"] == "alice"
 
 
 def test_throttle_window_and_success():
     now = [0.0]
     throttle = LoginThrottle(max_failures=3, window=10, backoff=30, clock=lambda: now[0])
-    throttle.attempt(["u"]); now[0] = 5; throttle.attempt(["u"])
+    throttle.attempt(["u"])
+    now[0] = 5
+    throttle.attempt(["u"])
     now[0] = 12  # the first attempt left the window: two count
     throttle.attempt(["u"])
     assert (throttle.wait_seconds(["u"]), throttle.failures("u")) == (0, 2)
@@ -196,9 +236,14 @@ def test_throttle_window_and_success():
     assert throttle.wait_seconds(["u"]) == 30  # from the latest attempt
     now[0] = 42
     assert throttle.wait_seconds(["u"]) == 0
-    throttle.attempt(["v"]); throttle.attempt(["v"]); throttle.success(["v"]); throttle.attempt(["v"])
+    throttle.attempt(["v"])
+    throttle.attempt(["v"])
+    throttle.success(["v"])
+    throttle.attempt(["v"])
     assert (throttle.wait_seconds(["v"]), throttle.failures("v")) == (0, 1)
-    throttle.attempt(["w"]); throttle.attempt(["w"]); throttle.forgive(["w"])
+    throttle.attempt(["w"])
+    throttle.attempt(["w"])
+    throttle.forgive(["w"])
     assert throttle.failures("w") == 1  # only the latest attempt is taken back
 
 
@@ -211,8 +256,11 @@ def test_throttle_memory_is_bounded():
 
 def test_ldap_settings_are_checked(tmp_path):
     from portal.config import ConfigError
+
     with pytest.raises(ConfigError, match=r"ldap.connect_timeout: -1"):
-        make_authenticator(tmp_path, {"uris": ["ldap://x"], "bind_dn_template": "uid={username}", "connect_timeout": -1})
+        make_authenticator(
+            tmp_path, {"uris": ["ldap://x"], "bind_dn_template": "uid={username}", "connect_timeout": -1}
+        )
 
 
 async def test_a_burst_of_wrong_passwords_reaches_the_directory_only_max_failures_times(auth, monkeypatch):
@@ -235,10 +283,10 @@ async def test_guessing_from_one_address_does_not_lock_the_user_out_elsewhere(tm
     for _ in range(3):
         assert await login(auth, "bob", "wrong", ip="203.0.113.66") is None
     with pytest.raises(web.HTTPError) as info:
-        await login(auth, "bob", "bob-pw", ip="203.0.113.66")  # that address is blocked for bob
+        await login(auth, "bob", password_of("bob"), ip="203.0.113.66")  # that address is blocked for bob
     assert info.value.status_code == 429
     assert auth.slowdown("bob") == 0.5  # bob's own login is slowed, not blocked
-    assert (await login(auth, "bob", "bob-pw", ip="192.0.2.10"))["name"] == "bob"
+    assert (await login(auth, "bob", password_of("bob"), ip="192.0.2.10"))["name"] == "bob"
     assert auth.slowdown("bob") == 0  # and his success ends the slowdown
 
 
@@ -250,8 +298,11 @@ async def test_a_client_cannot_choose_its_address_for_the_throttle(tmp_path, a_s
         assert await login(auth, f"user{i}", "wrong", ip="192.0.2.10", headers=claimed) is None
     # all four counted against the one peer: its next login is slowed, whatever address it claims
     assert auth.address_throttle.failures("192.0.2.10") == 4 and auth.slowdown("alice", "192.0.2.10") == 0.5
-    assert (await login(auth, "alice", "alice-pw", ip="192.0.2.10",
-                        headers={k: v.format(i=9) for k, v in headers.items()}))["name"] == "alice"
+    assert (
+        await login(
+            auth, "alice", password_of("alice"), ip="192.0.2.10", headers={k: v.format(i=9) for k, v in headers.items()}
+        )
+    )["name"] == "alice"
 
 
 def test_the_client_address_is_believed_from_the_proxy_only():
@@ -265,10 +316,19 @@ def test_the_client_address_is_believed_from_the_proxy_only():
 
 
 async def test_when_too_many_logins_wait_for_the_directory_more_are_told_so(tmp_path, a_hung_server):
-    auth = make_authenticator(tmp_path, {"uris": [a_hung_server.uri], "bind_dn_template": "uid={username},dc=x",
-                                         "connect_timeout": 2, "response_timeout": 2, "max_waiting": 2})
-    results = await asyncio.gather(*(login(auth, name, "pw") for name in ("alice", "bob", "carol", "dave")),
-                                   return_exceptions=True)
+    auth = make_authenticator(
+        tmp_path,
+        {
+            "uris": [a_hung_server.uri],
+            "bind_dn_template": "uid={username},dc=x",
+            "connect_timeout": 2,
+            "response_timeout": 2,
+            "max_waiting": 2,
+        },
+    )
+    results = await asyncio.gather(
+        *(login(auth, name, "pw") for name in ("alice", "bob", "carol", "dave")), return_exceptions=True
+    )
     messages = sorted(r.jupyterhub_message for r in results)
     assert messages == sorted([DIRECTORY_DOWN, DIRECTORY_DOWN, TOO_MANY, TOO_MANY])
     assert sorted(r.status_code for r in results) == [503] * 4
@@ -286,7 +346,7 @@ async def test_a_flood_of_bad_logins_never_turns_away_a_correct_password(tmp_pat
         assert time.monotonic() < deadline, "the flood never got slowed"
         await asyncio.sleep(0.01)
     started = time.monotonic()
-    assert (await login(auth, "alice", "alice-pw", ip="192.0.2.10"))["name"] == "alice"
+    assert (await login(auth, "alice", password_of("alice"), ip="192.0.2.10"))["name"] == "alice"
     assert time.monotonic() - started < 2  # not slowed, not queued behind the flood
     results = await asyncio.gather(*flood, return_exceptions=True)
     assert first == [None, None]
@@ -300,7 +360,7 @@ async def test_a_flood_from_behind_a_nat_does_not_turn_away_its_known_users(tmp_
     logins capped, but alice logged in from it before, so her login is neither slowed nor refused."""
     auth = make_authenticator(tmp_path, ldap_settings(a_slapd, max_waiting=4, max_address_failures=2, slowdown=3))
     nat = "198.51.100.7"
-    assert (await login(auth, "alice", "alice-pw", ip=nat))["name"] == "alice"  # earlier that day
+    assert (await login(auth, "alice", password_of("alice"), ip=nat))["name"] == "alice"  # earlier that day
     for i in range(3):
         await login(auth, f"nobody{i}", "wrong", ip=nat)
     flood = [asyncio.create_task(login(auth, f"nobody{i}", "wrong", ip=nat)) for i in range(20)]
@@ -310,7 +370,7 @@ async def test_a_flood_from_behind_a_nat_does_not_turn_away_its_known_users(tmp_
         await asyncio.sleep(0.01)
     assert auth.slowdown("bob", nat) > 0 and auth.slowdown("alice", nat) == 0
     started = time.monotonic()
-    assert (await login(auth, "alice", "alice-pw", ip=nat))["name"] == "alice"
+    assert (await login(auth, "alice", password_of("alice"), ip=nat))["name"] == "alice"
     assert time.monotonic() - started < 2
     results = await asyncio.gather(*flood, return_exceptions=True)
     assert {r.status_code for r in results if isinstance(r, web.HTTPError)} == {429}
@@ -319,12 +379,21 @@ async def test_a_flood_from_behind_a_nat_does_not_turn_away_its_known_users(tmp_
 async def test_a_refusal_is_not_an_outage_and_does_not_fail_over(tmp_path, a_slapd, a_hung_server):
     wrong = tmp_path / "service.pw"
     wrong.write_text("not-the-password")
-    auth = make_authenticator(tmp_path, ldap_settings(
-        a_slapd, uris=[a_slapd.uri, a_hung_server.uri], bind_dn_template="", service_dn=f"cn=portal,ou=services,{SUFFIX}",
-        service_password_file=str(wrong), user_search_base=f"ou=people,{SUFFIX}", response_timeout=5))
+    auth = make_authenticator(
+        tmp_path,
+        ldap_settings(
+            a_slapd,
+            uris=[a_slapd.uri, a_hung_server.uri],
+            bind_dn_template="",
+            service_dn=f"cn=portal,ou=services,{SUFFIX}",
+            service_password_file=str(wrong),
+            user_search_base=f"ou=people,{SUFFIX}",
+            response_timeout=5,
+        ),
+    )
     started = time.monotonic()
     with pytest.raises(web.HTTPError) as info:
-        await login(auth, "alice", "alice-pw")
+        await login(auth, "alice", password_of("alice"))
     assert (info.value.status_code, info.value.jupyterhub_message) == (500, DIRECTORY_REFUSED)
     assert a_hung_server.accepted == []  # the second server was never tried
     assert time.monotonic() - started < 5

@@ -30,18 +30,27 @@ async def test_partitions_say_what_is_free_from_one_shared_sinfo(services, mock_
 
 async def test_a_shape_that_fits_starts_now_without_asking_slurm_more(services, mock_slurm):
     answer = await services.estimate("alice", {"partition": "sxm2", "gpus": "4", "hours": "2"})
-    assert answer == {"starts_now": True, "start": None,
-                      "message": "4 GPUs · 32 cores · 192 GB RAM · 2 h on sxm2: can start now."}
+    assert answer == {
+        "starts_now": True,
+        "start": None,
+        "message": "4 GPUs · 32 cores · 192 GB RAM · 2 h on sxm2: can start now.",
+    }
     assert mock_slurm.calls("sbatch") == []
 
 
 async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(services, mock_slurm):
     mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
-    answers = await asyncio.gather(*(services.estimate("alice", {"partition": "sxm2", "gpus": "2"})
-                                     for _ in range(5)))  # five at the same moment share one sbatch
-    assert answers[0] == {"starts_now": False, "start": TEST_ONLY_START, "message": (
-        "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: not free now; Slurm expects it could start at "
-        "2026-11-22 12:00:00.")}
+    answers = await asyncio.gather(
+        *(services.estimate("alice", {"partition": "sxm2", "gpus": "2"}) for _ in range(5))
+    )  # five at the same moment share one sbatch
+    assert answers[0] == {
+        "starts_now": False,
+        "start": TEST_ONLY_START,
+        "message": (
+            "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: not free now; Slurm expects it could start at "
+            "2026-11-22 12:00:00."
+        ),
+    }
     assert all(a == answers[0] for a in answers)
     assert await services.estimate("bob", {"partition": "sxm2", "gpus": "2"}) == answers[0]  # per shape, not user
     [call] = mock_slurm.calls("sbatch")  # once for the shape, then cached
@@ -78,6 +87,7 @@ async def test_refused_shapes_and_a_silent_slurm_are_clear(services, mock_slurm)
         await services.estimate("alice", {"partition": "sxm2", "gpus": "9"})
     mock_slurm.fail("sinfo", "unreachable")
     from spawner.hub.slurm import SlurmError
+
     with pytest.raises(SlurmError):
         await services.cluster.nodes()
 

@@ -7,7 +7,6 @@ import pytest
 from tests.support.http import wait_until
 
 
-
 def server_token(mock, user: str) -> str:
     """The session's own API token, as the job received it in its environment."""
     calls = [c for c in mock.calls("sbatch") if c["env"].get("USER") == user]
@@ -60,11 +59,12 @@ def test_start_port_callback_and_stop(a_hub_and_its_slurm, a_web_server):
 
     a_web_server.token = alice  # alice's JupyterLab holds her session's token: it alone can prove it is hers
     port = a_web_server.port
-    assert callback({"port": port}, token=None) == 403                      # no credentials
+    assert callback({"port": port}, token=None) == 403  # no credentials
     assert callback({"port": port}, token="not-a-token") == 403
     from tests.support.hub import ADMIN_TOKEN
-    assert callback({"port": port}, token=ADMIN_TOKEN) == 400               # not a session's token
-    assert callback({"port": port, "ip": "evil.example.org"}) == 400        # only the port
+
+    assert callback({"port": port}, token=ADMIN_TOKEN) == 400  # not a session's token
+    assert callback({"port": port, "ip": "evil.example.org"}) == 400  # only the port
     assert callback({"port": port, "user": "bob"}, token=alice) == 400
     assert callback({"port": str(port)}) == 400
     assert callback({"port": 80}) == 400

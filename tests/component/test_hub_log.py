@@ -3,8 +3,8 @@ tracebacks (spawner/hub/refusal.py)."""
 
 from __future__ import annotations
 
-from tests.support.hub import FormBrowser
 from tests.support.http import wait_until
+from tests.support.hub import FormBrowser
 
 
 def new_lines(hub, since: int) -> list[str]:
@@ -24,8 +24,9 @@ def test_a_refused_option_is_one_warning_line_from_the_api_and_from_the_form(a_h
     assert bob.login("bob", "any")[0] == 302
     status, page, _ = bob.post_form("/hub/spawn", {"partition": "sxm2", "gpus": "1", "hours": "99"})
     assert status == 400 and "hours: 99 is out of range" in page
-    wait_until(lambda: any("400 POST /hub/spawn" in line for line in new_lines(a_hub, before)), 10,
-               "the form's answer logged")
+    wait_until(
+        lambda: any("400 POST /hub/spawn" in line for line in new_lines(a_hub, before)), 10, "the form's answer logged"
+    )
     lines = new_lines(a_hub, before)
     refusals = [line for line in lines if "Refused session options" in line]
     assert len(refusals) == 2 and all(line.startswith("[W ") for line in refusals), refusals

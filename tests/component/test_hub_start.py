@@ -22,9 +22,14 @@ def test_ignored_batchspawner_settings_are_errors_in_the_hub_log(tmp_path):
         hub.stop()
     errors = [line for line in hub.log.read_text().splitlines() if "is ignored by DS Portal's spawner" in line]
     assert len(errors) == 2, errors
-    assert any("c.SlurmSpawner.req_partition is ignored by DS Portal's spawner: set slurm.partitions in the admin "
-               "YAML instead. Remove it." in line for line in errors), errors
+    assert any(
+        "c.SlurmSpawner.req_partition is ignored by DS Portal's spawner: set slurm.partitions in the admin "
+        "YAML instead. Remove it." in line
+        for line in errors
+    ), errors
     assert any("c.BatchSpawnerBase.batch_script is ignored" in line for line in errors), errors
     assert all(line.startswith("[E ") for line in errors), errors  # logged as errors, in the hub's own format
-    assert any("INSECURE: ldap.uris ldap://ldap1.example.org: tls: plain sends passwords to a remote directory"
-               in line for line in hub.log.read_text().splitlines()), "the hub's start-up log warns"
+    assert any(
+        "INSECURE: ldap.uris ldap://ldap1.example.org: tls: plain sends passwords to a remote directory" in line
+        for line in hub.log.read_text().splitlines()
+    ), "the hub's start-up log warns"

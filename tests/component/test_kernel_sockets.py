@@ -38,16 +38,21 @@ def test_each_kernel_kind_runs_over_unix_sockets_in_the_private_folder(runtime, 
     argv, code = KERNELS[language]
     specs = runtime / "kernels"
     write_kernelspecs(specs, {language.lower(): {"argv": argv, "display_name": language, "language": language}})
-    manager = KernelManager(transport="ipc", connection_file=str(runtime / "kernel-1.json"),
-                            kernel_name=language.lower(), kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+    manager = KernelManager(
+        transport="ipc",
+        connection_file=str(runtime / "kernel-1.json"),
+        kernel_name=language.lower(),
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]),
+    )
     manager.start_kernel()
     try:
         client = manager.client()
         client.start_channels()
         client.wait_for_ready(timeout=60)
         outputs: list[str] = []
-        reply = client.execute_interactive(code, timeout=60,
-                                           output_hook=lambda msg: outputs.append(msg["content"].get("text", "")))
+        reply = client.execute_interactive(
+            code, timeout=60, output_hook=lambda msg: outputs.append(msg["content"].get("text", ""))
+        )
         client.stop_channels()
     finally:
         manager.shutdown_kernel(now=True)
@@ -78,21 +83,36 @@ def listening_tcp_ports(pid: int) -> set[int]:
 def test_the_sessions_python_kernel_listens_on_no_tcp_port_and_still_shows_subprocess_output(runtime):
     cwd = Path(__file__).resolve().parents[2]  # the checkout: spawner.job.pythonkernel, as installed on a node
     specs = runtime / "kernels"
-    write_kernelspecs(specs, {"py": {"argv": [sys.executable, "-m", "spawner.job.pythonkernel", "-f",
-                                              "{connection_file}"], "display_name": "py", "language": "python",
-                                     "env": {"PYTHONPATH": str(cwd)}}})
-    manager = KernelManager(transport="ipc", connection_file=str(runtime / "kernel-3.json"), kernel_name="py",
-                            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+    write_kernelspecs(
+        specs,
+        {
+            "py": {
+                "argv": [sys.executable, "-m", "spawner.job.pythonkernel", "-f", "{connection_file}"],
+                "display_name": "py",
+                "language": "python",
+                "env": {"PYTHONPATH": str(cwd)},
+            }
+        },
+    )
+    manager = KernelManager(
+        transport="ipc",
+        connection_file=str(runtime / "kernel-3.json"),
+        kernel_name="py",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]),
+    )
     manager.start_kernel(cwd=str(cwd))
     try:
         client = manager.client()
         client.start_channels()
         client.wait_for_ready(timeout=60)
         outputs: list[str] = []
-        code = ("import multiprocessing as mp\n"
-                "p = mp.get_context('fork').Process(target=print, args=('from a forked child',)); p.start(); p.join()")
-        reply = client.execute_interactive(code, timeout=60,
-                                           output_hook=lambda msg: outputs.append(msg["content"].get("text", "")))
+        code = (
+            "import multiprocessing as mp\n"
+            "p = mp.get_context('fork').Process(target=print, args=('from a forked child',)); p.start(); p.join()"
+        )
+        reply = client.execute_interactive(
+            code, timeout=60, output_hook=lambda msg: outputs.append(msg["content"].get("text", ""))
+        )
         ports = listening_tcp_ports(manager.provisioner.process.pid)
         client.stop_channels()
     finally:

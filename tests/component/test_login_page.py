@@ -10,9 +10,10 @@ import urllib.request
 import pytest
 import yaml
 
-from tests.support.mockslurm import MockSlurm, config_data
-from tests.support.hub import HubProcess, form_login
+from tests.support.demo import password_of
 from tests.support.http import wait_until
+from tests.support.hub import HubProcess, form_login
+from tests.support.mockslurm import MockSlurm, config_data
 from tests.support.slapd import ldap_settings
 
 
@@ -33,8 +34,11 @@ def test_the_hub_log_states_who_may_log_in_not_that_nobody_can(an_ldap_hub):
     log = an_ldap_hub.log.read_text(errors="replace")
     assert "No allow config found" not in log
     groups = ", ".join(yaml.safe_load(an_ldap_hub.portal_yaml.read_text())["ldap"].get("allowed_groups") or [])
-    expected = (f"Who may log in: members of the directory groups {groups} (ldap.allowed_groups)" if groups
-                else "Who may log in: every account the directory accepts (ldap.allowed_groups is empty)")
+    expected = (
+        f"Who may log in: members of the directory groups {groups} (ldap.allowed_groups)"
+        if groups
+        else "Who may log in: every account the directory accepts (ldap.allowed_groups is empty)"
+    )
     assert expected in log
 
 
@@ -45,7 +49,7 @@ def test_login_page_asks_for_the_cluster_credentials(an_ldap_hub):
 
 
 def test_good_login_redirects_and_bad_one_says_so_plainly(an_ldap_hub):
-    status, page, location = form_login(an_ldap_hub.url, " Carol ", "carol-pw")
+    status, page, location = form_login(an_ldap_hub.url, " Carol ", password_of("carol"))
     assert status == 302 and location.startswith("/hub/")
     status, user = an_ldap_hub.api("GET", "/users/carol")
     assert user["admin"] is True  # hpcadmin is an admin group
@@ -61,7 +65,7 @@ def test_good_login_redirects_and_bad_one_says_so_plainly(an_ldap_hub):
 def test_throttled_login_says_when_to_retry(an_ldap_hub):
     for _ in range(3):
         form_login(an_ldap_hub.url, "bob", "wrong")
-    status, page, _ = form_login(an_ldap_hub.url, "bob", "bob-pw")
+    status, page, _ = form_login(an_ldap_hub.url, "bob", password_of("bob"))
     assert status == 429 and "Too many failed logins; try again in " in page
 
 
@@ -76,7 +80,7 @@ def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server)
 
         def slow_login():
             started = time.monotonic()
-            result["login"] = form_login(hub.url, "alice", "alice-pw")
+            result["login"] = form_login(hub.url, "alice", password_of("alice"))
             result["seconds"] = time.monotonic() - started
 
         thread = threading.Thread(target=slow_login)
@@ -100,18 +104,23 @@ def test_the_login_form_accepts_small_bodies_only(an_ldap_hub):
     # at the hub's own port (compute nodes reach it directly; through the proxy the cut-off upload is a 503)
     hub_login = an_ldap_hub.hub_api.removesuffix("/api") + "/login"
     huge = b"username=alice&password=" + b"x" * (1024 * 1024)
-    request = urllib.request.Request(hub_login, data=huge, method="POST",
-                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    request = urllib.request.Request(
+        hub_login, data=huge, method="POST", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(request, timeout=30)
     assert info.value.code == 413
-    status, _, location = form_login(an_ldap_hub.url, "carol", "carol-pw")  # a real login still works
+    status, _, location = form_login(an_ldap_hub.url, "carol", password_of("carol"))  # a real login still works
     assert status == 302 and location.startswith("/hub/")
 
 
 def test_the_login_form_still_needs_its_xsrf_token(an_ldap_hub):
-    request = urllib.request.Request(f"{an_ldap_hub.url}/hub/login", data=b"username=carol&password=carol-pw",
-                                     method="POST", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    request = urllib.request.Request(
+        f"{an_ldap_hub.url}/hub/login",
+        data=f"username=carol&password={password_of('carol')}".encode(),
+        method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(request, timeout=30)
     assert info.value.code == 403 and "Login form invalid or expired" in info.value.read().decode()

@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.notebooks import NOTEBOOKS, STEP_LINE, TRAINING, run
 
+
 def final_accuracy(text: str) -> float:
     return float(re.findall(r"^Test Accuracy (\d\.\d{4})$", text, re.M)[-1])
 
@@ -69,7 +70,9 @@ def test_getting_started_runs(tmp_path):
 def test_notebooks_are_clean_and_parameterized():
     for path in NOTEBOOKS.glob("*.ipynb"):
         nb = json.loads(path.read_text())
-        assert all(not c.get("outputs") and not c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"), path
+        assert all(
+            not c.get("outputs") and not c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"
+        ), path
         if path.name in TRAINING:
             tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
             assert len(tagged) == 1, path

@@ -18,6 +18,7 @@ from jupyterhub import orm
 from jupyterhub.spawner import SpawnException
 
 from spawner.hub.reconciler import Reconciler, orphans, owned_in_states
+from spawner.hub.record import VERSION as RECORD_VERSION
 from spawner.hub.slurm import JobInfo, SlurmClient
 from tests.component.test_spawner import start_running, until
 from tests.support.mockslurm import fake_passwd
@@ -42,15 +43,17 @@ def restarted_spawner(spawner, state, a_config_file, a_home):
     """The spawner a restarted hub builds from the saved state."""
     from spawner.hub.spawner import SlurmGPUSpawner
 
-    again = SlurmGPUSpawner(user=spawner.user, hub=spawner.hub, config_file=str(a_config_file),
-                            startup_poll_interval=0.05, stop_timeout=5)
+    again = SlurmGPUSpawner(
+        user=spawner.user, hub=spawner.hub, config_file=str(a_config_file), startup_poll_interval=0.05, stop_timeout=5
+    )
     again.getpwnam = lambda name: fake_passwd(name, a_home)
     again.load_state(state)
     return again
 
 
-async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_session(a_spawner, mock_slurm,
-                                                                                  a_web_server):
+async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_session(
+    a_spawner, mock_slurm, a_web_server
+):
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     mock_slurm.fail("scancel", "unreachable")
     a_spawner.stop_timeout = 1.5
@@ -74,7 +77,7 @@ async def test_a_stop_slurm_does_not_answer_keeps_the_job_and_refuses_a_new_sess
     task = asyncio.ensure_future(a_spawner.start())
     await until(lambda: len(mock_slurm.calls("sbatch")) == 2)
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
-    assert a_spawner.job_id != job_id and not a_spawner.stopping
+    assert a_spawner.job_id != job_id and not a_spawner.record.stopping
     # the new job carries this start's API token (forgetting the old job must not drop it)
     assert mock_slurm.calls("sbatch")[-1]["env"]["JUPYTERHUB_API_TOKEN"] == "alice-server-token"
     await cancelled(task, a_spawner)
@@ -103,8 +106,9 @@ async def test_the_job_id_is_saved_the_moment_sbatch_answers(a_spawner, mock_slu
     await cancelled(task, a_spawner)
 
 
-async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(a_spawner, mock_slurm, a_config_file,
-                                                                           a_home):
+async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(
+    a_spawner, mock_slurm, a_config_file, a_home
+):
     a_spawner.apply_session_options({"gpus": 1})
     task = asyncio.ensure_future(a_spawner.start())
     await until(lambda: a_spawner.job_id)
@@ -117,14 +121,15 @@ async def test_a_start_the_hub_did_not_live_to_finish_is_cancelled_at_restart(a_
     assert [c["argv"] for c in mock_slurm.calls("scancel")] == [[job_id]]
 
 
-async def test_a_hub_restart_during_a_failed_stop_does_not_bring_the_session_back(a_spawner, mock_slurm,
-                                                                                a_web_server, a_config_file, a_home):
+async def test_a_hub_restart_during_a_failed_stop_does_not_bring_the_session_back(
+    a_spawner, mock_slurm, a_web_server, a_config_file, a_home
+):
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     mock_slurm.fail("scancel", "unreachable")
     a_spawner.stop_timeout = 0.5
     await a_spawner.stop()
     restarted = restarted_spawner(a_spawner, a_spawner.get_state(), a_config_file, a_home)
-    assert restarted.stopping and await restarted.poll() == 1
+    assert restarted.record.stopping and await restarted.poll() == 1
     assert owned_in_states([restarted.get_state()]) == set()  # the reconciler's to cancel
 
 
@@ -150,13 +155,14 @@ async def test_poll_after_the_end_logs_the_job_it_ended(a_spawner, mock_slurm, a
 
 # --- the reconciler ---------------------------------------------------------------
 
+
 def test_orphans_are_the_queued_portal_jobs_no_session_owns():
     listing = {
-        "1": JobInfo("1", "RUNNING", "", "n1", "alice"),     # owned
-        "2": JobInfo("2", "RUNNING", "", "n1", "bob"),       # nobody's: cancelled
+        "1": JobInfo("1", "RUNNING", "", "n1", "alice"),  # owned
+        "2": JobInfo("2", "RUNNING", "", "n1", "bob"),  # nobody's: cancelled
         "3": JobInfo("3", "PENDING", "Priority", "", "carol"),  # carol's sbatch is in flight: next time
-        "4": JobInfo("4", "COMPLETING", "", "n2", "dave"),   # already ending
-        "5": JobInfo("5", "CANCELLED", "", "", "erin"),      # gone
+        "4": JobInfo("4", "COMPLETING", "", "n2", "dave"),  # already ending
+        "5": JobInfo("5", "CANCELLED", "", "", "erin"),  # gone
         "6": JobInfo("6", "PENDING", "Resources", "", "Bad User"),  # not an account the portal serves
         "10": JobInfo("10", "PENDING", "Resources", "", "bob"),
     }
@@ -181,8 +187,10 @@ async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(a_
     reconciler._retry.clear()  # time passes
     assert await reconciler.run_once() == [job_id]
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
-    assert any(f"Job {job_id} of alice (PENDING) is a portal session job no session owns" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        f"Job {job_id} of alice (PENDING) is a portal session job no session owns" in r.getMessage()
+        for r in caplog.records
+    )
     assert await reconciler.run_once() == []  # gone now: nothing more to do
 
 
@@ -233,8 +241,7 @@ def test_the_spawner_keeps_jupyterhubs_own_state_properties():
         assert getattr(SlurmGPUSpawner, name) is getattr(Spawner, name), name
 
 
-async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start(a_spawner, mock_slurm,
-                                                                                a_web_server):
+async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start(a_spawner, mock_slurm, a_web_server):
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     assert a_spawner.get_state()["limit"] == "8 h"
     mock_slurm.set_job(job_id, state="TIMEOUT")
@@ -251,12 +258,15 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     state = a_spawner.get_state()
     # only the home page's list of recent sessions remains: both sessions, newest first, each with its end
     assert [(e["job_id"], e["why"].split(" at ")[0]) for e in state.pop("history")] == [
-        (str(int(job_id) + 1), "Stopped through the portal"), (job_id, "Your session reached its time limit (8 h)")]
-    assert state == {}
+        (str(int(job_id) + 1), "Stopped through the portal"),
+        (job_id, "Your session reached its time limit (8 h)"),
+    ]
+    assert state == {"version": RECORD_VERSION}  # and the record's version (spawner/hub/record.py)
 
 
-async def test_a_restarted_hub_still_knows_the_sessions_token(a_spawner, mock_slurm, a_web_server, a_config_file,
-                                                                a_home):
+async def test_a_restarted_hub_still_knows_the_sessions_token(
+    a_spawner, mock_slurm, a_web_server, a_config_file, a_home
+):
     """JupyterHub gives a restarted hub's spawner no API token; the session's port keeper still reports its end
     with it (spawner/hub/portapi.py), so the saved state keeps the token's digest."""
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)

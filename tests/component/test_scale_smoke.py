@@ -27,7 +27,7 @@ def test_sessions_start_survive_a_hub_restart_and_stop_cleanly(a_rig):
     a_rig.create_users(names)
     for wave in (running[:4], running[4:]):
         assert a_rig.start_sessions(wave, {"gpus": 1, "hours": 1}) == []
-        a_rig.wait_for(lambda: set(wave) <= a_rig.servers("ready"), 120, "a wave of sessions ready")
+        a_rig.wait_for(lambda wave=wave: set(wave) <= a_rig.servers("ready"), 120, "a wave of sessions ready")
     assert a_rig.start_sessions(queued, {"gpus": 1, "partition": HELD_PARTITION}) == []
     a_rig.wait_for(lambda: a_rig.queue().get("PENDING") == 2, 60, "the queued sessions' jobs")
     assert a_rig.servers("ready") == set(running)

@@ -15,8 +15,10 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     assert status == 201, token
     mine = token["token"]
     status, page = hub.api("GET", "/dsportal/session", token=mine)
-    assert (status, page) == (200, {"session": {"state": "none"}, "history": [], "last_end": "", "presets": [],
-                                    "server_url": ""})
+    assert (status, page) == (
+        200,
+        {"session": {"state": "none"}, "history": [], "last_end": "", "presets": [], "server_url": ""},
+    )
     assert hub.api("GET", "/dsportal/session", token=None)[0] == 403
     assert hub.api("GET", "/dsportal/session")[0] == 403  # a service's token: no session of its own
 
@@ -26,19 +28,33 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     submitted = [c for c in mock.calls("sbatch") if c["env"].get("USER") == "alice"][-1]
     server_token = submitted["env"]["JUPYTERHUB_API_TOKEN"]
     assert "--signal=B:USR2@180" in submitted["argv"]  # Slurm warns the session 3 minutes before its end
-    wait_until(lambda: hub.api("GET", "/dsportal/session", token=mine)[1]["session"]["state"] == "queued",
-               what="the card showing the queued job")
+    wait_until(
+        lambda: hub.api("GET", "/dsportal/session", token=mine)[1]["session"]["state"] == "queued",
+        what="the card showing the queued job",
+    )
     status, answer = extend(hub, server_token)
     assert (status, answer["message"]) == (409, "You have no running session to extend.")
 
     mock.set_job(job_id, state="RUNNING", node="127.0.0.1", end="2026-11-22T16:00:00")
     a_web_server.token = server_token
-    assert hub.request("POST", f"{hub.hub_api}/dsportal/port", {"port": a_web_server.port}, token=server_token)[0] == 201
+    assert (
+        hub.request("POST", f"{hub.hub_api}/dsportal/port", {"port": a_web_server.port}, token=server_token)[0] == 201
+    )
     wait_until(lambda: hub.api("GET", "/users/alice")[1]["servers"].get("", {}).get("ready"), what="alice ready")
     card = hub.api("GET", "/dsportal/session", token=mine)[1]["session"]
-    assert {k: card[k] for k in ("state", "job_id", "node", "gpus", "cores", "memory_gb", "limit", "end", "extend")} == {
-        "state": "running", "job_id": job_id, "node": "127.0.0.1", "gpus": 2, "cores": 16, "memory_gb": 96.0,
-        "limit": "8 h", "end": "2026-11-22T16:00:00", "extend": {"allowed": True, "why_not": "", "step": "1 h"}}
+    assert {
+        k: card[k] for k in ("state", "job_id", "node", "gpus", "cores", "memory_gb", "limit", "end", "extend")
+    } == {
+        "state": "running",
+        "job_id": job_id,
+        "node": "127.0.0.1",
+        "gpus": 2,
+        "cores": 16,
+        "memory_gb": 96.0,
+        "limit": "8 h",
+        "end": "2026-11-22T16:00:00",
+        "extend": {"allowed": True, "why_not": "", "step": "1 h"},
+    }
 
     # JupyterLab's button: the session's own server asks with its token; the root helper runs through sudo
     status, answer = extend(hub, server_token)
@@ -48,8 +64,10 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     for _ in range(3):  # the home page's button: the user's own login (here a token of theirs)
         assert extend(hub, mine)[0] == 200
     status, answer = extend(hub, mine)
-    assert (status, answer["message"]) == (400, "Your session already has 12 h; with extensions a session may last "
-                                                "at most 12 h here.")
+    assert (status, answer["message"]) == (
+        400,
+        "Your session already has 12 h; with extensions a session may last at most 12 h here.",
+    )
     assert len(mock.calls("extend")) == 4  # the refusal asked no one
 
     # bob's token reaches bob's session only: he has none
@@ -62,15 +80,20 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     assert page["session"] == {"state": "none"}
     [last] = page["history"]
     assert (last["job_id"], last["options"], last["summary"]) == (
-        job_id, {"gpus": 2, "hours": 8}, "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2")
+        job_id,
+        {"gpus": 2, "hours": 8},
+        "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2",
+    )
     assert last["why"].startswith("Stopped through the portal at ")
 
 
 def test_the_helpers_refusal_reaches_the_user_in_its_words(a_hub_and_its_slurm, a_web_server):
     hub, mock = a_hub_and_its_slurm
     assert hub.api("POST", "/users/bob/server", {"gpus": 1, "hours": 2})[0] in (201, 202)
-    wait_until(lambda: [j for j in mock.jobs().values() if j["user"] == "bob" and j["state"] == "PENDING"],
-               what="bob's job submitted")
+    wait_until(
+        lambda: [j for j in mock.jobs().values() if j["user"] == "bob" and j["state"] == "PENDING"],
+        what="bob's job submitted",
+    )
     job_id = next(i for i, j in mock.jobs().items() if j["user"] == "bob" and j["state"] == "PENDING")
     token = [c for c in mock.calls("sbatch") if c["env"].get("USER") == "bob"][-1]["env"]["JUPYTERHUB_API_TOKEN"]
     mock.set_job(job_id, state="RUNNING", node="127.0.0.1")

@@ -13,7 +13,6 @@ from jupyterhub.spawner import SpawnException
 
 from spawner.hub.slurm import JobInfo, SlurmUnavailable
 from spawner.hub.watcher import JobWatcher
-from tests.support.http import FakeJupyter
 
 
 async def until(predicate, timeout=10.0):
@@ -50,7 +49,9 @@ async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spa
     assert not any("alice-server-token" in a for a in argv + sudo_call["argv"])
     assert "alice-server-token" not in sbatch["script"]
     # sbatch passes on exactly what sudo hands it (named variables would run the login shell)
-    assert "--export=ALL" in argv and {"JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "HOME", "USER"} <= set(sbatch["env"])
+    assert "--export=ALL" in argv and {"JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "HOME", "USER"} <= set(
+        sbatch["env"]
+    )
     assert sbatch["env"]["HOME"] == str(a_home) and sbatch["env"]["USER"] == "alice"
     assert sbatch["env"]["JUPYTERHUB_API_URL"] == "http://10.0.0.1:8081/hub/api"
     assert "exec /opt/dsportal/venv/bin/dsportal-singleuser" in sbatch["script"]
@@ -74,14 +75,18 @@ async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server
     job_id = next(iter(mock_slurm.jobs()))
     mock_slurm.set_job(job_id, reason="Resources")
     await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.reason == "Resources")
-    assert a_spawner.progress_message() == (f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
-                                            "(Resources). Slurm gives no start estimate yet.")
+    assert a_spawner.progress_message() == (
+        f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
+        "(Resources). Slurm gives no start estimate yet."
+    )
     mock_slurm.set_job(job_id, start="2026-11-22T11:05:00")
     await until(lambda: a_spawner.job_info.start)
     await a_spawner.update_queue_place()
-    assert a_spawner.progress_message() == (f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
-                                            "(Resources). It is 1st in line there. Slurm expects it to start at "
-                                            "2026-11-22 11:05.")
+    assert a_spawner.progress_message() == (
+        f"Job {job_id} is queued on sxm2: waiting for GPUs to become free "
+        "(Resources). It is 1st in line there. Slurm expects it to start at "
+        "2026-11-22 11:05."
+    )
     events = a_spawner.progress()
     assert (await events.__anext__())["message"].startswith(f"Job {job_id} is queued")
     mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", reason="None")
@@ -138,10 +143,13 @@ async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mod
     assert await a_spawner.poll() is None
 
 
-@pytest.mark.parametrize("mode, message", [
-    ("unreachable", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
-    ("hang", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
-])
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("unreachable", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
+        ("hang", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
+    ],
+)
 async def test_controller_down_while_starting_is_a_clear_error(a_spawner, mock_slurm, mode, message):
     mock_slurm.fail("sbatch", mode)
     a_spawner.apply_session_options({})
@@ -152,7 +160,11 @@ async def test_controller_down_while_starting_is_a_clear_error(a_spawner, mock_s
 
 
 async def test_slurm_refusal_is_shown_with_its_stderr(a_spawner, mock_slurm):
-    mock_slurm.fail("sbatch", "error", "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified")
+    mock_slurm.fail(
+        "sbatch",
+        "error",
+        "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+    )
     a_spawner.apply_session_options({})
     with pytest.raises(RuntimeError, match="Slurm refused the session: sbatch: error: .*Invalid account"):
         await a_spawner.start()
@@ -174,7 +186,8 @@ async def test_job_dying_before_jupyter_starts_shows_the_log_tail(a_spawner, moc
     await until(lambda: mock_slurm.jobs())
     job_id = next(iter(mock_slurm.jobs()))
     (a_home / f".dsportal-session-{job_id}.log").write_text(
-        "".join(f"line {i}\n" for i in range(40)) + "ModuleNotFoundError: No module named 'jupyterhub'\n")
+        "".join(f"line {i}\n" for i in range(40)) + "ModuleNotFoundError: No module named 'jupyterhub'\n"
+    )
     if running_first:
         mock_slurm.set_job(job_id, state="RUNNING", node="node001")
         await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
@@ -221,6 +234,7 @@ async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_fil
 async def test_unknown_account_is_refused(a_spawner, mock_slurm):
     def no_such_user(name):
         raise KeyError(name)
+
     a_spawner.getpwnam = no_such_user
     with pytest.raises(SpawnException, match="There is no cluster account 'alice'") as info:
         a_spawner.apply_session_options({})
@@ -229,8 +243,9 @@ async def test_unknown_account_is_refused(a_spawner, mock_slurm):
 
 
 @pytest.mark.parametrize("name, uid", [("root", 0), ("daemon", 1), ("dsportal", 999)])
-async def test_root_and_system_accounts_are_refused_before_anything_is_submitted(a_spawner, mock_slurm, a_home,
-                                                                                 name, uid):
+async def test_root_and_system_accounts_are_refused_before_anything_is_submitted(
+    a_spawner, mock_slurm, a_home, name, uid
+):
     a_spawner.user.name = name
     a_spawner.getpwnam = lambda n: pwd.struct_passwd((n, "x", uid, uid, n, str(a_home), "/bin/bash"))
     with pytest.raises(SpawnException) as info:
@@ -245,6 +260,7 @@ async def test_root_and_system_accounts_are_refused_before_anything_is_submitted
 async def test_a_directory_uid_that_is_not_the_unix_uid_is_refused(a_spawner, mock_slurm):
     async def auth_state():
         return {"uid": "alice", "uidNumber": 0, "gidNumber": 0}
+
     a_spawner.user.get_auth_state = auth_state
     a_spawner.apply_session_options({})
     with pytest.raises(SpawnException, match=r"is not the directory's 'alice' \(uidNumber 0\)") as info:

@@ -6,6 +6,7 @@ import re
 import subprocess
 
 from tests.support.cluster import HUB, Cluster, url_for
+from tests.support.demo import password_of
 from tests.support.http import json_request
 from tests.support.hub import FormBrowser
 
@@ -57,9 +58,11 @@ def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
     carol_job = cluster.job_of("carol")
     messages = cluster.progress("carol", until="Slurm expects it to start at", timeout=120)  # backfill: every 30 s
     # why, where in the queue, and until when (the dev cluster's backfill scheduler gives an estimate)
-    assert re.fullmatch(f"Job {carol_job} is queued on sxm2: waiting for GPUs to become free \\(Resources\\)\\. "
-                        "It is 1st in line there\\. Slurm expects it to start at [0-9-]{10} [0-9:]{5}\\.",
-                        messages[-1]), messages
+    assert re.fullmatch(
+        f"Job {carol_job} is queued on sxm2: waiting for GPUs to become free \\(Resources\\)\\. "
+        "It is 1st in line there\\. Slurm expects it to start at [0-9-]{10} [0-9:]{5}\\.",
+        messages[-1],
+    ), messages
     assert cluster.jobs("carol")[carol_job]["state"] == "PENDING"
     assert not cluster.server("carol")["ready"]
     # carol leaves the page and comes back: the home page's card says the same, with a cancel button
@@ -81,8 +84,10 @@ def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
 
 def test_refused_options_submit_nothing(cluster):
     cluster.ensure_user("alice")
-    for options, message in (({"gpus": 5}, "gpus: 5 is out of range"),
-                             ({"partition": "nope"}, 'partition: "nope" is not offered here')):
+    for options, message in (
+        ({"gpus": 5}, "gpus: 5 is out of range"),
+        ({"partition": "nope"}, 'partition: "nope" is not offered here'),
+    ):
         status, body = cluster.request("POST", "/hub/api/users/alice/server", options)
         assert status == 400 and body["message"].startswith(message), body
     # each 400 is the hub's answer to the spawn request itself: nothing can be submitted after it
@@ -117,6 +122,7 @@ def test_hub_restart_keeps_a_running_session(cluster):
 
 def test_the_portal_answers_on_port_8000(cluster):
     import urllib.request
+
     page = urllib.request.urlopen(f"{HUB}/hub/login", timeout=30).read().decode()
     assert "Log in with your cluster username and password." in page
 
@@ -126,17 +132,43 @@ def test_what_is_free_and_when_a_session_would_start(cluster):
     assert status == 201, token
     as_alice = Cluster(token["token"])
     status, free = as_alice.request("GET", "/hub/api/dsportal/partitions")
-    assert status == 200 and free["partitions"][0]["summary"] == "sxm2: 8 of 8 GPUs free, largest free block 4 on one node"
+    assert (
+        status == 200 and free["partitions"][0]["summary"] == "sxm2: 8 of 8 GPUs free, largest free block 4 on one node"
+    )
     # bob's blocker jobs take every GPU for 10 minutes
     for _ in range(2):
-        subprocess.run(["sudo", "-u", "bob", "sbatch", "--job-name=blocker", "--partition=sxm2", "--gres=gpu:4",
-                        "--time=10", "--chdir=/home/bob", "--output=/dev/null", "--wrap", "sleep 600"],
-                       check=True, timeout=30, capture_output=True)
+        subprocess.run(
+            [
+                "sudo",
+                "-u",
+                "bob",
+                "sbatch",
+                "--job-name=blocker",
+                "--partition=sxm2",
+                "--gres=gpu:4",
+                "--time=10",
+                "--chdir=/home/bob",
+                "--output=/dev/null",
+                "--wrap",
+                "sleep 600",
+            ],
+            check=True,
+            timeout=30,
+            capture_output=True,
+        )
     try:
-        cluster.wait(lambda: len([j for j in cluster.jobs("bob").values() if j["state"] == "RUNNING"]) == 2, 60,
-                     "the blockers running")
-        busy = cluster.wait(lambda: (lambda f: f if f["gpus_free"] == 0 else None)(
-            as_alice.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]), 30, "the cache renewed")
+        cluster.wait(
+            lambda: len([j for j in cluster.jobs("bob").values() if j["state"] == "RUNNING"]) == 2,
+            60,
+            "the blockers running",
+        )
+        busy = cluster.wait(
+            lambda: (lambda f: f if f["gpus_free"] == 0 else None)(
+                as_alice.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]
+            ),
+            30,
+            "the cache renewed",
+        )
         assert busy["summary"] == "sxm2: 0 of 8 GPUs free, largest free block 0 on one node"
         status, when = as_alice.request("GET", "/hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=1")
         assert status == 200 and when["starts_now"] is False, when
@@ -149,7 +181,7 @@ def test_what_is_free_and_when_a_session_would_start(cluster):
 
 def home_page(user: str) -> str:
     browser = FormBrowser(HUB)
-    assert browser.login(user, f"{user}-pw")[0] == 302
+    assert browser.login(user, password_of(user))[0] == 302
     status, page, _ = browser.get("/hub/home")
     assert status == 200
     return page

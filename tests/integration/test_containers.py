@@ -32,8 +32,11 @@ def test_another_users_session_on_the_node_sees_nothing_of_a_container_kernel(cl
     alice_job, bob_job = cluster.job_of("alice"), cluster.job_of("bob")
     assert cluster.jobs("alice")[alice_job]["node"] == cluster.jobs("bob")[bob_job]["node"]  # one node
     # the session writes its kernelspecs in the background while JupyterLab starts
-    cluster.wait(lambda: "debian-py" in cluster.request("GET", "/user/alice/api/kernelspecs")[1]["kernelspecs"], 30,
-                 "the container kernel offered")
+    cluster.wait(
+        lambda: "debian-py" in cluster.request("GET", "/user/alice/api/kernelspecs")[1]["kernelspecs"],
+        30,
+        "the container kernel offered",
+    )
     status, out = run_code(cluster, "alice", "debian-py", IN_THE_CONTAINER)
     assert status == "ok", out
     pid, in_image = out.split()

@@ -10,21 +10,22 @@ import subprocess
 
 from tests.support.cluster import ROOT
 
-WORK_WORDS = ("restarting", "wrote ", "issuing", "creating", "building", "installing", "pushing", "pulling",
-              "outlived")
+WORK_WORDS = ("restarting", "wrote ", "issuing", "creating", "building", "installing", "pushing", "pulling", "outlived")
 
 
 def dev(command: str) -> subprocess.CompletedProcess:
-    done = subprocess.run(["/usr/bin/python3", "-m", "deploy.dev", command], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        ["/usr/bin/python3", "-m", "deploy.dev", command], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
 
 def daemons() -> dict[str, str]:
     """name -> 'up pid N' as `status` prints it."""
-    out = subprocess.run(["/usr/bin/python3", "-m", "deploy.dev", "status"], capture_output=True, text=True,
-                         timeout=60, cwd=ROOT).stdout
+    out = subprocess.run(
+        ["/usr/bin/python3", "-m", "deploy.dev", "status"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    ).stdout
     return {line.split()[0]: " ".join(line.split()[1:3]) for line in out.splitlines() if line.split()[1:2] == ["up"]}
 
 

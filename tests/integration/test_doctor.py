@@ -22,9 +22,22 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
     lines = result.stdout.splitlines()
     assert all(line.startswith("OK ") for line in lines), lines
     names = [line.split(":")[0][5:] for line in lines]
-    assert names == ["config", "slurm", "partition sxm2", "partition debug", "sudo sbatch as alice", "sudo scancel as alice",
-                     "sudo as root", "extension helper", "session environment", "kernel debian-py",
-                     "kernel debian-py-pulled", "hub address", "ldap", "tls files"]
+    assert names == [
+        "config",
+        "slurm",
+        "partition sxm2",
+        "partition debug",
+        "sudo sbatch as alice",
+        "sudo scancel as alice",
+        "sudo as root",
+        "extension helper",
+        "session environment",
+        "kernel debian-py",
+        "kernel debian-py-pulled",
+        "hub address",
+        "ldap",
+        "tls files",
+    ]
 
 
 def broken(tmp_path: Path, change) -> str:
@@ -35,26 +48,41 @@ def broken(tmp_path: Path, change) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("change, expected", [
-    (lambda d: d["slurm"]["partitions"].append({"name": "pcie", "max_gpus": 2}),
-     "FIX  partition pcie: Slurm has no partition 'pcie' (it has debug, sxm2); fix slurm.partitions"),
-    (lambda d: d["environment"].update(prefix="/opt/nowhere"),
-     "FIX  session environment: /opt/nowhere/bin/dsportal-singleuser is missing"),
-    (lambda d: d["hub"].update(internal_connect_url="http://no-such-host.invalid:8081"),
-     "FIX  hub address: no-such-host.invalid (from http://no-such-host.invalid:8081) does not resolve"),
-    (lambda d: d["ldap"].update(service_password_file="/etc/dsportal/nope.pw"),
-     "FIX  ldap: cannot read ldap.service_password_file"),
-    (lambda d: d["ldap"].update(uris=["ldap://127.0.0.1:1"]),
-     "FIX  ldap: no directory server answered"),
-    (lambda d: d["slurm"].update(extend_command="/usr/local/bin/nope"),
-     "FIX  extension helper: /usr/local/bin/nope is missing"),
-    (lambda d: d["slurm"].update(extend_command="/usr/bin/id"),
-     "FIX  extension helper: dsportal may not run /usr/bin/id as root"),
-    (lambda d: d["kernels"]["containers"][0].update(image="/opt/containers/nope"),
-     "FIX  kernel debian-py: image /opt/containers/nope not found"),
-    (lambda d: d["slurm"].update(sinfo="/usr/bin/false"),
-     "FIX  slurm: /usr/bin/false failed"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            lambda d: d["slurm"]["partitions"].append({"name": "pcie", "max_gpus": 2}),
+            "FIX  partition pcie: Slurm has no partition 'pcie' (it has debug, sxm2); fix slurm.partitions",
+        ),
+        (
+            lambda d: d["environment"].update(prefix="/opt/nowhere"),
+            "FIX  session environment: /opt/nowhere/bin/dsportal-singleuser is missing",
+        ),
+        (
+            lambda d: d["hub"].update(internal_connect_url="http://no-such-host.invalid:8081"),
+            "FIX  hub address: no-such-host.invalid (from http://no-such-host.invalid:8081) does not resolve",
+        ),
+        (
+            lambda d: d["ldap"].update(service_password_file="/etc/dsportal/nope.pw"),
+            "FIX  ldap: cannot read ldap.service_password_file",
+        ),
+        (lambda d: d["ldap"].update(uris=["ldap://127.0.0.1:1"]), "FIX  ldap: no directory server answered"),
+        (
+            lambda d: d["slurm"].update(extend_command="/usr/local/bin/nope"),
+            "FIX  extension helper: /usr/local/bin/nope is missing",
+        ),
+        (
+            lambda d: d["slurm"].update(extend_command="/usr/bin/id"),
+            "FIX  extension helper: dsportal may not run /usr/bin/id as root",
+        ),
+        (
+            lambda d: d["kernels"]["containers"][0].update(image="/opt/containers/nope"),
+            "FIX  kernel debian-py: image /opt/containers/nope not found",
+        ),
+        (lambda d: d["slurm"].update(sinfo="/usr/bin/false"), "FIX  slurm: /usr/bin/false failed"),
+    ],
+)
 def test_each_broken_setting_is_named_with_its_fix(cluster_api, tmp_path, change, expected):
     result = doctor(broken(tmp_path, change))
     assert result.returncode == 1
@@ -64,8 +92,9 @@ def test_each_broken_setting_is_named_with_its_fix(cluster_api, tmp_path, change
 def test_a_sudo_rule_that_does_not_cover_the_user_is_named(cluster_api):
     result = doctor(str(PORTAL_YAML), "--user", "daemon")
     assert result.returncode == 1
-    assert ("FIX  sudo sbatch as daemon: dsportal may not run /usr/bin/sbatch as daemon; install "
-            "deploy/sudoers.d/dsportal") in result.stdout
+    assert (
+        "FIX  sudo sbatch as daemon: dsportal may not run /usr/bin/sbatch as daemon; install deploy/sudoers.d/dsportal"
+    ) in result.stdout
 
 
 def test_an_invalid_config_is_named(tmp_path):

@@ -12,8 +12,9 @@ HELPER = "/opt/dsportal/venv/bin/dsportal-extend-session"
 
 def as_hub_account(*argv: str) -> subprocess.CompletedProcess:
     """What the hub's service account may run with sudo (deploy/sudoers.d/dsportal)."""
-    return subprocess.run(["runuser", "-u", "dsportal", "--", "sudo", "-n", *argv], capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        ["runuser", "-u", "dsportal", "--", "sudo", "-n", *argv], capture_output=True, text=True, timeout=60
+    )
 
 
 def limit_of(cluster, job_id: str) -> str:
@@ -39,8 +40,10 @@ def test_a_running_session_gets_more_time_up_to_the_limit(cluster):
     status, clock = cluster.request("GET", "/user/bob/dsportal/session/clock?fresh=1")
     assert status == 200 and 11.9 * 3600 < clock["seconds_left"] <= 12 * 3600, clock  # the countdown follows
     status, answer = extend()
-    assert (status, answer["message"]) == (400, "Your session already has 12 h; with extensions a session may "
-                                                "last at most 12 h here.")
+    assert (status, answer["message"]) == (
+        400,
+        "Your session already has 12 h; with extensions a session may last at most 12 h here.",
+    )
     assert limit_of(cluster, job_id) == "12:00:00"
     cluster.stop("bob")
 
@@ -49,8 +52,13 @@ def test_the_hub_account_may_run_the_helper_only_as_it_checks(cluster):
     cluster.start("alice", {"gpus": 0, "hours": 1})
     cluster.wait_ready("alice")
     session = cluster.job_of("alice")
-    other = subprocess.run(["runuser", "-u", "alice", "--", "sbatch", "--parsable", "--job-name=mine", "--time=5",
-                            "--wrap", "sleep 300"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    other = subprocess.run(
+        ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "--job-name=mine", "--time=5", "--wrap", "sleep 300"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.strip()
     try:
         for argv, status, words in [
             ((session, "abc"), 2, "usage: dsportal-extend-session JOB_ID NEW_LIMIT_MINUTES"),

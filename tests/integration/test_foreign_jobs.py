@@ -22,13 +22,19 @@ sleep 600
 
 
 def test_a_held_hetjob_named_like_the_portals_blinds_nobody(cluster):
-    out = subprocess.run(["runuser", "-u", "bob", "--", "sbatch", "--parsable", "--chdir=/home/bob"], input=HETJOB,
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        ["runuser", "-u", "bob", "--", "sbatch", "--parsable", "--chdir=/home/bob"],
+        input=HETJOB,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     hetjob = out.stdout.strip().split(";")[0]
     try:
-        listed = subprocess.run(["squeue", "-h", "--name=dsportal", "-o", "%i"], capture_output=True, text=True,
-                                timeout=30).stdout.split()
+        listed = subprocess.run(
+            ["squeue", "-h", "--name=dsportal", "-o", "%i"], capture_output=True, text=True, timeout=30
+        ).stdout.split()
         assert f"{hetjob}+0" in listed and f"{hetjob}+1" in listed, listed  # what the hub's listing meets
         assert cluster.start("alice", {"gpus": 1, "hours": 1}) in (201, 202)
         cluster.wait_ready("alice")
@@ -37,7 +43,9 @@ def test_a_held_hetjob_named_like_the_portals_blinds_nobody(cluster):
         cluster.wait(lambda: job not in cluster.jobs(), 60, f"alice's job {job} gone")
         assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)  # no "previous session is stopping"
         cluster.wait_ready("alice")
-        assert f"{hetjob}+0" in subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
-                                               timeout=30).stdout.split()  # the hub leaves bob's own job alone
+        assert (
+            f"{hetjob}+0"
+            in subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=30).stdout.split()
+        )  # the hub leaves bob's own job alone
     finally:
         subprocess.run(["scancel", hetjob], timeout=30)

@@ -79,15 +79,22 @@ def end_by_shutdown_after_a_hub_restart(cluster, job):
     end_by_shutdown(cluster, job)
 
 
-@pytest.mark.parametrize("end", [end_by_shutdown, end_by_scancel, end_by_shutdown_after_a_hub_restart],
-                         ids=["shut-down", "scancel", "shut-down-after-hub-restart"])
+@pytest.mark.parametrize(
+    "end",
+    [end_by_shutdown, end_by_scancel, end_by_shutdown_after_a_hub_restart],
+    ids=["shut-down", "scancel", "shut-down-after-hub-restart"],
+)
 def test_bob_never_receives_traffic_for_alices_ended_session(cluster, end):
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
     port = alices_server_port()
-    squatter = subprocess.Popen(["runuser", "-u", "bob", "--", sys.executable, "-c", SQUATTER, str(port)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    squatter = subprocess.Popen(
+        ["runuser", "-u", "bob", "--", sys.executable, "-c", SQUATTER, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     asked, stop = [], threading.Event()
 
     def alices_browser():  # keeps asking her server, as an open JupyterLab tab does

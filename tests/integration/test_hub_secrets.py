@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 
-
 SECRET = "hub-secret-" + "5" * 40
 PROBE = """
 import asyncio
@@ -22,10 +21,22 @@ print(asyncio.run(SlurmClient(load_config("/etc/dsportal/portal.yaml").slurm).ou
 
 
 def test_alices_processes_started_by_the_hub_hold_none_of_its_secrets(cluster):
-    hub_env = ["env", "-i", "PATH=/opt/dsportal/venv/bin:/usr/bin:/bin", f"JUPYTERHUB_CRYPT_KEY={SECRET}",
-               f"CONFIGPROXY_AUTH_TOKEN={SECRET}", f"JUPYTERHUB_API_TOKEN={SECRET}", "SLURM_CONF=/etc/slurm/slurm.conf"]
-    done = subprocess.run(["runuser", "-u", "dsportal", "--", *hub_env, "/opt/dsportal/venv/bin/python", "-c", PROBE],
-                          capture_output=True, text=True, timeout=60, cwd="/")  # the installed portal, as the hub runs it
+    hub_env = [
+        "env",
+        "-i",
+        "PATH=/opt/dsportal/venv/bin:/usr/bin:/bin",
+        f"JUPYTERHUB_CRYPT_KEY={SECRET}",
+        f"CONFIGPROXY_AUTH_TOKEN={SECRET}",
+        f"JUPYTERHUB_API_TOKEN={SECRET}",
+        "SLURM_CONF=/etc/slurm/slurm.conf",
+    ]
+    done = subprocess.run(
+        ["runuser", "-u", "dsportal", "--", *hub_env, "/opt/dsportal/venv/bin/python", "-c", PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )  # the installed portal, as the hub runs it
     assert done.returncode == 0, done.stderr
     seen = done.stdout.replace("\0", "\n")
     assert "USER=alice" in seen  # it is alice's process, and this is its environment
@@ -34,9 +45,30 @@ def test_alices_processes_started_by_the_hub_hold_none_of_its_secrets(cluster):
 
 def test_the_sudoers_rule_itself_keeps_no_hub_secret():
     # whatever the hub's code hands sudo, the rule keeps only the job's variables by name (no JUPYTERHUB_*)
-    done = subprocess.run(["runuser", "-u", "dsportal", "--", "env", f"JUPYTERHUB_CRYPT_KEY={SECRET}",
-                           f"JUPYTERHUB_API_TOKEN={SECRET}-job", "sudo", "-n", "-u", "alice", "--", "/usr/bin/tail",
-                           "-n", "5", "--", "/proc/self/environ"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "dsportal",
+            "--",
+            "env",
+            f"JUPYTERHUB_CRYPT_KEY={SECRET}",
+            f"JUPYTERHUB_API_TOKEN={SECRET}-job",
+            "sudo",
+            "-n",
+            "-u",
+            "alice",
+            "--",
+            "/usr/bin/tail",
+            "-n",
+            "5",
+            "--",
+            "/proc/self/environ",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     seen = done.stdout.replace("\0", "\n")
     assert f"JUPYTERHUB_CRYPT_KEY={SECRET}" not in seen

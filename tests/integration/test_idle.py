@@ -18,9 +18,9 @@ from pathlib import Path
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from tests.support.cluster import url_for
+from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
-from tests.support.cluster import HUB
 
 NVML_READINGS = Path("/var/lib/dsportal-nvml")
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
@@ -62,7 +62,7 @@ def job_gpu(user: str, job_id: str) -> tuple[str, str]:
 
 def home_page(user: str) -> str:
     browser = FormBrowser(HUB)
-    assert browser.login(user, f"{user}-pw")[0] == 302
+    assert browser.login(user, password_of(user))[0] == 302
     return browser.get("/hub/home")[1]
 
 
@@ -85,6 +85,7 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
     reading = NVML_READINGS / f"{node}-{index}"
     reading.write_text("57 2048 1")
     try:
+
         def carols_gpus():
             status, gpus = cluster.request("GET", "/user/carol/dsportal/session/gpus")
             assert status == 200, gpus
@@ -98,9 +99,12 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
         # alice does nothing: her session stops, and its GPU goes back to Slurm
         cluster.wait(lambda: cluster.server("alice") is None, 180, "alice's idle session stopped")
         cluster.wait(lambda: jobs["alice"] not in cluster.jobs("alice"), 60, "alice's job leaving the queue")
-        assert re.search(r"Your session was stopped at [0-9]{2}:[0-9]{2} because nothing used it for [0-9]+ min "
-                         r"\(no busy kernel, terminal, mouse or keys in JupyterLab, or GPU work\): its GPUs went back "
-                         r"to the cluster\.", home_page("alice"))
+        assert re.search(
+            r"Your session was stopped at [0-9]{2}:[0-9]{2} because nothing used it for [0-9]+ min "
+            r"\(no busy kernel, terminal, mouse or keys in JupyterLab, or GPU work\): its GPUs went back "
+            r"to the cluster\.",
+            home_page("alice"),
+        )
         assert re.search(r'dsportal_sessions_culled_total\{partition="debug"\} [1-9]', metrics(cluster))
 
         # bob's and carol's sessions outlive twice the timeout: watched throughout, not only at the end

@@ -87,10 +87,23 @@ print(json.dumps({"answers": answers, "heard": heard}))
 
 def message(msg_type: str, channel: str, content: dict) -> tuple[str, str]:
     msg_id = uuid.uuid4().hex
-    return msg_id, json.dumps({
-        "header": {"msg_id": msg_id, "username": "alice", "session": uuid.uuid4().hex, "msg_type": msg_type,
-                   "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": channel, "buffers": [], "content": content})
+    return msg_id, json.dumps(
+        {
+            "header": {
+                "msg_id": msg_id,
+                "username": "alice",
+                "session": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "version": "5.3",
+                "date": "",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "channel": channel,
+            "buffers": [],
+            "content": content,
+        }
+    )
 
 
 async def replies_to(ws, msg_id: str, seconds: float) -> list[dict]:
@@ -99,7 +112,7 @@ async def replies_to(ws, msg_id: str, seconds: float) -> list[dict]:
     while time.monotonic() < end:
         try:
             raw = await asyncio.wait_for(ws.read_message(), end - time.monotonic())
-        except asyncio.TimeoutError:
+        except TimeoutError:
             break
         assert raw is not None, "the kernel websocket closed"
         msg = json.loads(raw)
@@ -114,21 +127,39 @@ async def alice_debugs_then_works(cluster, kernel_id: str, spy: subprocess.Popen
     ws = await websocket_connect(_ws_request(cluster, f"/user/alice/api/kernels/{kernel_id}/channels"))
     try:
         # what JupyterLab sends when alice switches the debugger on
-        msg_id, debug = message("debug_request", "control", {
-            "type": "request", "seq": 1, "command": "initialize",
-            "arguments": {"clientID": "jupyterlab", "adapterID": "python", "pathFormat": "path"}})
+        msg_id, debug = message(
+            "debug_request",
+            "control",
+            {
+                "type": "request",
+                "seq": 1,
+                "command": "initialize",
+                "arguments": {"clientID": "jupyterlab", "adapterID": "python", "pathFormat": "path"},
+            },
+        )
         ws.write_message(debug)
         debug_replies = [m for m in await replies_to(ws, msg_id, 5) if m["header"]["msg_type"] == "debug_reply"]
         spy.stdin.write("go\n")
         spy.stdin.flush()
         assert (await asyncio.to_thread(spy.stdout.readline)).strip() == "ready"
-        msg_id, execute = message("execute_request", "shell", {
-            "code": f"import time\nfor _ in range(8):\n    print({MARKER!r}, flush=True)\n    time.sleep(0.5)",
-            "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False,
-            "stop_on_error": True})
+        msg_id, execute = message(
+            "execute_request",
+            "shell",
+            {
+                "code": f"import time\nfor _ in range(8):\n    print({MARKER!r}, flush=True)\n    time.sleep(0.5)",
+                "silent": False,
+                "store_history": False,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        )
         ws.write_message(execute)
-        printed = "".join(m["content"].get("text", "") for m in await replies_to(ws, msg_id, 30)
-                          if m["header"]["msg_type"] == "stream")
+        printed = "".join(
+            m["content"].get("text", "")
+            for m in await replies_to(ws, msg_id, 30)
+            if m["header"]["msg_type"] == "stream"
+        )
         spy.stdin.close()  # done: the spy reports
         return debug_replies, printed
     finally:
@@ -143,8 +174,12 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     alice = str(pwd.getpwnam("alice").pw_uid)
     spy = None
     try:
-        spy = subprocess.Popen(["runuser", "-u", "bob", "--", sys.executable, "-c", SPY, alice],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        spy = subprocess.Popen(
+            ["runuser", "-u", "bob", "--", sys.executable, "-c", SPY, alice],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         debug_replies, printed = asyncio.run(alice_debugs_then_works(cluster, kernel["id"], spy))
         out = spy.stdout.read()  # the spy ends once its stdin is closed (at most 60 s)
         spy.wait(timeout=60)
@@ -158,6 +193,7 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     assert [h for h in found["heard"] if MARKER in h] == []  # none of her output reached bob
     # alice's only port is her session server's, which wants her login (before: the kernel's PUB, ROUTER and
     # REP sockets, ipykernel's subprocess-output pipe (PULL), and the debugger's, which answer anyone)
-    assert [a for a in found["answers"].values()
-            if not re.fullmatch(r"HTTP/1\.1 (302|403) .*", a)] == [], found["answers"]
+    assert [a for a in found["answers"].values() if not re.fullmatch(r"HTTP/1\.1 (302|403) .*", a)] == [], found[
+        "answers"
+    ]
     assert debug_replies == []  # the session's server passes no debugger request to the kernel

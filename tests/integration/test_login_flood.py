@@ -15,6 +15,7 @@ import time
 from urllib.parse import urlencode
 
 from tests.support.cluster import HUB
+from tests.support.demo import password_of
 from tests.support.hub import form_login
 
 FLOODER = "127.0.0.2"  # another address on the loopback: the proxy forwards it to the hub as the client's
@@ -42,8 +43,9 @@ class Flood:
 
     def run(self, n: int) -> None:
         host = HUB.split("//")[1].split(":")[0]
-        conn = http.client.HTTPSConnection(host, 8000, source_address=(FLOODER, 0), timeout=60,
-                                           context=ssl.create_default_context())
+        conn = http.client.HTTPSConnection(
+            host, 8000, source_address=(FLOODER, 0), timeout=60, context=ssl.create_default_context()
+        )
         conn.request("GET", "/hub/login")
         answer = conn.getresponse()
         page = answer.read().decode()
@@ -56,8 +58,12 @@ class Flood:
             with self.lock:
                 self.in_flight += 1
             try:
-                conn.request("POST", "/hub/login", body=body, headers={
-                    "Cookie": cookies, "Content-Type": "application/x-www-form-urlencoded"})
+                conn.request(
+                    "POST",
+                    "/hub/login",
+                    body=body,
+                    headers={"Cookie": cookies, "Content-Type": "application/x-www-form-urlencoded"},
+                )
                 answer = conn.getresponse()
                 answer.read()
             finally:
@@ -75,7 +81,7 @@ def test_a_login_flood_from_one_address_never_turns_away_alices_correct_password
         # the flood's first failures are answered at once; then its address is slowed and its logins wait
         cluster.wait(lambda: len(flood.statuses) >= 40 and flood.in_flight >= 70, 60, "the flood being slowed")
         started = time.monotonic()
-        status, page, location = form_login(HUB, "alice", "alice-pw")
+        status, page, location = form_login(HUB, "alice", password_of("alice"))
         seconds = time.monotonic() - started
         in_flight = flood.in_flight
     finally:

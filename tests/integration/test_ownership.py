@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cluster import HUB, ROOT
+from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
 
 SUPERVISORCTL = ["/usr/bin/supervisorctl", "-c", "/var/lib/dsportal-dev/supervisord.conf"]
@@ -37,8 +38,9 @@ def slurm_answers() -> bool:
 
 def untracked_jobs(cluster) -> list[str]:
     """Portal jobs in Slurm's queue (pending or running) of users the hub shows no server for."""
-    out = subprocess.run(["squeue", "-h", "--name=dsportal", "-o", "%i|%u"], capture_output=True, text=True,
-                         timeout=30, check=True).stdout
+    out = subprocess.run(
+        ["squeue", "-h", "--name=dsportal", "-o", "%i|%u"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout
     jobs = [line.split("|") for line in out.split()]
     return [job for job, user in jobs if not cluster.server(user)]
 
@@ -72,7 +74,7 @@ def test_a_stop_during_a_slurm_outage_keeps_the_job_until_slurm_confirms_it_gone
 
     # the user is told, and a new session waits for the old job
     browser = FormBrowser(HUB)
-    assert browser.login("alice", "alice-pw")[0] == 302
+    assert browser.login("alice", password_of("alice"))[0] == 302
     status, page, _ = browser.get("/hub/home")
     assert status == 200 and f"Your previous session (job {job_id}) {STOPPING}" in page
     assert cluster.start("alice", {"gpus": 1}) in (201, 202)
@@ -109,14 +111,33 @@ def test_a_hub_crash_keeps_running_sessions_and_says_how_long_reattaching_took(s
     began = time.monotonic()
     start_hub_again(cluster)
     for user in ("alice", "bob"):
-        cluster.wait(lambda: cluster.request("GET", f"/user/{user}/api/status")[0] == 200, 60, f"{user} reachable")
+        cluster.wait(
+            lambda user=user: cluster.request("GET", f"/user/{user}/api/status")[0] == 200, 60, f"{user} reachable"
+        )
     print(f"\nhub crash: restarted and both sessions answering again after {time.monotonic() - began:.1f} s")
     assert {user: cluster.job_of(user) for user in ("alice", "bob")} == jobs  # none lost, none replaced
 
 
 def test_a_stray_portal_job_is_cancelled(cluster):
-    out = subprocess.run(["sudo", "-u", "bob", "sbatch", "--parsable", "--job-name=dsportal", "--partition=sxm2",
-                          "--chdir=/home/bob", "--output=/dev/null", "--wrap", "sleep 600"], capture_output=True, text=True, timeout=30, check=True).stdout
+    out = subprocess.run(
+        [
+            "sudo",
+            "-u",
+            "bob",
+            "sbatch",
+            "--parsable",
+            "--job-name=dsportal",
+            "--partition=sxm2",
+            "--chdir=/home/bob",
+            "--output=/dev/null",
+            "--wrap",
+            "sleep 600",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
     job_id = out.strip().split(";")[0]
     cluster.wait(lambda: cluster.jobs().get(job_id, {}).get("state") == "RUNNING", 30, f"stray job {job_id} running")
     cluster.wait(lambda: job_id not in cluster.jobs(), 60, f"stray job {job_id} cancelled")
@@ -168,12 +189,14 @@ def test_devcluster_up_after_its_supervisor_died_restarts_what_was_left_running(
     supervisord = int(Path("/run/dsportal-dev-supervisord.pid").read_text())
     os.kill(supervisord, signal.SIGKILL)  # the proxy, slurmctld, slapd ... keep running, orphaned
     os.kill(program_pid_from_proc("jupyterhub"), signal.SIGKILL)  # and the hub crashes with it
-    up = subprocess.run(["/usr/bin/python3", "-m", "deploy.dev", "up"], capture_output=True, text=True,
-                        timeout=300, cwd=ROOT)
+    up = subprocess.run(
+        ["/usr/bin/python3", "-m", "deploy.dev", "up"], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
     assert up.returncode == 0, up.stdout + up.stderr
     assert "outlived the supervisord that started it" in up.stdout + up.stderr
-    status = subprocess.run(["/usr/bin/python3", "-m", "deploy.dev", "status"], capture_output=True, text=True,
-                            timeout=60, cwd=ROOT)
+    status = subprocess.run(
+        ["/usr/bin/python3", "-m", "deploy.dev", "status"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert status.returncode == 0, status.stdout
     cluster.wait(lambda: cluster.request("GET", "/user/bob/api/status")[0] == 200, 90, "bob's session reachable")
     assert cluster.job_of("bob") == job_id
@@ -181,7 +204,8 @@ def test_devcluster_up_after_its_supervisor_died_restarts_what_was_left_running(
 
 def program_pid_from_proc(name: str) -> int:
     """A supervised program's pid without its supervisord (which is gone): by its command line."""
-    out = subprocess.run(["pgrep", "-u", "dsportal", "-f", f"bin/{name} "], capture_output=True, text=True,
-                         timeout=30).stdout.split()
+    out = subprocess.run(
+        ["pgrep", "-u", "dsportal", "-f", f"bin/{name} "], capture_output=True, text=True, timeout=30
+    ).stdout.split()
     assert len(out) == 1, out
     return int(out[0])

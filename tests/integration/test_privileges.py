@@ -12,12 +12,19 @@ import pytest
 
 from tests.support.cluster import ROOT
 
-SECRETS = ["/etc/dsportal/admin.token", "/etc/dsportal/crypt.key", "/etc/dsportal/proxy.token",
-           "/etc/dsportal/ldap-service.pw", "/var/lib/dsportal/jupyterhub_cookie_secret",
-           "/var/lib/dsportal/jupyterhub.sqlite",
-           # the dev directory's: passwords and every account's password hash
-           "/var/lib/dsportal-dev/slapd/slapd.conf", "/var/lib/dsportal-dev/slapd/entries.ldif",
-           "/var/lib/dsportal-dev/slapd/service.pw", "/var/lib/dsportal-dev/slapd/root.pw"]
+SECRETS = [
+    "/etc/dsportal/admin.token",
+    "/etc/dsportal/crypt.key",
+    "/etc/dsportal/proxy.token",
+    "/etc/dsportal/ldap-service.pw",
+    "/var/lib/dsportal/jupyterhub_cookie_secret",
+    "/var/lib/dsportal/jupyterhub.sqlite",
+    # the dev directory's: passwords and every account's password hash
+    "/var/lib/dsportal-dev/slapd/slapd.conf",
+    "/var/lib/dsportal-dev/slapd/entries.ldif",
+    "/var/lib/dsportal-dev/slapd/service.pw",
+    "/var/lib/dsportal-dev/slapd/root.pw",
+]
 
 
 def owner_of_listener(port: int) -> str:
@@ -48,17 +55,38 @@ def test_root_and_system_accounts_cannot_get_a_session(cluster, name):
 
 
 def test_the_sudo_rule_allows_portal_users_only(cluster):
-    assert subprocess.run(["visudo", "-cf", str(ROOT / "deploy" / "sudoers.d" / "dsportal")],
-                          capture_output=True, timeout=30).returncode == 0
+    assert (
+        subprocess.run(
+            ["visudo", "-cf", str(ROOT / "deploy" / "sudoers.d" / "dsportal")], capture_output=True, timeout=30
+        ).returncode
+        == 0
+    )
     allowed = as_user("dsportal", "sudo", "-n", "-l", "-u", "alice", "/usr/bin/sbatch")
     assert allowed.returncode == 0 and allowed.stdout.strip() == "/usr/bin/sbatch"
     for target in ("root", "daemon", "slurm"):
         assert as_user("dsportal", "sudo", "-n", "-l", "-u", target, "/usr/bin/sbatch").returncode != 0, target
     assert as_user("dsportal", "sudo", "-n", "-l", "-u", "alice", "/bin/sh").returncode != 0
     # only the job's named variables pass: anything else the hub (or whoever runs as it) sets is refused
-    smuggled = subprocess.run(["runuser", "-u", "dsportal", "--", "env", "SLURM_CONF=/tmp/evil.conf", "sudo", "-n",
-                               "--preserve-env=SLURM_CONF", "-u", "alice", "/usr/bin/scancel", "--version"],
-                              capture_output=True, text=True, timeout=30)
+    smuggled = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "dsportal",
+            "--",
+            "env",
+            "SLURM_CONF=/tmp/evil.conf",
+            "sudo",
+            "-n",
+            "--preserve-env=SLURM_CONF",
+            "-u",
+            "alice",
+            "/usr/bin/scancel",
+            "--version",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert smuggled.returncode != 0 and "not allowed to set" in smuggled.stderr
 
 

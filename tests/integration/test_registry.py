@@ -36,9 +36,27 @@ def pull(folder: Path, ref: str, *args: str, password: str | None = None) -> sub
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": f"/home/{ADMIN}", "LANG": "C.UTF-8"}
     if password is not None:
         env["DSPORTAL_REGISTRY_PASSWORD"] = password
-    return subprocess.run(["runuser", "-u", ADMIN, "--", DSPORTAL, "images", "pull", "--runtime", "charliecloud",
-                           "--dest", str(folder / "images"), *args, ref],
-                          capture_output=True, text=True, timeout=600, env=env)
+    return subprocess.run(
+        [
+            "runuser",
+            "-u",
+            ADMIN,
+            "--",
+            DSPORTAL,
+            "images",
+            "pull",
+            "--runtime",
+            "charliecloud",
+            "--dest",
+            str(folder / "images"),
+            *args,
+            ref,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 def images_folder(folder: Path) -> Path:
@@ -56,22 +74,46 @@ def test_an_unprivileged_admin_pulls_the_image_and_it_runs(cluster_api, a_folder
     assert PASSWORD not in result.stdout + result.stderr
     image = images / "debian-py_1"
     assert result.stdout.splitlines()[1:] == [
-        "kernels:", "  containers:", "    - name: debian-py-1", '      display_name: "debian-py 1 (container)"',
-        f"      image: {image}", "      runtime: charliecloud"]
+        "kernels:",
+        "  containers:",
+        "    - name: debian-py-1",
+        '      display_name: "debian-py 1 (container)"',
+        f"      image: {image}",
+        "      runtime: charliecloud",
+    ]
     assert sorted(p.name for p in images.iterdir()) == ["debian-py_1"]  # the work folder and its authfile are gone
-    ran = subprocess.run(["runuser", "-u", "bob", "--", "ch-run", str(image), "--", "python3", "-c",
-                          "import numpy; print(open('/dsportal-image').read().strip(), numpy.__name__)"],
-                         capture_output=True, text=True, timeout=60)
+    ran = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "bob",
+            "--",
+            "ch-run",
+            str(image),
+            "--",
+            "python3",
+            "-c",
+            "import numpy; print(open('/dsportal-image').read().strip(), numpy.__name__)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ran.stdout.split() == ["debian-py", "numpy"], ran.stderr  # another user runs what the admin pulled
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("wrong password", "localhost:5443 refused the login; check the user and the password"),
-    ("unknown tag", "localhost:5443 has no image localhost:5443/dsportal/debian-py:no-such-tag; check the name and "
-                    "the tag"),
-    ("no login", "localhost:5443 asks for a login; pass --username NAME"),
-    ("unreachable", "cannot reach localhost:{port}; check the host and the port"),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("wrong password", "localhost:5443 refused the login; check the user and the password"),
+        (
+            "unknown tag",
+            "localhost:5443 has no image localhost:5443/dsportal/debian-py:no-such-tag; check the name and the tag",
+        ),
+        ("no login", "localhost:5443 asks for a login; pass --username NAME"),
+        ("unreachable", "cannot reach localhost:{port}; check the host and the port"),
+    ],
+)
 def test_each_failure_says_what_to_do_and_leaves_nothing(cluster_api, a_folder_of_alice, case, expected):
     images = images_folder(a_folder_of_alice)
     port = free_port()  # nothing listens there

@@ -32,9 +32,12 @@ def test_home_has_templates_and_the_storage_link(alice_session):
 def test_the_launcher_offers_the_configured_kernels(alice_session):
     status, specs = alice_session.request("GET", "/user/alice/api/kernelspecs")
     assert {k: v["spec"]["display_name"] for k, v in specs["kernelspecs"].items()} == {
-        "python3": "Python 3", "ir": "R", "demo-module": "Python 3 (demo module)",
+        "python3": "Python 3",
+        "ir": "R",
+        "demo-module": "Python 3 (demo module)",
         "debian-py": "Python 3 (container: debian-py)",
-        "debian-py-pulled": "Python 3 (container: debian-py from the registry)"}
+        "debian-py-pulled": "Python 3 (container: debian-py from the registry)",
+    }
 
 
 CONTAINER_FACTS = """
@@ -51,8 +54,16 @@ def test_the_container_kernel_runs_inside_the_image_with_the_home_storage_and_gp
     status, out = run_code(alice_session, "alice", kernel, CONTAINER_FACTS)
     # the image's marker and its own Python (no /opt/dsportal: the root is the image's), the home, the
     # storage behind ~/isilon, the job's GPUs
-    assert status == "ok" and out.split() == ["debian-py", "/usr/bin/python3", "False", "True", "True", "0,1", job,
-                                              "/home/alice"], out
+    assert status == "ok" and out.split() == [
+        "debian-py",
+        "/usr/bin/python3",
+        "False",
+        "True",
+        "True",
+        "0,1",
+        job,
+        "/home/alice",
+    ], out
 
 
 def test_a_template_notebook_runs_on_the_container_kernel(alice_session):
@@ -70,9 +81,13 @@ def test_a_template_notebook_runs_on_the_container_kernel(alice_session):
 
 def test_python_kernel_runs_in_the_job_as_the_user_with_its_gpus(alice_session):
     job = alice_session.job_of("alice")
-    status, out = run_code(alice_session, "alice", "python3",
-                           "import os, getpass; print(getpass.getuser(), os.environ['SLURM_JOB_ID'], "
-                           "os.environ['CUDA_VISIBLE_DEVICES'], os.getcwd())")
+    status, out = run_code(
+        alice_session,
+        "alice",
+        "python3",
+        "import os, getpass; print(getpass.getuser(), os.environ['SLURM_JOB_ID'], "
+        "os.environ['CUDA_VISIBLE_DEVICES'], os.getcwd())",
+    )
     assert status == "ok" and out.split() == ["alice", job, "0,1", "/home/alice"], out
 
 
@@ -82,18 +97,27 @@ def test_r_kernel_runs(alice_session):
 
 
 def test_module_kernel_sees_its_module(alice_session):
-    status, out = run_code(alice_session, "alice", "demo-module",
-                           "import os; print(os.environ.get('DSPORTAL_DEMO'), os.environ.get('LOADEDMODULES'))")
+    status, out = run_code(
+        alice_session,
+        "alice",
+        "demo-module",
+        "import os; print(os.environ.get('DSPORTAL_DEMO'), os.environ.get('LOADEDMODULES'))",
+    )
     assert status == "ok" and out.split() == ["loaded", "demo/1.0"], out
 
 
 def test_terminal_is_the_user_in_the_job(alice_session):
     job = alice_session.job_of("alice")
-    screen = run_in_terminal(alice_session, "alice",
-                             "echo \"RESULT $(id -un) $SLURM_JOB_ID $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $PWD\"",
-                             expect="/home/alice")
+    screen = run_in_terminal(
+        alice_session,
+        "alice",
+        'echo "RESULT $(id -un) $SLURM_JOB_ID $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $PWD"',
+        expect="/home/alice",
+    )
     match = re.search(r"RESULT ([a-z]+) ([0-9]+) (\S+) (\S+) (/\S*)", screen)  # the output, not the typed line
-    assert match and match.groups() == ("alice", job, alice_session.jobs("alice")[job]["node"], "0,1", "/home/alice"), screen
+    assert match and match.groups() == ("alice", job, alice_session.jobs("alice")[job]["node"], "0,1", "/home/alice"), (
+        screen
+    )
 
 
 def test_user_edits_survive_a_restart_and_deleted_templates_come_back(alice_session):

@@ -24,8 +24,12 @@ print(json.dumps({"ports": len(held), "connections": seen}))
 
 
 def test_a_port_squatter_never_receives_a_sessions_traffic(cluster):
-    squatter = subprocess.Popen(["runuser", "-u", "carol", "--", sys.executable, "-c", SQUATTER],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    squatter = subprocess.Popen(
+        ["runuser", "-u", "carol", "--", sys.executable, "-c", SQUATTER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         for _ in range(3):
             assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)

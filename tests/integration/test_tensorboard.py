@@ -29,10 +29,14 @@ def alice_processes() -> list[str]:
 def tb_session(cluster_api):
     cluster_api.clean()
     shutil.rmtree("/home/alice/tb-test", ignore_errors=True)  # event files of an earlier run would add steps
-    subprocess.run(["sudo", "-u", "alice", "/opt/dsportal/venv/bin/python", "-c", WRITE_EVENTS], check=True, timeout=120)
+    subprocess.run(
+        ["sudo", "-u", "alice", "/opt/dsportal/venv/bin/python", "-c", WRITE_EVENTS], check=True, timeout=120
+    )
     cluster_api.start("alice", {"gpus": 1, "hours": 1})
     cluster_api.wait_ready("alice")
-    status, instance = cluster_api.request("POST", "/user/alice/dsportal/tensorboard/api/instances", {"logdir": "tb-test"})
+    status, instance = cluster_api.request(
+        "POST", "/user/alice/dsportal/tensorboard/api/instances", {"logdir": "tb-test"}
+    )
     assert status == 201, instance
     yield cluster_api, instance
     cluster_api.clean()
@@ -42,7 +46,7 @@ def test_scalars_come_through_the_proxy(tb_session):
     cluster, instance = tb_session
     assert instance["logdir"] == "/home/alice/tb-test"
     base = instance["url"].rstrip("/")
-    runs = cluster.wait(lambda: (cluster.request("GET", f"{base}/data/runs")[1] or None), 60, "runs loaded")
+    runs = cluster.wait(lambda: cluster.request("GET", f"{base}/data/runs")[1] or None, 60, "runs loaded")
     assert runs == ["run1"]
     status, data = cluster.request("GET", f"{base}/data/plugin/scalars/scalars?run=run1&tag=accuracy")
     assert status == 200
@@ -70,7 +74,9 @@ def test_only_alice_gets_in(tb_session):
     if anonymous.value.code == 302:
         assert "/hub/" in anonymous.value.headers["Location"]  # sent to log in
     cluster.ensure_user("bob")
-    status, token = cluster.request("POST", "/hub/api/users/bob/tokens", {"note": "tensorboard test", "expires_in": 600})
+    status, token = cluster.request(
+        "POST", "/hub/api/users/bob/tokens", {"note": "tensorboard test", "expires_in": 600}
+    )
     assert status == 201
     request = urllib.request.Request(url, headers={"Authorization": f"token {token['token']}"})
     with pytest.raises(urllib.error.HTTPError) as as_bob:

@@ -25,8 +25,9 @@ USER = "alice"
 
 def server_pid(user: str) -> int:
     """The session's Jupyter server: the job's main process (the job script execs it)."""
-    out = subprocess.run(["pgrep", "-n", "-u", user, "-f", "bin/dsportal-singleuser"], capture_output=True, text=True,
-                         timeout=30).stdout.split()
+    out = subprocess.run(
+        ["pgrep", "-n", "-u", user, "-f", "bin/dsportal-singleuser"], capture_output=True, text=True, timeout=30
+    ).stdout.split()
     if not out:
         raise RuntimeError(f"no dsportal-singleuser process of {user}")
     return int(out[0])
@@ -40,8 +41,11 @@ def cpu_seconds(pid: int) -> float:
 
 def activity_reports(cluster: Cluster) -> float:
     text = cluster.request("GET", "/hub/metrics")[1]
-    found = re.findall(r'jupyterhub_request_duration_seconds_count\{code="200",handler="[a-z.]*ActivityAPIHandler",'
-                       r'method="POST"\} ([0-9.e+]+)', text)
+    found = re.findall(
+        r'jupyterhub_request_duration_seconds_count\{code="200",handler="[a-z.]*ActivityAPIHandler",'
+        r'method="POST"\} ([0-9.e+]+)',
+        text,
+    )
     return sum(float(n) for n in found)
 
 
@@ -53,9 +57,11 @@ def main() -> None:
         pid = server_pid(USER)
         time.sleep(10)  # past the start's own work
         results = [watch(cluster, pid, args.seconds, in_use) for in_use in (False, True)]
-    for in_use, (elapsed, requests, cpu, reports) in zip((False, True), results):
-        print(f"activity and usage reporting, one session {'in use' if in_use else 'idle'}, watched {elapsed:.0f} s "
-              f"({requests} requests from the stand-in JupyterLab tab):")
+    for in_use, (elapsed, requests, cpu, reports) in zip((False, True), results, strict=True):
+        print(
+            f"activity and usage reporting, one session {'in use' if in_use else 'idle'}, watched {elapsed:.0f} s "
+            f"({requests} requests from the stand-in JupyterLab tab):"
+        )
         print(f"  session server CPU: {cpu:.2f} s, {cpu * 3600 / elapsed:.1f} CPU seconds per hour")
         print(f"  activity reports to the hub: {reports:.0f}, {reports * 60 / elapsed:.1f} per minute")
 
@@ -76,6 +82,7 @@ def watch(cluster: Cluster, pid: int, seconds: float, in_use: bool) -> tuple[flo
         time.sleep(10)
     elapsed = time.monotonic() - t0
     return elapsed, requests, cpu_seconds(pid) - cpu0, activity_reports(cluster) - reports0
+
 
 if __name__ == "__main__":
     main()

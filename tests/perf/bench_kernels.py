@@ -31,8 +31,10 @@ def main() -> None:
         timings = {kernel: [start_and_answer(cluster, kernel) for _ in range(args.runs)] for kernel in KERNELS}
     print(f"kernel start to first answer, {args.runs} runs each (one session, 1 GPU):")
     for kernel, seconds in timings.items():
-        print(f"  {kernel:<18} median {statistics.median(seconds):5.2f} s   min {min(seconds):5.2f}   "
-              f"max {max(seconds):5.2f}")
+        print(
+            f"  {kernel:<18} median {statistics.median(seconds):5.2f} s   min {min(seconds):5.2f}   "
+            f"max {max(seconds):5.2f}"
+        )
 
 
 def start_and_answer(cluster: Cluster, kernel: str) -> float:

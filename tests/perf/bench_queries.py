@@ -25,7 +25,10 @@ from spawner.hub.spawner import QUICK_START_SECONDS
 from tests.support.mockslurm import MockSlurm, config_data, spawner_for
 
 PENDING_SESSIONS = 20
-FULL = [["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608], ["gpu02", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]]
+FULL = [
+    ["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608],
+    ["gpu02", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608],
+]
 
 
 async def viewer(services: HubServices, name: str, gpus: int) -> None:
@@ -52,10 +55,11 @@ async def waiting_session(spawner) -> None:
 
 def count(mock: MockSlurm) -> dict[str, int]:
     calls = mock.calls()
-    return {"sinfo": sum(c["cmd"] == "sinfo" for c in calls),
-            "squeue": sum(c["cmd"] == "squeue" for c in calls),
-            "sbatch --test-only": sum(c["cmd"] == "sbatch" and any(a == "--test-only" for a in c["argv"])
-                                      for c in calls)}
+    return {
+        "sinfo": sum(c["cmd"] == "sinfo" for c in calls),
+        "squeue": sum(c["cmd"] == "squeue" for c in calls),
+        "sbatch --test-only": sum(c["cmd"] == "sbatch" and any(a == "--test-only" for a in c["argv"]) for c in calls),
+    }
 
 
 async def scenario(viewers: int, seconds: float) -> dict[str, float]:
@@ -68,6 +72,7 @@ async def scenario(viewers: int, seconds: float) -> dict[str, float]:
     config.write_text(yaml.safe_dump(data))
     services = HubServices(str(config))
     import spawner.hub.services as registry
+
     registry._services[str(config)] = services  # the spawners share this one, as in the hub
     home = root / "home"
     home.mkdir()
@@ -80,8 +85,9 @@ async def scenario(viewers: int, seconds: float) -> dict[str, float]:
     await asyncio.sleep(QUICK_START_SECONDS)  # past their first seconds: the steady state of a queue
     before = count(mock)
     # viewers ask as the demo accounts (an estimate is asked as a real account); the answer is per shape
-    tasks += [asyncio.ensure_future(viewer(services, ("alice", "bob", "carol")[i % 3], 1 + i % 4))
-              for i in range(viewers)]
+    tasks += [
+        asyncio.ensure_future(viewer(services, ("alice", "bob", "carol")[i % 3], 1 + i % 4)) for i in range(viewers)
+    ]
     await asyncio.sleep(seconds)
     after = count(mock)
     for task in tasks:

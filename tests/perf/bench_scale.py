@@ -26,11 +26,10 @@ import statistics
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.support.http import json_request
 from tests.perf.stats import ms, percentile
+from tests.support.http import json_request
 from tests.support.hub import ADMIN_TOKEN, FormBrowser
 from tests.support.scale import HELD_PARTITION, ScaleRig, user_names
 
@@ -40,11 +39,13 @@ OPTIONS = {"gpus": 1, "hours": 8}
 def start_waves(rig: ScaleRig, names: list[str], wave: int) -> tuple[list[float], list[str]]:
     times, failures = [], []
     for i in range(0, len(names), wave):
-        batch = names[i:i + wave]
+        batch = names[i : i + wave]
         began = time.monotonic()
         failures += rig.start_sessions(batch, OPTIONS, parallel=wave)
         try:
-            rig.wait_for(lambda: set(batch) <= rig.servers("ready"), 600, f"wave {i // wave + 1} ready", every=0.25)
+            rig.wait_for(
+                lambda batch=batch: set(batch) <= rig.servers("ready"), 600, f"wave {i // wave + 1} ready", every=0.25
+            )
         except AssertionError as e:
             failures.append(str(e))
         times.append(time.monotonic() - began)
@@ -67,8 +68,12 @@ class Load:
             if status != 302:
                 raise RuntimeError(f"{name} could not log in: {status}")
             self.browsers[name] = browser
-        self.latency: dict[str, list[float]] = {"GET /hub/api/users/NAME": [], "home page": [], "spawn page": [],
-                                                "home page's refresh (GET /hub/api/dsportal/session)": []}
+        self.latency: dict[str, list[float]] = {
+            "GET /hub/api/users/NAME": [],
+            "home page": [],
+            "spawn page": [],
+            "home page's refresh (GET /hub/api/dsportal/session)": [],
+        }
         self.errors: dict[str, int] = dict.fromkeys(self.latency, 0)
         self.stop = threading.Event()
 
@@ -76,12 +81,16 @@ class Load:
         name = list(self.browsers)[number % len(self.browsers)]
         browser = self.browsers[name]
         base = self.rig.hub.url
-        asks = [("GET /hub/api/users/NAME", lambda: json_request(
-                    "GET", f"{base}/hub/api/users/{random.choice(self.running)}", token=ADMIN_TOKEN)),
-                ("home page", lambda: browser.get("/hub/home")),
-                ("spawn page", lambda: browser.get(f"/hub/spawn/{name}")),
-                # what an open home page asks every 10 s (templates/home.html)
-                ("home page's refresh (GET /hub/api/dsportal/session)", lambda: browser.get("/hub/api/dsportal/session"))]
+        asks = [
+            (
+                "GET /hub/api/users/NAME",
+                lambda: json_request("GET", f"{base}/hub/api/users/{random.choice(self.running)}", token=ADMIN_TOKEN),
+            ),
+            ("home page", lambda: browser.get("/hub/home")),
+            ("spawn page", lambda: browser.get(f"/hub/spawn/{name}")),
+            # what an open home page asks every 10 s (templates/home.html)
+            ("home page's refresh (GET /hub/api/dsportal/session)", lambda: browser.get("/hub/api/dsportal/session")),
+        ]
         while not self.stop.is_set():
             for kind, ask in asks:
                 began = time.monotonic()
@@ -116,8 +125,11 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
             began = time.monotonic()
             rig.create_users(names)
             results["create users"] = f"{time.monotonic() - began:.1f} s"
-            running, queued, idle = (names[:args.sessions], names[args.sessions:args.sessions + args.pending],
-                                     names[args.sessions + args.pending:])
+            running, queued, idle = (
+                names[: args.sessions],
+                names[args.sessions : args.sessions + args.pending],
+                names[args.sessions + args.pending :],
+            )
 
             print(f"[{db}] scenario 1: {args.sessions} sessions in waves of {args.wave}", flush=True)
             waves, failures = start_waves(rig, running, args.wave)
@@ -140,8 +152,9 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
                 per_minute = (slurm1.get(command, 0) - slurm0.get(command, 0)) / minutes
                 results[f"2 {command} per minute"] = f"{per_minute:.1f}"
             for kind, values in load.latency.items():
-                results[f"2 {kind} p50 / p99"] = (f"{ms(values, 50)} / {ms(values, 99)} "
-                                                  f"({len(values)} requests, {load.errors[kind]} errors)")
+                results[f"2 {kind} p50 / p99"] = (
+                    f"{ms(values, 50)} / {ms(values, 99)} ({len(values)} requests, {load.errors[kind]} errors)"
+                )
 
             print(f"[{db}] scenario 3: hub restart", flush=True)
             answering = rig.restart_hub()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -38,11 +37,18 @@ def bare_singleuser() -> float:
     """jupyterhub-singleuser run directly as the user, until its API answers."""
     port = free_port()
     env = {
-        "PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": f"/home/{USER}", "USER": USER, "LANG": "C.UTF-8",
-        "JUPYTERHUB_API_TOKEN": "bench-not-a-real-token", "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/hub/api",
-        "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}/user/{USER}/", "JUPYTERHUB_USER": USER,
-        "JUPYTERHUB_SERVICE_PREFIX": f"/user/{USER}/", "JUPYTERHUB_BASE_URL": "/",
-        "JUPYTERHUB_CLIENT_ID": f"jupyterhub-user-{USER}", "JUPYTERHUB_OAUTH_CALLBACK_URL": f"/user/{USER}/oauth_callback",
+        "PATH": f"{VENV}/bin:/usr/bin:/bin",
+        "HOME": f"/home/{USER}",
+        "USER": USER,
+        "LANG": "C.UTF-8",
+        "JUPYTERHUB_API_TOKEN": "bench-not-a-real-token",
+        "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/hub/api",
+        "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}/user/{USER}/",
+        "JUPYTERHUB_USER": USER,
+        "JUPYTERHUB_SERVICE_PREFIX": f"/user/{USER}/",
+        "JUPYTERHUB_BASE_URL": "/",
+        "JUPYTERHUB_CLIENT_ID": f"jupyterhub-user-{USER}",
+        "JUPYTERHUB_OAUTH_CALLBACK_URL": f"/user/{USER}/oauth_callback",
     }
     argv = ["sudo", "-n", "--preserve-env=" + ",".join(env), "-u", USER, "--", f"{VENV}/bin/jupyterhub-singleuser"]
     started = time.perf_counter()
@@ -73,8 +79,12 @@ def main() -> None:
         bare.append(bare_singleuser())
         portal.append(spawn_to_ready(cluster))
     p, b = statistics.median(portal), statistics.median(bare)
-    print(f"bench spawn-to-ready (portal, 1 GPU, idle cluster): median {p:.2f} s  runs {' '.join(f'{x:.2f}' for x in portal)}")
-    print(f"bench bare jupyterhub-singleuser start:              median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}")
+    print(
+        f"bench spawn-to-ready (portal, 1 GPU, idle cluster): median {p:.2f} s  runs {' '.join(f'{x:.2f}' for x in portal)}"
+    )
+    print(
+        f"bench bare jupyterhub-singleuser start:              median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}"
+    )
     print(f"bench ratio portal / bare: {p / b:.2f}")
 
 

@@ -30,21 +30,33 @@ PORTAL_CERT = Path("/etc/dsportal/tls/portal.crt")
 def trust_portal_certificate() -> str:
     """Chromium's flag that trusts the dev portal's certificate (its key's SPKI hash): the dev CA is in the
     system's store, which Chromium does not read."""
-    pem = subprocess.run(["openssl", "x509", "-pubkey", "-noout", "-in", str(PORTAL_CERT)], capture_output=True,
-                         check=True, timeout=30).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem, capture_output=True, check=True,
-                         timeout=30).stdout
+    pem = subprocess.run(
+        ["openssl", "x509", "-pubkey", "-noout", "-in", str(PORTAL_CERT)], capture_output=True, check=True, timeout=30
+    ).stdout
+    der = subprocess.run(
+        ["openssl", "pkey", "-pubin", "-outform", "der"], input=pem, capture_output=True, check=True, timeout=30
+    ).stdout
     return "--ignore-certificate-errors-spki-list=" + base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 ARTIFACTS = Path(os.environ.get("DSPORTAL_ARTIFACTS", ROOT / "artifacts" / "journey"))
 SHOTS: list[tuple[Path, str]] = []  # each screenshot and what it shows
 expect.set_options(timeout=60_000)
 # Words that mean a page shows an error a person would read (JupyterHub's, tornado's, the browser's).
-ERROR_TEXTS = re.compile(r"argument missing|Traceback|Internal Server Error|Bad Request|Forbidden|Not Found|"
-                         r"Service Unavailable|Bad Gateway|HTTP [45]\d\d|\b[45]\d\d : |\bundefined\b|\bNaN\b")
+ERROR_TEXTS = re.compile(
+    r"argument missing|Traceback|Internal Server Error|Bad Request|Forbidden|Not Found|"
+    r"Service Unavailable|Bad Gateway|HTTP [45]\d\d|\b[45]\d\d : |\bundefined\b|\bNaN\b"
+)
 
 
 @dataclass
@@ -86,8 +98,9 @@ class PageProblems:
         # the browser's own line for a failed load repeats a response already judged above
         if status and ("Failed to load resource" in message.text):
             return
-        if not (self._is_allowed(url, None) or any(a.url.search(message.text) and not a.statuses
-                                                   for a in self.allowed)):
+        if not (
+            self._is_allowed(url, None) or any(a.url.search(message.text) and not a.statuses for a in self.allowed)
+        ):
             self.found.append(f"console error at {url}: {message.text[:300]}")
 
     def on_page_error(self, error) -> None:
@@ -145,9 +158,11 @@ def shot(page: Page, name: str, shows: str, errors_expected: bool = False) -> No
 
 def write_gallery() -> Path:
     """index.html beside the screenshots: each one with what it shows."""
-    items = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(shows)}" loading="lazy">'
-                      f"<figcaption><b>{html.escape(p.name)}</b>: {html.escape(shows)}</figcaption></figure>"
-                      for p, shows in SHOTS)
+    items = "\n".join(
+        f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(shows)}" loading="lazy">'
+        f"<figcaption><b>{html.escape(p.name)}</b>: {html.escape(shows)}</figcaption></figure>"
+        for p, shows in SHOTS
+    )
     index = ARTIFACTS / "index.html"
     index.write_text(f"""<!doctype html><meta charset="utf-8"><title>DS Portal: the browser tests' screenshots</title>
 <style>body{{font-family:sans-serif;max-width:70rem;margin:auto}}img{{max-width:100%;border:1px solid #ccc}}

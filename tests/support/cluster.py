@@ -6,10 +6,11 @@ import json
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
+from tests.support.demo import USERS
 from tests.support.http import json_request, wait_until
 
 # HTTPS with the dev cluster's CA (in this machine's trust store), one origin per user
@@ -22,8 +23,9 @@ def url_for(path: str) -> str:
     if len(parts) > 2 and parts[1] == "user" and parts[2]:
         return f"https://{parts[2]}.localhost:8000{path}"
     return f"{HUB}{path}"
+
+
 TOKEN_FILE = Path("/etc/dsportal/admin.token")
-USERS = ("alice", "bob", "carol")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -79,13 +81,15 @@ class Cluster:
 
     @staticmethod
     def scontrol(job_id: str) -> str:
-        return subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True,
-                              timeout=30, check=True).stdout
+        return subprocess.run(
+            ["scontrol", "show", "job", job_id], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
 
     def progress(self, name: str, until: str, timeout: float = 60) -> list[str]:
         """Messages of the progress event stream, up to one containing `until`."""
-        req = urllib.request.Request(f"{HUB}/hub/api/users/{name}/server/progress",
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            f"{HUB}/hub/api/users/{name}/server/progress", headers={"Authorization": f"token {self.token}"}
+        )
         messages = []
         deadline = time.monotonic() + timeout
         with urllib.request.urlopen(req, timeout=timeout) as stream:

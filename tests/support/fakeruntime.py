@@ -36,8 +36,15 @@ def main(name: str, log: str, argv: list[str]) -> int:
         os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", argv[9]])
     if argv[:1] == ["pull"]:
         prefix = name.upper()
-        record(log, {"cmd": "pull", "argv": argv, "user": os.environ.get(f"{prefix}_DOCKER_USERNAME"),
-                     "password": os.environ.get(f"{prefix}_DOCKER_PASSWORD")})
+        record(
+            log,
+            {
+                "cmd": "pull",
+                "argv": argv,
+                "user": os.environ.get(f"{prefix}_DOCKER_USERNAME"),
+                "password": os.environ.get(f"{prefix}_DOCKER_PASSWORD"),
+            },
+        )
         mode = os.environ.get("FAKE_RUNTIME_PULL", "ok")
         messages = {
             "unauthorized": "FATAL: While making image from oci registry: unauthorized: authentication required",
@@ -75,7 +82,7 @@ class FakeRuntime:
         self.path = self.bin / name
         self.path.write_text(
             f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(Path(__file__).resolve().parents[2]))} "
-            f"exec {shlex.quote(sys.executable)} -m tests.support.fakeruntime {name} {shlex.quote(str(self.log))} \"$@\"\n"
+            f'exec {shlex.quote(sys.executable)} -m tests.support.fakeruntime {name} {shlex.quote(str(self.log))} "$@"\n'
         )
         self.path.chmod(0o755)
 

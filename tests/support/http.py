@@ -7,13 +7,14 @@ import json
 import socket
 import threading
 import time
-from urllib.parse import parse_qs, urlparse
 import urllib.error
 import urllib.request
+from urllib.parse import parse_qs, urlparse
 
 
-def json_request(method: str, url: str, body=None, token: str | None = None, raw: bytes | None = None,
-                 timeout: float = 30) -> tuple[int, dict | list | str]:
+def json_request(
+    method: str, url: str, body=None, token: str | None = None, raw: bytes | None = None, timeout: float = 30
+) -> tuple[int, dict | list | str]:
     """(status, parsed JSON body, or the text when it is not JSON); HTTP errors are answers, not exceptions."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     headers = {"Content-Type": "application/json"}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.support.demo import USERS, uid_of
 from tests.support.http import free_port, json_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ exec(compile(open({deploy!r}).read(), "jupyterhub_config.py", "exec"))
 from spawner.hub.spawner import SlurmGPUSpawner
 
 def _fake_account(name):
-    uid = {{"alice": 5001, "bob": 5002, "carol": 5003}}.get(name, 5009)  # the demo directory's uidNumbers
+    uid = {uids!r}.get(name, 5009)  # the demo directory's uidNumbers
     return pwd.struct_passwd((name, "x", uid, uid, name, {homes!r} + "/" + name, "/bin/bash"))
 
 SlurmGPUSpawner.getpwnam = staticmethod(_fake_account)
@@ -60,17 +61,30 @@ class HubProcess:
         homes = root / "homes"
         for user in ("alice", "bob"):
             (homes / user).mkdir(parents=True, exist_ok=True)
-        portal = {**portal, "hub": {**portal.get("hub", {}),
-                                    "bind_url": self.url,
-                                    "internal_bind_url": f"http://127.0.0.1:{hub_port}",
-                                    "data_dir": str(root / "state")}}
+        portal = {
+            **portal,
+            "hub": {
+                **portal.get("hub", {}),
+                "bind_url": self.url,
+                "internal_bind_url": f"http://127.0.0.1:{hub_port}",
+                "data_dir": str(root / "state"),
+            },
+        }
         self.portal_yaml = root / "portal.yaml"
         self.portal_yaml.write_text(yaml.safe_dump(portal))
         self.config = root / "jupyterhub_config.py"
-        self.config.write_text(HUB_CONFIG.format(deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
-                                                 homes=str(homes), proxy_api_port=free_port(), token=ADMIN_TOKEN,
-                                                 authenticator="" if ldap else DUMMY_AUTH, before=before,
-                                                 after=after))
+        self.config.write_text(
+            HUB_CONFIG.format(
+                deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
+                homes=str(homes),
+                uids={name: uid_of(name) for name in USERS},
+                proxy_api_port=free_port(),
+                token=ADMIN_TOKEN,
+                authenticator="" if ldap else DUMMY_AUTH,
+                before=before,
+                after=after,
+            )
+        )
         self.log = root / "hub.log"
         self.proc: subprocess.Popen | None = None
 
@@ -78,7 +92,10 @@ class HubProcess:
         env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml), "JUPYTERHUB_CRYPT_KEY": "ab" * 32}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(self.config)],
-            cwd=self.root, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
+            cwd=self.root,
+            env=env,
+            stdout=open(self.log, "ab"),
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -101,8 +118,9 @@ class HubProcess:
                 self.proc.kill()
                 self.proc.wait(5)
 
-    def request(self, method: str, url: str, body=None, token: str | None = ADMIN_TOKEN,
-                raw: bytes | None = None) -> tuple[int, dict | str]:
+    def request(
+        self, method: str, url: str, body=None, token: str | None = ADMIN_TOKEN, raw: bytes | None = None
+    ) -> tuple[int, dict | str]:
         return json_request(method, url, body, token=token, raw=raw)
 
     def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
@@ -123,8 +141,9 @@ class FormBrowser:
 
         self.base_url = base_url
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
-                                                  _NoRedirect)
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect
+        )
 
     def get(self, path: str) -> tuple[int, str, str]:
         """(status, page, redirect location)."""
@@ -142,8 +161,9 @@ class FormBrowser:
 
         page = self.get(path)[1]
         action = html.unescape(re.search(r'<form[^>]*action="([^"]+)"', page).group(1))
-        request = urllib.request.Request(urllib.parse.urljoin(f"{self.base_url}{path}", action),
-                                         data=urlencode(fields).encode())
+        request = urllib.request.Request(
+            urllib.parse.urljoin(f"{self.base_url}{path}", action), data=urlencode(fields).encode()
+        )
         try:
             with self.opener.open(request, timeout=self.timeout) as r:
                 return r.status, r.read().decode(), ""
@@ -158,8 +178,9 @@ class FormBrowser:
         xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
         data = urlencode({"_xsrf": xsrf, "username": username, "password": password}).encode()
         try:
-            with self.opener.open(urllib.request.Request(f"{self.base_url}/hub/login", data=data),
-                                  timeout=self.timeout) as r:
+            with self.opener.open(
+                urllib.request.Request(f"{self.base_url}/hub/login", data=data), timeout=self.timeout
+            ) as r:
                 return r.status, r.read().decode(), ""
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode(), e.headers.get("Location", "")

@@ -14,8 +14,11 @@ from tests.support.cluster import Cluster, url_for
 
 
 def _ws_request(cluster: Cluster, path: str) -> HTTPRequest:
-    return HTTPRequest(url_for(path).replace("https", "wss", 1),
-                       headers={"Authorization": f"token {cluster.token}"}, request_timeout=60)
+    return HTTPRequest(
+        url_for(path).replace("https", "wss", 1),
+        headers={"Authorization": f"token {cluster.token}"},
+        request_timeout=60,
+    )
 
 
 def run_code(cluster: Cluster, user: str, kernel: str, code: str, timeout: float = 120) -> tuple[str, str]:
@@ -31,13 +34,32 @@ def run_code(cluster: Cluster, user: str, kernel: str, code: str, timeout: float
 async def _execute(cluster: Cluster, path: str, code: str, timeout: float) -> tuple[str, str]:
     ws = await websocket_connect(_ws_request(cluster, path))
     msg_id = uuid.uuid4().hex
-    ws.write_message(json.dumps({
-        "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex, "msg_type": "execute_request",
-                   "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))
+    ws.write_message(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "username": "test",
+                    "session": uuid.uuid4().hex,
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": False,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
     text, status, idle = [], None, False
     deadline = time.monotonic() + timeout
     while not (status and idle):

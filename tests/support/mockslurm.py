@@ -84,8 +84,11 @@ def _options(argv: list[str]) -> dict[str, str]:
 
 TEST_ONLY_START = "2026-11-22T12:00:00"
 # node, partition, state, GPUs, GPUs used, idle cores, cores, memory MiB, memory used MiB
-NODES = [["gpu01", "sxm2", "idle", 4, 0, 40, 40, 393216, 0], ["gpu02", "sxm2", "mix", 4, 3, 16, 40, 393216, 147456],
-         ["gpu03", "pcie", "idle", 2, 0, 40, 40, 393216, 0]]
+NODES = [
+    ["gpu01", "sxm2", "idle", 4, 0, 40, 40, 393216, 0],
+    ["gpu02", "sxm2", "mix", 4, 3, 16, 40, 393216, 147456],
+    ["gpu03", "pcie", "idle", 2, 0, 40, 40, 393216, 0],
+]
 
 
 def sbatch(state: Path, argv: list[str]) -> int:
@@ -96,14 +99,22 @@ def sbatch(state: Path, argv: list[str]) -> int:
     if failed:
         return failed
     if "test-only" in opts:  # Slurm's answer on stderr, nothing queued
-        sys.stderr.write(f"sbatch: Job 99999 to start at {TEST_ONLY_START} using 8 processors on nodes gpu01 "
-                         f"in partition {opts.get('partition')}\n")
+        sys.stderr.write(
+            f"sbatch: Job 99999 to start at {TEST_ONLY_START} using 8 processors on nodes gpu01 "
+            f"in partition {opts.get('partition')}\n"
+        )
         return 0
     with _table(state) as t:
         job_id = str(t["next_id"])
         t["next_id"] += 1
-        t["jobs"][job_id] = {"user": os.environ.get("MOCKSLURM_USER", ""), "name": opts.get("job-name", ""),
-                             "state": "PENDING", "reason": "None", "node": "", "options": opts}
+        t["jobs"][job_id] = {
+            "user": os.environ.get("MOCKSLURM_USER", ""),
+            "name": opts.get("job-name", ""),
+            "state": "PENDING",
+            "reason": "None",
+            "node": "",
+            "options": opts,
+        }
     if _mode(state, "sbatch") == "late":
         time.sleep(3600)
     print(job_id if "parsable" in opts else f"Submitted batch job {job_id}")
@@ -134,9 +145,11 @@ def squeue(state: Path, argv: list[str]) -> int:
     for job_id in sorted(jobs, key=int):
         job = jobs[job_id]
         if not names or job["name"] in names:
-            line = (f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
-                    f"{job.get('end', 'N/A')}|{job['reason']}")
-            print(line[:len(job_id) + 1 + len(line[len(job_id) + 1:]) // 2] if garbage else line)
+            line = (
+                f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
+                f"{job.get('end', 'N/A')}|{job['reason']}"
+            )
+            print(line[: len(job_id) + 1 + len(line[len(job_id) + 1 :]) // 2] if garbage else line)
     return 0
 
 
@@ -146,8 +159,9 @@ def sinfo(state: Path, argv: list[str]) -> int:
     if failed:
         return failed
     path = state / "nodes.json"
-    for node, part, st, gpus, used, idle, cpus, mem, mem_used in (json.loads(path.read_text()) if path.exists()
-                                                                  else NODES):
+    for node, part, st, gpus, used, idle, cpus, mem, mem_used in (
+        json.loads(path.read_text()) if path.exists() else NODES
+    ):
         print(f"{node}|{part}|{st}|gpu:{gpus}|gpu:{used}(IDX:N/A)|{cpus - idle}/{idle}/0/{cpus}|{mem_used}|{mem}|")
     return 0
 
@@ -231,8 +245,14 @@ def extend(state: Path, argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"sbatch": sbatch, "squeue": squeue, "scancel": scancel, "sinfo": sinfo, "sudo": sudo,
-            "dsportal-extend-session": extend}
+COMMANDS = {
+    "sbatch": sbatch,
+    "squeue": squeue,
+    "scancel": scancel,
+    "sinfo": sinfo,
+    "sudo": sudo,
+    "dsportal-extend-session": extend,
+}
 
 
 def main(cmd: str, state_dir: str, argv: list[str]) -> int:
@@ -263,7 +283,7 @@ class MockSlurm:
             # a stand-in command; the spawner runs it as it would run Slurm's
             path.write_text(
                 f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(ROOT))} exec {shlex.quote(sys.executable)} "
-                f"-m tests.support.mockslurm {cmd} {shlex.quote(str(self.state))} \"$@\"\n"
+                f'-m tests.support.mockslurm {cmd} {shlex.quote(str(self.state))} "$@"\n'
             )
             path.chmod(0o755)
 
@@ -344,9 +364,22 @@ def spawner_for(name: str, config_file: Path, home: Path, **traits):
     async def no_auth_state():
         return None
 
-    user = SimpleNamespace(name=name, url=f"/user/{name}/", escaped_name=name, base_url="/",
-                           prefix=f"/user/{name}/", spawners={}, settings={}, get_auth_state=no_auth_state)
-    spawner = SlurmGPUSpawner(user=user, hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),
-                              api_token=f"{name}-server-token", config_file=str(config_file), **traits)
+    user = SimpleNamespace(
+        name=name,
+        url=f"/user/{name}/",
+        escaped_name=name,
+        base_url="/",
+        prefix=f"/user/{name}/",
+        spawners={},
+        settings={},
+        get_auth_state=no_auth_state,
+    )
+    spawner = SlurmGPUSpawner(
+        user=user,
+        hub=Hub(ip="10.0.0.1", port=8081, base_url="/hub/"),
+        api_token=f"{name}-server-token",
+        config_file=str(config_file),
+        **traits,
+    )
     spawner.getpwnam = lambda account: fake_passwd(account, home)
     return spawner

@@ -20,13 +20,21 @@ def run(name: str, workdir: Path, **parameters) -> str:
     for extra in NOTEBOOKS.glob("*.py"):
         shutil.copy(extra, workdir)
     started = time.monotonic()
-    out = papermill.execute_notebook(str(NOTEBOOKS / name), str(workdir / f"out-{name}"), parameters=parameters,
-                                     cwd=str(workdir), progress_bar=False, kernel_name=None)
+    out = papermill.execute_notebook(
+        str(NOTEBOOKS / name),
+        str(workdir / f"out-{name}"),
+        parameters=parameters,
+        cwd=str(workdir),
+        progress_bar=False,
+        kernel_name=None,
+    )
     TIMINGS[name] = time.monotonic() - started
     text = []
     for cell in out["cells"]:
         for output in cell.get("outputs", []):
-            text.append(output.get("text", "") if isinstance(output.get("text"), str) else "".join(output.get("text", [])))
+            text.append(
+                output.get("text", "") if isinstance(output.get("text"), str) else "".join(output.get("text", []))
+            )
             data = output.get("data", {}).get("text/plain")
             if data:
                 text.append(data if isinstance(data, str) else "".join(data))

@@ -54,26 +54,65 @@ class Postgres:
         for folder in (self.data, self.socket_dir):
             folder.mkdir(mode=0o700, exist_ok=True)
             shutil.chown(folder, ACCOUNT, ACCOUNT)
-        self._as_account([_bin("initdb"), "-D", str(self.data), "-U", ROLE, "--auth-local=trust",
-                          "--auth-host=reject", "-E", "UTF8", "--locale=C.UTF-8"])
+        self._as_account(
+            [
+                _bin("initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                ROLE,
+                "--auth-local=trust",
+                "--auth-host=reject",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+            ]
+        )
         self.log.touch()
         shutil.chown(self.log, ACCOUNT, ACCOUNT)
         self.proc = subprocess.Popen(
-            ["runuser", "-u", ACCOUNT, "--", _bin("postgres"), "-D", str(self.data), "-k", str(self.socket_dir),
-             "-c", "listen_addresses=", "-c", "max_connections=200", "-c", "fsync=on"],
-            stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                "runuser",
+                "-u",
+                ACCOUNT,
+                "--",
+                _bin("postgres"),
+                "-D",
+                str(self.data),
+                "-k",
+                str(self.socket_dir),
+                "-c",
+                "listen_addresses=",
+                "-c",
+                "max_connections=200",
+                "-c",
+                "fsync=on",
+            ],
+            stdout=open(self.log, "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
         def answers() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"PostgreSQL exited:\n{self.log.read_text()[-2000:]}")
-            return subprocess.run([_bin("pg_isready"), "-h", str(self.socket_dir), "-U", ROLE], capture_output=True,
-                                  timeout=10).returncode == 0
+            return (
+                subprocess.run(
+                    [_bin("pg_isready"), "-h", str(self.socket_dir), "-U", ROLE], capture_output=True, timeout=10
+                ).returncode
+                == 0
+            )
 
         try:
             wait_until(answers, timeout, "PostgreSQL answering", every=0.2)
         except AssertionError:
             raise RuntimeError(f"PostgreSQL did not answer in {timeout} s:\n{self.log.read_text()[-2000:]}") from None
-        subprocess.run([_bin("createdb"), "-h", str(self.socket_dir), "-U", ROLE, DATABASE], check=True,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [_bin("createdb"), "-h", str(self.socket_dir), "-U", ROLE, DATABASE],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

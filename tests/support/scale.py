@@ -61,12 +61,16 @@ class ScaleRig:
         if self.postgres:
             self.postgres.start()
             self.portal["hub"] = {**self.portal.get("hub", {}), "db_url": self.postgres.url}
-        self.hub = HubProcess(self.root / "hub", self.portal,
-                              after=HUB_SETTINGS + f"c.Spawner.poll_interval = {self.poll_interval}\n")
+        self.hub = HubProcess(
+            self.root / "hub", self.portal, after=HUB_SETTINGS + f"c.Spawner.poll_interval = {self.poll_interval}\n"
+        )
         self.hub.start(timeout=120)
         self.fleet = subprocess.Popen(
             [sys.executable, "-m", "tests.support.standin", str(self.mock.state), "--hold", HELD_PARTITION],
-            cwd=ROOT, stdout=open(self.root / "standin.log", "ab"), stderr=subprocess.STDOUT)
+            cwd=ROOT,
+            stdout=open(self.root / "standin.log", "ab"),
+            stderr=subprocess.STDOUT,
+        )
 
     def stop(self) -> None:
         for proc in (self.fleet,):
@@ -91,12 +95,13 @@ class ScaleRig:
 
     def create_users(self, names: list[str]) -> None:
         for i in range(0, len(names), 500):
-            status, answer = self.api("POST", "/users", {"usernames": names[i:i + 500]})
+            status, answer = self.api("POST", "/users", {"usernames": names[i : i + 500]})
             if status not in (201, 409):
                 raise RuntimeError(f"creating users failed: {status} {answer}")
 
     def start_sessions(self, names: list[str], options: dict, parallel: int = 50) -> list[str]:
         """Ask for every session at once (up to `parallel` requests in flight); the names refused."""
+
         def ask(name: str) -> str | None:
             status, answer = self.api("POST", f"/users/{name}/server", options)
             return None if status in (201, 202) else f"{name}: {status} {answer}"
@@ -141,8 +146,10 @@ class ScaleRig:
     def slurm_commands(self) -> dict[str, float]:
         """Slurm commands the hub ran since it started, by command (its own metrics)."""
         status, text = json_request("GET", f"{self.hub.url}/hub/metrics", token=ADMIN_TOKEN)
-        return {m[0]: float(m[1]) for m in re.findall(
-            r'dsportal_slurm_command_seconds_count\{command="([a-z-]+)"\} ([0-9.e+]+)', str(text))}
+        return {
+            m[0]: float(m[1])
+            for m in re.findall(r'dsportal_slurm_command_seconds_count\{command="([a-z-]+)"\} ([0-9.e+]+)', str(text))
+        }
 
     def queue(self) -> dict[str, int]:
         """The mock queue's jobs by state."""

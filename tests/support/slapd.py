@@ -23,10 +23,14 @@ class Slapd:
 
     def start(self) -> None:
         directory.build(self.folder, self.people)
-        self.proc = subprocess.Popen(directory.slapd_argv(self.folder, self.uri + "/"), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        wait_until(lambda: self.proc.poll() is not None or directory.answers(self.folder, self.uri + "/"), 20,
-                   "slapd answering")
+        self.proc = subprocess.Popen(
+            directory.slapd_argv(self.folder, self.uri + "/"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wait_until(
+            lambda: self.proc.poll() is not None or directory.answers(self.folder, self.uri + "/"),
+            20,
+            "slapd answering",
+        )
         assert self.proc.poll() is None, f"slapd exited ({self.proc.returncode})"
 
     def stop(self) -> None:

@@ -57,7 +57,7 @@ class Fleet:
         with open(path, "rb") as f:
             f.seek(self.calls_read)
             chunk = f.read()
-        complete = chunk[:chunk.rfind(b"\n") + 1]
+        complete = chunk[: chunk.rfind(b"\n") + 1]
         self.calls_read += len(complete)
         for line in complete.splitlines():
             entry = json.loads(line)
@@ -68,9 +68,14 @@ class Fleet:
         self._read_submissions()
         with _table(self.state) as table:
             jobs = table["jobs"]
-            to_start = [(job_id, job) for job_id, job in jobs.items()
-                        if job["state"] == "PENDING" and job["options"].get("partition") != self.hold
-                        and job["user"] in self.env_by_user and job_id not in self.servers]
+            to_start = [
+                (job_id, job)
+                for job_id, job in jobs.items()
+                if job["state"] == "PENDING"
+                and job["options"].get("partition") != self.hold
+                and job["user"] in self.env_by_user
+                and job_id not in self.servers
+            ]
             ended = [job_id for job_id in self.servers if jobs.get(job_id, {}).get("state") != "RUNNING"]
             started = []
             for job_id, job in to_start:
@@ -87,9 +92,13 @@ class Fleet:
 
     async def report(self, env: dict, port: int) -> None:
         url = env["JUPYTERHUB_API_URL"].rstrip("/") + PORT_CALLBACK
-        request = HTTPRequest(url, method="POST", body=json.dumps({"port": port}), request_timeout=60,
-                              headers={"Authorization": f"token {env['JUPYTERHUB_API_TOKEN']}",
-                                       "Content-Type": "application/json"})
+        request = HTTPRequest(
+            url,
+            method="POST",
+            body=json.dumps({"port": port}),
+            request_timeout=60,
+            headers={"Authorization": f"token {env['JUPYTERHUB_API_TOKEN']}", "Content-Type": "application/json"},
+        )
         try:
             await AsyncHTTPClient().fetch(request)
         except Exception as e:  # noqa: BLE001 - the rig reports the session as failed; the fleet goes on

@@ -20,28 +20,40 @@ def test_plain_http_on_a_network_is_loud():
     assert warning.startswith("hub.bind_url http://0.0.0.0:8000 serves the login page over plain HTTP on a network")
 
 
-@pytest.mark.parametrize("hub", [
-    {"bind_url": "http://127.0.0.1:8000"},
-    {"bind_url": "https://0.0.0.0:8000", "tls_cert": "/etc/dsportal/tls/portal.crt", "tls_key": "/etc/dsportal/tls/portal.key"},
-    {"bind_url": "http://0.0.0.0:8000", "behind_tls_proxy": True},
-])
+@pytest.mark.parametrize(
+    "hub",
+    [
+        {"bind_url": "http://127.0.0.1:8000"},
+        {
+            "bind_url": "https://0.0.0.0:8000",
+            "tls_cert": "/etc/dsportal/tls/portal.crt",
+            "tls_key": "/etc/dsportal/tls/portal.key",
+        },
+        {"bind_url": "http://0.0.0.0:8000", "behind_tls_proxy": True},
+    ],
+)
 def test_https_loopback_or_a_tls_proxy_is_quiet(hub):
     assert warnings_for(hub) == []
 
 
 def test_plain_ldap_to_a_remote_server_is_loud():
-    [warning] = warnings_for({"bind_url": "http://127.0.0.1:8000"}, {"uris": ["ldap://ldap1.example.org"], "tls": "plain"})
+    [warning] = warnings_for(
+        {"bind_url": "http://127.0.0.1:8000"}, {"uris": ["ldap://ldap1.example.org"], "tls": "plain"}
+    )
     assert warning.startswith("ldap.uris ldap://ldap1.example.org: tls: plain sends passwords to a remote directory")
 
 
-@pytest.mark.parametrize("setting, uri, mode", [
-    ("auto", "ldap://ldap1.example.org", "starttls"),
-    ("auto", "ldap://127.0.0.1:389", "plain"),
-    ("auto", "ldap://localhost", "plain"),
-    ("auto", "ldaps://ldap1.example.org", "ldaps"),
-    ("plain", "ldap://ldap1.example.org", "plain"),
-    ("starttls", "ldap://127.0.0.1", "starttls"),
-])
+@pytest.mark.parametrize(
+    "setting, uri, mode",
+    [
+        ("auto", "ldap://ldap1.example.org", "starttls"),
+        ("auto", "ldap://127.0.0.1:389", "plain"),
+        ("auto", "ldap://localhost", "plain"),
+        ("auto", "ldaps://ldap1.example.org", "ldaps"),
+        ("plain", "ldap://ldap1.example.org", "plain"),
+        ("starttls", "ldap://127.0.0.1", "starttls"),
+    ],
+)
 def test_ldap_transport_defaults_to_starttls_for_remote_servers(setting, uri, mode):
     assert transport(setting, uri) == mode
 
@@ -54,4 +66,5 @@ def test_tls_settings_go_together():
         parse_config({"ldap": LDAP, "hub": {"tls_cert": "/etc/c.pem"}})
     assert info.value.errors == [
         'portal.yaml: hub.tls_key: "" (tls_cert and tls_key go together)',
-        'portal.yaml: hub.bind_url: "http://0.0.0.0:8000" (with tls_cert the portal serves https://; write https://...)']
+        'portal.yaml: hub.bind_url: "http://0.0.0.0:8000" (with tls_cert the portal serves https://; write https://...)',
+    ]

@@ -1,4 +1,4 @@
-"""The session's clock and extensions: Slurm's answers read by equality, the rules as tables."""
+"""The session's clock and extensions: the rules as tables (Slurm's answers: tests/unit/test_slurmvocab.py)."""
 
 from __future__ import annotations
 
@@ -8,45 +8,32 @@ from datetime import datetime
 import pytest
 
 from portal.config import parse_config
-from spawner.hub.dashboard import Limits, add_to_history, extension, history_entry, session_card
+from spawner.hub.dashboard import session_card
+from spawner.hub.extension import Limits, extension
+from spawner.hub.record import add_to_history, history_entry
 from spawner.hub.resources import Resources
-from spawner.hub.slurm import JobInfo
-from spawner.jupyter.clock import SessionClock, end_argv, parse_end, saved_paths
-from spawner.root.extend import (BAD_ARGUMENTS, REFUSED, Job, Refused, check_arguments, check_request, parse_job,
-                                 parse_limit, parse_partition_max)
+from spawner.jupyter.clock import SessionClock, saved_paths
+from spawner.root.extend import BAD_ARGUMENTS, REFUSED, Refused, check_arguments, check_request
+from spawner.slurmvocab import Job, JobInfo
 
 NOW = datetime(2026, 11, 22, 12, 0, 0)
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
 
 
-@pytest.mark.parametrize("text, minutes", [
-    ("30", 30), ("30:00", 30), ("30:01", 31), ("8:00:00", 480), ("1-00:00:00", 1440), ("2-12", 3600),
-    ("1-02:03", 1563), ("0:00:59", 1), ("UNLIMITED", None), ("INFINITE", None), (" 12:00:00\n", 720)])
-def test_slurm_times_in_minutes(text, minutes):
-    assert parse_limit(text) == minutes
-
-
-@pytest.mark.parametrize("text", ["", "N/A", "1:2:3:4", "-5", "1-", "soon"])
-def test_an_unreadable_time_is_an_error(text):
-    with pytest.raises(ValueError):
-        parse_limit(text)
-
-
-def test_the_helper_reads_squeue_and_scontrol():
-    assert parse_job("dsportal|alice|RUNNING|8:00:00|sxm2\n") == Job("dsportal", "alice", "RUNNING", 480, "sxm2")
-    assert parse_job("\n") is None
-    with pytest.raises(ValueError):
-        parse_job("dsportal|alice|RUNNING\n")
-    partition = ("PartitionName=sxm2 AllowGroups=ALL Default=YES DefaultTime=NONE MaxNodes=UNLIMITED "
-                 "MaxTime=12:00:00 MinNodes=0 Nodes=node00[1-3] State=UP TotalCPUs=96\n")
-    assert parse_partition_max(partition) == 720
-    assert parse_partition_max(partition.replace("MaxTime=12:00:00", "MaxTime=UNLIMITED")) is None
-    with pytest.raises(ValueError):
-        parse_partition_max("PartitionName=sxm2 State=UP")
-
-
-@pytest.mark.parametrize("argv", [[], ["12"], ["12", "60", "x"], ["0", "60"], ["12;id", "60"], ["12", "-60"],
-                                  ["12", "60 "], ["12", "1e3"], ["1" * 11, "60"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["12"],
+        ["12", "60", "x"],
+        ["0", "60"],
+        ["12;id", "60"],
+        ["12", "-60"],
+        ["12", "60 "],
+        ["12", "1e3"],
+        ["1" * 11, "60"],
+    ],
+)
 def test_the_helper_takes_exactly_two_whole_numbers(argv):
     with pytest.raises(Refused) as e:
         check_arguments(argv)
@@ -60,17 +47,20 @@ def _settings(**slurm):
 RUNNING = Job("dsportal", "alice", "RUNNING", 480, "gpu")
 
 
-@pytest.mark.parametrize("settings, job, minutes, why", [
-    (_settings(allow_extend=False), RUNNING, 540, "not enabled"),
-    (_settings(), None, 540, "not a session of this portal"),
-    (_settings(), Job("mine", "alice", "RUNNING", 480, "gpu"), 540, "not a session of this portal"),
-    (_settings(), Job("dsportal", "root", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
-    (_settings(), Job("dsportal", "daemon", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
-    (_settings(), Job("dsportal", "alice", "PENDING", 480, "gpu"), 540, "pending, not running"),
-    (_settings(), RUNNING, 480, "must add time"),
-    (_settings(), RUNNING, 721, "at most 12 h with extensions"),
-    (_settings(extend_max_hours=24), RUNNING, 721, "Partition gpu allows at most 720 minutes"),
-])
+@pytest.mark.parametrize(
+    "settings, job, minutes, why",
+    [
+        (_settings(allow_extend=False), RUNNING, 540, "not enabled"),
+        (_settings(), None, 540, "not a session of this portal"),
+        (_settings(), Job("mine", "alice", "RUNNING", 480, "gpu"), 540, "not a session of this portal"),
+        (_settings(), Job("dsportal", "root", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
+        (_settings(), Job("dsportal", "daemon", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
+        (_settings(), Job("dsportal", "alice", "PENDING", 480, "gpu"), 540, "pending, not running"),
+        (_settings(), RUNNING, 480, "must add time"),
+        (_settings(), RUNNING, 721, "at most 12 h with extensions"),
+        (_settings(extend_max_hours=24), RUNNING, 721, "Partition gpu allows at most 720 minutes"),
+    ],
+)
 def test_the_helper_refuses_what_is_not_a_portal_sessions_extension(settings, job, minutes, why):
     uids = {"alice": 1001, "root": 0, "daemon": 1}
     with pytest.raises(Refused) as e:
@@ -87,8 +77,10 @@ def test_the_hub_side_extension_rule():
     limits = Limits(True, 60, 720)
     assert extension(480, limits) == (540, "")
     assert extension(660, limits) == (720, "")
-    assert extension(700, limits) == (None, "Your session already has 11 h 40 min; with extensions a session may "
-                                            "last at most 12 h here.")
+    assert extension(700, limits) == (
+        None,
+        "Your session already has 11 h 40 min; with extensions a session may last at most 12 h here.",
+    )
     assert extension(480, Limits()) == (None, "Extending sessions is not enabled on this portal.")
 
 
@@ -97,31 +89,79 @@ RES = Resources("sxm2", 2, 16, 2 * 48 * 1024, 480)
 
 def test_the_session_card():
     running = JobInfo("7", "RUNNING", "", "node001", "alice", end="2026-11-22T14:05:30")
-    card = session_card("7", running, RES, start_done=True, stopping=False, message="m", minutes=480,
-                        limits=Limits(True, 60, 720), now=NOW)
-    assert card == {"state": "running", "job_id": "7", "message": "m", "node": "node001",
-                    "end": "2026-11-22T14:05:30", "seconds_left": 2 * 3600 + 5 * 60 + 30, "limit": "8 h",
-                    "partition": "sxm2", "gpus": 2, "cores": 16, "memory_gb": 96.0,
-                    "summary": "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2",
-                    "extend": {"allowed": True, "why_not": "", "step": "1 h"}}
-    queued = session_card("8", JobInfo("8", "PENDING", "Resources"), RES, start_done=False, stopping=False,
-                          message="queued", minutes=480, limits=Limits(), now=NOW)
+    card = session_card(
+        "7",
+        running,
+        RES,
+        start_done=True,
+        stopping=False,
+        message="m",
+        minutes=480,
+        limits=Limits(True, 60, 720),
+        now=NOW,
+    )
+    assert card == {
+        "state": "running",
+        "job_id": "7",
+        "message": "m",
+        "node": "node001",
+        "end": "2026-11-22T14:05:30",
+        "seconds_left": 2 * 3600 + 5 * 60 + 30,
+        "limit": "8 h",
+        "partition": "sxm2",
+        "gpus": 2,
+        "cores": 16,
+        "memory_gb": 96.0,
+        "summary": "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2",
+        "extend": {"allowed": True, "why_not": "", "step": "1 h"},
+    }
+    queued = session_card(
+        "8",
+        JobInfo("8", "PENDING", "Resources"),
+        RES,
+        start_done=False,
+        stopping=False,
+        message="queued",
+        minutes=480,
+        limits=Limits(),
+        now=NOW,
+    )
     assert (queued["state"], queued["seconds_left"], queued["end"], queued["extend"]) == ("queued", None, "", None)
-    starting = session_card("8", JobInfo("8", "RUNNING", "", "node002"), None, start_done=False, stopping=False,
-                            message="", minutes=0, limits=Limits(True, 60, 720), now=NOW)
+    starting = session_card(
+        "8",
+        JobInfo("8", "RUNNING", "", "node002"),
+        None,
+        start_done=False,
+        stopping=False,
+        message="",
+        minutes=0,
+        limits=Limits(True, 60, 720),
+        now=NOW,
+    )
     assert (starting["state"], starting["limit"], starting["extend"]["allowed"]) == ("starting", "", False)
-    assert session_card("8", None, RES, start_done=True, stopping=True, message="", minutes=480, limits=Limits(),
-                        now=NOW)["state"] == "stopping"
-    assert session_card("", None, None, start_done=False, stopping=False, message="", minutes=0, limits=Limits(),
-                        now=NOW) == {"state": "none"}
+    assert (
+        session_card("8", None, RES, start_done=True, stopping=True, message="", minutes=480, limits=Limits(), now=NOW)[
+            "state"
+        ]
+        == "stopping"
+    )
+    assert session_card(
+        "", None, None, start_done=False, stopping=False, message="", minutes=0, limits=Limits(), now=NOW
+    ) == {"state": "none"}
 
 
 def test_history_keeps_the_newest_few_once_each():
     def entry(job):
         return history_entry(job, "1 GPU", {"gpus": 1}, "2026-11-22T08:00", NOW, "why")
 
-    assert entry("3") == {"job_id": "3", "summary": "1 GPU", "options": {"gpus": 1}, "submitted": "2026-11-22T08:00",
-                          "ended": "2026-11-22T12:00", "why": "why"}
+    assert entry("3") == {
+        "job_id": "3",
+        "summary": "1 GPU",
+        "options": {"gpus": 1},
+        "submitted": "2026-11-22T08:00",
+        "ended": "2026-11-22T12:00",
+        "why": "why",
+    }
     history: list = []
     for job in "12345":
         history = add_to_history(history, entry(job), 3)
@@ -129,18 +169,18 @@ def test_history_keeps_the_newest_few_once_each():
     assert [e["job_id"] for e in add_to_history(history, entry("4"), 3)] == ["4", "5", "3"]
 
 
-@pytest.mark.parametrize("out, end", [("2026-11-22T14:05:00\n", datetime(2026, 11, 22, 14, 5)), ("N/A\n", None),
-                                      ("NONE", None), ("", None), ("Unknown", None)])
-def test_the_session_reads_its_end_time(out, end):
-    assert parse_end(out) == end
-    assert end_argv("squeue", "7") == ["squeue", "--noheader", "--jobs=7", "--format=%e"]
-
-
 def test_saved_reports_are_checked_before_they_reach_the_log():
     assert saved_paths({"saved": ["a.ipynb", "dir/b.py"]}) == (["a.ipynb", "dir/b.py"], [])
     assert saved_paths({"failed": ["c.txt"]}) == ([], ["c.txt"])
-    for bad in ([], {"saved": "a"}, {"saved": ["a\nforged log line"]}, {"saved": [""]}, {"other": []},
-                {"saved": ["x"] * 201}, {"saved": [3]}):
+    for bad in (
+        [],
+        {"saved": "a"},
+        {"saved": ["a\nforged log line"]},
+        {"saved": [""]},
+        {"other": []},
+        {"saved": ["x"] * 201},
+        {"saved": [3]},
+    ):
         with pytest.raises(ValueError):
             saved_paths(bad)
 
@@ -162,8 +202,15 @@ def test_the_clock_asks_slurm_once_a_minute_and_says_when_to_save():
         return first, fresh
 
     first, fresh = asyncio.run(scenario())
-    assert first == {"job_id": "7", "end": "2026-11-22T12:10:00", "seconds_left": 600, "warn_minutes": [15, 5],
-                     "save_minutes": 3, "save_now": False, "extend_hours": None}
+    assert first == {
+        "job_id": "7",
+        "end": "2026-11-22T12:10:00",
+        "seconds_left": 600,
+        "warn_minutes": [15, 5],
+        "save_minutes": 3,
+        "save_now": False,
+        "extend_hours": None,
+    }
     assert (fresh == first, len(asked)) == (True, 1)
     clock.now = lambda: datetime(2026, 11, 22, 12, 7, 0)
     assert asyncio.run(clock.answer())["save_now"] is True  # 3 minutes left
@@ -178,5 +225,12 @@ def test_a_clock_without_an_answer_says_so():
 
     clock = SessionClock("7", now=lambda: NOW)
     clock.run = run
-    assert asyncio.run(clock.answer()) == {"job_id": "7", "end": None, "seconds_left": None, "warn_minutes": [15, 5],
-                                           "save_minutes": 3, "save_now": False, "extend_hours": None}
+    assert asyncio.run(clock.answer()) == {
+        "job_id": "7",
+        "end": None,
+        "seconds_left": None,
+        "warn_minutes": [15, 5],
+        "save_minutes": 3,
+        "save_now": False,
+        "extend_hours": None,
+    }

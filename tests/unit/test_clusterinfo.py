@@ -1,13 +1,12 @@
-"""What is free: sinfo parsing and the per-partition arithmetic, by equality."""
+"""What is free: sinfo parsing (spawner/slurmvocab.py) and the per-partition arithmetic, by equality."""
 
 from __future__ import annotations
 
 import pytest
 
 from portal.config import load_config
-from spawner.hub.clusterinfo import (NodeState, PartitionAvailability, availability, gpu_count, parse_sinfo,
-                                     sinfo_argv, starts_now)
-from spawner.hub.slurm import UnreadableAnswer
+from spawner.hub.clusterinfo import PartitionAvailability, availability, starts_now
+from spawner.slurmvocab import NodeState, UnreadableAnswer, gpu_count, parse_sinfo, sinfo_nodes_argv
 
 SINFO = (
     "node001|sxm2*|mix|gpu:4|gpu:1(IDX:0)|8/32/0/40|49152|393216|\n"
@@ -23,8 +22,17 @@ def slurm(a_config_file):
     return load_config(a_config_file).slurm
 
 
-@pytest.mark.parametrize("gres, count", [("gpu:4", 4), ("gpu:v100:4(S:0-1)", 4), ("gpu:1(IDX:0),mps:100", 1),
-                                         ("(null)", 0), ("gpu:a100:2,gpu:v100:1", 3), ("mps:100", 0)])
+@pytest.mark.parametrize(
+    "gres, count",
+    [
+        ("gpu:4", 4),
+        ("gpu:v100:4(S:0-1)", 4),
+        ("gpu:1(IDX:0),mps:100", 1),
+        ("(null)", 0),
+        ("gpu:a100:2,gpu:v100:1", 3),
+        ("mps:100", 0),
+    ],
+)
 def test_gpu_count(gres, count):
     assert gpu_count(gres) == count
 
@@ -44,12 +52,14 @@ def test_unreadable_sinfo_is_an_error(garbage):
 
 def test_availability_per_partition(slurm):
     result = availability(parse_sinfo(SINFO), slurm)
-    assert result["sxm2"] == PartitionAvailability("sxm2", gpus_free=7, gpus_total=12, largest_block=4,
-                                                   nodes_up=2, nodes=3)
+    assert result["sxm2"] == PartitionAvailability(
+        "sxm2", gpus_free=7, gpus_total=12, largest_block=4, nodes_up=2, nodes=3
+    )
     assert result["sxm2"].line() == "sxm2: 7 of 12 GPUs free, largest free block 4 on one node"
     # node004 has a GPU free but only 4 idle cores (a GPU brings 8): nothing starts there now
-    assert result["pcie"] == PartitionAvailability("pcie", gpus_free=1, gpus_total=4, largest_block=0,
-                                                   nodes_up=1, nodes=2)
+    assert result["pcie"] == PartitionAvailability(
+        "pcie", gpus_free=1, gpus_total=4, largest_block=0, nodes_up=1, nodes=2
+    )
 
 
 def test_what_starts_now(slurm):
@@ -64,6 +74,9 @@ def test_a_partition_with_no_node_up_says_so(slurm):
 
 
 def test_sinfo_argv(slurm):
-    assert sinfo_argv(slurm) == [slurm.sinfo, "--noheader", "--Node",
-                                 "--Format=NodeList:|,Partition:|,StateCompact:|,Gres:|,GresUsed:|,CPUsState:|,"
-                                 "AllocMem:|,Memory:|"]
+    assert sinfo_nodes_argv(slurm.sinfo) == [
+        slurm.sinfo,
+        "--noheader",
+        "--Node",
+        "--Format=NodeList:|,Partition:|,StateCompact:|,Gres:|,GresUsed:|,CPUsState:|,AllocMem:|,Memory:|",
+    ]

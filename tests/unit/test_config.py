@@ -31,9 +31,17 @@ def test_good_file_loads_with_defaults(a_config_file):
     assert cfg.slurm.default_hours == 8
     assert cfg.hub.bind_url == "http://0.0.0.0:8000"
     assert cfg.environment.storage == {"isilon": "/mnt/isilon"}
-    assert cfg.kernels.model_dump() == {"container_runtime": "apptainer", "python_display_name": "Python 3", "r": True, "r_display_name": "R",
-                                     "r_command": "R", "module_command": "/usr/share/lmod/lmod/libexec/lmod",
-                                     "modulepath": [], "modules": [], "containers": []}
+    assert cfg.kernels.model_dump() == {
+        "container_runtime": "apptainer",
+        "python_display_name": "Python 3",
+        "r": True,
+        "r_display_name": "R",
+        "r_command": "R",
+        "module_command": "/usr/share/lmod/lmod/libexec/lmod",
+        "modulepath": [],
+        "modules": [],
+        "containers": [],
+    }
 
 
 def test_config_path_from_environment(a_config_file, monkeypatch):
@@ -42,8 +50,10 @@ def test_config_path_from_environment(a_config_file, monkeypatch):
 
 
 def test_the_issue_example_error_message():
-    data = {"ldap": {"bind_dn_template": "uid={username},dc=x"},
-            "slurm": {"partitions": [{"name": "a", "max_gpus": 4}, {"name": "b", "max_gpus": -2}]}}
+    data = {
+        "ldap": {"bind_dn_template": "uid={username},dc=x"},
+        "slurm": {"partitions": [{"name": "a", "max_gpus": 4}, {"name": "b", "max_gpus": -2}]},
+    }
     assert errors_of(data) == ["portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 1 to 16)"]
 
 
@@ -51,25 +61,56 @@ def test_the_issue_example_error_message():
     "data, expected",
     [
         ({"slurm": {"cores_per_gpu": "eight"}}, 'slurm.cores_per_gpu: "eight" (must be an integer from 1 to 256)'),
-        ({"slurm": {"memory_per_gpu": "48GB"}}, 'slurm.memory_per_gpu: "48GB" (must be a size such as 512M, 48G or 1T)'),
+        (
+            {"slurm": {"memory_per_gpu": "48GB"}},
+            'slurm.memory_per_gpu: "48GB" (must be a size such as 512M, 48G or 1T)',
+        ),
         ({"slurm": {"max_hours": 0}}, "slurm.max_hours: 0 (must be a number above 0 and at most 8760)"),
         ({"slurm": {"default_hours": 20}}, "slurm.default_hours: 20 (must not exceed max_hours (12))"),
         ({"slurm": {"partitions": []}}, "slurm.partitions: a list (must be a list of at least 1 entries"),
         ({"slurm": {"partitions": [{"max_gpus": 2}]}}, "slurm.partitions[0].name: missing (required"),
-        ({"slurm": {"partitions": [{"name": "a b", "max_gpus": 2}]}}, 'slurm.partitions[0].name: "a b" (must be a Slurm name'),
-        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2}, {"name": "a", "max_gpus": 1}]}},
-         'slurm.partitions: "a" (each partition name may appear once)'),
-        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2, "default": True}, {"name": "b", "max_gpus": 1, "default": True}]}},
-         'slurm.partitions: "a, b" (at most one partition may have default: true)'),
-        ({"slurm": {"extra_sbatch": ["--gres=gpu:8"]}}, 'slurm.extra_sbatch[0]: "--gres=gpu:8" (--gres is set by the portal itself'),
+        (
+            {"slurm": {"partitions": [{"name": "a b", "max_gpus": 2}]}},
+            'slurm.partitions[0].name: "a b" (must be a Slurm name',
+        ),
+        (
+            {"slurm": {"partitions": [{"name": "a", "max_gpus": 2}, {"name": "a", "max_gpus": 1}]}},
+            'slurm.partitions: "a" (each partition name may appear once)',
+        ),
+        (
+            {
+                "slurm": {
+                    "partitions": [
+                        {"name": "a", "max_gpus": 2, "default": True},
+                        {"name": "b", "max_gpus": 1, "default": True},
+                    ]
+                }
+            },
+            'slurm.partitions: "a, b" (at most one partition may have default: true)',
+        ),
+        (
+            {"slurm": {"extra_sbatch": ["--gres=gpu:8"]}},
+            'slurm.extra_sbatch[0]: "--gres=gpu:8" (--gres is set by the portal itself',
+        ),
         ({"slurm": {"extra_sbatch": ["--comment=x; rm -rf ~"]}}, "slurm.extra_sbatch[0]: "),
         ({"slurm": {"qos": "a\nb"}}, "slurm.qos: "),
-        ({"slurm": {"partitions": [{"name": "a", "max_gpus": 2, "default": "yes"}]}},
-         'slurm.partitions[0].default: "yes" (must be true or false)'),
-        ({"hub": {"bind_url": "0.0.0.0:8000"}}, 'hub.bind_url: "0.0.0.0:8000" (must be a URL such as http://0.0.0.0:8000)'),
+        (
+            {"slurm": {"partitions": [{"name": "a", "max_gpus": 2, "default": "yes"}]}},
+            'slurm.partitions[0].default: "yes" (must be true or false)',
+        ),
+        (
+            {"hub": {"bind_url": "0.0.0.0:8000"}},
+            'hub.bind_url: "0.0.0.0:8000" (must be a URL such as http://0.0.0.0:8000)',
+        ),
         ({"hub": {"admin_users": "carol"}}, 'hub.admin_users: "carol" (must be a list of entries'),
-        ({"environment": {"storage": {"isilon": "mnt/isilon"}}}, 'environment.storage.isilon: "mnt/isilon" (must be an absolute path'),
-        ({"ldap": {"uris": ["http://x"], "bind_dn_template": "uid={username}"}}, 'ldap.uris[0]: "http://x" (must be an LDAP URI'),
+        (
+            {"environment": {"storage": {"isilon": "mnt/isilon"}}},
+            'environment.storage.isilon: "mnt/isilon" (must be an absolute path',
+        ),
+        (
+            {"ldap": {"uris": ["http://x"], "bind_dn_template": "uid={username}"}},
+            'ldap.uris[0]: "http://x" (must be an LDAP URI',
+        ),
         ({"ldap": {"bind_dn_template": "cn=fixed"}}, 'ldap.bind_dn_template: "cn=fixed" (must contain {username})'),
         ({"ldap": {}}, "ldap: no way to find users"),
         ({"ldap": {"tls": "ldaps", "bind_dn_template": "uid={username}"}}, "ldap.uris: "),
@@ -87,8 +128,10 @@ def test_each_error_names_file_key_value_and_what_is_allowed(data, expected):
 
 
 def test_a_missing_section_is_checked_under_its_own_name():
-    assert errors_of({"hub": {}}) == ["portal.yaml: ldap: no way to find users (set bind_dn_template, or service_dn, "
-                                      "service_password_file and user_search_base for search-then-bind)"]
+    assert errors_of({"hub": {}}) == [
+        "portal.yaml: ldap: no way to find users (set bind_dn_template, or service_dn, "
+        "service_password_file and user_search_base for search-then-bind)"
+    ]
 
 
 def test_all_errors_are_reported_at_once():
@@ -100,7 +143,11 @@ def test_all_errors_are_reported_at_once():
     errors = errors_of(data)
     assert len(errors) == 5, errors
     assert [e.split(":")[1].strip() for e in errors] == [
-        "hub.colour", "hub.bind_url", "ldap.connect_timeout", "slurm.partitions[0].max_gpus", "slurm.cores_per_gpu",
+        "hub.colour",
+        "hub.bind_url",
+        "ldap.connect_timeout",
+        "slurm.partitions[0].max_gpus",
+        "slurm.cores_per_gpu",
     ]
 
 
@@ -118,7 +165,9 @@ def test_size_to_mib():
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "portal.admin.cli", *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "portal.admin.cli", *args], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
 
 
 def test_check_config_ok(a_config_file):
@@ -130,7 +179,9 @@ def test_check_config_ok(a_config_file):
 
 def test_check_config_prints_every_error(tmp_path):
     bad = tmp_path / "portal.yaml"
-    bad.write_text(yaml.safe_dump({"slurm": {"cores_per_gpu": 0, "typo": 1}, "ldap": {"bind_dn_template": "uid={username}"}}))
+    bad.write_text(
+        yaml.safe_dump({"slurm": {"cores_per_gpu": 0, "typo": 1}, "ldap": {"bind_dn_template": "uid={username}"}})
+    )
     result = run_cli("check-config", str(bad))
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
@@ -150,9 +201,14 @@ def test_example_file_is_generated_from_the_schema_and_valid():
 
     def check(section: type[Section], indent: str) -> None:
         for name, info in section.model_fields.items():
-            nested = info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, Section) else None
-            at = lines.index(f"{indent}{name}:" if nested and nested.model_fields else
-                             next(line for line in lines if line.startswith(f"{indent}{name}:")))
+            nested = (
+                info.annotation if isinstance(info.annotation, type) and issubclass(info.annotation, Section) else None
+            )
+            at = lines.index(
+                f"{indent}{name}:"
+                if nested and nested.model_fields
+                else next(line for line in lines if line.startswith(f"{indent}{name}:"))
+            )
             assert lines[at - 1].lstrip().startswith("#"), name
             if nested:
                 check(nested, indent + "  ")
@@ -160,10 +216,18 @@ def test_example_file_is_generated_from_the_schema_and_valid():
     check(PortalSettings, "")
 
 
-@pytest.mark.parametrize("url", ["sqlite:////var/lib/dsportal/jupyterhub.sqlite",
-                                 "postgresql+psycopg2://dsportal@/jupyterhub?host=/run/postgresql",
-                                 "mysql+pymysql://hub@db.example.org/jupyterhub"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:////var/lib/dsportal/jupyterhub.sqlite",
+        "postgresql+psycopg2://dsportal@/jupyterhub?host=/run/postgresql",
+        "mysql+pymysql://hub@db.example.org/jupyterhub",
+    ],
+)
 def test_database_urls_of_each_driver_are_accepted(url):
-    data = {"ldap": {"bind_dn_template": "uid={username},dc=x"},
-            "slurm": {"partitions": [{"name": "a", "max_gpus": 4}]}, "hub": {"db_url": url}}
+    data = {
+        "ldap": {"bind_dn_template": "uid={username},dc=x"},
+        "slurm": {"partitions": [{"name": "a", "max_gpus": 4}]},
+        "hub": {"db_url": url},
+    }
     assert parse_config(data, "portal.yaml").hub.db_url == url

@@ -1,11 +1,11 @@
-"""Per-user origins bring __Host- cookies (portal/hubconfig.py)."""
+"""Per-user origins bring __Host- cookies (spawner/hub/hubconfig.py)."""
 
 from __future__ import annotations
 
 import yaml
 from traitlets.config import Config
 
-from portal.hubconfig import apply_portal_config
+from spawner.hub.hubconfig import apply_portal_config
 
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
 
@@ -21,7 +21,9 @@ def hub_config(tmp_path, hub: dict) -> Config:
 def test_per_user_origins_use_host_prefixed_cookies(tmp_path):
     c = hub_config(tmp_path, {"subdomain_host": "https://portal.example.org:8000"})
     assert (c.JupyterHub.subdomain_host, c.JupyterHub.cookie_host_prefix_enabled) == (
-        "https://portal.example.org:8000", True)
+        "https://portal.example.org:8000",
+        True,
+    )
 
 
 def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):

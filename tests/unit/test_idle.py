@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,13 +17,17 @@ from spawner.jupyter.activity import GpuWatch, SessionActivity, busy_kernels, la
 from spawner.jupyter.gpus import GpuReading, NoGpuReadings, read_gpus, visible
 
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def sessions(**values):
-    return parse_config({"ldap": LDAP, "slurm": {"partitions": [{"name": "sxm2", "max_gpus": 4},
-                                                               {"name": "debug", "max_gpus": 4}]},
-                         "sessions": values}).sessions
+    return parse_config(
+        {
+            "ldap": LDAP,
+            "slurm": {"partitions": [{"name": "sxm2", "max_gpus": 4}, {"name": "debug", "max_gpus": 4}]},
+            "sessions": values,
+        }
+    ).sessions
 
 
 def test_each_session_gets_its_timeout_from_its_partition_and_its_users_groups():
@@ -36,26 +40,58 @@ def test_each_session_gets_its_timeout_from_its_partition_and_its_users_groups()
 
 
 def test_one_culler_per_timeout_each_reaching_only_its_group():
-    services, roles = culler_services(sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600},
-                                               cull_every=60), "/venv/bin/python")
+    services, roles = culler_services(
+        sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600}, cull_every=60), "/venv/bin/python"
+    )
     assert services == [
-        {"name": "dsportal-idle-culler-600", "command": ["/venv/bin/python", "-m", "spawner.hub.childguard",
-                                                         "/venv/bin/python", "-m", "jupyterhub_idle_culler",
-                                                         "--timeout=600", "--cull-every=60"]},
-        {"name": "dsportal-idle-culler-7200", "command": ["/venv/bin/python", "-m", "spawner.hub.childguard",
-                                                          "/venv/bin/python", "-m", "jupyterhub_idle_culler",
-                                                          "--timeout=7200", "--cull-every=60"]}]
-    assert roles[0] == {"name": "dsportal-idle-culler-600", "description": "Stops servers of dsportal-idle-600 idle "
-                        "for 600 s", "services": ["dsportal-idle-culler-600"],
-                        "scopes": ["list:users!group=dsportal-idle-600", "read:users:activity!group=dsportal-idle-600",
-                                   "read:servers!group=dsportal-idle-600", "delete:servers!group=dsportal-idle-600"]}
+        {
+            "name": "dsportal-idle-culler-600",
+            "command": [
+                "/venv/bin/python",
+                "-m",
+                "spawner.hub.childguard",
+                "/venv/bin/python",
+                "-m",
+                "jupyterhub_idle_culler",
+                "--timeout=600",
+                "--cull-every=60",
+            ],
+        },
+        {
+            "name": "dsportal-idle-culler-7200",
+            "command": [
+                "/venv/bin/python",
+                "-m",
+                "spawner.hub.childguard",
+                "/venv/bin/python",
+                "-m",
+                "jupyterhub_idle_culler",
+                "--timeout=7200",
+                "--cull-every=60",
+            ],
+        },
+    ]
+    assert roles[0] == {
+        "name": "dsportal-idle-culler-600",
+        "description": "Stops servers of dsportal-idle-600 idle for 600 s",
+        "services": ["dsportal-idle-culler-600"],
+        "scopes": [
+            "list:users!group=dsportal-idle-600",
+            "read:users:activity!group=dsportal-idle-600",
+            "read:servers!group=dsportal-idle-600",
+            "delete:servers!group=dsportal-idle-600",
+        ],
+    }
     assert culler_services(sessions(idle_timeout=0), "python") == ([], [])
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"idle_timeout": 90}, "sessions.idle_timeout: 90 (at least 120 s (twice sessions.activity_seconds"),
-    ({"idle_timeout_by_partition": {"gpu": 900}}, 'sessions.idle_timeout_by_partition.gpu: "gpu" (must be one of'),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"idle_timeout": 90}, "sessions.idle_timeout: 90 (at least 120 s (twice sessions.activity_seconds"),
+        ({"idle_timeout_by_partition": {"gpu": 900}}, 'sessions.idle_timeout_by_partition.gpu: "gpu" (must be one of'),
+    ],
+)
 def test_check_config_refuses_timeouts_the_reports_cannot_serve(values, message):
     with pytest.raises(ConfigError) as e:
         sessions(**values)
@@ -64,9 +100,13 @@ def test_check_config_refuses_timeouts_the_reports_cannot_serve(values, message)
 
 def test_use_is_kernels_terminals_and_the_user_not_an_open_tabs_polling():
     kernels = SimpleNamespace(last_kernel_activity=T0 + timedelta(minutes=1))
-    settings = {"started": T0, "kernel_manager": kernels, "last_activity_times": {},
-                "api_last_activity": T0 + timedelta(hours=3),  # JupyterLab polling all night
-                "terminal_last_activity": T0 + timedelta(minutes=5)}
+    settings = {
+        "started": T0,
+        "kernel_manager": kernels,
+        "last_activity_times": {},
+        "api_last_activity": T0 + timedelta(hours=3),  # JupyterLab polling all night
+        "terminal_last_activity": T0 + timedelta(minutes=5),
+    }
     assert last_use(settings) == T0 + timedelta(minutes=5)
     settings["dsportal_last_activity"] = T0 + timedelta(minutes=9)  # the user's mouse, a busy kernel, the GPUs
     assert last_use(settings) == T0 + timedelta(minutes=9)
@@ -74,15 +114,20 @@ def test_use_is_kernels_terminals_and_the_user_not_an_open_tabs_polling():
 
 def kernel_manager(*states):
     kernels = {str(i): SimpleNamespace(execution_state=s) for i, s in enumerate(states)}
-    return SimpleNamespace(list_kernel_ids=lambda: list(kernels), get_kernel=kernels.__getitem__,
-                           last_kernel_activity=T0)
+    return SimpleNamespace(
+        list_kernel_ids=lambda: list(kernels), get_kernel=kernels.__getitem__, last_kernel_activity=T0
+    )
 
 
 def test_a_busy_kernel_is_use_even_when_it_prints_nothing():
     assert busy_kernels(kernel_manager("idle", "busy", "starting")) == 1
     settings = {"started": T0, "kernel_manager": kernel_manager("busy"), "last_activity_times": {}}
-    activity = SessionActivity(settings, GpuWatch(None, [], note="no GPU readings: this session has no GPU"), 30,
-                               {"timeout": 600, "warning": 120})
+    activity = SessionActivity(
+        settings,
+        GpuWatch(None, [], note="no GPU readings: this session has no GPU"),
+        30,
+        {"timeout": 600, "warning": 120},
+    )
     settings["dsportal_last_activity"] = T0
     asyncio.run(activity.check())
     assert settings["dsportal_last_activity"] > T0
@@ -126,8 +171,10 @@ class RecordedNvml:
         return [SimpleNamespace(pid=p, usedGpuMemory=1 << 30) for p in gpu["pids"]]
 
 
-V100S = [{"uuid": "GPU-aaaa", "util": 97, "used": 30 << 30, "pids": [4242]},  # another user's job
-         {"uuid": "GPU-bbbb", "util": 0, "used": 2 << 30, "pids": [777]}]   # this job's: memory held, no compute now
+V100S = [
+    {"uuid": "GPU-aaaa", "util": 97, "used": 30 << 30, "pids": [4242]},  # another user's job
+    {"uuid": "GPU-bbbb", "util": 0, "used": 2 << 30, "pids": [777]},
+]  # this job's: memory held, no compute now
 
 
 def test_the_jobs_gpus_only_read_through_recorded_nvml_answers():
@@ -141,11 +188,17 @@ def test_the_jobs_gpus_only_read_through_recorded_nvml_answers():
     assert (visible("0,1"), visible(None), visible(""), visible("NoDevFiles")) == (["0", "1"], None, [], [])
 
 
-@pytest.mark.parametrize("nvml, devices, words", [
-    (RecordedNvml([], fail_init=OSError("libnvidia-ml.so.1: cannot open shared object file")), ["0"],
-     "no GPU readings: no NVIDIA driver on this node (libnvidia-ml.so.1: cannot open shared object file)"),
-    (RecordedNvml(V100S), [], "no GPU readings: this session has no GPU"),
-])
+@pytest.mark.parametrize(
+    "nvml, devices, words",
+    [
+        (
+            RecordedNvml([], fail_init=OSError("libnvidia-ml.so.1: cannot open shared object file")),
+            ["0"],
+            "no GPU readings: no NVIDIA driver on this node (libnvidia-ml.so.1: cannot open shared object file)",
+        ),
+        (RecordedNvml(V100S), [], "no GPU readings: this session has no GPU"),
+    ],
+)
 def test_a_node_without_gpus_says_no_gpu_readings(nvml, devices, words):
     with pytest.raises(NoGpuReadings, match="^" + words.replace("(", r"\(").replace(")", r"\)") + "$"):
         read_gpus(nvml, devices)
@@ -164,7 +217,9 @@ def test_gpu_use_keeps_a_session_in_use():
 
 def test_the_usage_items_limits_are_the_jobs():
     assert usage_limits({"SLURM_MEM_PER_NODE": "49152", "SLURM_CPUS_PER_TASK": "8"}) == {
-        "MEM_LIMIT": str(48 * 1024 ** 3), "CPU_LIMIT": "8"}
+        "MEM_LIMIT": str(48 * 1024**3),
+        "CPU_LIMIT": "8",
+    }
     assert usage_limits({}) == {}
 
 
@@ -173,17 +228,34 @@ def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
     import yaml
     from traitlets.config import Config
 
-    from portal.hubconfig import apply_portal_config
+    from spawner.hub.hubconfig import apply_portal_config
 
     path = tmp_path / "portal.yaml"
-    path.write_text(yaml.safe_dump({"ldap": LDAP, "hub": {"data_dir": str(tmp_path / "state")},
-                                    "sessions": {"idle_timeout": 3600, "cull_every": 120}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "ldap": LDAP,
+                "hub": {"data_dir": str(tmp_path / "state")},
+                "sessions": {"idle_timeout": 3600, "cull_every": 120},
+            }
+        )
+    )
     c = Config()
     apply_portal_config(c, path)
     [service] = c.JupyterHub.services.get_value([])
-    assert service == {"name": "dsportal-idle-culler-3600", "command": [
-        sys.executable, "-m", "spawner.hub.childguard",
-        sys.executable, "-m", "jupyterhub_idle_culler", "--timeout=3600", "--cull-every=120"]}
+    assert service == {
+        "name": "dsportal-idle-culler-3600",
+        "command": [
+            sys.executable,
+            "-m",
+            "spawner.hub.childguard",
+            sys.executable,
+            "-m",
+            "jupyterhub_idle_culler",
+            "--timeout=3600",
+            "--cull-every=120",
+        ],
+    }
     assert [r["services"] for r in c.JupyterHub.load_roles.get_value([])] == [["dsportal-idle-culler-3600"]]
     assert c.JupyterHub.last_activity_interval == 0
 
@@ -196,16 +268,27 @@ def test_a_guarded_command_ends_when_its_parent_is_killed(tmp_path):
     from tests.support.http import wait_until
 
     pidfile = tmp_path / "child.pid"
-    parent = subprocess.Popen([sys.executable, "-c", (
-        "import subprocess, sys, time\n"
-        f"subprocess.Popen([sys.executable, '-m', 'spawner.hub.childguard', 'sh', '-c', 'echo $$ > {pidfile}; "
-        "exec sleep 300'])\n"
-        "time.sleep(300)\n")], cwd=Path(__file__).resolve().parents[2])
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import subprocess, sys, time\n"
+                f"subprocess.Popen([sys.executable, '-m', 'spawner.hub.childguard', 'sh', '-c', 'echo $$ > {pidfile}; "
+                "exec sleep 300'])\n"
+                "time.sleep(300)\n"
+            ),
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         child = int(wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), 20, "the guarded child"))
         assert Path(f"/proc/{child}").exists()
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
-    wait_until(lambda: not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2],
-               20, "the guarded child ending with its parent")
+    wait_until(
+        lambda: not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2],
+        20,
+        "the guarded child ending with its parent",
+    )

@@ -9,33 +9,46 @@ from pathlib import Path
 import pytest
 
 from portal.admin.images import AUTHFILE, PullError, PullPlan, explain, find_tools, kernel_yaml, plan_pull
-from portal.admin.registry import Credential, ImageRef, RefusedRequest, authfile_json, parse_ref, read_credential, \
-    runtime_env
+from portal.admin.registry import (
+    Credential,
+    ImageRef,
+    RefusedRequest,
+    authfile_json,
+    parse_ref,
+    read_credential,
+    runtime_env,
+)
 
 NGC_REF = ImageRef("nvcr.io", "nvidia/pytorch", "24.01-py3")
 LOCAL_REF = ImageRef("localhost:5443", "dsportal/debian-py", "1")
 TOOLS = {"skopeo": "/usr/bin/skopeo", "umoci": "/usr/bin/umoci", "apptainer": "/usr/bin/apptainer"}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("nvcr.io/nvidia/pytorch:24.01-py3", NGC_REF),
-    ("localhost:5443/dsportal/debian-py:1", LOCAL_REF),
-    ("registry.example.org/team/sub/img_x:v1.2", ImageRef("registry.example.org", "team/sub/img_x", "v1.2")),
-    ("head01:5000/img:latest", ImageRef("head01:5000", "img", "latest")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("nvcr.io/nvidia/pytorch:24.01-py3", NGC_REF),
+        ("localhost:5443/dsportal/debian-py:1", LOCAL_REF),
+        ("registry.example.org/team/sub/img_x:v1.2", ImageRef("registry.example.org", "team/sub/img_x", "v1.2")),
+        ("head01:5000/img:latest", ImageRef("head01:5000", "img", "latest")),
+    ],
+)
 def test_image_names_with_registry_and_tag_are_read(text, expected):
     assert parse_ref(text) == expected
     assert str(expected) == text
 
 
-@pytest.mark.parametrize("text", [
-    "ubuntu:22.04",  # no registry: no implicit Docker Hub
-    "nvcr.io/nvidia/pytorch",  # no tag: no implicit latest
-    "nvcr.io/nvidia/PyTorch:1",  # upper case is not a repository name
-    "nvcr.io/nvidia/pytorch:1; rm -rf /",
-    "--help/x:1",
-    "nvcr.io/../etc:1",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ubuntu:22.04",  # no registry: no implicit Docker Hub
+        "nvcr.io/nvidia/pytorch",  # no tag: no implicit latest
+        "nvcr.io/nvidia/PyTorch:1",  # upper case is not a repository name
+        "nvcr.io/nvidia/pytorch:1; rm -rf /",
+        "--help/x:1",
+        "nvcr.io/../etc:1",
+    ],
+)
 def test_anything_else_is_refused_with_an_example(text):
     with pytest.raises(RefusedRequest, match="e.g. nvcr.io/nvidia/pytorch:24.01-py3"):
         parse_ref(text)
@@ -43,7 +56,10 @@ def test_anything_else_is_refused_with_an_example(text):
 
 def test_names_derived_from_an_image():
     assert (NGC_REF.file_stem, NGC_REF.kernel_name, NGC_REF.label) == (
-        "pytorch_24.01-py3", "ngc-pytorch-24.01-py3", "pytorch 24.01-py3")
+        "pytorch_24.01-py3",
+        "ngc-pytorch-24.01-py3",
+        "pytorch 24.01-py3",
+    )
     assert (LOCAL_REF.file_stem, LOCAL_REF.kernel_name) == ("debian-py_1", "debian-py-1")
 
 
@@ -74,18 +90,32 @@ def test_the_password_is_in_no_repr():
 def test_skopeo_gets_the_login_in_an_authfile_and_apptainer_in_its_environment():
     auth = json.loads(authfile_json(LOCAL_REF, Credential("dev", "s3cret")))
     assert auth == {"auths": {"localhost:5443": {"auth": base64.b64encode(b"dev:s3cret").decode()}}}
-    assert runtime_env("apptainer", Credential("u", "p")) == {"APPTAINER_DOCKER_USERNAME": "u",
-                                                               "APPTAINER_DOCKER_PASSWORD": "p"}
+    assert runtime_env("apptainer", Credential("u", "p")) == {
+        "APPTAINER_DOCKER_USERNAME": "u",
+        "APPTAINER_DOCKER_PASSWORD": "p",
+    }
     assert runtime_env("singularity", None) == {}
 
 
 def test_charliecloud_pulls_with_skopeo_and_unpacks_with_umoci():
     plan = plan_pull(LOCAL_REF, Path("/images"), "charliecloud", TOOLS, Path("/images/.work"), rootless=True)
-    assert plan == PullPlan("charliecloud", LOCAL_REF, Path("/images/debian-py_1"), (
-        ("/usr/bin/skopeo", "copy", "--src-authfile", AUTHFILE, "docker://localhost:5443/dsportal/debian-py:1",
-         "oci:/images/.work/oci:1"),
-        ("/usr/bin/umoci", "raw", "unpack", "--rootless", "--image", "/images/.work/oci:1", "/images/.work/image"),
-    ), Path("/images/.work/image"))
+    assert plan == PullPlan(
+        "charliecloud",
+        LOCAL_REF,
+        Path("/images/debian-py_1"),
+        (
+            (
+                "/usr/bin/skopeo",
+                "copy",
+                "--src-authfile",
+                AUTHFILE,
+                "docker://localhost:5443/dsportal/debian-py:1",
+                "oci:/images/.work/oci:1",
+            ),
+            ("/usr/bin/umoci", "raw", "unpack", "--rootless", "--image", "/images/.work/oci:1", "/images/.work/image"),
+        ),
+        Path("/images/.work/image"),
+    )
     as_root = plan_pull(LOCAL_REF, Path("/images"), "charliecloud", TOOLS, Path("/w"), rootless=False)
     assert "--rootless" not in as_root.steps[1]
 
@@ -93,35 +123,61 @@ def test_charliecloud_pulls_with_skopeo_and_unpacks_with_umoci():
 def test_apptainer_pulls_into_a_sif_and_no_step_holds_a_password():
     plan = plan_pull(NGC_REF, Path("/images"), "apptainer", TOOLS, Path("/images/.work"), rootless=True)
     assert plan.dest == Path("/images/pytorch_24.01-py3.sif")
-    assert plan.steps == (("/usr/bin/apptainer", "pull", "/images/.work/pytorch_24.01-py3.sif",
-                           "docker://nvcr.io/nvidia/pytorch:24.01-py3"),)
+    assert plan.steps == (
+        (
+            "/usr/bin/apptainer",
+            "pull",
+            "/images/.work/pytorch_24.01-py3.sif",
+            "docker://nvcr.io/nvidia/pytorch:24.01-py3",
+        ),
+    )
 
 
 def test_a_missing_tool_is_named_with_its_package():
-    with pytest.raises(PullError, match=r"umoci not installed on this machine; install it \(Debian: apt install umoci\)"):
+    with pytest.raises(
+        PullError, match=r"umoci not installed on this machine; install it \(Debian: apt install umoci\)"
+    ):
         find_tools("charliecloud", which=lambda t: None if t == "umoci" else f"/usr/bin/{t}")
     assert find_tools(None, which=lambda t: None if t in ("apptainer", "singularity") else f"/usr/bin/{t}") == (
-        "charliecloud", {"skopeo": "/usr/bin/skopeo", "umoci": "/usr/bin/umoci"})
+        "charliecloud",
+        {"skopeo": "/usr/bin/skopeo", "umoci": "/usr/bin/umoci"},
+    )
     with pytest.raises(PullError, match="no container tools here"):
         find_tools(None, which=lambda t: None)
 
 
-@pytest.mark.parametrize("output, anonymous, expected", [
-    ("reading manifest 1 in localhost:5443/x: unauthorized: authentication required", False,
-     "localhost:5443 refused the login; check the user and the password"),
-    ("unauthorized: authentication required", True,
-     "localhost:5443 asks for a login; pass --username NAME with the password in $DSPORTAL_REGISTRY_PASSWORD"),
-    ("manifest unknown: manifest unknown", False, "localhost:5443 has no image localhost:5443/dsportal/debian-py:1"),
-    ("dial tcp 127.0.0.1:5444: connect: connection refused", False, "cannot reach localhost:5443"),
-    ("write /images/.work/oci/blobs/x: no space left on device", False, "the disk is full; free space in /images"),
-    # a blob's hash holds "401" (and "404") now and then: a full disk stays a full disk (seen in a suite run)
-    ("Copying blob sha256:4ad3384b4821acddc86157d699ae5beb3d8da67c78401c3876254a2639a4cb6e\n"
-     "level=fatal msg=\"writing blob: write /images/.work/oci/oci-put-blob123952651: no space left on device\"",
-     False, "the disk is full; free space in /images"),
-    ("Copying blob sha256:aa78401c\nreading manifest: manifest unknown", False, "localhost:5443 has no image"),
-    ("received unexpected HTTP status: 401 Unauthorized", False, "localhost:5443 refused the login"),
-    ("something else\nentirely", False, "the pull failed:\nsomething else\nentirely"),
-])
+@pytest.mark.parametrize(
+    "output, anonymous, expected",
+    [
+        (
+            "reading manifest 1 in localhost:5443/x: unauthorized: authentication required",
+            False,
+            "localhost:5443 refused the login; check the user and the password",
+        ),
+        (
+            "unauthorized: authentication required",
+            True,
+            "localhost:5443 asks for a login; pass --username NAME with the password in $DSPORTAL_REGISTRY_PASSWORD",
+        ),
+        (
+            "manifest unknown: manifest unknown",
+            False,
+            "localhost:5443 has no image localhost:5443/dsportal/debian-py:1",
+        ),
+        ("dial tcp 127.0.0.1:5444: connect: connection refused", False, "cannot reach localhost:5443"),
+        ("write /images/.work/oci/blobs/x: no space left on device", False, "the disk is full; free space in /images"),
+        # a blob's hash holds "401" (and "404") now and then: a full disk stays a full disk (seen in a suite run)
+        (
+            "Copying blob sha256:4ad3384b4821acddc86157d699ae5beb3d8da67c78401c3876254a2639a4cb6e\n"
+            'level=fatal msg="writing blob: write /images/.work/oci/oci-put-blob123952651: no space left on device"',
+            False,
+            "the disk is full; free space in /images",
+        ),
+        ("Copying blob sha256:aa78401c\nreading manifest: manifest unknown", False, "localhost:5443 has no image"),
+        ("received unexpected HTTP status: 401 Unauthorized", False, "localhost:5443 refused the login"),
+        ("something else\nentirely", False, "the pull failed:\nsomething else\nentirely"),
+    ],
+)
 def test_failures_become_what_to_do(output, anonymous, expected):
     plan = plan_pull(LOCAL_REF, Path("/images"), "charliecloud", TOOLS, Path("/images/.work"), rootless=True)
     assert explain(output, plan, anonymous=anonymous).startswith(expected)
@@ -129,9 +185,11 @@ def test_failures_become_what_to_do(output, anonymous, expected):
 
 def test_the_yaml_that_offers_the_image():
     plan = plan_pull(NGC_REF, Path("/images"), "apptainer", TOOLS, Path("/w"), rootless=False)
-    assert kernel_yaml(plan) == ("kernels:\n  containers:\n    - name: ngc-pytorch-24.01-py3\n"
-                                 "      display_name: \"pytorch 24.01-py3 (NGC container)\"\n"
-                                 "      image: /images/pytorch_24.01-py3.sif\n      runtime: apptainer\n")
+    assert kernel_yaml(plan) == (
+        "kernels:\n  containers:\n    - name: ngc-pytorch-24.01-py3\n"
+        '      display_name: "pytorch 24.01-py3 (NGC container)"\n'
+        "      image: /images/pytorch_24.01-py3.sif\n      runtime: apptainer\n"
+    )
 
 
 def test_a_step_never_echoes_the_password():

@@ -20,9 +20,11 @@ def test_an_image_with_a_setuid_su_and_a_world_writable_device_is_made_harmless(
     ls.chmod(0o755)
     os.mknod(image / "dev" / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     (image / "bin" / "link-to-host").symlink_to("/usr/bin/passwd")  # never followed
-    assert sorted(privileged_entries(image)) == [f"{image}/bin/su (setuid -rwsr-xr-x)",
-                                                 f"{image}/bin/wall (setgid -rwxr-sr-x)",
-                                                 f"{image}/dev/null (device node)"]
+    assert sorted(privileged_entries(image)) == [
+        f"{image}/bin/su (setuid -rwsr-xr-x)",
+        f"{image}/bin/wall (setgid -rwxr-sr-x)",
+        f"{image}/dev/null (device node)",
+    ]
     assert len(make_unprivileged(image)) == 3
     assert privileged_entries(image) == []
     assert (stat.S_IMODE(su.stat().st_mode), stat.S_IMODE(wall.stat().st_mode)) == (0o755, 0o755)

@@ -1,4 +1,4 @@
-"""The exact sbatch arguments, the job script, and the Slurm output parsers."""
+"""The exact sbatch arguments and the job script (Slurm's output parsers: tests/unit/test_slurmvocab.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from portal.config import load_config
 from spawner.hub.jobspec import Account, job_script, sbatch_argv
 from spawner.hub.options import SessionRequest
 from spawner.hub.resources import resources_for
-from spawner.hub.slurm import JobInfo, UnreadableAnswer, parse_job_id, parse_squeue, scancel_argv, squeue_argv
+from spawner.hub.slurm import scancel_argv
+from spawner.slurmvocab import JobInfo, portal_jobs_argv
 
 ALICE = Account(name="alice", home="/home/alice")
 
@@ -24,7 +25,12 @@ def test_sbatch_arguments_for_two_gpus(slurm):
     res = resources_for(SessionRequest("sxm2", 2, 8), slurm)
     argv = sbatch_argv(slurm, res, ALICE, ["HOME", "JUPYTERHUB_API_TOKEN"])
     assert argv == [
-        slurm.sudo, "-n", "--preserve-env=HOME,JUPYTERHUB_API_TOKEN", "-u", "alice", "--",
+        slurm.sudo,
+        "-n",
+        "--preserve-env=HOME,JUPYTERHUB_API_TOKEN",
+        "-u",
+        "alice",
+        "--",
         slurm.sbatch,
         "--parsable",
         "--job-name=dsportal",
@@ -73,54 +79,14 @@ def test_job_script(slurm):
     )
 
 
-def test_parse_job_id():
-    assert parse_job_id("1234\n") == "1234"
-    assert parse_job_id("sbatch: warning: something\n1234;cluster\n") == "1234"
-    with pytest.raises(ValueError, match="no job id"):
-        parse_job_id("Submitted nothing")
-
-
-def test_parse_squeue():
-    out = ("12|alice|PENDING|(null)|2026-11-22T11:00:00|2026-11-22T19:00:00|Resources\n"
-           "13|bob|RUNNING|node001|2026-11-22T09:00:00|2026-11-22T17:00:00|None\n"
-           "14|alice|COMPLETING|node002|N/A|2026-11-22T10:00:00|None\n15_1|carol|RUNNING|x|N/A|N/A|None\n"
-           "16|dave|PENDING||N/A|N/A|held by admin | see ticket | 42\n"
-           "17|erin|RUNNING|node003|2026-11-22T09:00:00|NONE|None\n")
-    assert parse_squeue(out) == {
-        # Slurm's estimate of a pending job's start; its end then is no more than a guess
-        "12": JobInfo("12", "PENDING", "Resources", "", "alice", "2026-11-22T11:00:00"),
-        # a running job's start is no estimate; its end is its time limit
-        "13": JobInfo("13", "RUNNING", "", "node001", "bob", end="2026-11-22T17:00:00"),
-        "14": JobInfo("14", "COMPLETING", "", "node002", "alice", end="2026-11-22T10:00:00"),
-        "16": JobInfo("16", "PENDING", "held by admin | see ticket | 42", "", "dave"),  # a | in the reason
-        "17": JobInfo("17", "RUNNING", "", "node003", "erin"),  # no time limit: no end
-    }
-    jobs = parse_squeue(out)
-    assert (jobs["12"].pending, jobs["13"].running, jobs["14"].running, jobs["14"].in_queue) == (True, True, False, True)
-    assert not JobInfo("1", "TIMEOUT").in_queue
-    assert parse_squeue("") == {}
-
-
-@pytest.mark.parametrize("garbage", ["12|alice|RUNNING\n", "12|alice||node|N/A|N/A|None\n",
-                                     "12|alice|RUNNING|node|N/A|None\n"])
-def test_an_unreadable_squeue_line_is_an_error_not_a_missing_job(garbage):
-    # a job missing from a listing means "gone": a line that does not read must not make one go missing
-    with pytest.raises(UnreadableAnswer):
-        parse_squeue("13|bob|RUNNING|node001|N/A|N/A|None\n" + garbage)
-
-
-@pytest.mark.parametrize("foreign", ["82+0|bob|PENDING|(null)|N/A|N/A|JobHeldUser\n82+1|bob|PENDING||N/A|N/A|None\n",
-                                     "90_[1-3]|bob|PENDING||N/A|N/A|None\n", "noise\n", "x1|a|RUNNING|n|N/A|N/A|r\n"])
-def test_a_line_of_no_portal_job_costs_that_line_only(foreign):
-    # any account may submit a job of the portal's name, of any shape: a held hetjob must not blind the hub
-    listing = parse_squeue("13|bob|RUNNING|node001|N/A|2026-01-01T10:00:00|None\n" + foreign +
-                           "14|alice|PENDING|(null)|N/A|N/A|Resources\n")
-    assert listing == {"13": JobInfo("13", "RUNNING", "", "node001", "bob", "", "2026-01-01T10:00:00"),
-                       "14": JobInfo("14", "PENDING", "Resources", "", "alice", "", "")}
-
-
 def test_query_and_cancel_arguments(slurm):
-    assert squeue_argv(slurm) == [slurm.squeue, "--noheader", "--states=all", "--name=dsportal", "--format=%i|%u|%T|%N|%S|%e|%r"]
+    assert portal_jobs_argv(slurm.squeue, slurm.job_name) == [
+        slurm.squeue,
+        "--noheader",
+        "--states=all",
+        "--name=dsportal",
+        "--format=%i|%u|%T|%N|%S|%e|%r",
+    ]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
 
 
@@ -131,8 +97,20 @@ def test_place_in_queue(order, place):
     assert place_in_queue(order, "7") == place
 
 
-@pytest.mark.parametrize("n, words", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"),
-                                      (21, "21st"), (102, "102nd"), (113, "113th")])
+@pytest.mark.parametrize(
+    "n, words",
+    [
+        (1, "1st"),
+        (2, "2nd"),
+        (3, "3rd"),
+        (4, "4th"),
+        (11, "11th"),
+        (12, "12th"),
+        (21, "21st"),
+        (102, "102nd"),
+        (113, "113th"),
+    ],
+)
 def test_ordinal(n, words):
     from spawner.hub.progress import ordinal
 
@@ -142,43 +120,64 @@ def test_ordinal(n, words):
 def test_start_progress_in_words():
     from spawner.hub.progress import start_progress
 
-    assert start_progress("", None, "sxm2", 0, False) == {"progress": 10, "message": "Submitting your session to Slurm..."}
+    assert start_progress("", None, "sxm2", 0, False) == {
+        "progress": 10,
+        "message": "Submitting your session to Slurm...",
+    }
     queued = JobInfo("7", "PENDING", "Priority", "")
     assert start_progress("7", queued, "sxm2", 0, False)["message"] == (
-        "Job 7 is queued on sxm2: other jobs are ahead in the queue (Priority). Slurm gives no start estimate yet.")
+        "Job 7 is queued on sxm2: other jobs are ahead in the queue (Priority). Slurm gives no start estimate yet."
+    )
     odd = JobInfo("7", "PENDING", "SomethingNew", "")
     assert start_progress("7", odd, "sxm2", 0, False)["message"] == (
-        "Job 7 is queued on sxm2: waiting in the queue (SomethingNew). Slurm gives no start estimate yet.")
+        "Job 7 is queued on sxm2: waiting in the queue (SomethingNew). Slurm gives no start estimate yet."
+    )
     waiting = JobInfo("7", "PENDING", "Resources", "", "alice", "2026-11-22T11:05:00")
     assert start_progress("7", waiting, "sxm2", 0, False, place=2)["message"] == (
         "Job 7 is queued on sxm2: waiting for GPUs to become free (Resources). It is 2nd in line there. "
-        "Slurm expects it to start at 2026-11-22 11:05.")
+        "Slurm expects it to start at 2026-11-22 11:05."
+    )
     about_to = JobInfo("7", "PENDING", "None", "")
-    assert start_progress("7", about_to, "sxm2", 0, False)["message"] == "Job 7 is queued on sxm2: about to be scheduled."
+    assert (
+        start_progress("7", about_to, "sxm2", 0, False)["message"] == "Job 7 is queued on sxm2: about to be scheduled."
+    )
     running = JobInfo("7", "RUNNING", "", "node001")
-    assert [start_progress("7", running, "sxm2", port, up)["progress"] for port, up in ((0, False), (9000, False),
-                                                                                          (9000, True))] == [50, 70, 90]
+    assert [
+        start_progress("7", running, "sxm2", port, up)["progress"]
+        for port, up in ((0, False), (9000, False), (9000, True))
+    ] == [50, 70, 90]
 
 
 NOW = datetime(2026, 11, 22, 16, 0)
 
 
-@pytest.mark.parametrize("info, words", [
-    (JobInfo("7", "TIMEOUT", "", "node001"), "Your session reached its time limit (8 h) at 14:05."),
-    (JobInfo("7", "CANCELLED", "TimeLimit", ""), "Your session reached its time limit (8 h) at 14:05."),
-    (JobInfo("7", "PREEMPTED", "", "node001"),
-     "Your session was preempted at 14:05: Slurm gave its resources to a job of higher priority."),
-    (JobInfo("7", "NODE_FAIL", "", "node002"), "Your session ended at 14:05 because its node (node002) failed."),
-    (JobInfo("7", "CANCELLED", "", "node001"),
-     "Your session was cancelled outside the portal at 14:05 (by a cluster admin, or with scancel)."),
-    (JobInfo("7", "OUT_OF_MEMORY", "", "node001"),
-     "Your session ran out of memory and ended at 14:05; start it with more GPUs (each brings memory)."),
-    (JobInfo("7", "FAILED", "NonZeroExitCode", "node001"),
-     "Your session ended at 14:05 with an error (failed); its log is ~/.dsportal-session-7.log."),
-    (JobInfo("7", "COMPLETING", "TimeLimit", "node001"), "Your session reached its time limit (8 h) at 14:05."),
-    (JobInfo("7", "COMPLETING", "", "node001"), "Your session ended at 14:05."),
-    (None, "Your session (job 7) ended at 14:05 or earlier; Slurm no longer lists it."),
-])
+@pytest.mark.parametrize(
+    "info, words",
+    [
+        (JobInfo("7", "TIMEOUT", "", "node001"), "Your session reached its time limit (8 h) at 14:05."),
+        (JobInfo("7", "CANCELLED", "TimeLimit", ""), "Your session reached its time limit (8 h) at 14:05."),
+        (
+            JobInfo("7", "PREEMPTED", "", "node001"),
+            "Your session was preempted at 14:05: Slurm gave its resources to a job of higher priority.",
+        ),
+        (JobInfo("7", "NODE_FAIL", "", "node002"), "Your session ended at 14:05 because its node (node002) failed."),
+        (
+            JobInfo("7", "CANCELLED", "", "node001"),
+            "Your session was cancelled outside the portal at 14:05 (by a cluster admin, or with scancel).",
+        ),
+        (
+            JobInfo("7", "OUT_OF_MEMORY", "", "node001"),
+            "Your session ran out of memory and ended at 14:05; start it with more GPUs (each brings memory).",
+        ),
+        (
+            JobInfo("7", "FAILED", "NonZeroExitCode", "node001"),
+            "Your session ended at 14:05 with an error (failed); its log is ~/.dsportal-session-7.log.",
+        ),
+        (JobInfo("7", "COMPLETING", "TimeLimit", "node001"), "Your session reached its time limit (8 h) at 14:05."),
+        (JobInfo("7", "COMPLETING", "", "node001"), "Your session ended at 14:05."),
+        (None, "Your session (job 7) ended at 14:05 or earlier; Slurm no longer lists it."),
+    ],
+)
 def test_why_a_session_ended_in_words(info, words):
     from spawner.hub.progress import ended_words
 
@@ -189,4 +188,5 @@ def test_an_end_on_another_day_says_the_day():
     from spawner.hub.progress import ended_words
 
     assert ended_words("7", JobInfo("7", "TIMEOUT"), "1 min", datetime(2026, 11, 21, 23, 59), NOW) == (
-        "Your session reached its time limit (1 min) on 21 Nov at 23:59.")
+        "Your session reached its time limit (1 min) on 21 Nov at 23:59."
+    )

@@ -26,7 +26,10 @@ def test_rest_and_form_values(slurm):
     assert parse_options({"gpus": "0", "hours": "1.5"}, slurm) == SessionRequest("sxm2", 0, 1.5)
     assert parse_options({"gpus": ["4"], "hours": [" 12 "]}, slurm) == SessionRequest("sxm2", 4, 12.0)
     assert options_from_form({"partition": ["pcie"], "gpus": ["2"], "hours": ["3"], "_xsrf": ["x"]}) == {
-        "partition": "pcie", "gpus": "2", "hours": "3"}
+        "partition": "pcie",
+        "gpus": "2",
+        "hours": "3",
+    }
 
 
 @pytest.mark.parametrize(
@@ -36,12 +39,15 @@ def test_rest_and_form_values(slurm):
         ({"partition": 3}, "partition: 3 is not offered here"),
         ({"partition": "sxm2\n#SBATCH --uid=0"}, "partition: line breaks and NUL characters are not allowed."),
         ({"gpus": 5}, "gpus: 5 is out of range; choose a whole number from 0 to 4 for partition sxm2."),
-        ({"partition": "pcie", "gpus": 3}, "gpus: 3 is out of range; choose a whole number from 0 to 2 for partition pcie."),
+        (
+            {"partition": "pcie", "gpus": 3},
+            "gpus: 3 is out of range; choose a whole number from 0 to 2 for partition pcie.",
+        ),
         ({"gpus": -1}, "gpus: -1 is out of range"),
         ({"gpus": 1.5}, "gpus: 1.5 is not a whole number"),
         ({"gpus": "two"}, 'gpus: "two" is not a whole number'),
         ({"gpus": True}, "gpus: true is not a whole number"),
-        ({"gpus": "1; rm -rf ~"}, "gpus: \"1; rm -rf ~\" is not a whole number"),
+        ({"gpus": "1; rm -rf ~"}, 'gpus: "1; rm -rf ~" is not a whole number'),
         ({"gpus": "1\x00"}, "gpus: line breaks and NUL characters are not allowed."),
         ({"gpus": None}, "gpus: null (empty) is not a whole number"),
         ({"hours": "eight"}, 'hours: "eight" is not a number; choose a number of hours above 0 and at most 12.'),
@@ -86,8 +92,9 @@ def test_time_and_memory_spelling(slurm):
     assert resources_for(SessionRequest("sxm2", 1, 1), odd).memory == "1500M"
 
 
-@pytest.mark.parametrize("hours, words", [(0.02, "1 min"), (0.5, "30 min"), (1.5, "1 h 30 min"), (8, "8 h"),
-                                          (0.01, "1 min"), (2.999, "3 h")])
+@pytest.mark.parametrize(
+    "hours, words", [(0.02, "1 min"), (0.5, "30 min"), (1.5, "1 h 30 min"), (8, "8 h"), (0.01, "1 min"), (2.999, "3 h")]
+)
 def test_the_summary_says_the_whole_minutes_the_job_gets(slurm, hours, words):
     # Slurm counts whole minutes; the log and the form say what the job really gets, never "0.0166667 h"
     assert resources_for(SessionRequest("sxm2", 1, hours), slurm).summary().endswith(f"· {words} on sxm2")
@@ -102,11 +109,23 @@ def test_options_form(slurm):
     assert 'id="dsportal-gpus-1" value="1" checked' in html
     assert 'max="12"' in html and 'value="8"' in html
     assert "1 GPU · 8 cores · 48 GB RAM · 8 h on sxm2" in html  # before any script runs
-    assert '"cores_per_gpu": 8' in html and '"max_gpus": {"sxm2": 4, "pcie": 2}' in html
-    assert "<label for=\"dsportal-hours\"" in html
+    # the page's script looks up what each GPU count brings, computed by the hub's one rule
+    assert '"0": {"cores": 4, "gb": 16.0}' in html and '"2": {"cores": 16, "gb": 96.0}' in html
+    assert '"max_gpus": {"sxm2": 4, "pcie": 2}' in html
+    assert '<label for="dsportal-hours"' in html
 
 
 def test_form_escapes_admin_labels(slurm):
     labelled = slurm.partitions[0].model_copy(update={"display_name": 'A & B "big"'})
     slurm = slurm.model_copy(update={"partitions": [labelled, *slurm.partitions[1:]]})
     assert "A &amp; B &#34;big&#34;" in render_options_form(slurm)
+
+
+def test_one_resource_rule_serves_the_form_the_job_and_what_is_free(slurm):
+    from spawner.hub.form import shape
+    from spawner.hub.resources import allocation
+
+    assert allocation(2, slurm) == (16, 2 * 48 * 1024) and allocation(0, slurm) == (4, 16 * 1024)
+    for gpus in range(5):
+        res = resources_for(SessionRequest("sxm2", gpus, 1), slurm)
+        assert shape(gpus, slurm) == {"cores": res.cpus, "gb": res.memory_mib / 1024}

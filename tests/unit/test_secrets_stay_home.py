@@ -12,11 +12,21 @@ SUDOERS = Path(__file__).resolve().parents[2] / "deploy" / "sudoers.d" / "dsport
 
 
 def test_a_command_inherits_the_path_locale_and_slurm_settings_only():
-    hub = {"PATH": "/opt/dsportal/venv/bin:/usr/bin", "LANG": "C.UTF-8", "SLURM_CONF": "/etc/slurm/slurm.conf",
-           "JUPYTERHUB_CRYPT_KEY": "k" * 64, "CONFIGPROXY_AUTH_TOKEN": "t", "DSPORTAL_CONFIG": "/etc/dsportal/p.yaml",
-           "HOME": "/var/lib/dsportal", "JUPYTERHUB_API_TOKEN": "a"}
-    assert command_environment(hub) == {"PATH": "/opt/dsportal/venv/bin:/usr/bin", "LANG": "C.UTF-8",
-                                        "SLURM_CONF": "/etc/slurm/slurm.conf"}
+    hub = {
+        "PATH": "/opt/dsportal/venv/bin:/usr/bin",
+        "LANG": "C.UTF-8",
+        "SLURM_CONF": "/etc/slurm/slurm.conf",
+        "JUPYTERHUB_CRYPT_KEY": "k" * 64,
+        "CONFIGPROXY_AUTH_TOKEN": "t",
+        "DSPORTAL_CONFIG": "/etc/dsportal/p.yaml",
+        "HOME": "/var/lib/dsportal",
+        "JUPYTERHUB_API_TOKEN": "a",
+    }
+    assert command_environment(hub) == {
+        "PATH": "/opt/dsportal/venv/bin:/usr/bin",
+        "LANG": "C.UTF-8",
+        "SLURM_CONF": "/etc/slurm/slurm.conf",
+    }
 
 
 def test_sudo_keeps_exactly_the_jobs_variables_by_name():

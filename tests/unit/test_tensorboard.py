@@ -28,8 +28,11 @@ def reloaders() -> int:
 def test_instances_are_per_folder_reused_and_stopped(tmp_path):
     (tmp_path / "logs").mkdir()
     made = []
-    boards = TensorBoards(tmp_path, "/user/alice/",
-                          factory=lambda path, prefix: (made.append((path, prefix)) or "app", lambda: made.append("stopped")))
+    boards = TensorBoards(
+        tmp_path,
+        "/user/alice/",
+        factory=lambda path, prefix: (made.append((path, prefix)) or "app", lambda: made.append("stopped")),
+    )
     first, started = boards.open("logs")
     assert started and first.logdir == str(tmp_path / "logs")
     assert first.url == f"/user/alice/dsportal/tensorboard/{instance_id(tmp_path / 'logs')}/"
@@ -40,9 +43,15 @@ def test_instances_are_per_folder_reused_and_stopped(tmp_path):
     assert not boards.close(first.id) and boards.list() == []
 
 
-@pytest.mark.parametrize("logdir, message", [
-    ("nope", "nope is not a folder"), ("", "Choose a folder"), ("a\x00b", "Choose a folder"), (None, "Choose a folder"),
-])
+@pytest.mark.parametrize(
+    "logdir, message",
+    [
+        ("nope", "nope is not a folder"),
+        ("", "Choose a folder"),
+        ("a\x00b", "Choose a folder"),
+        (None, "Choose a folder"),
+    ],
+)
 def test_bad_folders_are_refused_with_a_reason(tmp_path, logdir, message):
     boards = TensorBoards(tmp_path, "/user/alice/", factory=lambda p, x: pytest.fail("started"))
     with pytest.raises(LogdirError, match=message):
@@ -67,8 +76,9 @@ def test_huge_folders_are_refused(tmp_path):
     (storage / "project").mkdir(parents=True)
     (tmp_path / "home" / "logs").mkdir(parents=True)
     (tmp_path / "home" / "isilon").symlink_to(storage)
-    boards = TensorBoards(tmp_path / "home", "/user/alice/", factory=lambda p, x: ("app", lambda: None),
-                          big_roots=(str(storage),))
+    boards = TensorBoards(
+        tmp_path / "home", "/user/alice/", factory=lambda p, x: ("app", lambda: None), big_roots=(str(storage),)
+    )
     for logdir in ("/", "/usr", str(tmp_path / "home"), ".", "isilon", str(storage)):
         with pytest.raises(LogdirError, match="too big a folder for TensorBoard, which rereads all of it every 5 s"):
             boards.open(logdir)
@@ -82,8 +92,9 @@ def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
     instance, _ = boards.open("logs")
     client = Client(instance.app)
     prefix = instance.url.rstrip("/")
-    wait_until(lambda: json.loads(client.get(f"{prefix}/data/runs").get_data()) == ["run1"], 30,
-               "TensorBoard loading the run")
+    wait_until(
+        lambda: json.loads(client.get(f"{prefix}/data/runs").get_data()) == ["run1"], 30, "TensorBoard loading the run"
+    )
     data = json.loads(client.get(f"{prefix}/data/plugin/scalars/scalars?run=run1&tag=loss").get_data())
     assert [(step, value) for _, step, value in data] == [(0, 1.0), (1, 0.5), (2, 0.25)]
     page = client.get(f"{prefix}/")
@@ -93,13 +104,22 @@ def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
     wait_until(lambda: reloaders() == before, 15, "the reload thread ending after stop")
 
 
-@pytest.mark.parametrize("headers, same", [
-    ({"Host": "127.0.0.1:8000", "Origin": "http://127.0.0.1:8000"}, True),
-    ({"Host": "alice.localhost:8000", "Referer": "https://alice.localhost:8000/user/alice/dsportal/tensorboard/x/"}, True),
-    ({"Host": "alice.localhost:8000", "Origin": "https://bob.localhost:8000"}, False),
-    ({"Host": "127.0.0.1:8000", "Origin": "null"}, False),
-    ({"Host": "127.0.0.1:8000"}, False),  # no Origin, no Referer: the XSRF token is needed
-])
+@pytest.mark.parametrize(
+    "headers, same",
+    [
+        ({"Host": "127.0.0.1:8000", "Origin": "http://127.0.0.1:8000"}, True),
+        (
+            {
+                "Host": "alice.localhost:8000",
+                "Referer": "https://alice.localhost:8000/user/alice/dsportal/tensorboard/x/",
+            },
+            True,
+        ),
+        ({"Host": "alice.localhost:8000", "Origin": "https://bob.localhost:8000"}, False),
+        ({"Host": "127.0.0.1:8000", "Origin": "null"}, False),
+        ({"Host": "127.0.0.1:8000"}, False),  # no Origin, no Referer: the XSRF token is needed
+    ],
+)
 def test_tensorboard_posts_skip_the_xsrf_token_only_from_the_same_origin(headers, same):
     from spawner.jupyter.handlers import same_origin
 

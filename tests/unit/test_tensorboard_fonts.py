@@ -22,13 +22,15 @@ def tensorboard(content_type: str, asked: list):
         asked.append(environ["HTTP_ACCEPT_ENCODING"])
         start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(PAGE)))])
         return [PAGE]
+
     return app
 
 
 def test_the_pages_fonts_are_asked_under_the_prefix_uncompressed():
     asked = []
-    status, headers, body = serve(fonts_under_prefix(tensorboard("text/html; charset=utf-8", asked), "/user/a/tb/1/"),
-                                  "/")
+    status, headers, body = serve(
+        fonts_under_prefix(tensorboard("text/html; charset=utf-8", asked), "/user/a/tb/1/"), "/"
+    )
     expected = b"<style>@font-face{src: url(/user/a/tb/1/font-roboto/a.woff2)}</style>"
     assert (status, body, headers["Content-Length"], asked) == ("200 OK", expected, str(len(expected)), ["identity"])
 

@@ -1,31 +1,30 @@
-"""Apply the admin YAML to JupyterHub's config object (used by deploy/jupyterhub_config.py); runs in the hub."""
+"""Apply the admin YAML to JupyterHub's config object (deploy/jupyterhub_config.py calls it); runs in the hub.
+
+The portal's one piece of JupyterHub wiring: the traits it sets, the
+portal's routes (spawner/hub/routes.py), the home page's data
+(spawner/hub/homepage.py through template_vars), the sessions' metrics and
+the shared Slurm services with their reconciler.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-import socket
 import sys
 from pathlib import Path
-from urllib.parse import urlparse
 
-from spawner.contract import data_dir
-from spawner.hub.idle import culler_services
-from spawner.hub.ignored import ignored_settings
-from spawner.hub.services import start_in_hub
+from portal.cleartext import cleartext_warnings
+from portal.config import config_path, load_config
+from portal.huburl import connect_url
+from portal.settings import PortalSettings
 
-from .cleartext import cleartext_warnings
-from .config import config_path, load_config
-from .settings import HubSettings, PortalSettings
-
-
-def connect_url(hub: HubSettings) -> str:
-    """The hub API as compute nodes reach it."""
-    if hub.internal_connect_url:
-        return hub.internal_connect_url
-    bound = urlparse(hub.internal_bind_url)
-    host = bound.hostname if bound.hostname not in ("0.0.0.0", "::", "") else socket.getfqdn()
-    return f"{bound.scheme}://{host}:{bound.port or 8081}"
+from ..contract import data_dir
+from . import routes
+from .homepage import home_template_var, hub_cards
+from .idle import culler_services
+from .ignored import ignored_settings
+from .metrics import register_session_collector
+from .services import start_in_hub
 
 
 def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSettings:
@@ -53,11 +52,15 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.JupyterHub.db_url = hub.db_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"
     c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
     c.JupyterHub.template_paths = [str(data_dir("templates"))]
+    # the home page's session card and history: templates/home.html calls dsportal_home()
+    c.JupyterHub.template_vars.update({"dsportal_home": home_template_var})
+    routes.install()  # the portal's API beside JupyterHub's, before JupyterHub builds its application
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users; session jobs no session owns are cancelled
     # from the hub's start on (spawner/hub/services.py, reconciler.py).
-    start_in_hub(str(path))
+    if start_in_hub(str(path)) is not None:
+        register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
     # sessions read only the environment's and the system's config (the portal's extensions live there).

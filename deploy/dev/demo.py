@@ -1,0 +1,72 @@
+"""The dev cluster's demo people and groups, declared once.
+
+The unix accounts (machine.py), the demo directory (directory.py), the
+logins `up` prints and the tests' passwords (tests/support/demo.py) all come
+from here.  deploy/portal.dev.yaml cannot import it: tests/unit/test_devcluster.py
+checks that its admin groups make exactly the admins declared here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DemoGroup:
+    name: str
+    gid: int | None = None  # a posixGroup, also a unix group of the machine; None: a groupOfNames, directory only
+
+
+@dataclass(frozen=True)
+class DemoUser:
+    name: str
+    password: str
+    uid: int  # also the gid of the user's private unix group
+    groups: tuple[str, ...]
+    admin: bool = False  # a member of an admin group of deploy/portal.dev.yaml
+
+
+GROUPS = (
+    DemoGroup("datasci", 5000),  # the portal's users (ldap.allowed_groups, slurm.user_groups)
+    DemoGroup("hpcadmin", 5100),  # the portal's admins (hub.admin_groups)
+    DemoGroup("mlteam"),
+    DemoGroup("webadmins"),  # an admin group in the LDAP tests (groupOfNames), not in the dev cluster
+)
+
+USERS = (
+    DemoUser("alice", "alice-pw", 5001, ("datasci", "mlteam")),
+    DemoUser("bob", "bob-pw", 5002, ("datasci", "webadmins")),
+    DemoUser("carol", "carol-pw", 5003, ("datasci", "hpcadmin"), admin=True),
+)
+
+
+def user(name: str) -> DemoUser:
+    """The demo user `name` (KeyError if there is none)."""
+    for u in USERS:
+        if u.name == name:
+            return u
+    raise KeyError(f"no demo user {name!r}; the demo users are {', '.join(u.name for u in USERS)}")
+
+
+def members(group: str) -> list[str]:
+    """The demo users in `group`, in declaration order."""
+    return [u.name for u in USERS if group in u.groups]
+
+
+def unix_groups() -> dict[str, int]:
+    """The groups the machine has too (the posixGroups): name -> gid."""
+    return {g.name: g.gid for g in GROUPS if g.gid is not None}
+
+
+def logins() -> str:
+    """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)"."""
+    said = ", ".join(f"{u.name} / {u.password}" for u in USERS)
+    admins = [u.name for u in USERS if u.admin]
+    if not admins:
+        return said
+    return f"{said} ({' and '.join(admins)} {'is an admin' if len(admins) == 1 else 'are admins'})"
+
+
+def summary() -> str:
+    """Who and which groups, for progress messages: "alice, bob, carol; groups datasci, hpcadmin, mlteam, webadmins"."""
+    return f"{', '.join(u.name for u in USERS)}; groups {', '.join(g.name for g in GROUPS)}"

@@ -1,0 +1,103 @@
+"""The home page's data: a user's session card, history and presets (hub side).
+
+Read from the spawner's saved record and the shared, cached job listing, so a
+page view never makes the hub ask Slurm.  The page gets it through
+`c.JupyterHub.template_vars` (`dsportal_home`, spawner/hub/hubconfig.py) on its
+first render and from GET /hub/api/dsportal/session (spawner/hub/sessionapi.py)
+on each refresh: both read `home_data`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from .dashboard import session_card
+from .extension import limits_of
+from .progress import start_progress
+
+if TYPE_CHECKING:
+    from .spawner import SlurmGPUSpawner
+
+NO_SESSION = {"state": "none"}
+
+
+def card(spawner: SlurmGPUSpawner) -> dict:
+    """The session card (spawner/hub/dashboard.py) of the spawner's current session."""
+    record, job_id = spawner.record, spawner.job_id
+    limits = limits_of(spawner.settings.slurm)
+    info = (spawner.slurm_client.watcher.last_known(job_id) or spawner.job_info) if job_id else None
+    resources = spawner.current_resources() if job_id else None
+    stopping = spawner.pending == "stop" or bool(record.stopping and spawner.stopping_message())
+    if record.stopping and not stopping:  # handed over, and the latest listing shows it gone
+        return session_card(
+            "", None, None, start_done=False, stopping=False, message="", minutes=0, limits=limits, now=datetime.now()
+        )
+    if not job_id:
+        message = ""
+    elif stopping:  # a stop under way now, or one handed over to the reconciler
+        message = spawner.stopping_message() or f"Stopping your session: Slurm is cancelling job {job_id}."
+    else:
+        message = start_progress(
+            job_id,
+            info,
+            resources.partition if resources else "the cluster",
+            spawner.port,
+            spawner.answering,
+            spawner.queue_place,
+        )["message"]
+    minutes = record.minutes or (resources.minutes if resources else 0)
+    return session_card(
+        job_id,
+        info,
+        resources,
+        start_done=record.start_done,
+        stopping=stopping,
+        message=message,
+        minutes=minutes,
+        limits=limits,
+        now=datetime.now(),
+    )
+
+
+def home_data(spawner: SlurmGPUSpawner) -> dict:
+    """What the home page shows; its first render and each refresh read the same."""
+    return {
+        "session": card(spawner),
+        "history": spawner.record.history,
+        "last_end": "" if spawner.active else spawner.record.last_end,
+        "presets": [p.model_dump() for p in spawner.settings.sessions.presets],
+        "server_url": spawner.user.url if spawner.ready else "",
+    }
+
+
+def portal_spawner(user) -> SlurmGPUSpawner | None:
+    """The user's session spawner, when it is the portal's (a hub with another spawner class has none)."""
+    spawner = getattr(user, "spawner", None) if user is not None else None
+    return spawner if hasattr(spawner, "record") and hasattr(spawner, "slurm_client") else None
+
+
+def home_template_var(user) -> Callable[[], dict | None]:
+    """`c.JupyterHub.template_vars["dsportal_home"]`: JupyterHub calls this for every page it renders;
+    the page that shows the data (templates/home.html) calls what it returns, so other pages cost nothing."""
+
+    def data() -> dict | None:
+        spawner = portal_spawner(user)
+        return home_data(spawner) if spawner is not None else None
+
+    return data
+
+
+def hub_cards() -> list[dict]:
+    """The card of every portal session the running hub holds (for /hub/metrics, spawner/hub/metrics.py)."""
+    from jupyterhub.app import JupyterHub  # the running hub's application: there is one only inside the hub
+
+    if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
+        return []  # the hub is still starting
+    return [
+        card(spawner)
+        for user in list(JupyterHub.instance().users.values())
+        for spawner in list(user.spawners.values())
+        if hasattr(spawner, "record") and spawner.job_id
+    ]

@@ -1,0 +1,131 @@
+"""The session's saved record: what the hub's database keeps of a user's session (hub side, pure).
+
+JupyterHub saves each spawner's state as a JSON object (`orm_spawner.state`)
+and hands it back after a hub restart.  This is its one type.  Sessions are
+Slurm jobs that outlive the hub, so a hub upgraded while sessions run must
+read the records an older hub wrote: each record carries its `version`, and
+`SessionRecord.from_state` migrates older ones.
+
+Versions:
+  0  (no "version" key) written by hubs before the record had a type: the same flat
+     keys, some written only when set; batchspawner's own state (job_id, job_status) is one too.
+  1  this one: the flat keys of version 0 and "version": 1.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+VERSION = 1
+
+log = logging.getLogger("JupyterHub").getChild("record")
+
+
+@dataclass
+class SessionRecord:
+    """What outlives the hub: the job, how far its start got, and why earlier sessions ended."""
+
+    job_id: str = ""  # the Slurm job of the current session ("" for none)
+    job_status: str = ""  # batchspawner's "STATE|REASON|NODE" of the last listing
+    token_sha256: str = ""  # the session's API token's digest: JupyterHub gives a restarted hub no token
+    start_done: bool = False  # start() returned: a job saved without it was abandoned by a dying hub
+    stopping: bool = False  # a stop began: the job is the reconciler's until Slurm confirms it gone
+    limit: str = ""  # the session's length in words ("8 h"), for the end's message
+    minutes: int = 0  # the session's time limit in minutes, extensions included
+    submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
+    last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
+    history: list[dict] = field(default_factory=list)  # the last sessions, newest first
+
+    def to_state(self) -> dict:
+        """The JSON object JupyterHub saves; {} for a user with nothing to remember."""
+        if self == SessionRecord():
+            return {}
+        state: dict[str, Any] = {"version": VERSION}
+        if self.job_id:
+            state.update(
+                job_id=self.job_id,
+                job_status=self.job_status,
+                token_sha256=self.token_sha256,
+                start_done=self.start_done,
+                limit=self.limit,
+                minutes=self.minutes,
+                submitted=self.submitted,
+            )
+            if self.stopping:
+                state["stopping"] = True
+        if self.last_end:
+            state["last_end"] = self.last_end
+        if self.history:
+            state["history"] = [dict(e) for e in self.history]
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict | None) -> SessionRecord:
+        """A saved state of any version -> the record; what does not read is dropped, never raised.
+
+        A hub must start whatever its database holds: a field of the wrong type
+        is logged and left at its default (a job id is never dropped: without
+        it the job would be nobody's and the reconciler would cancel it).
+        """
+        state = dict(state or {})
+        version = state.pop("version", 0)
+        if version not in MIGRATIONS and version != VERSION:
+            log.warning(
+                "A saved session record of version %r is newer than this hub's (%s): reading what it can",
+                version,
+                VERSION,
+            )
+        while version in MIGRATIONS:
+            state, version = MIGRATIONS[version](state), version + 1
+        known = {f.name: f for f in fields(cls)}
+        values = {}
+        for name, value in state.items():
+            if name not in known:
+                continue  # a later version's field: this hub does not use it
+            default = known[name].default if known[name].default_factory is MISSING else []
+            kind = type(default)
+            if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+                log.warning("Saved session record: %s=%r is not a %s; left at %r", name, value, kind.__name__, default)
+                continue
+            values[name] = value
+        values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
+        return cls(**values)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _from_version_0(state: dict) -> dict:
+    """Version 0 -> 1: the same keys; numbers saved as strings and ids saved as numbers are read as meant."""
+    state = dict(state)
+    if isinstance(state.get("job_id"), int):
+        state["job_id"] = str(state["job_id"])
+    if isinstance(state.get("minutes"), str) and state["minutes"].isdigit():
+        state["minutes"] = int(state["minutes"])
+    for flag in ("start_done", "stopping"):
+        if flag in state:
+            state[flag] = bool(state[flag])
+    return state
+
+
+MIGRATIONS = {0: _from_version_0}  # version N -> N + 1
+
+
+def history_entry(job_id: str, summary: str, options: dict, submitted: str, ended: datetime, why: str) -> dict:
+    return {
+        "job_id": job_id,
+        "summary": summary,
+        "options": options,
+        "submitted": submitted,
+        "ended": ended.isoformat(timespec="minutes"),
+        "why": why,
+    }
+
+
+def add_to_history(history: list[dict], entry: dict, keep: int) -> list[dict]:
+    """Newest first, at most `keep`, one entry per job."""
+    rest = [e for e in history if e.get("job_id") != entry["job_id"]]
+    return ([entry] + rest)[:keep]

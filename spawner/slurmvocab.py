@@ -1,0 +1,328 @@
+"""Slurm's vocabulary: what the portal asks Slurm's commands, and what their answers mean.
+
+Standard library only, so that every side uses the same words: the hub
+(spawner/hub/slurm.py runs the commands, spawner/hub/clusterinfo.py does the
+arithmetic on sinfo), the user's Jupyter server on the compute node
+(spawner/jupyter/clock.py asks for its job's end), the root helper
+(spawner/root/extend.py) and `dsportal doctor` (portal/admin/doctor.py).
+
+Job states, output formats, the records answers are read into, pure parsers
+and pure argument-list builders that take plain command paths.  Running a
+command is each side's own business; nothing here runs anything.  Everything
+is tested by equality (tests/unit/test_slurmvocab.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+# Parsing happens in the hub, so a skipped line is logged there, in its format.
+log = logging.getLogger("JupyterHub").getChild("slurm")
+
+# --- job and node states ---------------------------------------------------------------
+PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
+RUNNING = frozenset({"RUNNING", "SUSPENDED", "STOPPED", "SIGNALING", "RESIZING"})
+ENDING = frozenset({"COMPLETING", "STAGE_OUT"})
+# States in which a node takes new jobs (a trailing * means "not responding"; drain, down ... do not)
+USABLE_STATES = frozenset({"idle", "mix", "mixed", "alloc", "allocated", "comp", "completing"})
+
+# --- stderr fragments ------------------------------------------------------------------
+# ... that mean "the controller did not answer", not "bad request"
+UNAVAILABLE = (
+    "Unable to contact slurm controller",
+    "Socket timed out",
+    "Connection refused",
+    "Connection timed out",
+    "Transport endpoint is not connected",
+    "Zero Bytes were transmitted or received",
+    "backup controller in standby",
+)
+INVALID_JOB = "Invalid job id specified"
+
+# --- output formats --------------------------------------------------------------------
+# The reason goes last: it is the one free-text field (Slurm's state description),
+# so a "|" inside it cannot shift the other fields.  No job name is printed:
+# the listing asks Slurm for the portal's jobs by name instead.
+SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
+SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
+JOB_FORMAT = "%j|%u|%T|%l|%P"  # the extension helper's look at one job
+END_FORMAT = "%e"  # a job's end time
+
+TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"  # Slurm's '2026-11-22T11:00:00'
+_TIMESTAMP = re.compile(TIMESTAMP)
+_TEST_ONLY = re.compile(rf"Job [0-9]+ to start at ({TIMESTAMP})")
+_GPU_COUNT = re.compile(r"(?:^|,)gpu(?::[^:,(]+)?:([0-9]+)")
+_LIMIT = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
+_MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
+
+
+# --- argument lists --------------------------------------------------------------------
+def portal_jobs_argv(squeue: str, job_name: str) -> list[str]:
+    """Every job of the portal's name, in any state Slurm still remembers."""
+    return [squeue, "--noheader", "--states=all", f"--name={job_name}", f"--format={SQUEUE_FORMAT}"]
+
+
+def queue_order_argv(squeue: str, partition: str) -> list[str]:
+    """The partition's pending jobs, in Slurm's priority order."""
+    return [squeue, "--noheader", "--states=PENDING", f"--partition={partition}", "--sort=-p,i", "--format=%i"]
+
+
+def end_time_argv(squeue: str, job_id: str) -> list[str]:
+    return [squeue, "--noheader", f"--jobs={job_id}", f"--format={END_FORMAT}"]
+
+
+def job_argv(squeue: str, job_id: str) -> list[str]:
+    return [squeue, "--noheader", f"--jobs={job_id}", f"--format={JOB_FORMAT}"]
+
+
+def user_jobs_argv(squeue: str, user: str) -> list[str]:
+    return [squeue, "--noheader", "--format=%i", f"--user={user}"]
+
+
+def sinfo_nodes_argv(sinfo: str) -> list[str]:
+    return [sinfo, "--noheader", "--Node", "--Format=" + ",".join(f"{f}:|" for f in SINFO_FIELDS)]
+
+
+def partitions_gres_argv(sinfo: str) -> list[str]:
+    return [sinfo, "--noheader", "--format=%P|%G"]
+
+
+def partition_argv(scontrol: str, partition: str) -> list[str]:
+    return [scontrol, "--oneliner", "show", "partition", partition]
+
+
+def time_limit_update_argv(scontrol: str, job_id: str, minutes: int) -> list[str]:
+    return [scontrol, "update", f"JobId={job_id}", f"TimeLimit={minutes}"]
+
+
+def estimate_argv(sbatch_argv: list[str]) -> list[str]:
+    """A submission's argument list that queues nothing: Slurm only says when it would start (on stderr)."""
+    return [*sbatch_argv, "--test-only"]
+
+
+# --- time limits -----------------------------------------------------------------------
+def time_limit(minutes: int) -> str:
+    """Minutes -> Slurm's --time value: 'HH:MM:SS', or 'D-HH:MM:SS' from one day on."""
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    clock = f"{hours:02d}:{minutes:02d}:00"
+    return f"{days}-{clock}" if days else clock
+
+
+def parse_limit(text: str) -> int | None:
+    """A Slurm time ('30', '8:00:00', '1-12:00:00', '2-00', 'UNLIMITED') -> whole minutes; None = no limit.
+
+    Seconds round up: a limit is never reported shorter than it is.
+    """
+    text = text.strip()
+    if text.upper() in ("UNLIMITED", "INFINITE", "NONE"):
+        return None
+    match = _LIMIT.fullmatch(text)
+    if not match:
+        raise ValueError(f"not a Slurm time: {text!r}")
+    days, first, second, third = match.groups()
+    if days is not None:  # D-HH[:MM[:SS]]
+        hours, minutes, seconds = int(first), int(second or 0), int(third or 0)
+    elif third is not None:  # HH:MM:SS
+        hours, minutes, seconds = int(first), int(second), int(third)
+    else:  # MM[:SS]
+        hours, minutes, seconds = 0, int(first), int(second or 0)
+    return (int(days or 0) * 24 + hours) * 60 + minutes + (1 if seconds else 0)
+
+
+# --- records ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class JobInfo:
+    job_id: str
+    state: str
+    reason: str = ""
+    node: str = ""
+    user: str = ""
+    start: str = ""  # Slurm's expected start of a pending job ('2026-11-22T11:00:00'), "" when it has none
+    end: str = ""  # when a running job reaches its time limit (Slurm's end time); "" otherwise
+
+    @property
+    def pending(self) -> bool:
+        return self.state in PENDING
+
+    @property
+    def running(self) -> bool:
+        return self.state in RUNNING
+
+    @property
+    def in_queue(self) -> bool:
+        """Still known to Slurm as not finished (pending, running or ending)."""
+        return self.state in PENDING | RUNNING | ENDING
+
+
+@dataclass(frozen=True)
+class NodeState:
+    node: str
+    partition: str
+    state: str
+    gpus: int
+    gpus_used: int
+    cpus_idle: int
+    cpus: int
+    memory_mib: int
+    memory_used_mib: int
+
+    @property
+    def usable(self) -> bool:
+        # a suffix (* not responding, ~ powered off, @ reboot pending, $ maintenance ...) means no;
+        # "-" (planned) is fine
+        return self.state.rstrip("-") in USABLE_STATES
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job as the extension helper sees it (JOB_FORMAT)."""
+
+    name: str
+    user: str
+    state: str
+    limit: int | None
+    partition: str
+
+
+# --- parsers ---------------------------------------------------------------------------
+class UnreadableAnswer(ValueError):
+    """squeue printed something that is not the asked-for format: nothing is concluded from it."""
+
+
+def parse_job_id(output: str) -> str:
+    """`sbatch --parsable` prints 'ID' or 'ID;cluster' (last line; warnings may precede)."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    job_id = lines[-1].split(";")[0].strip() if lines else ""
+    if not job_id.isdigit():
+        raise ValueError(f"sbatch printed no job id: {output.strip()[:200]!r}")
+    return job_id
+
+
+_SKIPPED: set[str] = set()
+
+
+def _skipped_once(job_id: str, user: str) -> None:
+    """Log a line that is no job of the portal's once, not at every listing."""
+    if job_id not in _SKIPPED and len(_SKIPPED) < 10_000:
+        _SKIPPED.add(job_id)
+        log.info(
+            "Skipping %r of %s in Slurm's listing: named like the portal's jobs, but not one of them", job_id, user
+        )
+
+
+def parse_squeue(output: str) -> dict[str, JobInfo]:
+    """Lines of SQUEUE_FORMAT ('%i|%u|%T|%N|%S|%e|%r') -> {job_id: JobInfo}.
+
+    A line of a plain job id that does not read raises UnreadableAnswer: a job
+    missing from the result means "Slurm says it is gone", so none of the
+    portal's jobs may go missing by accident.  No other account can make such
+    a line unreadable (every field before the reason is Slurm's own).  Any
+    other line is skipped and logged once, whoever submitted its job under the
+    portal's name: array elements (123_4), heterogeneous job components (82+1),
+    anything else.
+    """
+    jobs = {}
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        parts = line.strip().split("|", 6)
+        if not parts[0].isdigit():  # not a job of the portal's (a hetjob, an array, a line of anything else)
+            _skipped_once(parts[0][:40], parts[1][:40] if len(parts) > 1 else "?")
+            continue
+        if len(parts) != 7 or not parts[2]:  # maybe one of the portal's: nothing may be concluded
+            raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
+        job_id, user, state, node, start, end, reason = parts
+        reason = "" if reason in ("None", "(null)") else reason
+        node = "" if node in ("", "(null)", "n/a") else node
+        state = state.split()[0]
+        start = start if _TIMESTAMP.fullmatch(start) and state == "PENDING" else ""  # N/A, Unknown
+        end = end if _TIMESTAMP.fullmatch(end) and state != "PENDING" else ""
+        jobs[job_id] = JobInfo(job_id, state, reason, node, user, start, end)
+    return jobs
+
+
+def parse_queue_order(output: str) -> list[str]:
+    """queue_order_argv's answer -> job ids, first in line first."""
+    return [line.strip() for line in output.splitlines() if line.strip()]
+
+
+def gpu_count(gres: str) -> int:
+    """'gpu:4', 'gpu:v100:4(S:0-1)', 'gpu:1(IDX:0),mps:100' -> GPUs; '(null)' -> 0."""
+    return sum(int(n) for n in _GPU_COUNT.findall(gres))
+
+
+def parse_sinfo(output: str) -> list[NodeState]:
+    """Lines of sinfo_nodes_argv's SINFO_FIELDS -> one NodeState per node and partition."""
+    nodes = []
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.rstrip().rstrip("|").split("|")]
+        if len(parts) != len(SINFO_FIELDS):
+            raise UnreadableAnswer(f"unreadable sinfo line: {line[:200]!r}")
+        node, partition, state, gres, used, cpus, alloc_mem, memory = parts
+        try:
+            allocated, idle, _other, total = (int(n) for n in cpus.split("/"))
+            nodes.append(
+                NodeState(
+                    node=node,
+                    partition=partition.rstrip("*"),
+                    state=state,
+                    gpus=gpu_count(gres),
+                    gpus_used=gpu_count(used),
+                    cpus_idle=idle,
+                    cpus=total,
+                    memory_mib=int(memory),
+                    memory_used_mib=int(alloc_mem),
+                )
+            )
+        except ValueError:
+            raise UnreadableAnswer(f"unreadable sinfo line: {line[:200]!r}") from None
+    return nodes
+
+
+def parse_partitions_gres(output: str) -> dict[str, str]:
+    """partitions_gres_argv's answer -> {partition: its nodes' GRES} (the default partition's * removed)."""
+    gres: dict[str, str] = {}
+    for line in output.splitlines():
+        name, _, resources = line.partition("|")
+        gres[name.rstrip("*")] = gres.get(name.rstrip("*"), "") + resources
+    return gres
+
+
+def parse_test_only(stderr: str) -> str | None:
+    """`sbatch --test-only` -> Slurm's expected start ('2026-11-22T11:00:00'), None if it gave none."""
+    found = _TEST_ONLY.search(stderr)
+    return found.group(1) if found else None
+
+
+def parse_end(output: str) -> datetime | None:
+    """squeue's '%e' for one job -> its end time; None for 'N/A', 'NONE', 'Unknown' or nothing."""
+    text = output.strip()
+    if not _TIMESTAMP.fullmatch(text):
+        return None
+    return datetime.fromisoformat(text)
+
+
+def parse_job(output: str) -> Job | None:
+    """squeue's one line of JOB_FORMAT -> Job; None when Slurm does not list the job."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return None
+    parts = lines[0].strip().split("|")
+    if len(parts) != 5:
+        raise ValueError(f"unreadable squeue line: {lines[0][:200]!r}")
+    name, user, state, limit, partition = parts
+    return Job(name, user, state, parse_limit(limit), partition)
+
+
+def parse_partition_max(output: str) -> int | None:
+    """`scontrol --oneliner show partition P` -> its MaxTime in minutes; None = unlimited."""
+    match = _MAX_TIME.search(output)
+    if not match:
+        raise ValueError("scontrol printed no MaxTime")
+    return parse_limit(match.group(1))

@@ -1,0 +1,16 @@
+"""The dev cluster's demo people as the tests use them (declared once, in deploy/dev/demo.py)."""
+
+from __future__ import annotations
+
+from deploy.dev import demo
+
+USERS = tuple(u.name for u in demo.USERS)
+
+
+def password_of(name: str) -> str:
+    """The demo user `name`'s password, in the demo directory and on the dev cluster."""
+    return demo.user(name).password
+
+
+def uid_of(name: str) -> int:
+    return demo.user(name).uid

@@ -1,0 +1,88 @@
+"""The session's saved record (spawner/hub/record.py): one versioned type, older records migrated."""
+
+from __future__ import annotations
+
+from spawner.hub.record import VERSION, SessionRecord
+
+HISTORY = [
+    {
+        "job_id": "41",
+        "summary": "1 GPU · 8 cores · 48 GB RAM · 8 h on sxm2",
+        "options": {"gpus": "1"},
+        "submitted": "2026-11-22T09:00",
+        "ended": "2026-11-22T17:00",
+        "why": "Stopped through the portal.",
+    }
+]
+
+# What a hub before the typed record saved for a running session (no "version" key)
+VERSION_0_RUNNING = {
+    "job_id": "42",
+    "job_status": "RUNNING||node001",
+    "token_sha256": "ab" * 32,
+    "start_done": True,
+    "limit": "8 h",
+    "minutes": 480,
+    "submitted": "2026-11-22T10:00",
+    "history": HISTORY,
+}
+
+
+def test_a_record_saved_before_versions_is_read_as_it_was_meant():
+    assert SessionRecord.from_state(VERSION_0_RUNNING) == SessionRecord(
+        job_id="42",
+        job_status="RUNNING||node001",
+        token_sha256="ab" * 32,
+        start_done=True,
+        stopping=False,
+        limit="8 h",
+        minutes=480,
+        submitted="2026-11-22T10:00",
+        last_end="",
+        history=HISTORY,
+    )
+
+
+def test_version_0_quirks_migrate():
+    old = {"job_id": 42, "minutes": "480", "stopping": 1, "start_done": 0}
+    assert SessionRecord.from_state(old) == SessionRecord(job_id="42", minutes=480, stopping=True)
+
+
+def test_batchspawners_own_state_is_a_record_too():
+    assert SessionRecord.from_state({"job_id": "7", "job_status": "PENDING|Resources|"}) == SessionRecord(
+        job_id="7", job_status="PENDING|Resources|"
+    )
+
+
+def test_round_trip_carries_the_version():
+    record = SessionRecord.from_state(VERSION_0_RUNNING)
+    saved = record.to_state()
+    assert saved == {"version": VERSION, **VERSION_0_RUNNING}
+    assert SessionRecord.from_state(saved) == record
+
+
+def test_a_stopping_job_and_an_ended_session_are_saved():
+    record = SessionRecord(job_id="9", stopping=True, last_end="Your session reached its time limit (8 h) at 17:00.")
+    saved = record.to_state()
+    assert (saved["stopping"], saved["last_end"], saved["version"]) == (True, record.last_end, VERSION)
+    assert SessionRecord.from_state(saved) == record
+
+
+def test_nothing_to_remember_saves_nothing():
+    assert SessionRecord().to_state() == {}
+    assert SessionRecord.from_state({}) == SessionRecord() == SessionRecord.from_state(None)
+
+
+def test_without_a_job_only_what_the_home_page_keeps_is_saved():
+    record = SessionRecord(limit="8 h", minutes=480, last_end="ended", history=HISTORY)
+    assert record.to_state() == {"version": VERSION, "last_end": "ended", "history": HISTORY}
+
+
+def test_a_field_that_does_not_read_is_left_at_its_default_and_the_job_kept():
+    state = {"job_id": "42", "minutes": "lots", "limit": 8, "history": [HISTORY[0], "junk", 3], "start_done": True}
+    assert SessionRecord.from_state(state) == SessionRecord(job_id="42", start_done=True, history=HISTORY)
+
+
+def test_a_newer_hubs_record_is_read_as_far_as_this_hub_knows_it():
+    newer = {"version": VERSION + 1, "job_id": "42", "start_done": True, "a_later_field": {"x": 1}}
+    assert SessionRecord.from_state(newer) == SessionRecord(job_id="42", start_done=True)

@@ -1,0 +1,67 @@
+"""The portal's routes are installed in one place (spawner/hub/routes.py); importing a module changes none."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from jupyterhub.apihandlers.users import UserServerAPIHandler
+
+from spawner.hub import clusterapi, portapi, routes, sessionapi, stopapi
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Stock:  # stand-ins for JupyterHub's own handlers
+    pass
+
+
+def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawners():
+    batchspawners = ("/api/batchspawner", routes.REMOVED[0])
+    handlers = [
+        ("/api/info", Stock),
+        ("/api/users/([^/]+)/server", UserServerAPIHandler),
+        batchspawners,
+        ("/api/users/([^/]+)/servers/([^/]*)", UserServerAPIHandler, {"extra": 1}),
+    ]
+    assert routes.installed(handlers) == [
+        ("/api/info", Stock),
+        ("/api/users/([^/]+)/server", stopapi.PortalUserServerAPIHandler),
+        ("/api/users/([^/]+)/servers/([^/]*)", stopapi.PortalUserServerAPIHandler, {"extra": 1}),
+        ("/api/dsportal/port", portapi.PortHandler),
+        ("/api/dsportal/ended", portapi.EndedHandler),
+        ("/api/dsportal/session", sessionapi.SessionHandler),
+        ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
+        ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
+        ("/api/dsportal/estimate", clusterapi.EstimateHandler),
+    ]
+    assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
+
+
+WHAT_IMPORTS_CHANGE = """
+import json, pkgutil, importlib
+import batchspawner  # its own import adds its handler: that is batchspawner's, taken out by routes.install()
+from jupyterhub import apihandlers
+import spawner.hub
+before = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
+for info in pkgutil.iter_modules(spawner.hub.__path__):
+    importlib.import_module("spawner.hub." + info.name)
+after = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
+from spawner.hub import routes
+routes.install()
+installed = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
+print(json.dumps([before == after, len(before), before != installed]))
+"""
+
+
+def test_importing_every_hub_module_changes_no_route():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", WHAT_IMPORTS_CHANGE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    unchanged, count, install_changes = json.loads(out.stdout.strip().splitlines()[-1])
+    assert unchanged and count > 20 and install_changes
