@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from portal.settings import SlurmSettings, size_to_mib
+from portal.settings import SlurmSettings
 
 from ..slurmvocab import NodeState
+from .resources import allocation
 from .slurm import SlurmClient
 
 
@@ -47,8 +48,7 @@ def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings) -> bool:
     """A session of `gpus` GPUs (with its cores and memory) could start on `node` now."""
     if not node.usable:
         return False
-    cpus = gpus * slurm.cores_per_gpu if gpus else slurm.cpu_only_cores
-    memory = gpus * size_to_mib(slurm.memory_per_gpu) if gpus else size_to_mib(slurm.cpu_only_memory)
+    cpus, memory = allocation(gpus, slurm)
     return (
         node.gpus - node.gpus_used >= gpus
         and node.cpus_idle >= cpus

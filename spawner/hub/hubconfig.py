@@ -102,10 +102,27 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
 def report_ignored_settings(c) -> list[str]:
     """Log an error for each batchspawner setting the portal's spawner would silently ignore.
 
-    Called last in jupyterhub_config.py, so it sees the admin's own lines too.
+    Called last in jupyterhub_config.py, so it sees the admin's own lines too;
+    it also puts back the home page's data if such a line replaced JupyterHub's
+    template_vars (the page would silently fall back to JupyterHub's stock page).
     """
     problems = ignored_settings(c)
     log = logging.getLogger("JupyterHub")
     for problem in problems:
         log.error(problem)
+    replaced = keep_home_page_data(c)
+    if replaced:
+        log.warning(replaced)
     return problems
+
+
+def keep_home_page_data(c) -> str:
+    """Add `dsportal_home` back to c.JupyterHub.template_vars if a later line replaced the dict; what was done."""
+    template_vars = c.JupyterHub.template_vars
+    if not isinstance(template_vars, dict) or "dsportal_home" in template_vars:
+        return ""  # still the portal's update (a lazy value), or the admin's dict that kept it
+    c.JupyterHub.template_vars = {**template_vars, "dsportal_home": home_template_var}
+    return (
+        "c.JupyterHub.template_vars was set after the portal's config and dropped the home page's data "
+        "(dsportal_home): added it back. Use c.JupyterHub.template_vars.update({...}) instead."
+    )

@@ -119,3 +119,9 @@ class EndedHandler(SessionTokenHandler):
 
 
 HANDLERS = [(PORT_URL, PortHandler), (ENDED_URL, EndedHandler)]  # installed by spawner/hub/routes.py
+
+
+def served(handlers: list[tuple]) -> bool:
+    """Whether JupyterHub's handler list serves the portal's port callback and not batchspawner's."""
+    classes = {route[1] for route in handlers}
+    return PortHandler in classes and not any(c.__name__ == "BatchSpawnerAPIHandler" for c in classes)

@@ -72,6 +72,11 @@ class SessionRecord:
         """
         state = dict(state or {})
         version = state.pop("version", 0)
+        if not isinstance(version, int) or isinstance(version, bool):
+            log.warning("A saved session record's version %r is no number: reading it as the oldest", version)
+            version = 0
+        if isinstance(state.get("job_id"), int) and not isinstance(state["job_id"], bool):
+            state["job_id"] = str(state["job_id"])  # whatever the version: a job id is never dropped
         if version not in MIGRATIONS and version != VERSION:
             log.warning(
                 "A saved session record of version %r is newer than this hub's (%s): reading what it can",
@@ -99,10 +104,8 @@ class SessionRecord:
 
 
 def _from_version_0(state: dict) -> dict:
-    """Version 0 -> 1: the same keys; numbers saved as strings and ids saved as numbers are read as meant."""
+    """Version 0 -> 1: the same keys; minutes saved as text and flags saved as numbers are read as meant."""
     state = dict(state)
-    if isinstance(state.get("job_id"), int):
-        state["job_id"] = str(state["job_id"])
     if isinstance(state.get("minutes"), str) and state["minutes"].isdigit():
         state["minutes"] = int(state["minutes"])
     for flag in ("start_done", "stopping"):

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from batchspawner import JobStatus, SlurmSpawner
+from jupyterhub import apihandlers
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
@@ -33,6 +34,7 @@ from portal.config import config_path
 from portal.settings import PortalSettings, is_username
 
 from ..contract import READY_PATH, SESSION_VAR, readiness_proof
+from . import portapi
 from .accounts import UnixAccount, group_names, refusal
 from .form import render_options_form
 from .idle import idle_words, join_idle_group, timeout_for
@@ -401,6 +403,14 @@ class SlurmGPUSpawner(SlurmSpawner):
         return min(max(waited / 10, shortest), longest)
 
     async def start(self):
+        if not portapi.served(apihandlers.default_handlers):
+            # without the portal's routes the session could not report its port, and batchspawner's
+            # handler (any attribute of this spawner, set by any caller) would be served
+            self.log.error("The portal's routes are not installed: the hub's config must call apply_portal_config")
+            raise RuntimeError(
+                "This hub is not set up for DS Portal sessions (its config does not apply the portal's); "
+                "tell the cluster admins."
+            )
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
             await self._settle_earlier_job()
         self.record.start_done = self.record.stopping = self.gone_confirmed = False

@@ -362,3 +362,17 @@ async def test_a_queued_start_reads_older_listings_the_longer_it_waits(a_spawner
     a_spawner.job_info = JobInfo("100", "PENDING", "Resources")
     a_spawner._submitted_at = asyncio.get_running_loop().time() - waited
     assert a_spawner._start_listing_age() == pytest.approx(age)
+
+
+async def test_a_hub_without_the_portals_routes_starts_nothing(a_spawner, mock_slurm, monkeypatch):
+    from jupyterhub import apihandlers
+
+    from spawner.hub import portapi
+
+    # a hub config that never called apply_portal_config: no port callback, batchspawner's handler served
+    bare = [route for route in apihandlers.default_handlers if route[1] is not portapi.PortHandler]
+    monkeypatch.setattr(apihandlers, "default_handlers", bare)
+    a_spawner.apply_session_options({"gpus": 1})
+    with pytest.raises(RuntimeError, match="not set up for DS Portal sessions"):
+        await a_spawner.start()
+    assert mock_slurm.calls("sbatch") == []

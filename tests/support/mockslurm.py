@@ -359,7 +359,10 @@ def spawner_for(name: str, config_file: Path, home: Path, **traits):
 
     from jupyterhub.objects import Hub
 
+    from spawner.hub import routes
     from spawner.hub.spawner import SlurmGPUSpawner
+
+    routes.install()  # as the hub's config does (spawner/hub/hubconfig.py): a start refuses to run without them
 
     async def no_auth_state():
         return None

@@ -28,3 +28,17 @@ def test_per_user_origins_use_host_prefixed_cookies(tmp_path):
 
 def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):
     assert "cookie_host_prefix_enabled" not in hub_config(tmp_path, {}).JupyterHub
+
+
+def test_an_admins_template_vars_keep_the_home_pages_data(tmp_path):
+    from spawner.hub.homepage import home_template_var
+    from spawner.hub.hubconfig import report_ignored_settings
+
+    c = hub_config(tmp_path, {})
+    c.JupyterHub.template_vars = {"announcement": "Maintenance on Friday"}  # replaces the whole dict
+    report_ignored_settings(c)
+    assert c.JupyterHub.template_vars == {"announcement": "Maintenance on Friday", "dsportal_home": home_template_var}
+    kept = hub_config(tmp_path, {})
+    kept.JupyterHub.template_vars.update({"announcement": "x"})
+    report_ignored_settings(kept)
+    assert kept.JupyterHub.template_vars.get_value({}) == {"announcement": "x", "dsportal_home": home_template_var}

@@ -86,3 +86,13 @@ def test_a_field_that_does_not_read_is_left_at_its_default_and_the_job_kept():
 def test_a_newer_hubs_record_is_read_as_far_as_this_hub_knows_it():
     newer = {"version": VERSION + 1, "job_id": "42", "start_done": True, "a_later_field": {"x": 1}}
     assert SessionRecord.from_state(newer) == SessionRecord(job_id="42", start_done=True)
+
+
+def test_a_job_id_saved_as_a_number_is_kept_in_any_version():
+    assert SessionRecord.from_state({"version": VERSION, "job_id": 42}).job_id == "42"
+
+
+def test_a_version_that_is_no_number_is_read_as_the_oldest():
+    assert SessionRecord.from_state({"version": ["x"], "job_id": "42", "minutes": "60"}) == SessionRecord(
+        job_id="42", minutes=60
+    )

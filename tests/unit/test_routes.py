@@ -65,3 +65,9 @@ def test_importing_every_hub_module_changes_no_route():
     assert out.returncode == 0, out.stderr[-3000:]
     unchanged, count, install_changes = json.loads(out.stdout.strip().splitlines()[-1])
     assert unchanged and count > 20 and install_changes
+
+
+def test_the_port_callback_counts_as_served_only_without_batchspawners():
+    assert portapi.served(routes.installed([("/api/info", Stock)]))
+    assert not portapi.served([("/api/info", Stock)])  # a hub whose config did not install the routes
+    assert not portapi.served([*routes.ADDED, ("/api/batchspawner", routes.REMOVED[0])])
