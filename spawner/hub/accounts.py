@@ -12,7 +12,7 @@ from __future__ import annotations
 import grp
 from dataclasses import dataclass
 
-from portal.settings import SlurmSettings
+from portal.settings import SlurmSettings, is_username
 
 
 @dataclass(frozen=True)
@@ -52,3 +52,33 @@ def refusal(account: UnixAccount, slurm: SlurmSettings, uid_number: int | None =
             f"{account.name!r} (uidNumber {uid_number}); ask the cluster admins to fix the accounts."
         )
     return None
+
+
+class AccountRefused(Exception):
+    """A portal user who may not run sessions; the text is what they read."""
+
+
+def lookup(name: str, slurm: SlurmSettings, getpwnam, getgrouplist) -> UnixAccount:
+    """The unix account `name`'s sessions run as; AccountRefused for root, system accounts and anyone refused.
+
+    `getpwnam` and `getgrouplist` are the system's lookups (the spawner's seams for tests).
+    """
+    if not is_username(name):
+        raise AccountRefused(f"The username {name!r} cannot run cluster jobs; ask the cluster admins.")
+    try:
+        entry = getpwnam(name)
+    except KeyError:
+        raise AccountRefused(
+            f"There is no cluster account {name!r} on the head node; ask the cluster admins."
+        ) from None
+    account = UnixAccount(
+        name=entry.pw_name,
+        uid=entry.pw_uid,
+        home=entry.pw_dir,
+        shell=entry.pw_shell or "/bin/bash",
+        groups=group_names(getgrouplist(entry.pw_name, entry.pw_gid)),
+    )
+    why = refusal(account, slurm)
+    if why:
+        raise AccountRefused(why)
+    return account

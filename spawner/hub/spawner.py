@@ -14,10 +14,8 @@ import asyncio
 import dataclasses
 import hashlib
 import hmac
-import json
 import os
 import pwd
-import secrets
 import shlex
 from datetime import datetime
 from typing import Any
@@ -27,21 +25,21 @@ from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub import apihandlers
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 from traitlets import Float, Unicode, default
 
 from portal.config import config_path
-from portal.settings import PortalSettings, is_username
+from portal.settings import PortalSettings
 
-from ..contract import READY_PATH, SESSION_VAR, readiness_proof
+from ..contract import SESSION_VAR
 from . import portapi
-from .accounts import UnixAccount, group_names, refusal
+from .accounts import AccountRefused, UnixAccount, lookup, refusal
 from .form import render_options_form
 from .idle import idle_words, join_idle_group, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
 from .metrics import CULLED, START_SECONDS
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
+from .readiness import wait_for_proof
 from .record import SessionRecord, add_to_history, history_entry
 from .refusal import SessionRefused, quiet_refusals
 from .resources import Resources, duration_words, resources_for
@@ -49,7 +47,6 @@ from .services import services_for
 from .sessionspec import build_session_spec
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
-READY_MAX_BYTES = 4096  # the readiness proof is a short JSON object; a larger answer is no proof
 ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
@@ -190,27 +187,11 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def unix_account(self) -> UnixAccount:
         """The account the job runs as; HTTP 403 for root, system accounts and anyone else refused."""
-        name = self.user.name
-        if not is_username(name):
-            raise _refuse(f"The username {name!r} cannot run cluster jobs; ask the cluster admins.", 403)
         try:
-            entry = self.getpwnam(name)
-        except KeyError:
-            raise _refuse(
-                f"There is no cluster account {name!r} on the head node; ask the cluster admins.", 403
-            ) from None
-        account = UnixAccount(
-            name=entry.pw_name,
-            uid=entry.pw_uid,
-            home=entry.pw_dir,
-            shell=entry.pw_shell or "/bin/bash",
-            groups=group_names(self.getgrouplist(entry.pw_name, entry.pw_gid)),
-        )
-        why = refusal(account, self.settings.slurm)
-        if why:
-            self.log.warning("Session of %s refused: %s", self._log_name, why)
-            raise _refuse(why, 403)
-        return account
+            return lookup(self.user.name, self.settings.slurm, self.getpwnam, self.getgrouplist)
+        except AccountRefused as e:
+            self.log.warning("Session of %s refused: %s", self._log_name, e)
+            raise _refuse(str(e), 403) from None
 
     async def check_directory_account(self, account: UnixAccount) -> None:
         """With auth_state, the directory's uidNumber must be the unix account's uid (HTTP 403 otherwise)."""
@@ -498,49 +479,20 @@ class SlurmGPUSpawner(SlurmSpawner):
         return False
 
     async def _wait_until_answering(self) -> int:
-        """Poll the session's server at a steady pace until it answers, and proves it is the session's.
-
-        Any HTTP answer is not enough: on a shared node something else could
-        answer on that port.  The session's server alone holds its API token,
-        so only it can answer the nonce (spawner/contract.py).  JupyterHub's own
-        check also backs off exponentially (0.2, 0.4, 0.8 ... s) and would notice
-        a server that takes a few seconds to load up to seconds late.
-        """
-        base = urlparse(self.server.base_url if self.server else self.user.url).path
-        nonce = secrets.token_hex(16)
+        """Wait until the server on the reported port proves it is the session's (spawner/hub/readiness.py)."""
         port = self.port  # the port proven is the port routed (returned to start())
-        url = f"http://{self.ip}:{port}{base.rstrip('/')}/{READY_PATH}?nonce={nonce}"
-        expected = readiness_proof(self.api_token, nonce)
-        # its own client, bounded: whatever answers on a shared node's port may send anything, or nothing
-        client = AsyncHTTPClient(force_instance=True, max_body_size=READY_MAX_BYTES)
-        try:
-            return await self._prove(client, url, expected, port)
-        finally:
-            client.close()
+        base = urlparse(self.server.base_url if self.server else self.user.url).path
 
-    async def _prove(self, client: AsyncHTTPClient, url: str, expected: str, port: int) -> int:
-        checks = 0
-        while True:
-            try:
-                answer = await client.fetch(url, request_timeout=5, connect_timeout=5, follow_redirects=False)
-                if hmac.compare_digest(str(json.loads(answer.body).get("proof", "")).encode(), expected.encode()):
-                    break
-            except HTTPClientError:
-                pass  # not up yet (599), or something that is not the session's server
-            except (OSError, ValueError, AttributeError):
-                pass  # an answer that is no proof at all: whatever it is, it is not the session
-            if checks == 50:
-                self.log.warning(
-                    "Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
-                    self.job_id,
-                    self._log_name,
-                    self.ip,
-                    port,
-                )
-            checks += 1
-            if checks % 10 == 0:
-                await self._status_during_start()
-            await asyncio.sleep(0.1)
+        def slow() -> None:
+            self.log.warning(
+                "Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
+                self.job_id,
+                self._log_name,
+                self.ip,
+                port,
+            )
+
+        await wait_for_proof(self.ip, port, base, self.api_token, self._status_during_start, slow)
         self.answering = True
         return port
 

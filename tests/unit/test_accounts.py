@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from portal.settings import SlurmSettings
-from spawner.hub.accounts import UnixAccount, refusal
+from spawner.hub.accounts import AccountRefused, UnixAccount, lookup, refusal
 
 SLURM = SlurmSettings(min_uid=1000, deny_users=["root", "ops"], user_groups=["datasci"])
 
@@ -51,3 +53,40 @@ def test_directory_uid_must_match_the_unix_uid():
         "The account 'alice' on the cluster (uid 5001) is not the directory's 'alice' (uidNumber 0); "
         "ask the cluster admins to fix the accounts."
     )
+
+
+def passwd(name: str, uid: int, gid: int):
+    import pwd
+
+    return pwd.struct_passwd((name, "x", uid, gid, name, f"/home/{name}", ""))
+
+
+def test_lookup_reads_the_account_and_its_groups():
+    import grp
+
+    gid = grp.getgrnam("root").gr_gid  # a group every machine has, to name the account's groups by
+    found = lookup(
+        "alice",
+        SLURM.model_copy(update={"user_groups": ["root"]}),
+        lambda name: passwd(name, 5001, gid),
+        lambda name, base: [base],
+    )
+    assert found == UnixAccount("alice", 5001, "/home/alice", "/bin/bash", frozenset({"root"}))
+
+
+@pytest.mark.parametrize(
+    "name, uid, words",
+    [
+        ("../etc", 5001, "The username '../etc' cannot run cluster jobs"),
+        ("nobody-here", None, "There is no cluster account 'nobody-here' on the head node"),
+        ("daemon", 1, "The account 'daemon' cannot run sessions here"),
+    ],
+)
+def test_lookup_refuses_with_words_for_the_user(name, uid, words):
+    def getpwnam(account):
+        if uid is None:
+            raise KeyError(account)
+        return passwd(account, uid, uid)
+
+    with pytest.raises(AccountRefused, match=re.escape(words)):
+        lookup(name, SLURM, getpwnam, lambda account, base: [base])
