@@ -23,6 +23,7 @@ import json
 import os
 import socket
 import sys
+from datetime import datetime
 from urllib.parse import urlparse
 
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
@@ -30,7 +31,7 @@ from tornado.netutil import bind_sockets
 
 from ..contract import PORT_CALLBACK
 from ..job.isolation import server_args
-from ..job.session import prepare
+from ..job.session import prepare, say
 from .keeper import keep
 
 CALLBACK_TIMEOUT = 30
@@ -101,6 +102,8 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     os.environ.update(prepare())
+    # a mark in the session's log for the start's timeline (tests/perf/bench_spawn.py)
+    say(f"prepared at {datetime.now().astimezone().isoformat(timespec='milliseconds')}")
     sockets = session_sockets(urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "")).hostname or "")
     child = os.fork()
     if child:

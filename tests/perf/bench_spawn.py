@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from tests.perf.timeline import hub_marks, job_marks, timeline
 from tests.support.cluster import TOKEN_FILE, Cluster
 from tests.support.http import free_port
 
@@ -22,15 +23,22 @@ USER = "alice"
 VENV = Path("/opt/dsportal/venv")
 
 
-def spawn_to_ready(cluster: Cluster) -> float:
-    started = time.perf_counter()
+HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
+
+
+def spawn_to_ready(cluster: Cluster) -> tuple[float, list[tuple[str, float, float]]]:
+    """Seconds from asking until the hub says ready, and the start's timeline (tests/perf/timeline.py)."""
+    asked, started = time.time(), time.perf_counter()
     assert cluster.start(USER, {"gpus": 1, "hours": 1}) in (201, 202)
     while not (cluster.server(USER) or {}).get("ready"):
         assert time.perf_counter() - started < 120, "session did not become ready"
         time.sleep(0.05)
     elapsed = time.perf_counter() - started
+    job_id = cluster.job_of(USER)
+    marks = hub_marks(HUB_LOG.read_text(errors="replace"), USER, job_id)
+    marks.update(job_marks(Path(f"/home/{USER}/.dsportal-session-{job_id}.log").read_text(errors="replace")))
     cluster.stop(USER)
-    return elapsed
+    return elapsed, timeline(asked, marks, asked + elapsed)
 
 
 def bare_singleuser() -> float:
@@ -74,11 +82,17 @@ def main() -> None:
     runs = parser.parse_args().runs
     cluster = Cluster(TOKEN_FILE.read_text().strip())
     cluster.clean()
-    portal, bare = [], []
+    portal, bare, timelines = [], [], []
     for _ in range(runs):
         bare.append(bare_singleuser())
-        portal.append(spawn_to_ready(cluster))
+        elapsed, rows = spawn_to_ready(cluster)
+        portal.append(elapsed)
+        timelines.append(rows)
     p, b = statistics.median(portal), statistics.median(bare)
+    median_run = min(range(runs), key=lambda i: abs(portal[i] - p))
+    print(f"bench spawn timeline of the median run ({portal[median_run]:.2f} s), seconds since the start was asked:")
+    for mark, since_asked, step in timelines[median_run]:
+        print(f"  {mark:<18} {since_asked:6.2f}  (+{step:.2f})")
     print(
         f"bench spawn-to-ready (portal, 1 GPU, idle cluster): median {p:.2f} s  runs {' '.join(f'{x:.2f}' for x in portal)}"
     )

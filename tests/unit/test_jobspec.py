@@ -74,7 +74,7 @@ def test_job_script(slurm):
         "# session itself creates files as the user's own sessions do.\n"
         "umask 0022\n"
         "export PATH=/opt/dsportal/venv/bin:/usr/local/bin:/usr/bin:/bin\n"
-        'echo "dsportal: job ${SLURM_JOB_ID} of alice on ${SLURMD_NODENAME:-$(hostname)} since $(date -Is); GPUs: ${CUDA_VISIBLE_DEVICES:-none}"\n'
+        'echo "dsportal: job ${SLURM_JOB_ID} of alice on ${SLURMD_NODENAME:-$(hostname)} since $(date +%FT%T.%3N%:z); GPUs: ${CUDA_VISIBLE_DEVICES:-none}"\n'
         "exec /opt/dsportal/venv/bin/dsportal-singleuser --debug '--x=it'\"'\"'s'\n"
     )
 

@@ -1,0 +1,74 @@
+"""One session start as a timeline, read from the hub's log and the session's job log (pure parsers).
+
+Both logs are written on the dev cluster's one machine, so their clocks agree.
+Marks, in order: sbatch returned (hub), the job script runs (job log's first
+line), preparation done (`dsportal: prepared at`), the Jupyter server's first
+log line (its modules imported), listening (Jupyter's "is running at"), the
+port reported (hub), readiness proven (hub: "JupyterLab at").
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_HUB_LINE = re.compile(r"^\[\w (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) JupyterHub [^\]]*\] (.*)$")
+_JUPYTER_LINE = re.compile(r"^\[\w (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \w+\] (.*)$")
+_SINCE = re.compile(r"^dsportal: job (\d+) of \S+ on \S+ since (\S+);")
+_PREPARED = re.compile(r"^dsportal: prepared at (\S+)$")
+
+MARKS = ("sbatch returned", "job script runs", "preparation done", "server imported", "listening",
+         "port reported", "readiness proven")  # fmt: skip
+
+
+def _local(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").timestamp()  # the hub logs local time
+
+
+def hub_marks(hub_log: str, user: str, job_id: str) -> dict[str, float]:
+    """The hub's marks of job `job_id` of `user` (seconds since the epoch)."""
+    wanted = {
+        "sbatch returned": f"Session job {job_id} submitted for {user}",
+        "port reported": f"Session of {user} reported port",
+        "readiness proven": f"Session job {job_id} of {user}: JupyterLab at",
+    }
+    marks: dict[str, float] = {}
+    submitted = False
+    for line in hub_log.splitlines():
+        found = _HUB_LINE.match(line)
+        if not found:
+            continue
+        stamp, text = found.groups()
+        for mark, words in wanted.items():
+            if text.startswith(words) and mark not in marks and (submitted or mark == "sbatch returned"):
+                marks[mark] = _local(stamp)
+                submitted = True
+    return marks
+
+
+def job_marks(job_log: str) -> dict[str, float]:
+    """The session's own marks, from its job log."""
+    marks: dict[str, float] = {}
+    for line in job_log.splitlines():
+        if found := _SINCE.match(line):
+            marks["job script runs"] = datetime.fromisoformat(found.group(2)).timestamp()
+        elif found := _PREPARED.match(line):
+            marks["preparation done"] = datetime.fromisoformat(found.group(1)).timestamp()
+        elif found := _JUPYTER_LINE.match(line):
+            stamp, text = found.groups()
+            marks.setdefault("server imported", _local(stamp))
+            if "is running at" in text:
+                marks.setdefault("listening", _local(stamp))
+    return marks
+
+
+def timeline(asked: float, marks: dict[str, float], ready: float) -> list[tuple[str, float, float]]:
+    """[(mark, seconds since the start was asked, seconds since the mark before)], ending with "hub says ready"."""
+    rows, last = [], asked
+    for mark in (*MARKS, "hub says ready"):
+        at = ready if mark == "hub says ready" else marks.get(mark)
+        if at is None:
+            continue
+        rows.append((mark, at - asked, at - last))
+        last = at
+    return rows
