@@ -75,7 +75,12 @@ def home_data(spawner: SlurmGPUSpawner) -> dict:
 def portal_spawner(user) -> SlurmGPUSpawner | None:
     """The user's session spawner, when it is the portal's (a hub with another spawner class has none)."""
     spawner = getattr(user, "spawner", None) if user is not None else None
-    return spawner if hasattr(spawner, "record") and hasattr(spawner, "slurm_client") else None
+    return spawner if is_portal_spawner(spawner) else None
+
+
+def is_portal_spawner(spawner) -> bool:
+    """A spawner of the portal's class (the hub may hold others: a hub config of another spawner class)."""
+    return hasattr(spawner, "record") and hasattr(spawner, "slurm_client")
 
 
 def home_template_var(user) -> Callable[[], dict | None]:
@@ -99,5 +104,5 @@ def hub_cards() -> list[dict]:
         card(spawner)
         for user in list(JupyterHub.instance().users.values())
         for spawner in list(user.spawners.values())
-        if hasattr(spawner, "record") and spawner.job_id
+        if is_portal_spawner(spawner) and spawner.job_id
     ]

@@ -19,6 +19,7 @@ import asyncio
 import json
 import time
 
+from batchspawner.api import BatchSpawnerAPIHandler
 from jupyterhub.apihandlers import APIHandler
 from jupyterhub.utils import safe_log
 from tornado import web
@@ -119,9 +120,11 @@ class EndedHandler(SessionTokenHandler):
 
 
 HANDLERS = [(PORT_URL, PortHandler), (ENDED_URL, EndedHandler)]  # installed by spawner/hub/routes.py
+# batchspawner's port callback, which sets any attribute the caller names on the spawner: never served
+REPLACED_CALLBACK = BatchSpawnerAPIHandler
 
 
 def served(handlers: list[tuple]) -> bool:
     """Whether JupyterHub's handler list serves the portal's port callback and not batchspawner's."""
     classes = {route[1] for route in handlers}
-    return PortHandler in classes and not any(c.__name__ == "BatchSpawnerAPIHandler" for c in classes)
+    return PortHandler in classes and REPLACED_CALLBACK not in classes

@@ -15,7 +15,7 @@ Versions:
 from __future__ import annotations
 
 import logging
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -98,9 +98,6 @@ class SessionRecord:
             values[name] = value
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         return cls(**values)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _from_version_0(state: dict) -> dict:

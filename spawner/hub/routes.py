@@ -11,14 +11,13 @@ stop API in place of JupyterHub's.
 
 from __future__ import annotations
 
-import batchspawner.api  # its import adds batchspawner's port handler to JupyterHub's list: taken out below
 from jupyterhub import apihandlers
 
 from . import clusterapi, portapi, sessionapi, stopapi
 
 ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS)
-# batchspawner's port callback sets any attribute the caller names on the spawner (spawner/hub/portapi.py)
-REMOVED = (batchspawner.api.BatchSpawnerAPIHandler,)
+# batchspawner's port callback: its import adds it to JupyterHub's list (spawner/hub/portapi.py)
+REMOVED = (portapi.REPLACED_CALLBACK,)
 
 
 def installed(handlers: list[tuple]) -> list[tuple]:
