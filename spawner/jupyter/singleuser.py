@@ -32,7 +32,7 @@ from tornado.netutil import bind_sockets
 from ..contract import PORT_CALLBACK
 from ..job.isolation import server_args
 from ..job.session import prepare, say
-from .deferred import defer_rfc3987_syntax
+from .deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
 from .keeper import keep
 
 CALLBACK_TIMEOUT = 30
@@ -89,6 +89,7 @@ async def report_port(serverapp) -> None:
 
 def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     defer_rfc3987_syntax()
+    import_labapp_without_yarn_probe()
     from jupyterhub.singleuser.extension import JupyterHubSingleUser
 
     make_serverapp = JupyterHubSingleUser.make_serverapp.__func__

@@ -1,6 +1,7 @@
 """Benchmark: spawn-to-ready of one portal session on the idle dev cluster, next to a bare
-jupyterhub-singleuser start on the same machine in the same run.  Prints numbers; asserts nothing
-about speed (shared machines are noisy).
+jupyterhub-singleuser start on the same machine in the same run, and what each holds in memory
+once idle (RSS and PSS of the job's processes; of the bare server).  Prints numbers; asserts
+nothing about speed (shared machines are noisy).
 
     /opt/dsportal/venv/bin/python -m tests.perf.bench_spawn [--runs 5]     (from the repository's root)
 """
@@ -15,6 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids
 from tests.perf.timeline import hub_marks, job_marks, timeline
 from tests.support.cluster import TOKEN_FILE, Cluster
 from tests.support.http import free_port
@@ -26,8 +28,9 @@ VENV = Path("/opt/dsportal/venv")
 HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 
 
-def spawn_to_ready(cluster: Cluster) -> tuple[float, list[tuple[str, float, float]]]:
-    """Seconds from asking until the hub says ready, and the start's timeline (tests/perf/timeline.py)."""
+def spawn_to_ready(cluster: Cluster, memory: list) -> tuple[float, list[tuple[str, float, float]]]:
+    """Seconds from asking until the hub says ready, and the start's timeline (tests/perf/timeline.py);
+    the idle session's (RSS, PSS, processes) appended to `memory`."""
     asked, started = time.time(), time.perf_counter()
     assert cluster.start(USER, {"gpus": 1, "hours": 1}) in (201, 202)
     while not (cluster.server(USER) or {}).get("ready"):
@@ -35,14 +38,18 @@ def spawn_to_ready(cluster: Cluster) -> tuple[float, list[tuple[str, float, floa
         time.sleep(0.05)
     elapsed = time.perf_counter() - started
     job_id = cluster.job_of(USER)
+    job_log = Path(f"/home/{USER}/.dsportal-session-{job_id}.log")
     marks = hub_marks(HUB_LOG.read_text(errors="replace"), USER, job_id)
-    marks.update(job_marks(Path(f"/home/{USER}/.dsportal-session-{job_id}.log").read_text(errors="replace")))
+    marks.update(job_marks(job_log.read_text(errors="replace")))
+    cluster.wait(lambda: "dsportal: kernels:" in job_log.read_text(errors="replace"), 30, "the kernelspecs written")
+    memory.append(idle_footprint(lambda: job_pids(USER, job_id)))
     cluster.stop(USER)
     return elapsed, timeline(asked, marks, asked + elapsed)
 
 
-def bare_singleuser() -> float:
-    """jupyterhub-singleuser run directly as the user, until its API answers."""
+def bare_singleuser(memory: list) -> float:
+    """jupyterhub-singleuser run directly as the user, until its API answers; its idle (RSS, PSS, processes)
+    appended to `memory`."""
     port = free_port()
     env = {
         "PATH": f"{VENV}/bin:/usr/bin:/bin",
@@ -68,7 +75,9 @@ def bare_singleuser() -> float:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/user/{USER}/api", timeout=2) as r:
                     if r.status == 200:
-                        return time.perf_counter() - started
+                        elapsed = time.perf_counter() - started
+                        memory.append(idle_footprint(lambda: user_tree_pids(proc.pid, USER)))
+                        return elapsed
             except (urllib.error.URLError, OSError):
                 time.sleep(0.05)
     finally:
@@ -82,10 +91,10 @@ def main() -> None:
     runs = parser.parse_args().runs
     cluster = Cluster(TOKEN_FILE.read_text().strip())
     cluster.clean()
-    portal, bare, timelines = [], [], []
+    portal, bare, timelines, portal_memory, bare_memory = [], [], [], [], []
     for _ in range(runs):
-        bare.append(bare_singleuser())
-        elapsed, rows = spawn_to_ready(cluster)
+        bare.append(bare_singleuser(bare_memory))
+        elapsed, rows = spawn_to_ready(cluster, portal_memory)
         portal.append(elapsed)
         timelines.append(rows)
     p, b = statistics.median(portal), statistics.median(bare)
@@ -102,6 +111,13 @@ def main() -> None:
         f"bench bare jupyterhub-singleuser start:              median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}"
     )
     print(f"bench ratio portal / bare: {p / b:.2f}")
+    for what, name in ((0, "RSS"), (1, "PSS")):
+        pm = statistics.median(m[what] for m in portal_memory) / MiB
+        bm = statistics.median(m[what] for m in bare_memory) / MiB
+        print(
+            f"bench idle memory {name}: portal session {pm:.0f} MiB ({portal_memory[0][2]} processes), "
+            f"bare server {bm:.0f} MiB ({bare_memory[0][2]}); portal / bare {pm / bm:.2f}"
+        )
 
 
 if __name__ == "__main__":

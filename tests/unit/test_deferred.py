@@ -22,7 +22,9 @@ print(defer_rfc3987_syntax())
 
 
 def run(code: str, defer: bool = True) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", f"DEFER = {defer}\n{code}"], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", f"DEFER = {defer}\n{code}"], capture_output=True, text=True, timeout=60, check=True
+    )
     return out.stdout.splitlines()
 
 
@@ -37,3 +39,49 @@ def test_the_checks_are_those_of_the_real_module():
 def test_an_imported_module_is_left_alone():
     code = "import rfc3987_syntax\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax\nprint(defer_rfc3987_syntax())"
     assert run(code) == ["False"]
+
+
+LABAPP = """
+import sys
+from spawner.jupyter.deferred import import_labapp_without_yarn_probe
+print(import_labapp_without_yarn_probe() if DEFER else "not deferred")
+import jupyterlab.labapp, jupyterlab.commands
+print(jupyterlab.labapp.app_version == jupyterlab.commands.get_app_version(jupyterlab.commands.AppOptions(registry="x")))
+print(jupyterlab.commands._yarn_config.__module__)
+"""
+
+
+def fake_node(tmp_path) -> tuple[dict, object]:
+    """A `node` first on PATH that leaves a mark when run and answers like yarn with no configuration."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    node = bin_dir / "node"
+    node.write_text(f"#!/bin/sh\necho ran >> {tmp_path / 'node-ran'}\n")
+    node.chmod(0o755)
+    import os
+
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}, tmp_path / "node-ran"
+
+
+def run_env(code: str, env: dict, defer: bool) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"DEFER = {defer}\n{code}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    return out.stdout.splitlines()
+
+
+def test_labapp_imports_without_running_node_and_reads_the_same_version(tmp_path):
+    env, ran = fake_node(tmp_path)
+    assert run_env(LABAPP, env, defer=True) == ["True", "True", "jupyterlab.commands"]
+    assert not ran.exists()
+
+
+def test_without_the_deferral_labapp_runs_node(tmp_path):
+    env, ran = fake_node(tmp_path)
+    assert run_env(LABAPP, env, defer=False)[0] == "not deferred"
+    assert ran.read_text() == "ran\n"
