@@ -2,6 +2,9 @@
 
     GET  /hub/api/dsportal/session          {"session": card, "history": [...], "last_end", "presets",
                                              "server_url"}  (spawner/hub/homepage.py)
+         ?free=1                            and "partitions": what is free, as GET /hub/api/dsportal/partitions
+                                             answers (or "partitions_error": why not): the home page asks
+                                             for both in one request
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
@@ -17,8 +20,11 @@ from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from ..contract import EXTEND_PATH
+from .clusterapi import UNAVAILABLE
 from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, portal_spawner
+from .services import hub_services
+from .slurm import SlurmError
 
 SESSION_URL = "/api/dsportal/session"
 
@@ -40,7 +46,17 @@ class SessionHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
         await spawner.update_queue_place()  # a queued session's place (one shared, cached squeue per partition)
-        self.finish(json.dumps(home_data(spawner)))
+        answer = home_data(spawner)
+        if self.get_argument("free", "") == "1":
+            # One request where an open home page made two: JupyterHub's authentication of each request
+            # (a user query and its eager loads) was most of the hub's time at 500 open pages.
+            services = hub_services()
+            try:
+                answer["partitions"] = services.partitions(await services.cluster.nodes())
+            except SlurmError as e:
+                self.log.warning("sinfo for the home page: %s", e)
+                answer["partitions_error"] = UNAVAILABLE
+        self.finish(json.dumps(answer))
 
 
 class ExtendHandler(_Base):

@@ -110,3 +110,30 @@ def test_the_helpers_refusal_reaches_the_user_in_its_words(a_hub_and_its_slurm, 
     mock.set_job(job_id, state="RUNNING")  # (the mock's scancel ends pending and running jobs only)
     assert hub.api("DELETE", "/users/bob/server")[0] in (202, 204)
     wait_until(lambda: not hub.api("GET", "/users/bob")[1]["servers"], what="bob stopped")
+
+
+def test_the_home_pages_one_request_brings_what_is_free_and_survives_a_slurm_outage(a_hub_and_its_slurm):
+    hub, mock = a_hub_and_its_slurm
+    status, token = hub.api("POST", "/users/carol/tokens", {"note": "home page"})
+    assert status == 201, token
+    mine = token["token"]
+    status, plain = hub.api("GET", "/dsportal/session", token=mine)
+    assert status == 200 and "partitions" not in plain and "partitions_error" not in plain
+    status, both = hub.api("GET", "/dsportal/session?free=1", token=mine)
+    assert status == 200
+    status, free = hub.api("GET", "/dsportal/partitions", token=mine)
+    assert both == {**plain, "partitions": free["partitions"]}
+
+    mock.fail("sinfo", "unreachable")
+    try:
+        # the hub's sinfo answer is cached for a moment; once it asks again, the card still comes
+        answer = wait_until(
+            lambda: (a := hub.api("GET", "/dsportal/session?free=1", token=mine)[1]) and "partitions_error" in a and a,
+            what="the outage in the answer",
+        )
+    finally:
+        mock.heal()
+    assert answer == {
+        **plain,
+        "partitions_error": "The scheduler (Slurm) is not answering; what is free cannot be shown right now.",
+    }

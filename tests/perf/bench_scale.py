@@ -1,9 +1,9 @@
 """Benchmark: one hub for a whole cluster (tests/support/scale.py), printing numbers for each scenario.
 
   1. `--sessions` sessions (500) started in waves of `--wave` (50) at once: time per wave, failures.
-  2. `--users` users (5,000) in the hub's database, the sessions running and `--pending` (50) queued:
-     hub RSS and CPU over `--watch` seconds (300), Slurm commands per minute, and p50 / p99 of
-     GET /hub/api/users/NAME, the home page and the spawn page with 20 clients in parallel.
+  2. `--users` users (5,000) in the hub's database, the sessions running and `--pending` (50) queued,
+     every running session's home page open and 20 API clients (OpenPages below): hub RSS and CPU over
+     `--watch` seconds (300), Slurm commands per minute, and p50 / p99 of what they ask.
   3. A hub restart with the sessions running: seconds until every one is ready again, sessions lost.
   4. Logins (`--logins`): 200 accounts in a real slapd, 20 logins per second for 30 s, one attempt in
      ten with a wrong password first: p50 / p99, errors, correct passwords refused.
@@ -21,11 +21,15 @@ repository's root:
 from __future__ import annotations
 
 import argparse
+import heapq
 import random
+import shutil
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.perf.stats import ms, percentile
@@ -53,65 +57,112 @@ def start_waves(rig: ScaleRig, names: list[str], wave: int) -> tuple[list[float]
     return times, failures
 
 
-class Load:
-    """20 clients in parallel asking what users and scripts ask, each timed."""
+class OpenPages:
+    """What 500 open home pages and 20 API clients ask of the hub, at their own pace, each request timed.
 
-    def __init__(self, rig: ScaleRig, running: list[str], idle: list[str], clients: int = 20):
+    An open home page asks for its session card every 10 s, with what is
+    free every third time (templates/home.html: one request, `?free=1`); its
+    person reloads it about once in `reload_every` seconds.  An API client (a script, a dashboard) asks for
+    a user (GET /hub/api/users/NAME) once a second.  Each page and client
+    starts at a random moment of its period.  A request is timed from its
+    sending to its answer; a late one is sent late, never skipped.
+    """
+
+    KINDS = ("session card (GET /hub/api/dsportal/session)", "with what is free (the same, ?free=1)",
+             "home page (GET /hub/home)", "GET /hub/api/users/NAME")  # fmt: skip
+
+    def __init__(self, rig: ScaleRig, pages: list[str], clients: int = 20, reload_every: float = 120):
         self.rig = rig
-        self.running = running
-        self.idle = idle
+        self.pages = pages
         self.clients = clients
-        self.browsers = {}  # pages need a login cookie (a token is for the API): one logged-in browser per client
-        for name in idle[:clients]:
-            browser = FormBrowser(rig.hub.url)
-            status, _, _ = browser.login(name, "any")  # the rig's hub lets every user in (dummy authenticator)
-            if status != 302:
-                raise RuntimeError(f"{name} could not log in: {status}")
-            self.browsers[name] = browser
-        self.latency: dict[str, list[float]] = {
-            "GET /hub/api/users/NAME": [],
-            "home page": [],
-            "spawn page": [],
-            "home page's refresh (GET /hub/api/dsportal/session)": [],
-        }
-        self.errors: dict[str, int] = dict.fromkeys(self.latency, 0)
+        self.reload_every = reload_every
+        self.browsers: dict[str, FormBrowser] = {}
+        with ThreadPoolExecutor(10) as pool:
+            for name, browser in zip(pages, pool.map(self.logged_in, pages), strict=True):
+                self.browsers[name] = browser
+        self.latency: dict[str, list[float]] = {kind: [] for kind in self.KINDS}
+        self.errors: dict[str, int] = dict.fromkeys(self.KINDS, 0)
         self.stop = threading.Event()
 
-    def client(self, number: int) -> None:
-        name = list(self.browsers)[number % len(self.browsers)]
-        browser = self.browsers[name]
-        base = self.rig.hub.url
-        asks = [
-            (
-                "GET /hub/api/users/NAME",
-                lambda: json_request("GET", f"{base}/hub/api/users/{random.choice(self.running)}", token=ADMIN_TOKEN),
-            ),
-            ("home page", lambda: browser.get("/hub/home")),
-            ("spawn page", lambda: browser.get(f"/hub/spawn/{name}")),
-            # what an open home page asks every 10 s (templates/home.html)
-            ("home page's refresh (GET /hub/api/dsportal/session)", lambda: browser.get("/hub/api/dsportal/session")),
-        ]
-        while not self.stop.is_set():
-            for kind, ask in asks:
-                began = time.monotonic()
-                status = ask()[0]
-                self.latency[kind].append(time.monotonic() - began)
-                if status != 200:
-                    self.errors[kind] += 1
+    def logged_in(self, name: str) -> FormBrowser:
+        browser = FormBrowser(self.rig.hub.url)
+        status, _, _ = browser.login(name, "any")  # the rig's hub lets every user in (dummy authenticator)
+        if status != 302:
+            raise RuntimeError(f"{name} could not log in: {status}")
+        return browser
 
-    def run(self, seconds: float) -> tuple[list[int], float]:
-        """Run the clients for `seconds`; (RSS samples, average CPU in cores) of the hub meanwhile."""
-        rss, (_, cpu0), t0 = [], self.rig.hub_usage(), time.monotonic()
-        threads = [threading.Thread(target=self.client, args=(n,), daemon=True) for n in range(self.clients)]
+    def ask(self, kind: str, ask) -> None:
+        began = time.monotonic()
+        status = ask()[0]
+        self.latency[kind].append(time.monotonic() - began)
+        if status != 200:
+            self.errors[kind] += 1
+
+    def paced(self, schedule: list[tuple[float, str, float, object]]) -> None:
+        """Run a schedule of (next time, kind, period, ask) until told to stop."""
+        queue = [(due, n, kind, period, ask) for n, (due, kind, period, ask) in enumerate(schedule)]  # n: no ties
+        heapq.heapify(queue)
+        while not self.stop.is_set():
+            due, n, kind, period, ask = heapq.heappop(queue)
+            if self.stop.wait(max(0.0, due - time.monotonic())):
+                return
+            self.ask(kind, ask)
+            heapq.heappush(queue, (due + period, n, kind, period, ask))
+
+    def page_schedule(self, names: list[str], t0: float) -> list:
+        card, free, home, _ = self.KINDS
+        schedule = []
+        for name in names:
+            b = self.browsers[name]
+            first = t0 + random.uniform(0, 30.0)
+            for kind, at, period, ask in (
+                (free, first, 30.0, lambda b=b: b.get("/hub/api/dsportal/session?free=1")),
+                (card, first + 10, 30.0, lambda b=b: b.get("/hub/api/dsportal/session")),
+                (card, first + 20, 30.0, lambda b=b: b.get("/hub/api/dsportal/session")),
+                (home, t0 + random.uniform(0, self.reload_every), self.reload_every, lambda b=b: b.get("/hub/home")),
+            ):
+                schedule.append((at, kind, period, ask))
+        return schedule
+
+    def client_schedule(self, running: list[str], t0: float) -> list:
+        kind = self.KINDS[3]
+        base = self.rig.hub.url
+
+        def ask():
+            return json_request("GET", f"{base}/hub/api/users/{random.choice(running)}", token=ADMIN_TOKEN)
+
+        return [(t0 + random.uniform(0, 1.0), kind, 1.0, ask)]
+
+    def run(self, seconds: float, running: list[str], threads_for_pages: int = 50) -> tuple[list[int], float]:
+        """Run the pages and clients for `seconds`; (RSS samples, average CPU in cores) of the hub meanwhile."""
+        t0 = time.monotonic()
+        names = list(self.browsers)
+        schedules = [self.page_schedule(names[i::threads_for_pages], t0) for i in range(threads_for_pages)]
+        schedules += [self.client_schedule(running, t0) for _ in range(self.clients)]
+        rss, (_, cpu0) = [], self.rig.hub_usage()
+        threads = [threading.Thread(target=self.paced, args=(s,), daemon=True) for s in schedules]
         for t in threads:
             t.start()
         while time.monotonic() - t0 < seconds:
             rss.append(self.rig.hub_usage()[0])
             time.sleep(5)
         self.stop.set()
+        cores = (self.rig.hub_usage()[1] - cpu0) / (time.monotonic() - t0)
         for t in threads:
             t.join(60)
-        return rss, (self.rig.hub_usage()[1] - cpu0) / (time.monotonic() - t0)
+        return rss, cores
+
+
+def profiler(rig: ScaleRig, svg: str | None, seconds: float) -> subprocess.Popen | None:
+    """py-spy recording the hub for `seconds` into `svg` (py-spy on PATH: a developer's tool, not the portal's)."""
+    if not svg:
+        return None
+    spy = shutil.which("py-spy")
+    if spy is None:
+        raise SystemExit("--profile needs py-spy on PATH (pip install py-spy)")
+    argv = [spy, "record", "--pid", str(rig.hub.proc.pid), "--duration", str(int(seconds)), "--rate", "50"]
+    argv += ["--output", svg] + (["--format", "raw"] if svg.endswith(".txt") else [])  # .txt: collapsed stacks
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def run(db: str, args: argparse.Namespace) -> dict[str, str]:
@@ -125,11 +176,7 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
             began = time.monotonic()
             rig.create_users(names)
             results["create users"] = f"{time.monotonic() - began:.1f} s"
-            running, queued, idle = (
-                names[: args.sessions],
-                names[args.sessions : args.sessions + args.pending],
-                names[args.sessions + args.pending :],
-            )
+            running, queued = names[: args.sessions], names[args.sessions : args.sessions + args.pending]
 
             print(f"[{db}] scenario 1: {args.sessions} sessions in waves of {args.wave}", flush=True)
             waves, failures = start_waves(rig, running, args.wave)
@@ -141,9 +188,13 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
             print(f"[{db}] scenario 2: {args.pending} queued, {args.watch:.0f} s of load", flush=True)
             refused = rig.start_sessions(queued, {**OPTIONS, "partition": HELD_PARTITION})
             rig.wait_for(lambda: rig.queue().get("PENDING", 0) >= len(queued) - len(refused), 120, "queued jobs")
-            load = Load(rig, running, idle)
+            load = OpenPages(rig, running)
             slurm0, t0 = rig.slurm_commands(), time.monotonic()
-            rss, cores = load.run(args.watch)
+            profile = profiler(rig, args.profile, args.watch)
+            rss, cores = load.run(args.watch, running)
+            if profile:
+                profile.wait(60)
+                print(f"  profile of the hub under this load: {args.profile}")
             minutes = (time.monotonic() - t0) / 60
             slurm1 = rig.slurm_commands()
             results["2 hub RSS max / mean"] = f"{max(rss) / 2**20:.0f} MB / {statistics.mean(rss) / 2**20:.0f} MB"
@@ -153,8 +204,10 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
                 results[f"2 {command} per minute"] = f"{per_minute:.1f}"
             for kind, values in load.latency.items():
                 results[f"2 {kind} p50 / p99"] = (
-                    f"{ms(values, 50)} / {ms(values, 99)} ({len(values)} requests, {load.errors[kind]} errors)"
+                    f"{ms(values, 50)} / {ms(values, 99)} ({len(values) / args.watch:.1f}/s, {load.errors[kind]} errors)"
                 )
+            if args.load_only:
+                return results
 
             print(f"[{db}] scenario 3: hub restart", flush=True)
             answering = rig.restart_hub()
@@ -190,6 +243,12 @@ def main() -> None:
     parser.add_argument("--poll-interval", type=float, default=30, help="c.Spawner.poll_interval (JupyterHub's 30)")
     parser.add_argument("--db", choices=("postgresql", "sqlite", "both"), default="postgresql")
     parser.add_argument("--logins", action="store_true", help="also scenario 4 (a real slapd, 200 accounts)")
+    parser.add_argument("--load-only", action="store_true", help="scenarios 1 and 2 only (no restart, no stop-all)")
+    parser.add_argument(
+        "--profile",
+        metavar="SVG",
+        help="py-spy's flame graph of the hub during scenario 2 (a .txt name: collapsed stacks)",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     table = {db: run(db, args) for db in (("postgresql", "sqlite") if args.db == "both" else (args.db,))}
