@@ -8,6 +8,7 @@ the shared Slurm services with their reconciler.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -19,7 +20,7 @@ from portal.huburl import connect_url
 from portal.settings import PortalSettings
 
 from ..contract import data_dir
-from . import routes
+from . import gcpolicy, routes
 from .homepage import home_template_var, hub_cards
 from .idle import culler_services
 from .ignored import ignored_settings
@@ -61,6 +62,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     # from the hub's start on (spawner/hub/services.py, reconciler.py).
     if start_in_hub(str(path)) is not None:
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
+        gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
     # sessions read only the environment's and the system's config (the portal's extensions live there).
