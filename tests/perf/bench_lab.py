@@ -19,12 +19,11 @@ import shutil
 import statistics
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from tests.perf.memory import wait_answering
 from tests.support import browser as browser_support
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.demo import password_of
@@ -74,14 +73,7 @@ def bare_lab(browser: Browser) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=f"/home/{USER}")
     try:
-        while True:
-            assert proc.poll() is None, "jupyter lab exited"
-            assert time.perf_counter() - started < 60, "jupyter lab did not answer"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2):
-                    break
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.05)
+        wait_answering(proc, f"http://127.0.0.1:{port}/api", started, "jupyter lab")
         page.goto(f"http://127.0.0.1:{port}/lab?token={token}")
         expect(page.locator(LAUNCHER).first).to_be_visible(timeout=60_000)
         return time.perf_counter() - started

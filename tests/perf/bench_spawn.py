@@ -12,11 +12,9 @@ import argparse
 import statistics
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids
+from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids, wait_answering
 from tests.perf.timeline import hub_marks, job_marks, timeline
 from tests.support.cluster import TOKEN_FILE, Cluster
 from tests.support.http import free_port
@@ -69,17 +67,9 @@ def bare_singleuser(memory: list) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen(argv, env={**env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
     try:
-        while True:
-            assert proc.poll() is None, "jupyterhub-singleuser exited"
-            assert time.perf_counter() - started < 60, "jupyterhub-singleuser did not answer"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/user/{USER}/api", timeout=2) as r:
-                    if r.status == 200:
-                        elapsed = time.perf_counter() - started
-                        memory.append(idle_footprint(lambda: user_tree_pids(proc.pid, USER)))
-                        return elapsed
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.05)
+        elapsed = wait_answering(proc, f"http://127.0.0.1:{port}/user/{USER}/api", started, "jupyterhub-singleuser")
+        memory.append(idle_footprint(lambda: user_tree_pids(proc.pid, USER)))
+        return elapsed
     finally:
         proc.terminate()
         proc.wait(10)
