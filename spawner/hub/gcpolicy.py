@@ -12,7 +12,10 @@ So, every `INTERVAL` seconds (the first `FIRST` seconds after the start, once
 JupyterHub has loaded its users): what was frozen is unfrozen, collected with
 the rest (cyclic garbage among long-lived objects waits at most `INTERVAL` to
 be freed, never forever) and the survivors frozen again (`gc.freeze`: left out
-of the automatic collections, which then walk only what is newer).
+of the automatic collections, which then walk only what is newer).  The cost:
+that full collection still pauses the hub (about as long as one of the old
+pauses) once every `INTERVAL`, and garbage frozen with the rest (a request in
+flight at that moment) is freed up to `INTERVAL` later.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import asyncio
 import gc
 import logging
 import time
+import weakref
 
 FIRST = 60.0
 INTERVAL = 600.0
 
 log = logging.getLogger("JupyterHub")
+_started: weakref.WeakSet = weakref.WeakSet()
 
 
 def collect_and_freeze() -> tuple[int, int, float]:
@@ -38,7 +43,10 @@ def collect_and_freeze() -> tuple[int, int, float]:
 
 
 def start(loop: asyncio.AbstractEventLoop, first: float = FIRST, interval: float = INTERVAL) -> None:
-    """Collect and freeze on `loop` after `first` seconds, then every `interval` seconds."""
+    """Collect and freeze on `loop` after `first` seconds, then every `interval` seconds (once per loop)."""
+    if loop in _started:
+        return
+    _started.add(loop)
 
     def run() -> None:
         freed, frozen, took = collect_and_freeze()

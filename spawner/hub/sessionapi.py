@@ -14,6 +14,7 @@ server asks with its token when the user presses "extend" in JupyterLab.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from jupyterhub.apihandlers import APIHandler
@@ -27,6 +28,7 @@ from .services import hub_services
 from .slurm import SlurmError
 
 SESSION_URL = "/api/dsportal/session"
+FREE_WAIT = 3.0  # seconds a home page's refresh waits for what is free
 
 
 class _Base(APIHandler):
@@ -50,11 +52,14 @@ class SessionHandler(_Base):
         if self.get_argument("free", "") == "1":
             # One request where an open home page made two: JupyterHub's authentication of each request
             # (a user query and its eager loads) was most of the hub's time at 500 open pages.
+            # A slow sinfo must not hold the card: at most FREE_WAIT, and the shared call goes on for the
+            # others who wait on it (shield).
             services = hub_services()
             try:
-                answer["partitions"] = services.partitions(await services.cluster.nodes())
-            except SlurmError as e:
-                self.log.warning("sinfo for the home page: %s", e)
+                nodes = await asyncio.wait_for(asyncio.shield(services.cluster.nodes()), FREE_WAIT)
+                answer["partitions"] = services.partitions(nodes)
+            except (TimeoutError, SlurmError) as e:
+                self.log.warning("sinfo for the home page: %s", e or "no answer yet")
                 answer["partitions_error"] = UNAVAILABLE
         self.finish(json.dumps(answer))
 

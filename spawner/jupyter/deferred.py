@@ -22,21 +22,27 @@ with the probe answering "no yarn configuration", and it is put back after.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import sys
+import threading
 import types
 from contextlib import contextmanager
 
 MODULE = "rfc3987_syntax"
 
 
-@functools.cache
+_loading = threading.Lock()
+_loaded: list[types.ModuleType] = []
+
+
 def _real() -> types.ModuleType:
-    if isinstance(sys.modules.get(MODULE), _StandIn):
-        del sys.modules[MODULE]
-    return importlib.import_module(MODULE)
+    with _loading:  # one import, whichever thread asks first
+        if not _loaded:
+            if isinstance(sys.modules.get(MODULE), _StandIn):
+                del sys.modules[MODULE]
+            _loaded.append(importlib.import_module(MODULE))
+        return _loaded[0]
 
 
 class _StandIn(types.ModuleType):
@@ -51,10 +57,15 @@ def is_valid_syntax(term: str, value: str) -> bool:
 
 
 def defer_rfc3987_syntax() -> bool:
-    """Put the stand-in in place of `rfc3987_syntax` unless it is imported already or not installed; True if put."""
-    if MODULE in sys.modules or importlib.util.find_spec(MODULE) is None:
+    """Put the stand-in in place of `rfc3987_syntax` unless it is imported already or cannot be imported
+    (it needs lark: without it jsonschema must go without the two formats, as it would); True if put."""
+    spec = importlib.util.find_spec(MODULE) if MODULE not in sys.modules else None
+    if spec is None or importlib.util.find_spec("lark") is None:
         return False
     stand_in = _StandIn(MODULE, __doc__)
+    # what the import system and importers read: its submodules stay importable, find_spec still works
+    stand_in.__spec__, stand_in.__file__ = spec, spec.origin
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
     stand_in.is_valid_syntax = is_valid_syntax
     sys.modules[MODULE] = stand_in
     return True

@@ -129,6 +129,7 @@ def test_the_home_pages_one_request_brings_what_is_free_and_survives_a_slurm_out
         # the hub's sinfo answer is cached for a moment; once it asks again, the card still comes
         answer = wait_until(
             lambda: (a := hub.api("GET", "/dsportal/session?free=1", token=mine)[1]) and "partitions_error" in a and a,
+            timeout=60,
             what="the outage in the answer",
         )
     finally:

@@ -93,21 +93,26 @@ class OpenPages:
 
     def ask(self, kind: str, ask) -> None:
         began = time.monotonic()
-        status = ask()[0]
+        try:
+            status = ask()[0]
+        except OSError:  # a timeout or a reset connection: an error, and the client goes on
+            status = 0
         self.latency[kind].append(time.monotonic() - began)
         if status != 200:
             self.errors[kind] += 1
 
-    def paced(self, schedule: list[tuple[float, str, float, object]]) -> None:
-        """Run a schedule of (next time, kind, period, ask) until told to stop."""
-        queue = [(due, n, kind, period, ask) for n, (due, kind, period, ask) in enumerate(schedule)]  # n: no ties
+    def paced(self, schedule: list[tuple[float, float, list[tuple[str, object]]]]) -> None:
+        """Run a schedule of (next time, period, [(kind, ask), ...]) until told to stop: the asks of one entry
+        one after the other (a page reload, then its script's first refresh)."""
+        queue = [(due, n, period, asks) for n, (due, period, asks) in enumerate(schedule)]  # n: no ties
         heapq.heapify(queue)
         while not self.stop.is_set():
-            due, n, kind, period, ask = heapq.heappop(queue)
+            due, n, period, asks = heapq.heappop(queue)
             if self.stop.wait(max(0.0, due - time.monotonic())):
                 return
-            self.ask(kind, ask)
-            heapq.heappush(queue, (due + period, n, kind, period, ask))
+            for kind, ask in asks:
+                self.ask(kind, ask)
+            heapq.heappush(queue, (due + period, n, period, asks))
 
     def page_schedule(self, names: list[str], t0: float) -> list:
         card, free, home, _ = self.KINDS
@@ -115,13 +120,15 @@ class OpenPages:
         for name in names:
             b = self.browsers[name]
             first = t0 + random.uniform(0, 30.0)
-            for kind, at, period, ask in (
-                (free, first, 30.0, lambda b=b: b.get("/hub/api/dsportal/session?free=1")),
-                (card, first + 10, 30.0, lambda b=b: b.get("/hub/api/dsportal/session")),
-                (card, first + 20, 30.0, lambda b=b: b.get("/hub/api/dsportal/session")),
-                (home, t0 + random.uniform(0, self.reload_every), self.reload_every, lambda b=b: b.get("/hub/home")),
-            ):
-                schedule.append((at, kind, period, ask))
+            with_free = (free, lambda b=b: b.get("/hub/api/dsportal/session?free=1"))
+            alone = (card, lambda b=b: b.get("/hub/api/dsportal/session"))
+            reload = (home, lambda b=b: b.get("/hub/home"))
+            schedule += [
+                (first, 30.0, [with_free]),
+                (first + 10, 30.0, [alone]),
+                (first + 20, 30.0, [alone]),
+                (t0 + random.uniform(0, self.reload_every), self.reload_every, [reload, with_free]),
+            ]
         return schedule
 
     def client_schedule(self, running: list[str], t0: float) -> list:
@@ -131,7 +138,7 @@ class OpenPages:
         def ask():
             return json_request("GET", f"{base}/hub/api/users/{random.choice(running)}", token=ADMIN_TOKEN)
 
-        return [(t0 + random.uniform(0, 1.0), kind, 1.0, ask)]
+        return [(t0 + random.uniform(0, 1.0), 1.0, [(kind, ask)])]
 
     def run(self, seconds: float, running: list[str], threads_for_pages: int = 50) -> tuple[list[int], float]:
         """Run the pages and clients for `seconds`; (RSS samples, average CPU in cores) of the hub meanwhile."""

@@ -25,7 +25,7 @@ def job_pids(user: str, job_id: str) -> list[int]:
         try:
             if proc.info["username"] == user and proc.environ().get("SLURM_JOB_ID") == job_id:
                 pids.append(proc.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
+        except psutil.NoSuchProcess:  # ended meanwhile (another account's environment needs root: it raises)
             continue
     return sorted(pids)
 

@@ -36,6 +36,29 @@ def test_the_checks_are_those_of_the_real_module():
     assert run(PROBE, defer=False)[1:3] == ["True", "[True, False, True, False]"]
 
 
+def test_its_submodules_and_its_spec_are_still_there():
+    code = (
+        "import importlib.util, sys\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax\n"
+        "print(defer_rfc3987_syntax())\n"
+        "print(importlib.util.find_spec('rfc3987_syntax').name)\n"
+        "from rfc3987_syntax.syntax_helpers import is_valid_syntax\n"
+        "print(is_valid_syntax('iri', 'http://example.org/ä'), is_valid_syntax('iri', 'no iri'))"
+    )
+    assert run(code) == ["True", "rfc3987_syntax", "True False"]
+
+
+def test_two_threads_asking_at_once_import_it_once():
+    code = (
+        "import sys, threading\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax, is_valid_syntax\n"
+        "defer_rfc3987_syntax()\nanswers = []\n"
+        "threads = [threading.Thread(target=lambda: answers.append(is_valid_syntax('iri', 'http://a/b'))) "
+        "for _ in range(4)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "import rfc3987_syntax\nprint(answers, type(rfc3987_syntax).__name__)"
+    )
+    assert run(code) == ["[True, True, True, True] module"]
+
+
 def test_an_imported_module_is_left_alone():
     code = "import rfc3987_syntax\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax\nprint(defer_rfc3987_syntax())"
     assert run(code) == ["False"]
