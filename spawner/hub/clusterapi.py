@@ -11,6 +11,7 @@ Both come from shared, cached Slurm answers (spawner/hub/clusterinfo.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from jupyterhub.apihandlers import APIHandler
@@ -32,16 +33,24 @@ class _Base(APIHandler):
             raise web.HTTPError(403, "Log in to see what is free on the cluster.")
 
 
+async def what_is_free(wait: float | None = None) -> list[dict]:
+    """What is free per partition, from the shared sinfo.  SlurmError if Slurm did not answer; with `wait`,
+    TimeoutError after that many seconds (the shared call goes on for whoever else waits on it)."""
+    services = hub_services()
+    asking = services.cluster.nodes()
+    nodes = await (asyncio.wait_for(asyncio.shield(asking), wait) if wait is not None else asking)
+    return services.partitions(nodes)
+
+
 class PartitionsHandler(_Base):
     async def get(self):
         self.check_user()
-        services = hub_services()
         try:
-            nodes = await services.cluster.nodes()
+            partitions = await what_is_free()
         except SlurmError as e:
             self.log.warning("sinfo for the partitions API: %s", e)
             raise web.HTTPError(503, UNAVAILABLE) from None
-        self.finish(json.dumps({"partitions": services.partitions(nodes)}))
+        self.finish(json.dumps({"partitions": partitions}))
 
 
 class EstimateHandler(_Base):

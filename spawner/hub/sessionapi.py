@@ -14,17 +14,15 @@ server asks with its token when the user presses "extend" in JupyterLab.
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from ..contract import EXTEND_PATH
-from .clusterapi import UNAVAILABLE
+from .clusterapi import UNAVAILABLE, what_is_free
 from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, portal_spawner
-from .services import hub_services
 from .slurm import SlurmError
 
 SESSION_URL = "/api/dsportal/session"
@@ -52,12 +50,9 @@ class SessionHandler(_Base):
         if self.get_argument("free", "") == "1":
             # One request where an open home page made two: JupyterHub's authentication of each request
             # (a user query and its eager loads) was most of the hub's time at 500 open pages.
-            # A slow sinfo must not hold the card: at most FREE_WAIT, and the shared call goes on for the
-            # others who wait on it (shield).
-            services = hub_services()
+            # A slow sinfo must not hold the card: at most FREE_WAIT.
             try:
-                nodes = await asyncio.wait_for(asyncio.shield(services.cluster.nodes()), FREE_WAIT)
-                answer["partitions"] = services.partitions(nodes)
+                answer["partitions"] = await what_is_free(FREE_WAIT)
             except (TimeoutError, SlurmError) as e:
                 self.log.warning("sinfo for the home page: %s", e or "no answer yet")
                 answer["partitions_error"] = UNAVAILABLE

@@ -23,11 +23,10 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from tests.perf.memory import wait_answering
 from tests.support import browser as browser_support
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.demo import password_of
-from tests.support.http import free_port
+from tests.support.http import answers, free_port, wait_until
 
 USER = "alice"
 VENV = Path("/opt/dsportal/venv")
@@ -73,7 +72,9 @@ def bare_lab(browser: Browser) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=f"/home/{USER}")
     try:
-        wait_answering(proc, f"http://127.0.0.1:{port}/api", started, "jupyter lab")
+        wait_until(
+            lambda: answers(f"http://127.0.0.1:{port}/api", proc, "jupyter lab"), 60, "jupyter lab answering", 0.05
+        )
         page.goto(f"http://127.0.0.1:{port}/lab?token={token}")
         expect(page.locator(LAUNCHER).first).to_be_visible(timeout=60_000)
         return time.perf_counter() - started

@@ -14,10 +14,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids, wait_answering
+from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids
 from tests.perf.timeline import hub_marks, job_marks, timeline
 from tests.support.cluster import TOKEN_FILE, Cluster
-from tests.support.http import free_port
+from tests.support.http import answers, free_port, wait_until
 
 USER = "alice"
 VENV = Path("/opt/dsportal/venv")
@@ -67,7 +67,9 @@ def bare_singleuser(memory: list) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen(argv, env={**env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
     try:
-        elapsed = wait_answering(proc, f"http://127.0.0.1:{port}/user/{USER}/api", started, "jupyterhub-singleuser")
+        url = f"http://127.0.0.1:{port}/user/{USER}/api"
+        wait_until(lambda: answers(url, proc, "jupyterhub-singleuser"), 60, "jupyterhub-singleuser answering", 0.05)
+        elapsed = time.perf_counter() - started
         memory.append(idle_footprint(lambda: user_tree_pids(proc.pid, USER)))
         return elapsed
     finally:

@@ -1,5 +1,4 @@
-"""What a session's processes hold in memory, idle: RSS and PSS summed over a set of processes (and the wait
-for a bare server to answer, whose memory is read next to the session's).
+"""What a session's processes hold in memory, idle: RSS and PSS summed over a set of processes.
 
 RSS counts a page shared by two processes twice (the session's keeper and the
 server it forked share their interpreter's pages); PSS splits it between them.
@@ -9,8 +8,6 @@ Both are printed.  Read as root (smaps of another account's processes).
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 
 import psutil
@@ -68,16 +65,3 @@ def idle_footprint(pids_now: Callable[[], list[int]], timeout: float = 30) -> tu
     pids = readings[-1][0]
     rss, pss = footprint(pids)
     return rss, pss, len(pids)
-
-
-def wait_answering(proc, url: str, started: float, what: str, limit: float = 60) -> float:
-    """Seconds from `started` (perf_counter) until `url` answers 200, `proc` (a Popen) running meanwhile."""
-    while True:
-        assert proc.poll() is None, f"{what} exited"
-        assert time.perf_counter() - started < limit, f"{what} did not answer"
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return time.perf_counter() - started
-        except (urllib.error.URLError, OSError):
-            time.sleep(0.05)

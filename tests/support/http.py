@@ -43,6 +43,16 @@ def wait_until(predicate, timeout: float = 20.0, what: str = "condition", every:
     raise AssertionError(f"{what} not reached within {timeout} s")
 
 
+def answers(url: str, proc=None, what: str = "the server") -> bool:
+    """Whether `url` answers 200 now; an AssertionError if `proc` (a Popen serving it) has exited."""
+    assert proc is None or proc.poll() is None, f"{what} exited"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
