@@ -56,6 +56,7 @@ class DirectoryUser:
     home: str = ""
     groups: tuple[str, ...] = field(default=())
     locked: bool = False  # ppolicy's pwdAccountLockedTime, or shadowExpire passed
+    mail: str = ""  # the directory's e-mail address (ldap.mail_attribute), "" when it has none
 
     def auth_state(self) -> dict:
         return {
@@ -65,6 +66,7 @@ class DirectoryUser:
             "gidNumber": self.gid_number,
             "home": self.home,
             "groups": list(self.groups),
+            "mail": self.mail,
         }
 
 
@@ -279,7 +281,14 @@ class Directory:
         return found[0]["dn"]
 
     def _read_user(self, conn: ldap3.Connection, username: str, dn: str) -> DirectoryUser | None:
-        attrs = ["uidNumber", "gidNumber", "homeDirectory", "shadowExpire", "pwdAccountLockedTime"]
+        attrs = [
+            "uidNumber",
+            "gidNumber",
+            "homeDirectory",
+            "shadowExpire",
+            "pwdAccountLockedTime",
+            self.s.mail_attribute,
+        ]
         entries = self._search(conn, dn, "(objectClass=*)", attrs, scope=ldap3.BASE)
         if not entries:
             return None  # bound as it a moment ago, or looked up: gone now
@@ -296,4 +305,5 @@ class Directory:
             home=str(_first(entry, "homeDirectory") or ""),
             groups=groups,
             locked=is_locked(_first(entry, "pwdAccountLockedTime"), _int(_first(entry, "shadowExpire"))),
+            mail=str(_first(entry, self.s.mail_attribute) or ""),
         )

@@ -220,6 +220,9 @@ class LdapSettings(Section):
         "ldaps for ldaps:// URIs), plain (logs a warning for a remote server), starttls or ldaps.",
     )
     ca_file: OptionalAbsPath = key("", "CA certificate file for starttls/ldaps; empty = system CAs.")
+    mail_attribute: LdapAttribute = key(
+        "mail", "The attribute holding a user's e-mail address (the portal's mail goes there, when they opt in)."
+    )
     bind_dn_template: OptionalDN = key(
         "",
         "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
@@ -294,6 +297,9 @@ class Partition(Section):
     max_gpus: integer(1, 16) = key(help="Most GPUs one session may ask for here (GPUs of one node).")
     default: Flag = key(False, "Preselect this partition in the form. At most one; else the first.")
     display_name: OptionalLabel = key("", "Label shown in the form; empty = the partition name.")
+    max_nodes: integer(1, 1024) = key(
+        1, "Most nodes one job run from the portal (Run as a job) may span here; sessions always use one node."
+    )
 
 
 class SlurmSettings(Section):
@@ -317,6 +323,7 @@ class SlurmSettings(Section):
     scancel: Command = key("scancel", "The scancel command.")
     sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
     sinfo: Command = key("sinfo", "The sinfo command (dsportal doctor).")
+    sacct: Command = key("sacct", "The sacct command: finished jobs and their use, from Slurm's accounting (slurmdbd).")
     min_uid: integer(1, 2**31 - 1) = key(
         1000, "Lowest uid that may run sessions: system accounts (and root, uid 0, always) are refused."
     )
@@ -579,6 +586,49 @@ class SessionSettings(Section):
     )
 
 
+class JobSettings(Section):
+    """Notebooks and scripts run as Slurm jobs of their own (JupyterLab's "Run as a job", the REST API)."""
+
+    enabled: Flag = key(True, "Users may run notebooks and scripts as Slurm jobs from the portal.")
+    default_hours: number(0, 8760) = key(1, "Job length preselected in JupyterLab's dialog, in hours.")
+    max_hours: number(0, 8760) = key(
+        24, "Longest job a user may ask for, in hours (the partition's MaxTime applies too)."
+    )
+    output_folder: StorageName = key(
+        "jobs", "Folder in the user's home where each job's output notebook is written (created by the job)."
+    )
+    max_notebook_mib: integer(1, 1024) = key(
+        20, "Largest notebook or script the portal reads to submit (MiB); bigger ones are refused with words."
+    )
+    list_seconds: integer(2, 3600) = key(
+        10,
+        "Seconds one listing of every user's jobs (one squeue) is reused for everyone; Slurm calls then do not "
+        "grow with the number of users or jobs.",
+    )
+    accounting_seconds: integer(5, 3600) = key(
+        30, "Seconds one answer of Slurm's accounting (one sacct of every user's recent jobs) is reused."
+    )
+    history_days: integer(1, 365) = key(7, "Days of finished jobs shown in the jobs panel and on the home page.")
+    keep: integer(1, 500) = key(50, "Jobs per user whose settings the hub remembers (for 'run again').")
+
+
+class NotifySettings(Section):
+    """E-mail to users who opted in: a job ended, a queued session started, a session has little time left."""
+
+    smtp_host: text(r"[A-Za-z0-9.\[\]:_-]+", "must be a host name or address", allow_empty=True) = key(
+        "", "Mail relay the hub sends through (SMTP); empty = no e-mail (JupyterLab and the home page still tell)."
+    )
+    smtp_port: integer(1, 65535) = key(25, "The relay's port.")
+    starttls: Flag = key(False, "Use STARTTLS with the relay (port 587 relays usually want it).")
+    sender: text(r"[^\s<>@]+@[A-Za-z0-9.-]+", "must be an e-mail address such as portal@example.org") = key(
+        "dsportal@localhost", "The From address of the portal's mail."
+    )
+    timeout: Timeout = key(
+        10, "Seconds before a relay that does not answer counts as down (the mail is dropped, logged)."
+    )
+    minutes_left: integer(1, 1440) = key(15, "Mail a session's owner this many minutes before its time limit.")
+
+
 class Reserved(Section):
     """A section a later release fills; it must stay empty."""
 
@@ -592,6 +642,10 @@ class PortalSettings(Section):
     tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
     sessions: SessionSettings = section(
         SessionSettings, "Sessions' clock (warnings, saving before the end), history and presets on the home page."
+    )
+    jobs: JobSettings = section(JobSettings, "Notebooks and scripts run as Slurm jobs from JupyterLab and the API.")
+    notify: NotifySettings = section(
+        NotifySettings, "E-mail when a job ends, a queued session starts or time runs out."
     )
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
 

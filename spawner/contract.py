@@ -57,3 +57,19 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"DS Portal data folder {name!r} is missing from the installation")
+
+
+# --- notebooks and scripts run as jobs (the hub submits, spawner/job/runner.py runs) ---
+# The runner's lines in the job's log that the hub reads to say how a run ended.
+RUN_MARK = "dsportal-run:"
+
+
+def run_output(output_dir: str, path: str, job_id: str) -> str:
+    """Where a notebook job writes its output notebook: OUTPUT_DIR/STEM-JOBID.ipynb."""
+    stem = Path(path).name.rsplit(".", 1)[0] or "notebook"
+    return f"{output_dir.rstrip('/')}/{stem}-{job_id}.ipynb"
+
+
+def run_log(home: str) -> str:
+    """Slurm's output file of a job run from the portal (%j = job id), in the user's home."""
+    return f"{home.rstrip('/')}/.dsportal-job-%j.log"

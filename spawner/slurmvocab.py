@@ -49,6 +49,26 @@ INVALID_JOB = "Invalid job id specified"
 SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
 SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
 JOB_FORMAT = "%j|%u|%T|%l|%P"  # the extension helper's look at one job
+# Every user's jobs, for the jobs panel (one shared listing): the job's name goes last, the one
+# field a user chooses freely, so a "|" in it cannot shift the others.
+ALL_JOBS_FORMAT = "%i|%u|%T|%P|%D|%N|%M|%L|%l|%V|%S|%r|%j"
+# Slurm's accounting of finished jobs (sacct --parsable2), the name last for the same reason.
+ACCOUNTING_FIELDS = (
+    "JobID",
+    "User",
+    "Partition",
+    "State",
+    "ExitCode",
+    "Submit",
+    "Start",
+    "End",
+    "Elapsed",
+    "NNodes",
+    "NodeList",
+    "Timelimit",
+    "JobName",
+)
+JOB_ID = r"[0-9]+(?:[_+][0-9]+)?"  # 123, an array element 123_4, a hetjob component 82+1
 END_FORMAT = "%e"  # a job's end time
 
 TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"  # Slurm's '2026-11-22T11:00:00'
@@ -63,6 +83,24 @@ _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
 def portal_jobs_argv(squeue: str, job_name: str) -> list[str]:
     """Every job of the portal's name, in any state Slurm still remembers."""
     return [squeue, "--noheader", "--states=all", f"--name={job_name}", f"--format={SQUEUE_FORMAT}"]
+
+
+def all_jobs_argv(squeue: str) -> list[str]:
+    """Every user's jobs in every state Slurm still lists (one call serves every user's jobs panel)."""
+    return [squeue, "--noheader", "--all", "--states=all", f"--format={ALL_JOBS_FORMAT}"]
+
+
+def accounting_argv(sacct: str, days: int) -> list[str]:
+    """Every user's jobs of the last `days` days from Slurm's accounting, one line per job (no steps)."""
+    return [
+        sacct,
+        "--allusers",
+        "--allocations",
+        "--noheader",
+        "--parsable2",
+        f"--starttime=now-{days}days",
+        "--format=" + ",".join(ACCOUNTING_FIELDS),
+    ]
 
 
 def queue_order_argv(squeue: str, partition: str) -> list[str]:
@@ -188,6 +226,52 @@ class Job:
     partition: str
 
 
+@dataclass(frozen=True)
+class ListedJob:
+    """One job of any user as squeue lists it (ALL_JOBS_FORMAT)."""
+
+    job_id: str
+    user: str
+    state: str
+    partition: str
+    nodes: int
+    node_list: str
+    elapsed: str
+    time_left: str
+    limit: str
+    submitted: str
+    start: str  # the start, or Slurm's expected start while pending; "" when it has none
+    reason: str
+    name: str
+
+    @property
+    def pending(self) -> bool:
+        return self.state in PENDING
+
+    @property
+    def in_queue(self) -> bool:
+        return self.state in PENDING | RUNNING | ENDING
+
+
+@dataclass(frozen=True)
+class AccountedJob:
+    """One finished (or running) job from Slurm's accounting (ACCOUNTING_FIELDS)."""
+
+    job_id: str
+    user: str
+    partition: str
+    state: str  # "CANCELLED by 1001" is read as CANCELLED
+    exit_code: str  # "1:0": the script's exit status and the signal that ended it
+    submitted: str
+    start: str
+    end: str
+    elapsed: str
+    nodes: int
+    node_list: str
+    limit: str
+    name: str
+
+
 # --- parsers ---------------------------------------------------------------------------
 class UnreadableAnswer(ValueError):
     """squeue printed something that is not the asked-for format: nothing is concluded from it."""
@@ -212,6 +296,13 @@ def _skipped_once(job_id: str, user: str) -> None:
         log.info(
             "Skipping %r of %s in Slurm's listing: named like the portal's jobs, but not one of them", job_id, user
         )
+
+
+def _unreadable_once(line: str) -> None:
+    key = "line:" + line[:60]
+    if key not in _SKIPPED and len(_SKIPPED) < 10_000:
+        _SKIPPED.add(key)
+        log.warning("Skipping an unreadable line of Slurm's job listing: %r", line[:200])
 
 
 def parse_squeue(output: str) -> dict[str, JobInfo]:
@@ -242,6 +333,78 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
         start = start if _TIMESTAMP.fullmatch(start) and state == "PENDING" else ""  # N/A, Unknown
         end = end if _TIMESTAMP.fullmatch(end) and state != "PENDING" else ""
         jobs[job_id] = JobInfo(job_id, state, reason, node, user, start, end)
+    return jobs
+
+
+def _timestamp(text: str) -> str:
+    return text if _TIMESTAMP.fullmatch(text) else ""
+
+
+def _count(text: str) -> int:
+    return int(text) if text.isdigit() else 0
+
+
+def parse_all_jobs(output: str) -> list[ListedJob]:
+    """Lines of ALL_JOBS_FORMAT -> ListedJob, in Slurm's order.  A line that does not read is skipped
+    (logged once): unlike the portal's own sessions, nothing is concluded from a job's absence here."""
+    jobs = []
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        parts = line.strip().split("|", 12)
+        if len(parts) != 13 or not re.fullmatch(JOB_ID, parts[0]) or not parts[2]:
+            _unreadable_once(line)
+            continue
+        job_id, user, state, partition, nodes, node_list, elapsed, left, limit, submitted, start, reason, name = parts
+        state = state.split()[0]
+        jobs.append(
+            ListedJob(
+                job_id=job_id,
+                user=user,
+                state=state,
+                partition=partition,
+                nodes=_count(nodes),
+                node_list="" if node_list in ("(null)", "n/a") else node_list,
+                elapsed=elapsed,
+                time_left="" if left in ("INVALID", "UNLIMITED", "NOT_SET") or state not in RUNNING else left,
+                limit=limit,
+                submitted=_timestamp(submitted),
+                start=_timestamp(start),
+                reason="" if reason in ("None", "(null)") else reason,
+                name=name,
+            )
+        )
+    return jobs
+
+
+def parse_accounting(output: str) -> list[AccountedJob]:
+    """sacct --parsable2 lines of ACCOUNTING_FIELDS -> AccountedJob; unreadable lines are skipped (logged)."""
+    jobs = []
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        parts = line.rstrip("\n").split("|", len(ACCOUNTING_FIELDS) - 1)
+        if len(parts) != len(ACCOUNTING_FIELDS) or not re.fullmatch(JOB_ID, parts[0]) or not parts[3]:
+            _unreadable_once(line)
+            continue
+        job_id, user, partition, state, exit_code, submitted, start, end, elapsed, nodes, node_list, limit, name = parts
+        jobs.append(
+            AccountedJob(
+                job_id=job_id,
+                user=user,
+                partition=partition,
+                state=state.split()[0],
+                exit_code=exit_code,
+                submitted=_timestamp(submitted),
+                start=_timestamp(start),
+                end=_timestamp(end),
+                elapsed=elapsed,
+                nodes=_count(nodes),
+                node_list="" if node_list in ("None assigned", "(null)") else node_list,
+                limit=limit,
+                name=name,
+            )
+        )
     return jobs
 
 

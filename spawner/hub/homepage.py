@@ -94,6 +94,20 @@ def home_template_var(user) -> Callable[[], dict | None]:
     return data
 
 
+def hub_spawners() -> list[SlurmGPUSpawner]:
+    """Every portal spawner the running hub holds (the runs tracker's users, spawner/hub/runs/tracker.py)."""
+    from jupyterhub.app import JupyterHub  # the running hub's application: there is one only inside the hub
+
+    if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
+        return []  # the hub is still starting
+    return [
+        spawner
+        for user in list(JupyterHub.instance().users.values())
+        for spawner in list(user.spawners.values())
+        if is_portal_spawner(spawner)
+    ]
+
+
 def hub_cards() -> list[dict]:
     """The card of every portal session the running hub holds (for /hub/metrics, spawner/hub/metrics.py)."""
     from jupyterhub.app import JupyterHub  # the running hub's application: there is one only inside the hub

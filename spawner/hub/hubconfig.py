@@ -21,10 +21,11 @@ from portal.settings import PortalSettings
 
 from ..contract import data_dir
 from . import gcpolicy, routes
-from .homepage import home_template_var, hub_cards
+from .homepage import home_template_var, hub_cards, hub_spawners
 from .idle import culler_services
 from .ignored import ignored_settings
 from .metrics import register_session_collector
+from .runs import tracker as runs_tracker
 from .services import start_in_hub
 
 
@@ -60,7 +61,9 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users; session jobs no session owns are cancelled
     # from the hub's start on (spawner/hub/services.py, reconciler.py).
-    if start_in_hub(str(path)) is not None:
+    shared = start_in_hub(str(path))
+    if shared is not None:
+        runs_tracker.start(shared, asyncio.get_running_loop(), hub_spawners)  # runs' ends, sessions' time left
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
     c.Spawner.default_url = "/lab"

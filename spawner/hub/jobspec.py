@@ -48,13 +48,13 @@ HUB_VARIABLES = (
 ACCOUNT_VARIABLES = ("USER", "LOGNAME", "HOME", "SHELL", "LANG")
 JOB_VARIABLES = (*HUB_VARIABLES, SESSION_VAR, *ACCOUNT_VARIABLES)
 
-_templates = jinja2.Environment(
+TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=False,  # a bash script, not HTML; values are shell-quoted instead
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
 )
-_templates.filters["quote"] = shlex.quote
+TEMPLATES.filters["quote"] = shlex.quote
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def sbatch_argv(
 
 def job_script(slurm: SlurmSettings, account: Account, command: list[str]) -> str:
     """The job script; `command[0]` is the session environment's dsportal-singleuser."""
-    return _templates.get_template("job.sh.j2").render(
+    return TEMPLATES.get_template("job.sh.j2").render(
         username=account.name,
         bin_dir=str(Path(command[0]).parent),
         extra_sbatch=slurm.extra_sbatch,

@@ -31,7 +31,7 @@ class SessionRequest:
     hours: float
 
 
-def _single(value: Any) -> Any:
+def single_value(value: Any) -> Any:
     # HTML forms deliver lists of strings; one value per field is allowed.
     if isinstance(value, list):
         if len(value) != 1:
@@ -40,19 +40,19 @@ def _single(value: Any) -> Any:
     return value
 
 
-def _check_text(key: str, value: Any) -> None:
+def check_text(key: str, value: Any) -> None:
     if isinstance(value, str) and any(c in value for c in "\n\r\x00"):
         raise OptionsError(f"{key}: line breaks and NUL characters are not allowed.")
 
 
-def _partition(value: Any, slurm: SlurmSettings) -> Partition:
+def check_partition(value: Any, slurm: SlurmSettings) -> Partition:
     names = [p.name for p in slurm.partitions]
     if not isinstance(value, str) or value not in names:
         raise OptionsError(f"partition: {show(value)} is not offered here; choose one of {', '.join(names)}.")
     return next(p for p in slurm.partitions if p.name == value)
 
 
-def _gpus(value: Any, max_gpus: int, partition: str) -> int:
+def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
     allowed = f"choose a whole number from 0 to {max_gpus} for partition {partition}"
     if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         value = int(value.strip())
@@ -63,7 +63,7 @@ def _gpus(value: Any, max_gpus: int, partition: str) -> int:
     return value
 
 
-def _hours(value: Any, max_hours: float) -> float:
+def check_hours(value: Any, max_hours: float) -> float:
     allowed = f"choose a number of hours above 0 and at most {max_hours:g}"
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
         value = float(value.strip())
@@ -85,12 +85,12 @@ def parse_options(options: Any, slurm: SlurmSettings) -> SessionRequest:
     if unknown:
         names = ", ".join(show(k) if isinstance(k, str) else repr(k) for k in unknown)
         raise OptionsError(f"Unknown option(s) {names}; allowed are {', '.join(ALLOWED_KEYS)}.")
-    values = {k: _single(v) for k, v in options.items()}
+    values = {k: single_value(v) for k, v in options.items()}
     for key, value in values.items():
-        _check_text(key, value)
-    partition = _partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
-    gpus = _gpus(values.get("gpus", min(1, partition.max_gpus)), partition.max_gpus, partition.name)
-    hours = _hours(values.get("hours", slurm.default_hours), slurm.max_hours)
+        check_text(key, value)
+    partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
+    gpus = check_gpus(values.get("gpus", min(1, partition.max_gpus)), partition.max_gpus, partition.name)
+    hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     return SessionRequest(partition=partition.name, gpus=gpus, hours=hours)
 
 

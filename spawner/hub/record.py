@@ -38,6 +38,10 @@ class SessionRecord:
     submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
     last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
     history: list[dict] = field(default_factory=list)  # the last sessions, newest first
+    # The user's, not the session's (kept when a session ends):
+    runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/record)
+    notify_mail: bool = False  # the user opted in to e-mail (a job ended, a queued session started, time runs out)
+    warned_job: str = ""  # the session job whose "little time left" mail went out
 
     def to_state(self) -> dict:
         """The JSON object JupyterHub saves; {} for a user with nothing to remember."""
@@ -60,6 +64,12 @@ class SessionRecord:
             state["last_end"] = self.last_end
         if self.history:
             state["history"] = [dict(e) for e in self.history]
+        if self.runs:
+            state["runs"] = [dict(e) for e in self.runs]
+        if self.notify_mail:
+            state["notify_mail"] = True
+        if self.warned_job:
+            state["warned_job"] = self.warned_job
         return state
 
     @classmethod
@@ -97,6 +107,7 @@ class SessionRecord:
                 continue
             values[name] = value
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
+        values["runs"] = [e for e in values.get("runs", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
         return cls(**values)
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from jupyterhub import apihandlers
 
 from . import clusterapi, portapi, sessionapi, stopapi
+from .runs import api as runsapi
 
-ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS)
+ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS, *runsapi.HANDLERS)
 # batchspawner's port callback: its import adds it to JupyterHub's list (spawner/hub/portapi.py)
 REMOVED = (portapi.REPLACED_CALLBACK,)
 

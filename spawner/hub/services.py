@@ -17,6 +17,7 @@ from portal.throttle import LoginThrottle
 
 from ..slurmvocab import NodeState
 from .clusterinfo import ClusterInfo, SharedAnswers, availability, starts_now
+from .joblisting import JobListing
 from .jobspec import Account, job_script, sbatch_argv
 from .options import OptionsError, parse_options
 from .reconciler import Reconciler, hub_owned_jobs
@@ -47,6 +48,7 @@ class HubServices:
         self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
         self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
+        self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
         self.reconciler: Reconciler | None = None
         self._reconciling: asyncio.Task | None = None
 

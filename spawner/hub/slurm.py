@@ -29,10 +29,16 @@ from ..slurmvocab import (
     ENDING,  # noqa: F401  (spawner.py takes the job states from here, with JobInfo)
     INVALID_JOB,
     UNAVAILABLE,
+    AccountedJob,
     JobInfo,
+    ListedJob,
     NodeState,
     UnreadableAnswer,
+    accounting_argv,
+    all_jobs_argv,
     estimate_argv,
+    parse_accounting,
+    parse_all_jobs,
     parse_job_id,
     parse_queue_order,
     parse_sinfo,
@@ -154,6 +160,11 @@ def extend_argv(slurm: SlurmSettings, job_id: str, minutes: int) -> list[str]:
     return [slurm.sudo, "-n", "--", slurm.extend_command, job_id, str(minutes)]
 
 
+def head_argv(slurm: SlurmSettings, username: str, path: str, max_bytes: int) -> list[str]:
+    """Read a file of the user's as the user (a notebook to submit): at most `max_bytes` bytes."""
+    return as_user(slurm, username) + ["head", "-c", str(max_bytes), "--", path]
+
+
 def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> list[str]:
     # Read as the user: a root read of a file in a user's home would follow
     # whatever symlink the user put there.
@@ -194,6 +205,14 @@ class SlurmClient:
         """Every node of every partition, as sinfo lists it (spawner/hub/clusterinfo.py shares the answer)."""
         return await self._read(sinfo_nodes_argv(self.slurm.sinfo), parse_sinfo)
 
+    async def all_jobs(self) -> list[ListedJob]:
+        """Every user's jobs Slurm still lists (spawner/hub/joblisting.py shares the answer)."""
+        return await self._read(all_jobs_argv(self.slurm.squeue), parse_all_jobs)
+
+    async def accounting(self, days: int) -> list[AccountedJob]:
+        """Every user's jobs of the last `days` days from Slurm's accounting (slurmdbd)."""
+        return await self._read(accounting_argv(self.slurm.sacct, days), parse_accounting)
+
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order."""
         return await self._read(queue_order_argv(self.slurm.squeue, partition), parse_queue_order)
@@ -229,6 +248,11 @@ class SlurmClient:
     async def extend(self, job_id: str, minutes: int) -> None:
         """Raise the job's time limit to `minutes`; SlurmError carries the helper's words on refusal."""
         await run(extend_argv(self.slurm, job_id, minutes), timeout=self.slurm.command_timeout * 3)
+
+    async def read_as(self, username: str, path: str, max_bytes: int) -> str:
+        """The first `max_bytes` bytes of the user's file, read as the user (never a root read, which would
+        follow any symlink the user planted); SlurmError with head's words when it cannot."""
+        return await run(head_argv(self.slurm, username, path, max_bytes), timeout=self.slurm.command_timeout)
 
     async def output_tail(self, username: str, path: str, lines: int = 20) -> str:
         try:

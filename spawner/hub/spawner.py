@@ -37,6 +37,7 @@ from .form import render_options_form
 from .idle import idle_words, join_idle_group, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
 from .metrics import CULLED, START_SECONDS
+from .notices import public_home, session_started_mail, tell
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
 from .readiness import wait_for_proof
@@ -48,6 +49,8 @@ from .sessionspec import build_session_spec
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
+QUEUED_MAIL_AFTER = 60.0  # s: a session that waited this long in the queue is a "queued session" that started
+_TELLING: set[asyncio.Task] = set()
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
 QUEUED_LISTING_AGE = (2.0, 15.0)
@@ -297,7 +300,13 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.job_info = None
         self.gone_confirmed = False
         # the job's part goes; why the last sessions ended stays for the home page
-        self.record = SessionRecord(last_end=self.record.last_end, history=self.record.history)
+        self.record = SessionRecord(
+            last_end=self.record.last_end,
+            history=self.record.history,
+            runs=self.record.runs,
+            notify_mail=self.record.notify_mail,
+            warned_job=self.record.warned_job,
+        )
 
     def stopping_message(self) -> str:
         """What the user reads while an old job is not confirmed gone ("" when there is none)."""
@@ -415,10 +424,21 @@ class SlurmGPUSpawner(SlurmSpawner):
                 await self._status_during_start()
         port = await self._wait_until_answering()
         self.record.start_done = True
+        self._tell_if_it_waited(asyncio.get_running_loop().time() - self._submitted_at)
         START_SECONDS.labels(self.resources.partition).observe(asyncio.get_running_loop().time() - self._submitted_at)
         self.port = port  # the proven one, whatever was reported since
         self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, port)
         return self.ip, port
+
+    def _tell_if_it_waited(self, waited: float) -> None:
+        """A session that waited in the queue has started: mail the user who opted in (spawner/hub/notices.py)."""
+        if waited < QUEUED_MAIL_AFTER or not self.record.notify_mail:
+            return
+        url = public_home(self.settings).rsplit("/hub/", 1)[0] + self.user.url
+        subject, body = session_started_mail(self.job_id, self.ip, duration_words(max(1, round(waited / 60))), url)
+        told = asyncio.ensure_future(tell(self.settings.notify, self.user, True, subject, body))
+        _TELLING.add(told)  # held until sent: the loop keeps only weak references to tasks
+        told.add_done_callback(_TELLING.discard)
 
     async def _settle_earlier_job(self) -> None:
         """Cancel what is left of an earlier session; refuse the start until Slurm confirms it gone."""

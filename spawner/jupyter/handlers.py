@@ -30,7 +30,7 @@ from tornado.wsgi import WSGIContainer
 
 from ..contract import READY_PATH, readiness_proof
 from ..sessionspec import SessionSpec
-from . import sessionapi
+from . import jobs, sessionapi
 from .tensorboard import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
@@ -184,4 +184,5 @@ def _load_jupyter_server_extension(serverapp):
         ],
     )
     sessionapi.load(serverapp, spec.clock, spec.idle)
-    serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock", prefix)
+    jobs.load(serverapp)
+    serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock, the jobs panel", prefix)

@@ -22,7 +22,6 @@ import signal
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop
 
 from ..contract import EXTEND_PATH
@@ -30,10 +29,10 @@ from ..sessionspec import ClockSpec, IdleSpec
 from .activity import GpuWatch, SessionActivity
 from .clock import WARNING_SIGNAL, SessionClock, saved_paths
 from .gpus import NoGpuReadings, load_nvml, visible
+from .hubcall import ask_hub
 
 SETTINGS_KEY = "dsportal_clock"
 ACTIVITY_KEY = "dsportal_activity"
-HUB_TIMEOUT = 60  # the hub runs Slurm commands for an extension
 
 
 class _Base(APIHandler):
@@ -86,28 +85,9 @@ class SavedHandler(_Base):
 class ExtendHandler(_Base):
     @web.authenticated
     async def post(self):
-        request = HTTPRequest(
-            os.environ["JUPYTERHUB_API_URL"].rstrip("/") + EXTEND_PATH,
-            method="POST",
-            body="{}",
-            headers={
-                "Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}",
-                "Content-Type": "application/json",
-            },
-            request_timeout=HUB_TIMEOUT,
-        )
-        try:
-            answer = await AsyncHTTPClient().fetch(request)
-        except HTTPClientError as e:
-            message = "The hub did not answer; try again in a minute."
-            if e.response is not None and e.code != 599:
-                try:
-                    message = json.loads(e.response.body).get("message") or message
-                except ValueError:
-                    pass
-            raise web.HTTPError(e.code if e.code != 599 else 503, message) from None
+        _, body = await ask_hub("POST", EXTEND_PATH)
         await self.clock.end_time(fresh=True)
-        self.finish(answer.body)
+        self.finish(body)
 
 
 def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec) -> None:

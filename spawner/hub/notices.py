@@ -1,0 +1,118 @@
+"""A word when something happens: a run ended, a queued session started, a session's time runs out (hub side).
+
+JupyterLab (the jobs panel's poll) and the home page show a run's end from
+the same rows (runs/board.py); this adds e-mail for users who opted in
+(their record's `notify_mail`), to the address the directory holds (auth
+state's "mail", ldap.mail_attribute), through the admin's relay
+(notify.smtp_host).  The hub sends with the standard library's smtplib in a
+worker thread, bounded by notify.timeout: a relay that hangs costs a
+thread, never the hub's event loop.  A mail that cannot be sent is logged and
+dropped; nothing else waits for it.
+
+The tracker (one loop for the whole hub) notices runs that ended: it reads
+the shared listing, and for each run that left the queue reads its log's
+tail once (as the user) to say why it ended, remembers that in the user's
+record and tells the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import smtplib
+from collections.abc import Iterable
+from datetime import datetime
+from email.message import EmailMessage
+
+from portal.settings import NotifySettings
+
+log = logging.getLogger("JupyterHub").getChild("notices")
+
+_ADDRESS = re.compile(r"[^\s<>@,;\"]+@[A-Za-z0-9.-]+")
+
+
+async def mail_address(user) -> str:
+    """The user's e-mail address from the directory (auth state), "" when none or not a plain address."""
+    state = await user.get_auth_state() or {}
+    address = state.get("mail") if isinstance(state, dict) else ""
+    return address if isinstance(address, str) and _ADDRESS.fullmatch(address) else ""
+
+
+def message(notify: NotifySettings, to: str, subject: str, body: str) -> EmailMessage:
+    """The mail (pure): plain text, from the portal's sender."""
+    mail = EmailMessage()
+    mail["From"] = notify.sender
+    mail["To"] = to
+    mail["Subject"] = subject.replace("\n", " ")[:200]
+    mail.set_content(body)
+    return mail
+
+
+def _send(notify: NotifySettings, mail: EmailMessage) -> None:
+    with smtplib.SMTP(notify.smtp_host, notify.smtp_port, timeout=notify.timeout) as relay:
+        if notify.starttls:
+            relay.starttls()
+        relay.send_message(mail)
+
+
+async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool:
+    """Send one mail through the relay; False (logged) when there is no relay or it refused or hung."""
+    if not notify.smtp_host or not to:
+        return False
+    mail = message(notify, to, subject, body)
+    try:
+        await asyncio.wait_for(asyncio.to_thread(_send, notify, mail), notify.timeout * 3)
+    except (OSError, smtplib.SMTPException, TimeoutError) as e:
+        log.warning("Mail to %s (%s) not sent: the relay %s: %s", to, subject, notify.smtp_host, e or "no answer")
+        return False
+    log.info("Mail to %s sent: %s", to, subject)
+    return True
+
+
+async def tell(notify: NotifySettings, user, opted_in: bool, subject: str, body: str) -> bool:
+    """Mail the user when they opted in and the directory has their address."""
+    if not opted_in or not notify.smtp_host:
+        return False
+    return await send(notify, await mail_address(user), subject, body)
+
+
+def run_ended_mail(job_id: str, path: str, why: str, output: str, public_url: str) -> tuple[str, str]:
+    """(subject, body) of the mail that says a run ended (pure)."""
+    status = why.split(":")[0].split(";")[0].rstrip(".")
+    subject = f"Job {job_id} ({path}): {status}"
+    lines = [f"Your job {job_id} ({path}) has ended.", "", why, ""]
+    if output:
+        lines.append(f"Output notebook: ~/{output}")
+    lines.append(f"Jobs panel and log: {public_url}")
+    return subject, "\n".join(lines) + "\n"
+
+
+def session_started_mail(job_id: str, node: str, waited: str, url: str) -> tuple[str, str]:
+    subject = f"Your session has started on {node}"
+    body = f"Your queued session (job {job_id}) started on {node} after waiting {waited}.\n\nOpen it: {url}\n"
+    return subject, body
+
+
+def minutes_left_mail(job_id: str, minutes: int, end: str, url: str) -> tuple[str, str]:
+    subject = f"Your session ends in {minutes} minutes"
+    body = (
+        f"Your session (job {job_id}) reaches its time limit at {end.replace('T', ' ')[:16]}.\n"
+        "Save your work; JupyterLab also saves open notebooks just before the end.\n\n"
+        f"Open it: {url}\n"
+    )
+    return subject, body
+
+
+def open_runs(runs: Iterable[dict]) -> list[dict]:
+    """The runs whose end the tracker has not seen yet."""
+    return [r for r in runs if not r.get("ended")]
+
+
+def public_home(settings) -> str:
+    """The portal's home page as users reach it (for mail)."""
+    return (settings.hub.subdomain_host or settings.hub.bind_url).rstrip("/") + "/hub/home"
+
+
+def now_text() -> str:
+    return datetime.now().isoformat(timespec="minutes")

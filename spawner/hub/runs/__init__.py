@@ -1,0 +1,10 @@
+"""Notebooks and scripts run as Slurm jobs of their own (hub side).
+
+`request` validates what a user asks for (JupyterLab's dialog, the REST API),
+`notebook` reads a notebook's papermill parameters, `jobscript` builds the
+sbatch call and the job script, `board` turns the shared listing of every
+user's jobs (spawner/hub/joblisting.py: one squeue, one sacct) into what the
+jobs panel shows, `service` submits, cancels and reads the logs, `tracker`
+notices ends and says so (spawner/hub/notices.py), `api` serves it all.
+The job itself runs spawner/job/runner.py on the compute node, as the user.
+"""

@@ -1,0 +1,110 @@
+"""Pure builders for a run (a notebook or script as a Slurm job): the sbatch arguments and the job script.
+
+The same shape as a session's (spawner/hub/jobspec.py): sbatch runs as the
+user through sudo, every value is on the command line or quoted into the
+script, nothing passes through a shell unquoted.  Per node a run gets what a
+session of that many GPUs gets (spawner/hub/resources.py).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from portal.settings import PortalSettings
+
+from ...contract import run_log
+from ...slurmvocab import time_limit
+from ..jobspec import ACCOUNT_VARIABLES, TEMPLATES, Account, as_user
+from ..resources import allocation, duration_words
+from .request import RunRequest, run_name
+
+RUNNER = "dsportal-run-job"  # spawner/job/runner.py, in the session environment's bin
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What the run gets: per node, as a session of `gpus` GPUs."""
+
+    partition: str
+    nodes: int
+    gpus: int
+    cpus: int
+    memory_mib: int
+    minutes: int
+
+    def summary(self) -> str:
+        """'2 nodes × 1 GPU · 8 cores · 48 GB RAM each · 1 h 30 min on sxm2'."""
+        gpus = "no GPU" if self.gpus == 0 else f"{self.gpus} GPU" + ("s" if self.gpus > 1 else "")
+        where = f"{self.nodes} nodes × " if self.nodes > 1 else ""
+        each = " each" if self.nodes > 1 else ""
+        memory = self.memory_mib / 1024
+        return (
+            f"{where}{gpus} · {self.cpus} cores · {memory:g} GB RAM{each} · "
+            f"{duration_words(self.minutes)} on {self.partition}"
+        )
+
+
+def shape_of(request: RunRequest, settings: PortalSettings) -> RunShape:
+    cpus, memory = allocation(request.gpus, settings.slurm)
+    minutes = max(1, round(request.hours * 60))
+    return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes)
+
+
+def _memory(mib: int) -> str:
+    return f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
+
+
+def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Account) -> list[str]:
+    """sbatch as the user, one task per node (the runner starts the processes per GPU itself)."""
+    slurm = settings.slurm
+    shape = shape_of(request, settings)
+    argv = as_user(slurm, account.name, ACCOUNT_VARIABLES) + [
+        slurm.sbatch,
+        "--parsable",
+        f"--job-name={run_name(request.path, slurm.job_name)}",
+        f"--nodes={shape.nodes}",
+        "--ntasks-per-node=1",
+        f"--cpus-per-task={shape.cpus}",
+        f"--mem={_memory(shape.memory_mib)}",
+    ]
+    if shape.gpus:
+        argv.append(f"--gres=gpu:{shape.gpus}")
+    argv += [f"--time={time_limit(shape.minutes)}", f"--partition={shape.partition}"]
+    for option in ("account", "qos", "reservation"):
+        if getattr(slurm, option):
+            argv.append(f"--{option}={getattr(slurm, option)}")
+    home = account.home.rstrip("/")
+    argv += [
+        f"--output={run_log(home)}",
+        f"--chdir={posixpath.dirname(f'{home}/{request.path}')}",
+        "--export=ALL",  # what sudo hands sbatch: its basics and the account's variables
+    ]
+    return argv
+
+
+def run_spec(settings: PortalSettings, request: RunRequest, home: str, parameters: dict) -> dict:
+    """What the runner on the node reads (spawner/job/runner.py, RunSpec)."""
+    home = home.rstrip("/")
+    return {
+        "kind": request.kind,
+        "path": f"{home}/{request.path}",
+        "output_dir": f"{home}/{settings.jobs.output_folder}",
+        "gpus": request.gpus,
+        "parameters": parameters,
+    }
+
+
+def run_script(settings: PortalSettings, request: RunRequest, account: Account, parameters: dict) -> str:
+    spec = run_spec(settings, request, account.home, parameters)
+    bin_dir = Path(settings.environment.prefix) / "bin"
+    return TEMPLATES.get_template("run.sh.j2").render(
+        username=account.name,
+        path=request.path,
+        kind=request.kind,
+        bin_dir=str(bin_dir),
+        extra_sbatch=settings.slurm.extra_sbatch,
+        command=[str(bin_dir / RUNNER), json.dumps(spec, separators=(",", ":"))],
+    )

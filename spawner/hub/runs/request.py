@@ -1,0 +1,100 @@
+"""What a user asks to run as a job -> a validated `RunRequest` (pure; hub side).
+
+The same checks and words as a session's options (spawner/hub/options.py):
+user input is untrusted, every value is checked against the admin config
+before anything reaches a job script or a command line.  The notebook's
+parameters are checked later, against the notebook itself (runs/notebook.py).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from portal.config import show
+from portal.settings import PortalSettings
+
+from ..options import OptionsError, check_gpus, check_hours, check_partition, check_text, single_value
+
+ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "parameters")
+KINDS = {".ipynb": "notebook", ".py": "python", ".sh": "shell"}
+MAX_PATH = 1024
+_DIGITS = re.compile(r"[0-9]{1,4}")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    path: str  # relative to the user's home, normalised ("work/train.ipynb")
+    kind: str  # "notebook", "python" or "shell"
+    partition: str
+    nodes: int
+    gpus: int  # per node
+    hours: float
+    parameters: dict = field(default_factory=dict)  # checked against the notebook by the service
+
+    def settings(self) -> dict:
+        """What "run again" repeats (the record keeps it)."""
+        return asdict(self)
+
+
+def check_path(value: Any) -> tuple[str, str]:
+    """A file in the user's home, as JupyterLab names it -> (normalised path, kind)."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionsError("path: name the notebook or script to run, relative to your home, e.g. work/train.ipynb.")
+    if len(value) > MAX_PATH or any(c < " " or c == "\x7f" for c in value):
+        raise OptionsError("path: at most 1024 characters, without line breaks or control characters.")
+    path = posixpath.normpath(value.strip())
+    if path.startswith("/") or path == "." or path == ".." or path.startswith("../"):
+        raise OptionsError(f"path: {show(value)} is outside your home; give a path inside it, e.g. work/train.ipynb.")
+    kind = KINDS.get(posixpath.splitext(path)[1].lower())
+    if kind is None:
+        raise OptionsError(
+            f"path: {show(value)} is not a notebook (.ipynb), Python script (.py) or shell script (.sh)."
+        )
+    return path, kind
+
+
+def check_nodes(value: Any, max_nodes: int, partition: str) -> int:
+    allowed = f"choose a whole number from 1 to {max_nodes} for partition {partition}"
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionsError(f"nodes: {show(value)} is not a whole number; {allowed}.")
+    if not 1 <= value <= max_nodes:
+        raise OptionsError(f"nodes: {value} is out of range; {allowed}.")
+    return value
+
+
+def parse_run(options: Any, settings: PortalSettings) -> RunRequest:
+    """Validate `options` ({"path", "partition", "nodes", "gpus", "hours", "parameters"}; only path is required)."""
+    if not isinstance(options, dict):
+        raise OptionsError('A job must be a JSON object such as {"path": "work/train.ipynb", "gpus": 1, "hours": 2}.')
+    unknown = [k for k in options if k not in ALLOWED_KEYS]
+    if unknown:
+        names = ", ".join(show(k) if isinstance(k, str) else repr(k) for k in unknown)
+        raise OptionsError(f"Unknown option(s) {names}; allowed are {', '.join(ALLOWED_KEYS)}.")
+    values = {k: (v if k == "parameters" else single_value(v)) for k, v in options.items()}
+    for key, value in values.items():
+        if key != "path":
+            check_text(key, value)
+    path, kind = check_path(values.get("path"))
+    slurm = settings.slurm
+    partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
+    nodes = check_nodes(values.get("nodes", 1), partition.max_nodes, partition.name)
+    gpus = check_gpus(values.get("gpus", 0), partition.max_gpus, partition.name)
+    hours = check_hours(values.get("hours", settings.jobs.default_hours), settings.jobs.max_hours)
+    parameters = values.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise OptionsError('parameters must be a JSON object such as {"lr": 0.1}.')
+    if parameters and kind != "notebook":
+        raise OptionsError(f"parameters are for notebooks; {path} is a {kind} script and takes none.")
+    return RunRequest(path, kind, partition.name, nodes, gpus, hours, dict(parameters))
+
+
+def run_name(path: str, reserved: str) -> str:
+    """The Slurm job name of a run: the file's name in Slurm's name characters, never the sessions' name
+    (the reconciler cancels every job of that name that no session owns)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", posixpath.basename(path))[:64] or "job"
+    return name + "-job" if name == reserved else name

@@ -1,0 +1,225 @@
+"""Runs: submit, list, cancel, run again, read the log (hub side; the REST API in runs/api.py calls these).
+
+Every Slurm command runs as the user through the hub's sudo rule (sbatch,
+scancel, head and tail: never a root path); the notebook is read as the user
+too, so a run can only be made of what the user may read.  What the hub
+remembers of each run (its file, settings, output and log, and how it ended)
+is kept in the user's saved record (spawner/hub/record.py, `runs`), so it
+outlives hub restarts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ...contract import run_log, run_output
+from ..options import OptionsError
+from ..slurm import SlurmError
+from .board import job_rows
+from .jobscript import run_sbatch_argv, run_script, shape_of
+from .notebook import NotRunnable, check_values, notebook_parameters
+from .request import RunRequest, parse_run
+
+if TYPE_CHECKING:
+    from ..services import HubServices
+    from ..spawner import SlurmGPUSpawner
+
+log = logging.getLogger("JupyterHub").getChild("runs")
+
+NO_SLURM = "The scheduler (Slurm) is not answering; nothing was submitted. Try again in a minute."
+
+
+class RunRefused(Exception):
+    """A run the hub will not submit (or act on); `status` is the HTTP status, str(e) what the user reads."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def save_record(spawner: SlurmGPUSpawner) -> None:
+    """Write the user's record to the hub's database now (JupyterHub saves it itself only around starts and stops)."""
+    spawner.orm_spawner.state = spawner.get_state()
+    spawner.db.commit()
+
+
+async def read_file(services: HubServices, username: str, home: str, path: str) -> str:
+    """The file's text, read as the user; RunRefused with words a user acts on."""
+    limit = services.settings.jobs.max_notebook_mib * 1024 * 1024
+    try:
+        text = await services.client.read_as(username, f"{home.rstrip('/')}/{path}", limit + 1)
+    except SlurmError as e:
+        if "No such file" in e.stderr:
+            raise RunRefused(f"{path}: there is no such file in your home; save it first, or check the name.") from None
+        if "Permission denied" in e.stderr:
+            raise RunRefused(f"{path}: you may not read this file.") from None
+        if "Is a directory" in e.stderr:
+            raise RunRefused(f"{path} is a folder; choose a notebook or script.") from None
+        log.warning("Reading %s for a run of %s: %s", path, username, e)
+        raise RunRefused(f"{path} could not be read ({e.stderr or e}).", 503) from None
+    if len(text.encode()) > limit:
+        raise RunRefused(
+            f"{path} is larger than {services.settings.jobs.max_notebook_mib} MiB; clear its outputs and save it again."
+        )
+    return text
+
+
+def _parameters(text: str, request: RunRequest) -> dict:
+    """The request's parameters checked against the notebook's parameters cell (RunRefused on a mismatch)."""
+    if request.kind != "notebook":
+        return {}
+    try:
+        return check_values(request.parameters, notebook_parameters(text, request.path), request.path)
+    except (NotRunnable, ValueError) as e:
+        raise RunRefused(str(e)) from None
+
+
+def _account(spawner: SlurmGPUSpawner):
+    return spawner.unix_account()  # HTTP 403 with words for root, system accounts, anyone refused
+
+
+async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) -> dict:
+    """What JupyterLab's dialog offers for `path`: its kind and parameters, the partitions, the defaults."""
+    try:
+        request = parse_run({"path": path}, services.settings)
+    except OptionsError as e:
+        raise RunRefused(str(e)) from None
+    unix = _account(spawner)
+    text = await read_file(services, unix.name, unix.home, request.path)
+    try:
+        found = notebook_parameters(text, request.path) if request.kind == "notebook" else []
+    except NotRunnable as e:
+        raise RunRefused(str(e)) from None
+    settings = services.settings
+    slurm = settings.slurm
+    return {
+        "path": request.path,
+        "kind": request.kind,
+        "parameters": [p.to_dict() for p in found],
+        "partitions": [
+            {
+                "name": p.name,
+                "display_name": p.display_name or p.name,
+                "max_gpus": p.max_gpus,
+                "max_nodes": p.max_nodes,
+            }
+            for p in slurm.partitions
+        ],
+        "defaults": {
+            "partition": slurm.default_partition.name,
+            "nodes": 1,
+            "gpus": 0,
+            "hours": settings.jobs.default_hours,
+        },
+        "max_hours": settings.jobs.max_hours,
+    }
+
+
+async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: object) -> dict:
+    """Validate, read the file as the user, check its parameters, sbatch as the user, remember the run."""
+    settings = services.settings
+    if not settings.jobs.enabled:
+        raise RunRefused("Running notebooks and scripts as jobs is turned off on this cluster.", 403)
+    try:
+        request = parse_run(options, settings)
+    except OptionsError as e:
+        raise RunRefused(str(e)) from None
+    unix = _account(spawner)
+    await spawner.check_directory_account(unix)
+    text = await read_file(services, unix.name, unix.home, request.path)
+    parameters = _parameters(text, request)
+    account = spawner.account()
+    argv = run_sbatch_argv(settings, request, account)
+    script = run_script(settings, request, account, parameters)
+    try:
+        job_id = await services.client.submit_as(unix.name, argv, script, spawner.user_env({}))
+    except SlurmError as e:
+        log.warning("Run of %s (%s) refused by Slurm: %s", unix.name, request.path, e)
+        raise RunRefused(_slurm_words(e), 503 if not e.stderr else 400) from None
+    home = unix.home.rstrip("/")
+    run = {
+        "job_id": job_id,
+        "settings": {**request.settings(), "parameters": parameters},
+        "summary": shape_of(request, settings).summary(),
+        "submitted": datetime.now().isoformat(timespec="minutes"),
+        "submitted_ts": time.time(),
+        "output": _relative(run_output(f"{home}/{settings.jobs.output_folder}", request.path, job_id), home)
+        if request.kind == "notebook"
+        else "",
+        "log": _relative(run_log(home).replace("%j", job_id), home),
+    }
+    record = spawner.record
+    record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.jobs.keep]
+    save_record(spawner)
+    log.info("Run of %s submitted: job %s, %s (%s)", unix.name, job_id, request.path, run["summary"])
+    return run
+
+
+def _relative(path: str, home: str) -> str:
+    return path[len(home) + 1 :] if path.startswith(home + "/") else path
+
+
+def _slurm_words(e: SlurmError) -> str:
+    if not e.stderr:
+        return NO_SLURM
+    first = e.stderr.splitlines()[-1].replace("sbatch: error: ", "")
+    return f"Slurm refused the job: {first}"
+
+
+def find_run(spawner: SlurmGPUSpawner, job_id: str) -> dict | None:
+    return next((r for r in spawner.record.runs if r.get("job_id") == job_id), None)
+
+
+async def again(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> dict:
+    run = find_run(spawner, job_id)
+    if run is None or not run.get("settings"):
+        raise RunRefused(f"Job {job_id} was not run from the portal, so there are no settings to repeat.", 404)
+    return await submit(services, spawner, dict(run["settings"]))
+
+
+async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
+    """The user's jobs for the panel: {"jobs": rows, "error": a sentence when a source did not answer}."""
+    name = spawner.user.name
+    listed, accounted, problems = await services.listing.of_user(name)
+    places: dict[str, int] = {}
+    for job in listed:
+        if job.pending and job.reason not in ("", "None"):
+            try:
+                order = await services.queue_order(job.partition)
+            except SlurmError:
+                continue
+            if job.job_id in order:
+                places[job.job_id] = order.index(job.job_id) + 1
+    return {"jobs": job_rows(listed, accounted, spawner.record.runs, places), "error": " ".join(problems)}
+
+
+async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
+    """The user's job as squeue lists it; RunRefused 404 when it is none of theirs (or Slurm forgot it)."""
+    listed, _, problems = await services.listing.of_user(spawner.user.name)
+    job = next((j for j in listed if j.job_id == job_id), None)
+    if job is None and find_run(spawner, job_id) is None:
+        raise RunRefused(f"Job {job_id} is not one of your jobs.", 404)
+    return job
+
+
+async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> None:
+    job = await own_job(services, spawner, job_id)
+    if job is not None and not job.in_queue:
+        raise RunRefused(f"Job {job_id} has already ended.", 409)
+    try:
+        await services.client.cancel(spawner.user.name, job_id)  # scancel as the user: only their own jobs
+    except SlurmError as e:
+        log.warning("scancel %s for %s: %s", job_id, spawner.user.name, e)
+        raise RunRefused(NO_SLURM.replace("nothing was submitted", "the job was not cancelled"), 503) from None
+    log.info("Job %s of %s cancelled from the jobs panel", job_id, spawner.user.name)
+
+
+async def log_tail(services: HubServices, spawner: SlurmGPUSpawner, job_id: str, lines: int) -> str:
+    run = find_run(spawner, job_id)
+    if run is None or not run.get("log"):
+        raise RunRefused(f"Job {job_id} was not run from the portal; its output is where its own script wrote it.", 404)
+    unix = _account(spawner)
+    return await services.client.output_tail(unix.name, f"{unix.home.rstrip('/')}/{run['log']}", lines)

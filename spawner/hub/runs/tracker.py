@@ -1,0 +1,138 @@
+"""One loop for the whole hub: notices runs that ended and sessions whose time runs out, and says so.
+
+Every `jobs.list_seconds` it reads the shared listing (spawner/hub/joblisting.py: no
+Slurm call of its own beyond the shared squeue and sacct) for the users who
+have runs whose end it has not seen.  A run has ended when squeue or the
+accounting lists it in a final state, or when neither has listed it for
+`GONE_AFTER` seconds after its submission.  Then it reads the run's log tail
+once, as the user (the runner's words: the failed cell, a stop at the time
+limit), writes why it ended into the user's record, and mails the user who
+opted in (spawner/hub/notices.py).  JupyterLab and the home page show the same rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from ...slurmvocab import ENDING, PENDING, RUNNING
+from ..dashboard import seconds_left
+from ..notices import minutes_left_mail, now_text, open_runs, public_home, run_ended_mail, tell
+from ..slurm import SlurmError
+from .board import ended_why, read_outcome
+from .service import save_record
+
+log = logging.getLogger("JupyterHub").getChild("runs")
+
+GONE_AFTER = 300  # s: a run neither squeue nor the accounting lists this long after its submission has ended
+LOG_LINES = 60
+IN_QUEUE = PENDING | RUNNING | ENDING
+
+
+def final_state(job_id: str, listed: list, accounted: list, submitted_ts: float, now: float) -> str | None:
+    """The run's final state ("" for ended without a word), None while it is (or may be) in the queue (pure)."""
+    in_listing = next((j for j in listed if j.job_id == job_id), None)
+    if in_listing is not None:
+        return None if in_listing.state in IN_QUEUE else in_listing.state
+    in_accounting = next((j for j in accounted if j.job_id == job_id), None)
+    if in_accounting is not None:
+        return None if in_accounting.state in IN_QUEUE else in_accounting.state
+    return "" if now - submitted_ts > GONE_AFTER else None
+
+
+class Tracker:
+    def __init__(self, services, spawners: Callable[[], Iterable], public_url: Callable[[], str]):
+        self.services = services
+        self.spawners = spawners  # the hub's portal spawners (one per user with a record)
+        self.public_url = public_url
+        self.rounds = 0
+        self.task: asyncio.Task | None = None
+
+    async def run_forever(self) -> None:
+        while True:
+            try:
+                await self.round()
+            except Exception:  # one bad round must not end the notices for everyone
+                log.exception("The runs tracker's round failed; it tries again")
+            await asyncio.sleep(self.services.settings.jobs.list_seconds)
+
+    async def round(self) -> None:
+        self.rounds += 1
+        for spawner in list(self.spawners()):
+            if open_runs(spawner.record.runs):
+                await self._runs_of(spawner)
+            await self._time_left(spawner)
+
+    async def _runs_of(self, spawner) -> None:
+        name = spawner.user.name
+        listed, accounted, problems = await self.services.listing.of_user(name)
+        if problems:
+            return  # a source did not answer: no end is concluded from a partial view
+        changed = False
+        for run in open_runs(spawner.record.runs):
+            submitted_ts = run.get("submitted_ts") or 0.0
+            state = final_state(run["job_id"], listed, accounted, submitted_ts, time.time())
+            if state is None:
+                continue
+            await self._ended(spawner, run, state, accounted)
+            changed = True
+        if changed:
+            save_record(spawner)
+
+    async def _ended(self, spawner, run: dict, state: str, accounted: list) -> None:
+        name = spawner.user.name
+        home = spawner.unix_account().home.rstrip("/")
+        try:
+            tail = await self.services.client.output_tail(name, f"{home}/{run.get('log', '')}", LOG_LINES)
+        except SlurmError:
+            tail = ""
+        outcome = read_outcome(tail)
+        entry = next((j for j in accounted if j.job_id == run["job_id"]), None)
+        settings = run.get("settings") or {}
+        limit = entry.limit if entry else ""
+        started = bool(entry.start) if entry else True
+        run.update(
+            state=state,
+            why=ended_why(state, entry.exit_code if entry else "", limit, settings.get("kind", ""), outcome, started),
+            ended=now_text(),
+        )
+        log.info("Run %s of %s ended: %s", run["job_id"], name, run["why"])
+        subject, body = run_ended_mail(
+            run["job_id"],
+            settings.get("path", ""),
+            run["why"],
+            run.get("output", "") if started else "",
+            self.public_url(),
+        )
+        await tell(self.services.settings.notify, spawner.user, spawner.record.notify_mail, subject, body)
+
+    async def _time_left(self, spawner) -> None:
+        """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""
+        record, notify = spawner.record, self.services.settings.notify
+        if not (record.notify_mail and notify.smtp_host and spawner.job_id and record.start_done):
+            return
+        if record.warned_job == spawner.job_id:
+            return
+        left = seconds_left(spawner.slurm_client.watcher.last_known(spawner.job_id), datetime.now())
+        if left is None or left > notify.minutes_left * 60:
+            return
+        record.warned_job = spawner.job_id
+        save_record(spawner)
+        info = spawner.slurm_client.watcher.last_known(spawner.job_id)
+        subject, body = minutes_left_mail(spawner.job_id, max(1, round(left / 60)), info.end, self.public_url())
+        await tell(notify, spawner.user, True, subject, body)
+
+
+_trackers: dict[int, Tracker] = {}
+
+
+def start(services, loop: asyncio.AbstractEventLoop, spawners: Callable[[], Iterable]) -> Tracker:
+    """The hub's one tracker for these services, started on the hub's event loop (spawner/hub/hubconfig.py)."""
+    if id(services) not in _trackers:
+        tracker = Tracker(services, spawners, lambda: public_home(services.settings))
+        _trackers[id(services)] = tracker
+        tracker.task = loop.create_task(tracker.run_forever())
+    return _trackers[id(services)]

@@ -1,0 +1,211 @@
+"""A notebook or script run as a Slurm job (compute node, as the user): `dsportal-run-job SPEC`.
+
+The hub writes SPEC (JSON) into the job script: what to run, where the output
+notebook goes, the checked parameters and the GPUs per node.  A notebook runs
+with papermill, which saves the output notebook after every cell, so a time
+limit or a failure keeps what ran.  A Python script over several GPUs or nodes
+runs as one process per GPU: `srun` starts torchrun on every node and torchrun
+its processes (c10d rendezvous on the first node); without torch, srun starts
+the script once per node.  A shell script runs with bash (it may srun itself).
+
+Lines starting with contract.RUN_MARK tell the hub how the run ended (it reads
+the log's tail as the user); everything else in the log is the run's own output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..contract import RUN_MARK, run_output
+
+
+def say(message: str) -> None:
+    print(f"{RUN_MARK} {message}", flush=True)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    kind: str  # "notebook", "python", "shell"
+    path: str  # absolute
+    output_dir: str  # absolute; notebooks only
+    gpus: int = 0  # per node
+    parameters: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSpec:
+        data = json.loads(text)
+        return cls(
+            kind=str(data["kind"]),
+            path=str(data["path"]),
+            output_dir=str(data.get("output_dir", "")),
+            gpus=int(data.get("gpus", 0)),
+            parameters=dict(data.get("parameters") or {}),
+        )
+
+
+class Stopped(Exception):
+    """Slurm ended the job (its time limit, or a cancel): SIGTERM arrived."""
+
+
+def _stop(signum, frame):
+    raise Stopped()
+
+
+def processes_argv(spec: RunSpec, nodes: int, python: str, head: str, port: int, has_torch: bool) -> list[str]:
+    """How a Python script runs: one process, or one per GPU across the job's nodes (pure)."""
+    per_node = max(1, spec.gpus)
+    if nodes * per_node == 1:
+        return [python, spec.path]
+    if not has_torch:
+        return ["srun", "--ntasks-per-node=1", "--kill-on-bad-exit=1", python, spec.path]
+    return [
+        "srun",
+        "--ntasks-per-node=1",
+        "--kill-on-bad-exit=1",
+        python,
+        "-m",
+        "torch.distributed.run",
+        f"--nnodes={nodes}",
+        f"--nproc-per-node={per_node}",
+        f"--rdzv-id={os.environ.get('SLURM_JOB_ID', '0')}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={head}:{port}",
+        spec.path,
+    ]
+
+
+def free_port() -> int:
+    """A port free on this node (the first of the job's) for torchrun's rendezvous."""
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def first_node() -> str:
+    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    try:
+        names = subprocess.run(
+            ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        names = []
+    return names[0] if names else socket.gethostname()
+
+
+def private_runtime(job_id: str) -> str:
+    """A fresh folder only this account can enter (mkdtemp: mode 0700, unpredictable name) for the kernel's
+    connection file and sockets; short, so the socket paths fit (spawner/job/isolation.py)."""
+    return tempfile.mkdtemp(prefix=f"dsportal-run-{job_id}-", dir="/tmp")
+
+
+def ipc_kernel_manager(runtime: str):
+    """The kernel manager of a run: ZMQ over Unix sockets in the private runtime folder, as in sessions.
+
+    Jupyter's default, TCP on 127.0.0.1, is reachable by every account on a shared node
+    (spawner/job/isolation.py says why the HMAC key is not enough).  The connection file is named
+    here: a kernel manager without one writes it to the temp folder and puts the sockets in its
+    working directory.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IpcKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
+
+        @default("connection_file")
+        def _private_connection_file(self) -> str:
+            return os.path.join(runtime, f"kernel-{uuid.uuid4()}.json")
+
+    return IpcKernelManager
+
+
+def run_notebook(spec: RunSpec, job_id: str) -> int:
+    import papermill  # noqa: PLC0415  (two seconds: only the notebook runs pay it)
+    from papermill.exceptions import PapermillExecutionError
+
+    output = run_output(spec.output_dir, spec.path, job_id)
+    Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
+    runtime = private_runtime(job_id)
+    os.environ["JUPYTER_RUNTIME_DIR"] = runtime
+    say(f"output {output}")
+    try:
+        papermill.execute_notebook(
+            spec.path,
+            output,
+            parameters=spec.parameters,
+            cwd=str(Path(spec.path).parent),
+            log_output=True,
+            progress_bar=False,
+            request_save_on_cell_execute=True,  # the output notebook after every cell: a time limit keeps what ran
+            kernel_manager_class=ipc_kernel_manager(runtime),
+        )
+    except PapermillExecutionError as e:
+        say(f"failed cell={e.exec_count} error={e.ename}: {str(e.evalue)[:300]}")
+        return 1
+    except Stopped:
+        raise
+    except Exception as e:  # the kernel would not start, the notebook would not read ...: the run failed, say why
+        say(f"failed cell= error={type(e).__name__}: {str(e)[:300]}")
+        return 1
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+    return 0
+
+
+def run_script(spec: RunSpec) -> int:
+    if spec.kind == "shell":
+        argv = ["bash", spec.path]
+    else:
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        many = nodes * max(1, spec.gpus) > 1
+        head, port = (first_node(), free_port()) if many else ("", 0)
+        has_torch = many and importlib.util.find_spec("torch") is not None
+        argv = processes_argv(spec, nodes, sys.executable, head, port, has_torch)
+    say("running " + " ".join(argv))
+    child = subprocess.Popen(argv, cwd=str(Path(spec.path).parent))
+    try:
+        code = child.wait()
+    except Stopped:
+        child.terminate()
+        raise
+    if code:
+        say(f"failed cell= error=the script exited with status {code}")
+    return 1 if code else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        spec = RunSpec.from_json(args[0])
+    except (IndexError, ValueError, KeyError, TypeError) as e:
+        say(f"failed cell= error=the job's description does not read ({e}); submit it again from the portal")
+        raise SystemExit(2) from None
+    signal.signal(signal.SIGTERM, _stop)
+    job_id = os.environ.get("SLURM_JOB_ID", "0")
+    say(f"started {spec.kind} {spec.path} on {os.environ.get('SLURM_JOB_NODELIST', socket.gethostname())}")
+    try:
+        code = run_notebook(spec, job_id) if spec.kind == "notebook" else run_script(spec)
+    except Stopped:
+        say(
+            "stopped by Slurm (time limit or cancel)"
+            + ("; the output notebook keeps the cells that ran" if spec.kind == "notebook" else "")
+        )
+        raise SystemExit(143) from None
+    if code == 0:
+        say("done")
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()
