@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import demo, directory, images, machine, nvml, registry, reset, slurmconf, supervisor, tls
+from . import accounting, demo, directory, images, machine, mail, nvml, registry, reset, slurmconf, supervisor, tls
 from .common import (
     ETC,
     HUB_STATE,
@@ -15,6 +15,7 @@ from .common import (
     NODES,
     SERVICE_USER,
     SLURMCTLD_PORT,
+    SLURMDBD_PORT,
     STATE,
     VENV,
     ClusterError,
@@ -45,9 +46,11 @@ def programs() -> list[Program]:
     ready = (ETC / "crypt.key").exists()
     return [
         Program("munged", ["/usr/sbin/munged", "-F"], "socket /run/munge/munge.socket.2", user="munge"),
+        *accounting.programs(),
         Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], str(SLURMCTLD_PORT)),
         *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
+        mail.program(),
         registry.program(),
         Program(
             "proxy",
@@ -80,6 +83,19 @@ def free_or_ours(program: str, port: int) -> None:
         )
 
 
+def start_accounting(restart: bool) -> None:
+    """MariaDB, then slurmdbd: slurmctld, started next, registers its cluster with it."""
+    free_or_ours("mariadb", accounting.DB_PORT)
+    supervisor.start("mariadb")
+    wait_for(accounting.database_answers, 60, "MariaDB answering", "mariadb.out")
+    accounting.ensure_database_user()
+    if restart:
+        supervisor.stop("slurmdbd")
+    free_or_ours("slurmdbd", SLURMDBD_PORT)
+    supervisor.start("slurmdbd")
+    wait_for(accounting.slurmdbd_answers, 30, "slurmdbd answering", "slurmdbd.log")
+
+
 def start_slurm(restart: bool) -> None:
     if restart:
         supervisor.stop(*[f"slurmd-{n}" for n in NODES], "slurmctld")
@@ -87,6 +103,8 @@ def start_slurm(restart: bool) -> None:
     for n in NODES:
         supervisor.start(f"slurmd-{n}")
     wait_for(slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
+    # a job that ends before slurmctld registered would still be sent later; waiting makes `up` mean "accounted"
+    wait_for(accounting.cluster_registered, 30, "slurmctld registered with slurmdbd", "slurmctld.log")
     wait_for(slurmconf.nodes_idle, 60, "both Slurm nodes idle", "slurmd-node001.log")
 
 
@@ -104,6 +122,23 @@ def start_directory() -> None:
     free_or_ours("slapd", 389)
     supervisor.start("slapd")
     wait_for(lambda: directory.answers(SLAPD_DIR, LDAP_URI), 20, "slapd answering", "slapd.out")
+
+
+def ensure_directory_mail() -> None:
+    """The demo people's mail addresses, also in a directory built before they were declared."""
+    lacking = directory.people_without_mail(SLAPD_DIR, LDAP_URI)
+    for user in demo.USERS:
+        if user.name in lacking:
+            say(f"adding {user.mail} to the demo directory")
+            directory.modify(SLAPD_DIR, LDAP_URI, directory.add_mail_ldif(user.name, user.mail))
+
+
+def start_mail(restart: bool) -> None:
+    if restart:
+        supervisor.stop("exim4")
+    free_or_ours("exim4", mail.PORT)
+    supervisor.start("exim4")
+    wait_for(mail.answers, 20, "exim answering on 127.0.0.1:25", "exim4.out")
 
 
 def start_registry(restart: bool) -> None:
@@ -143,6 +178,8 @@ def up() -> None:
     machine.ensure_private_processes()
     slurmconf.ensure_munge_key()
     slurm_changed = slurmconf.ensure_slurm_files()
+    slurmdbd_changed = accounting.ensure_files()
+    mail_changed = mail.ensure_config()
     nvml.ensure_fake_nvml()
     images.ensure_dev_image()
     registry_changed = registry.ensure_registry_files()
@@ -151,8 +188,11 @@ def up() -> None:
     supervisor.ensure(programs())
     supervisor.start("munged")
     wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
+    start_accounting(restart=slurmdbd_changed)
     start_slurm(restart=slurm_changed)
     start_directory()
+    ensure_directory_mail()
+    start_mail(restart=mail_changed)
     start_registry(restart=registry_changed)
     if tls_new:
         supervisor.stop("proxy")  # serve the new certificate

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# the demo people's mail domain: the dev cluster's exim delivers it to /var/mail/USER (deploy/dev/mail.py)
+MAIL_DOMAIN = "dsportal.test"
+
 
 @dataclass(frozen=True)
 class DemoGroup:
@@ -24,6 +27,11 @@ class DemoUser:
     uid: int  # also the gid of the user's private unix group
     groups: tuple[str, ...]
     admin: bool = False  # a member of an admin group of deploy/portal.dev.yaml
+
+    @property
+    def mail(self) -> str:
+        """The address in the directory's `mail` attribute."""
+        return f"{self.name}@{MAIL_DOMAIN}"
 
 
 GROUPS = (

@@ -32,6 +32,7 @@ class Person:
     uid_number: int
     gid_number: int = 5000
     home: str = ""
+    mail: str = ""  # the `mail` attribute (inetOrgPerson); none if empty
 
     def __post_init__(self):
         self.home = self.home or f"/home/{self.uid}"
@@ -47,7 +48,7 @@ class Group:
 
 def demo_people() -> list[Person]:
     """The demo users of deploy/dev/demo.py as directory entries."""
-    return [Person(u.name, u.password, u.uid) for u in demo.USERS]
+    return [Person(u.name, u.password, u.uid, mail=u.mail) for u in demo.USERS]
 
 
 def demo_groups() -> list[Group]:
@@ -95,6 +96,17 @@ access to * by dn.exact="{SERVICE_DN}" read by self read by users read by * none
 """
 
 
+def person_entry(p: Person, password_hash: str) -> str:
+    """One person's LDIF entry (no trailing newline)."""
+    mail = f"mail: {p.mail}\n" if p.mail else ""
+    return (
+        f"dn: uid={p.uid},{PEOPLE}\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\n"
+        f"uid: {p.uid}\ncn: {p.uid.title()}\nsn: {p.uid.title()}\nuidNumber: {p.uid_number}\n"
+        f"gidNumber: {p.gid_number}\nhomeDirectory: {p.home}\nloginShell: /bin/bash\n{mail}"
+        f"userPassword: {password_hash}"
+    )
+
+
 def entries(d: Directory) -> str:
     blocks = [
         f"dn: {SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: dsportal\no: DS Portal dev cluster",
@@ -105,12 +117,7 @@ def entries(d: Directory) -> str:
         f"userPassword: {hashed(d.service_password)}",
     ]
     for p in d.people:
-        blocks.append(
-            f"dn: uid={p.uid},{PEOPLE}\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\n"
-            f"uid: {p.uid}\ncn: {p.uid.title()}\nsn: {p.uid.title()}\nuidNumber: {p.uid_number}\n"
-            f"gidNumber: {p.gid_number}\nhomeDirectory: {p.home}\nloginShell: /bin/bash\n"
-            f"userPassword: {hashed(p.password)}"
-        )
+        blocks.append(person_entry(p, hashed(p.password)))
     for g in d.groups:
         if g.style == "posixGroup":
             members = "".join(f"\nmemberUid: {m}" for m in g.members)
@@ -167,6 +174,23 @@ def modify(folder: Path, uri: str, ldif: str) -> None:
         timeout=30,
         check=True,
     )
+
+
+def people_without_mail(folder: Path, uri: str) -> list[str]:
+    """The uids of the people with no `mail` attribute (read as the root DN)."""
+    out = subprocess.run(
+        ["ldapsearch", "-x", "-LLL", "-H", uri, "-D", ROOT_DN, "-y", str(folder / "root.pw"), "-b", PEOPLE]
+        + ["(&(objectClass=inetOrgPerson)(!(mail=*)))", "uid"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return [line.split(":", 1)[1].strip() for line in out.stdout.splitlines() if line.startswith("uid:")]
+
+
+def add_mail_ldif(uid: str, mail: str) -> str:
+    return f"dn: uid={uid},{PEOPLE}\nchangetype: modify\nadd: mail\nmail: {mail}\n"
 
 
 def set_member(folder: Path, uri: str, group: str, uid: str, member: bool) -> None:

@@ -14,7 +14,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import nvml, registry, supervisor, tls
+from . import accounting, mail, nvml, registry, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -41,6 +41,7 @@ FOLDERS = [
     ETC,
     HUB_STATE,
     REGISTRY_STATE,
+    accounting.DB_DIR,  # the accounting database: `up` starts an empty one
     nvml.READINGS,
     PREFIX,
     IMAGES,
@@ -48,6 +49,7 @@ FOLDERS = [
     STORAGE,
     Path("/etc/slurm/slurm.conf"),
     Path("/etc/slurm/gres.conf"),
+    accounting.SLURMDBD_CONF,
     Path("/etc/sudoers.d/dsportal"),
     nvml.LIBRARY,
     tls.SYSTEM_TRUST,
@@ -91,7 +93,9 @@ def remove_host_names() -> None:
 
 def reset() -> None:
     stop_everything()
-    remove_accounts()
+    remove_accounts()  # also the demo users' mailboxes in /var/mail
+    mail.restore_debians()  # before STATE goes: it holds Debian's text
+    mail.clear_queue()
     for path in FOLDERS:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)

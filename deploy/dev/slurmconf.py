@@ -11,7 +11,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from .common import LOGS, NODES, SLURMCTLD_PORT, SPOOL, STATE, run, write_if_changed
+from .common import CLUSTER_NAME, LOGS, NODES, SLURMCTLD_PORT, SLURMDBD_PORT, SPOOL, STATE, run, write_if_changed
 
 GPUS = STATE / "gpus"
 
@@ -34,7 +34,7 @@ def slurm_conf() -> str:
     )
     return f"""\
 # Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine.
-ClusterName=dsportal
+ClusterName={CLUSTER_NAME}
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={SLURMCTLD_PORT}
 SlurmUser=root
@@ -49,8 +49,14 @@ SlurmdLogFile={LOGS}/slurmd-%n.log
 SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+# Every job goes to slurmdbd (deploy/dev/accounting.py), which keeps it in MariaDB: the
+# portal's jobs panel reads finished jobs with sacct as the hub's unprivileged account.
+# PrivateData is left unset on purpose: with it, that account would see only its own jobs.
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort={SLURMDBD_PORT}
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=30
 MpiDefault=none
 MailProg=/bin/true
 # No job ever runs as root: the portal submits as its users only, and this

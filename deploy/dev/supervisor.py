@@ -36,6 +36,12 @@ class Program:
     environment: dict[str, str] | None = None
     stopwait: int = 20
     umask: str = "027"
+    # supervisord stops higher numbers first: a store its clients write to (MariaDB under slurmdbd,
+    # slurmdbd under slurmctld) gets a low one, so it stops last; None: supervisord's default (999)
+    priority: int | None = None
+    # the account the daemon switches to by itself once started (exim drops root after binding port 25),
+    # which its process then shows; None: `user`
+    runs_as: str | None = None
 
 
 def _quote(value: str) -> str:
@@ -65,6 +71,9 @@ serverurl=unix://{SOCKET}
     blocks = [head]
     for p in programs:
         env = ",".join(f"{k}={_quote(v)}" for k, v in (p.environment or {}).items())
+        extra = [f"environment={env}"] if env else []
+        extra += [f"priority={p.priority}"] if p.priority is not None else []
+        optional = "\n".join(extra)
         blocks.append(f"""\
 [program:{p.name}]
 command={" ".join(p.argv)}
@@ -79,7 +88,7 @@ stopwaitsecs={p.stopwait}
 redirect_stderr=true
 stdout_logfile={LOGS}/{p.name}.out
 stdout_logfile_maxbytes=10MB
-{"environment=" + env if env else ""}
+{optional}
 """)
     return "\n".join(blocks)
 
@@ -116,7 +125,7 @@ def orphans(programs: list[Program]) -> list[tuple[Program, int]]:
         except OSError:
             continue
         for p in programs:
-            if cmdline and launched_as(p.argv, cmdline) and uid == pwd.getpwnam(p.user).pw_uid:
+            if cmdline and launched_as(p.argv, cmdline) and uid == pwd.getpwnam(p.runs_as or p.user).pw_uid:
                 found.append((p, int(entry.name)))
     return found
 

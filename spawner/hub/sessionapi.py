@@ -5,6 +5,8 @@
          ?free=1                            and "partitions": what is free, as GET /hub/api/dsportal/partitions
                                              answers (or "partitions_error": why not): the home page asks
                                              for both in one request
+         ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/jobs answers
+                                             (and "jobs_error": a sentence when a Slurm source did not answer)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
@@ -23,6 +25,8 @@ from ..contract import EXTEND_PATH
 from .clusterapi import UNAVAILABLE, what_is_free
 from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, portal_spawner
+from .runs import service as runs_service
+from .services import hub_services
 from .slurm import SlurmError
 
 SESSION_URL = "/api/dsportal/session"
@@ -56,6 +60,9 @@ class SessionHandler(_Base):
             except (TimeoutError, SlurmError) as e:
                 self.log.warning("sinfo for the home page: %s", e or "no answer yet")
                 answer["partitions_error"] = UNAVAILABLE
+        if self.get_argument("jobs", "") == "1":
+            listing = await runs_service.jobs(hub_services(), spawner)
+            answer["jobs"], answer["jobs_error"] = listing["jobs"], listing["error"]
         self.finish(json.dumps(answer))
 
 

@@ -145,7 +145,9 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
             output,
             parameters=spec.parameters,
             cwd=str(Path(spec.path).parent),
-            log_output=True,
+            # what the cells print goes to the job's log as it comes (the jobs panel's live tail)
+            stdout_file=sys.stdout,
+            stderr_file=sys.stderr,
             progress_bar=False,
             request_save_on_cell_execute=True,  # the output notebook after every cell: a time limit keeps what ran
             kernel_manager_class=ipc_kernel_manager(runtime),

@@ -71,6 +71,7 @@ async def test_good_login_carries_account_and_groups(auth):
             "gidNumber": 5000,
             "home": "/home/alice",
             "groups": ["datasci", "mlteam"],
+            "mail": "alice@dsportal.test",
         },
     }
 

@@ -31,7 +31,8 @@ def daemons() -> dict[str, str]:
 
 def test_a_second_up_changes_nothing(cluster):
     before = daemons()
-    assert len(before) == 8, before  # munged, slurmctld, 2 slurmd, slapd, registry, proxy, jupyterhub
+    # munged, mariadb, slurmdbd, slurmctld, 2 slurmd, slapd, exim4, registry, proxy, jupyterhub
+    assert len(before) == 11, before
     said = dev("up")
     assert not [w for w in WORK_WORDS if w in said.stdout + said.stderr], said.stdout + said.stderr
     assert daemons() == before  # no daemon restarted
@@ -45,5 +46,5 @@ def test_up_after_down_starts_everything_afresh(cluster):
     assert left.returncode == 1  # down returns once its supervisor is gone
     said = dev("up")
     assert "outlived" not in said.stdout + said.stderr  # nothing of the old daemons was still running
-    assert len(daemons()) == 8
+    assert len(daemons()) == 11
     assert cluster.request("GET", "/hub/api/")[0] == 200

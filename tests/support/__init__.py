@@ -6,6 +6,7 @@ fakeruntime.py  FakeRuntime: a stand-in apptainer that records its calls (tests 
 hub.py          HubProcess: a real JupyterHub + proxy on loopback with the portal's config; form_login
 slapd.py        Slapd: Debian's slapd with the demo directory on a loopback port; ldap_settings
 cluster.py      Cluster: the dev cluster's hub API and Slurm's own view
+mail.py         the dev cluster's delivered mail: mailbox_of(user), address_of(user), wait_for_mail(user, subject)
 demo.py         the demo people (deploy/dev/demo.py): USERS, password_of(name), uid_of(name)
 jupyter.py      run_code, run_in_terminal: a user's JupyterLab through the proxy
 browser.py      Chromium's flags, log_in, shot (a screenshot per step)

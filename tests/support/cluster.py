@@ -107,6 +107,8 @@ class Cluster:
             if self.request("GET", f"/hub/api/users/{name}")[0] == 200 and self.server(name):
                 self.stop(name)
         subprocess.run(["scancel", "--name=dsportal"], timeout=30)
+        for name in USERS:  # their other jobs too: notebooks and scripts run as jobs (tests/integration/test_runs.py)
+            subprocess.run(["scancel", f"--user={name}"], timeout=30)
         self.wait(lambda: not self.jobs(), 60, "an empty queue")
 
 

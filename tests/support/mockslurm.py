@@ -1,4 +1,4 @@
-"""A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`.
+"""A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`.
 
 `MockSlurm(root)` writes small executables into a temp bin folder that run
 `python -m tests.support.mockslurm CMD STATE ARGS...`; they keep a job table in a temp state folder, so the
@@ -141,6 +141,16 @@ def squeue(state: Path, argv: list[str]) -> int:
             if job["state"] == "PENDING" and job["options"].get("partition") == opts.get("partition"):
                 print(job_id)
         return 0
+    if "all" in opts:  # every user's jobs (the jobs panel's shared listing): ALL_JOBS_FORMAT
+        for job_id in sorted(jobs, key=int):
+            job = jobs[job_id]
+            o = job["options"]
+            print(
+                f"{job_id}|{job['user']}|{job['state']}|{o.get('partition', '')}|{o.get('nodes', '1')}|"
+                f"{job['node'] or '(null)'}|0:00|{o.get('time', '1:00:00')}|{o.get('time', '1:00:00')}|"
+                f"2026-11-22T08:00:00|{job.get('start', 'N/A')}|{job['reason']}|{job['name']}"
+            )
+        return 0
     garbage = _mode(state, "squeue") == "garbage"
     for job_id in sorted(jobs, key=int):
         job = jobs[job_id]
@@ -163,6 +173,25 @@ def sinfo(state: Path, argv: list[str]) -> int:
         json.loads(path.read_text()) if path.exists() else NODES
     ):
         print(f"{node}|{part}|{st}|gpu:{gpus}|gpu:{used}(IDX:N/A)|{cpus - idle}/{idle}/0/{cpus}|{mem_used}|{mem}|")
+    return 0
+
+
+def sacct(state: Path, argv: list[str]) -> int:
+    """Slurm's accounting of every job in the table (ACCOUNTING_FIELDS, --parsable2)."""
+    _record(state, {"cmd": "sacct", "argv": argv})
+    failed = _failure(state, "sacct")
+    if failed:
+        return failed
+    with _table(state) as t:
+        jobs = t["jobs"]
+    for job_id in sorted(jobs, key=int):
+        job = jobs[job_id]
+        o = job["options"]
+        print(
+            f"{job_id}|{job['user']}|{o.get('partition', '')}|{job['state']}|0:0|2026-11-22T08:00:00|"
+            f"2026-11-22T08:00:01|Unknown|00:00:10|{o.get('nodes', '1')}|{job['node'] or 'None assigned'}|"
+            f"{o.get('time', '01:00:00')}|{job['name']}"
+        )
     return 0
 
 
@@ -250,6 +279,7 @@ COMMANDS = {
     "squeue": squeue,
     "scancel": scancel,
     "sinfo": sinfo,
+    "sacct": sacct,
     "sudo": sudo,
     "dsportal-extend-session": extend,
 }
@@ -338,6 +368,7 @@ def config_data(mock: MockSlurm) -> dict:
             "squeue": mock.path("squeue"),
             "scancel": mock.path("scancel"),
             "sinfo": mock.path("sinfo"),
+            "sacct": mock.path("sacct"),
             "sudo": mock.path("sudo"),
             "extend_command": mock.path("dsportal-extend-session"),
             "allow_extend": True,

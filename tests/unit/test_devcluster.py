@@ -1,5 +1,5 @@
 """The dev cluster's own logic that needs no machine: which processes are its orphans, the demo people, the
-hub's config and its dev additions."""
+hub's config and its dev additions, the accounting's and the mail server's config."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 import yaml
 from traitlets.config import PyFileConfigLoader
 
-from deploy.dev import common, demo, directory
+from deploy.dev import accounting, common, demo, directory, mail, slurmconf
 from deploy.dev.portal import hub_dev_settings
-from deploy.dev.supervisor import launched_as
+from deploy.dev.supervisor import Program, launched_as, render
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -147,3 +147,130 @@ def test_the_dev_additions_join_the_yaml_and_are_checked_last(an_installed_hub_c
         "c.SlurmSpawner.req_partition is ignored by DS Portal's spawner: set slurm.partitions in the admin YAML "
         "instead. Remove it."
     ]  # report_ignored_settings ran after the site files
+
+
+def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
+    lines = [
+        line
+        for line in slurmconf.slurm_conf().splitlines()
+        if line.startswith(("ClusterName", "Accounting", "JobAcct", "PrivateData"))
+    ]
+    assert lines == [
+        "ClusterName=dsportal",
+        "AccountingStorageType=accounting_storage/slurmdbd",
+        "AccountingStorageHost=localhost",
+        "AccountingStoragePort=6819",
+        "JobAcctGatherType=jobacct_gather/linux",
+        "JobAcctGatherFrequency=30",
+    ]  # no PrivateData: the hub's account reads every user's jobs
+
+
+def test_slurmdbd_keeps_the_jobs_in_mariadb_over_loopback():
+    assert accounting.slurmdbd_conf("0123abcd") == (
+        "# slurmdbd for the DS Portal dev cluster (written by deploy/devcluster): 0600, it holds the database "
+        "password.\n"
+        "AuthType=auth/munge\n"
+        "DbdHost=localhost\n"
+        "DbdPort=6819\n"
+        "SlurmUser=root\n"
+        "LogFile=/var/log/dsportal-dev/slurmdbd.log\n"
+        "PidFile=/run/slurmdbd.pid\n"
+        "StorageType=accounting_storage/mysql\n"
+        "StorageHost=127.0.0.1\n"
+        "StoragePort=3306\n"
+        "StorageUser=slurm\n"
+        "StoragePass=0123abcd\n"
+        "StorageLoc=slurm_acct_db\n"
+    )
+
+
+def test_the_slurm_database_user_is_made_or_set_to_the_password_and_gets_only_its_database():
+    assert accounting.database_user_sql("0123abcd") == (
+        "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '0123abcd';\n"
+        "ALTER USER 'slurm'@'127.0.0.1' IDENTIFIED BY '0123abcd';\n"
+        "GRANT ALL PRIVILEGES ON `slurm_acct_db`.* TO 'slurm'@'127.0.0.1';\n"
+    )
+
+
+def test_a_new_database_password_is_hex_and_new_each_time():
+    first, second = accounting.new_password(), accounting.new_password()
+    assert len(first) == 48 and set(first) <= set("0123456789abcdef") and first != second
+
+
+def test_mariadb_runs_on_its_own_data_folder_on_loopback_only():
+    assert accounting.mariadb_argv() == [
+        "/usr/sbin/mariadbd",
+        "--no-defaults",
+        "--datadir=/var/lib/dsportal-mariadb/data",
+        "--socket=/var/lib/dsportal-mariadb/mysqld.sock",
+        "--pid-file=/var/lib/dsportal-mariadb/mariadbd.pid",
+        "--bind-address=127.0.0.1",
+        "--port=3306",
+        "--skip-name-resolve",
+        "--innodb-buffer-pool-size=512M",
+        "--innodb-lock-wait-timeout=900",
+    ]
+
+
+def test_the_accounting_daemons_stop_after_slurmctld_the_database_last():
+    rendered = render([*accounting.programs(), Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], "6817")])
+    blocks = {b.split("]")[0]: b for b in rendered.split("[program:")[1:]}
+    assert [line for line in blocks["mariadb"].splitlines() if line.startswith(("user=", "priority="))] == [
+        "user=mysql",
+        "priority=100",
+    ]
+    assert [line for line in blocks["slurmdbd"].splitlines() if line.startswith(("user=", "priority="))] == [
+        "user=root",
+        "priority=200",
+    ]
+    assert "priority=" not in blocks["slurmctld"]  # supervisord's default, 999: stopped first
+
+
+def test_exim_delivers_locally_only_and_takes_the_demo_domain():
+    assert mail.settings() == (
+        "# DS Portal dev cluster (written by deploy/devcluster; `reset` restores Debian's)\n"
+        "dc_eximconfig_configtype='local'\n"
+        "dc_other_hostnames='dsportal.test'\n"
+        "dc_local_interfaces='127.0.0.1'\n"
+        "dc_readhost=''\n"
+        "dc_relay_domains=''\n"
+        "dc_minimaldns='false'\n"
+        "dc_relay_nets=''\n"
+        "dc_smarthost=''\n"
+        "CFILEMODE='644'\n"
+        "dc_use_split_config='false'\n"
+        "dc_hide_mailname=''\n"
+        "dc_mailname_in_oh='true'\n"
+        "dc_localdelivery='mail_spool'\n"
+    )
+    assert mail.program().argv == ["/usr/sbin/exim4", "-bdf", "-q30m"]
+    assert mail.program().runs_as == "Debian-exim"  # how its orphan is recognised after a supervisord crash
+
+
+def test_every_demo_person_has_a_mail_address_in_the_directory():
+    assert [(p.uid, p.mail) for p in directory.Directory().people] == [
+        ("alice", "alice@dsportal.test"),
+        ("bob", "bob@dsportal.test"),
+        ("carol", "carol@dsportal.test"),
+    ]
+    assert directory.person_entry(directory.Person("alice", "pw", 5001, mail="alice@dsportal.test"), "{SSHA}h") == (
+        "dn: uid=alice,ou=people,dc=dsportal,dc=test\n"
+        "objectClass: inetOrgPerson\n"
+        "objectClass: posixAccount\n"
+        "uid: alice\n"
+        "cn: Alice\n"
+        "sn: Alice\n"
+        "uidNumber: 5001\n"
+        "gidNumber: 5000\n"
+        "homeDirectory: /home/alice\n"
+        "loginShell: /bin/bash\n"
+        "mail: alice@dsportal.test\n"
+        "userPassword: {SSHA}h"
+    )
+    assert "mail:" not in directory.person_entry(directory.Person("dave", "pw", 5009), "{SSHA}h")
+
+
+def test_a_directory_built_before_mail_addresses_gets_them_added():
+    assert directory.add_mail_ldif("bob", "bob@dsportal.test") == (
+        "dn: uid=bob,ou=people,dc=dsportal,dc=test\nchangetype: modify\nadd: mail\nmail: bob@dsportal.test\n"
+    )

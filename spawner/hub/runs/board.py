@@ -142,9 +142,17 @@ def _blank(job_id: str) -> dict:
 
 
 def job_rows(
-    listed: list[ListedJob], accounted: list[AccountedJob], runs: list[dict], places: dict[str, int]
+    listed: list[ListedJob],
+    accounted: list[AccountedJob],
+    runs: list[dict],
+    places: dict[str, int],
+    session_name: str = "",
 ) -> list[dict]:
-    """The user's jobs: those still in the queue first (newest first), then the finished ones (newest first)."""
+    """The user's jobs: those still in the queue first (newest first), then the finished ones (newest first).
+
+    A job of the sessions' name (`session_name`) is the user's JupyterLab: shown, never cancelled from
+    the panel that runs in it (the home page's Stop ends a session, with its saving and bookkeeping).
+    """
     rows: dict[str, dict] = {}
     for job in accounted:
         row = rows.setdefault(job.job_id, _blank(job.job_id))
@@ -158,7 +166,9 @@ def job_rows(
             submitted=job.submitted.replace("T", " ")[:16],
             ended=job.end.replace("T", " ")[:16],
         )
-        if job.state not in PENDING | RUNNING | ENDING:
+        if job.state in PENDING | RUNNING | ENDING:  # squeue's fresher word, below, wins when it has one
+            row.update(active=True, can_cancel=True, words=f"{job.state.capitalize()} (Slurm's accounting).")
+        else:
             row["why"] = ended_why(job.state, job.exit_code, job.limit, "", Outcome(), bool(job.start))
     for job in listed:  # what squeue says now wins over the accounting's last word
         row = rows.setdefault(job.job_id, _blank(job.job_id))
@@ -185,6 +195,8 @@ def job_rows(
         row.update({k: v for k, v in _from_run(run).items() if v or k in ("portal", "can_again")})
         if run.get("why"):  # the tracker's word, with the runner's (the failed cell, the kept output)
             row.update(why=run["why"], state=run.get("state") or row["state"], ended=run.get("ended") or row["ended"])
+        elif known and not row["active"]:  # ended a moment ago: the tracker reads its log within seconds
+            row.update(why="", words="Ended; reading how from its log...")
         elif not known:  # submitted a moment ago, or Slurm's answers do not reach back that far
             row.update(
                 name=row["name"] or (row["path"].rsplit("/", 1)[-1]),
@@ -196,6 +208,9 @@ def job_rows(
             )
         if row["active"]:
             row["why"] = ""
+    for row in rows.values():
+        if session_name and row["name"] == session_name and not row["portal"]:
+            row.update(kind="session", can_cancel=False, name="JupyterLab session")
     active = sorted((r for r in rows.values() if r["active"]), key=_newest)
     finished = sorted((r for r in rows.values() if not r["active"]), key=_newest)
     return active + finished

@@ -193,7 +193,8 @@ async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
                 continue
             if job.job_id in order:
                 places[job.job_id] = order.index(job.job_id) + 1
-    return {"jobs": job_rows(listed, accounted, spawner.record.runs, places), "error": " ".join(problems)}
+    rows = job_rows(listed, accounted, spawner.record.runs, places, services.settings.slurm.job_name)
+    return {"jobs": rows, "error": " ".join(problems)}
 
 
 async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
@@ -209,6 +210,8 @@ async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -
     job = await own_job(services, spawner, job_id)
     if job is not None and not job.in_queue:
         raise RunRefused(f"Job {job_id} has already ended.", 409)
+    if job is not None and job.name == services.settings.slurm.job_name and find_run(spawner, job_id) is None:
+        raise RunRefused(f"Job {job_id} is your JupyterLab session; stop it from the home page.", 409)
     try:
         await services.client.cancel(spawner.user.name, job_id)  # scancel as the user: only their own jobs
     except SlurmError as e:

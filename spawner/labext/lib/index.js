@@ -1,5 +1,5 @@
 // DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher,
-// and the session's clock (lib/clock.js).
+// the session's clock (lib/clock.js), and notebooks and scripts as Slurm jobs (lib/jobsplugin.js).
 // The server side is spawner/jupyter/handlers.py; TensorBoard opens in a new browser tab.
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
@@ -8,6 +8,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { clockPlugin } from './clock';
+import { jobsPlugin } from './jobsplugin';
 
 const OPEN = 'dsportal:open-tensorboard';
 const OPEN_HERE = 'dsportal:open-tensorboard-here';
@@ -99,4 +100,4 @@ const plugin = {
   }
 };
 
-export default [plugin, clockPlugin];
+export default [plugin, clockPlugin, jobsPlugin];

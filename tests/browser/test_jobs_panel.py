@@ -1,0 +1,85 @@
+"""Run as a job, the jobs panel and the home page's jobs, in real Chromium on the dev cluster.
+
+alice, in her JupyterLab session, right-clicks a notebook, changes a parameter in
+the dialog, first asks for too many nodes (the hub's words in the dialog, her
+values kept, nothing submitted), then submits; the Jobs panel follows the job to
+its end, shows the log and the end's notification; the home page lists it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from playwright.sync_api import expect
+
+from tests.support.browser import log_in, shot
+from tests.support.cluster import HUB, url_for
+from tests.support.demo import password_of
+from tests.support.jobs import JobsClient
+
+NOTEBOOK = "jobs-demo/train.ipynb"
+
+
+def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(browser, cluster):
+    alice = JobsClient.for_user("alice")
+    alice.put_notebook(
+        NOTEBOOK,
+        ["print(f'training {name} with lr={lr} for {epochs} epochs')"],
+        "lr = 0.01  # learning rate\nepochs = 2  # passes over the data\nname = 'baseline'\n",
+    )
+    cluster.start("alice", {"gpus": 0, "hours": 1})
+    cluster.wait_ready("alice")
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    log_in(page, "alice", password_of("alice"))
+    page.goto(url_for("/user/alice/lab/tree/jobs-demo?reset"))
+    item = page.locator('.jp-DirListing-item[title*="train.ipynb"]').first
+    expect(item).to_be_visible(timeout=60_000)
+    item.click(button="right")
+    page.get_by_text("Run as a job…").click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog.locator('[name="param-lr"]')).to_have_value("0.01")
+    dialog.locator('[name="param-name"]').fill("from-the-browser")
+    dialog.locator('[name="param-lr"]').fill("0.5")
+    dialog.locator('[name="hours"]').fill("0.25")
+    shot(
+        page,
+        "jobs-run-dialog",
+        "JupyterLab's Run as a job dialog: partition, nodes, GPUs, hours, the typed parameters.",
+    )
+
+    # a refusal: the debug partition of one node... asked for 2 nodes on sxm2 with 5 GPUs each: the hub says why
+    dialog.locator('[name="gpus"]').evaluate("(e) => { e.max = '99'; e.value = '5'; }")  # past the form's own bound
+    before = set(alice.rows())
+    dialog.locator(".jp-Dialog-footer .jp-mod-accept").click()
+    expect(page.locator(".dsportal-run-error")).to_contain_text("gpus: 5 is out of range", timeout=30_000)
+    expect(page.locator('.jp-Dialog [name="param-name"]')).to_have_value("from-the-browser")
+    shot(page, "jobs-run-refused", "The hub refused 5 GPUs per node: its words in the dialog, every value kept.")
+    assert set(alice.rows()) == before  # nothing submitted
+    page.locator('.jp-Dialog [name="gpus"]').fill("0")
+    page.locator(".jp-Dialog .jp-Dialog-footer .jp-mod-accept").click()
+    expect(page.get_by_text(re.compile(r"Job [0-9]+ submitted"))).to_be_visible(timeout=30_000)
+    job_id = re.search(
+        r"Job ([0-9]+) submitted", page.get_by_text(re.compile(r"Job [0-9]+ submitted")).first.inner_text()
+    ).group(1)
+
+    page.locator('.jp-SideBar [data-id="dsportal-jobs"]').click()
+    row = page.locator(f'.dsportal-job[data-job-id="{job_id}"]')
+    expect(row).to_be_visible(timeout=30_000)
+    expect(row.locator(".dsportal-job-state")).to_contain_text("Completed", timeout=120_000)
+    row.locator('[data-action="log"]').click()
+    expect(page.locator(".dsportal-job-log")).to_contain_text("dsportal-run: done", timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Completed")).first).to_be_visible()
+    shot(page, "jobs-panel-completed", "The Jobs panel: alice's job completed, its log's tail, the end's notification.")
+
+    output = alice.home / f"jobs/train-{job_id}.ipynb"
+    printed = [o for c in json.loads(output.read_text())["cells"] for o in c.get("outputs", [])]
+    assert any("training from-the-browser with lr=0.5 for 2 epochs" in "".join(o.get("text", "")) for o in printed)
+
+    page.goto(f"{HUB}/hub/home")
+    home_row = page.locator(f'#dsportal-jobs .dsportal-job[data-job-id="{job_id}"]')
+    expect(home_row).to_contain_text("Completed.", timeout=30_000)
+    expect(page.locator("#dsportal-notify-note")).to_have_text("to alice@dsportal.test")
+    shot(page, "jobs-home", "The home page's Your jobs: the run's end in words, Run again, the e-mail opt-in.")
+    context.close()
