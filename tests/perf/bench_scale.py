@@ -60,15 +60,15 @@ def start_waves(rig: ScaleRig, names: list[str], wave: int) -> tuple[list[float]
 class OpenPages:
     """What 500 open home pages and 20 API clients ask of the hub, at their own pace, each request timed.
 
-    An open home page asks for its session card every 10 s, with what is
-    free every third time (templates/home.html: one request, `?free=1`); its
+    An open home page asks for its session card and the user's jobs every 10 s, with what is
+    free every third time (templates/home.html: one request, `?jobs=1&free=1`); its
     person reloads it about once in `reload_every` seconds.  An API client (a script, a dashboard) asks for
     a user (GET /hub/api/users/NAME) once a second.  Each page and client
     starts at a random moment of its period.  A request is timed from its
     sending to its answer; a late one is sent late, never skipped.
     """
 
-    KINDS = ("session card (GET /hub/api/dsportal/session)", "with what is free (the same, ?free=1)",
+    KINDS = ("session card and jobs (GET /hub/api/dsportal/session?jobs=1)", "with what is free (the same, &free=1)",
              "home page (GET /hub/home)", "GET /hub/api/users/NAME")  # fmt: skip
 
     def __init__(self, rig: ScaleRig, pages: list[str], clients: int = 20, reload_every: float = 120):
@@ -120,8 +120,8 @@ class OpenPages:
         for name in names:
             b = self.browsers[name]
             first = t0 + random.uniform(0, 30.0)
-            with_free = (free, lambda b=b: b.get("/hub/api/dsportal/session?free=1"))
-            alone = (card, lambda b=b: b.get("/hub/api/dsportal/session"))
+            with_free = (free, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1&free=1"))
+            alone = (card, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1"))
             reload = (home, lambda b=b: b.get("/hub/home"))
             schedule += [
                 (first, 30.0, [with_free]),

@@ -11,6 +11,7 @@ from pathlib import Path
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from spawner.hub import clusterapi, portapi, routes, sessionapi, stopapi
+from spawner.hub.runs import api as runsapi
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +38,12 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
         ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
         ("/api/dsportal/estimate", clusterapi.EstimateHandler),
+        ("/api/dsportal/jobs", runsapi.JobsHandler),
+        ("/api/dsportal/jobs/form", runsapi.FormHandler),
+        (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/cancel", runsapi.CancelHandler),
+        (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/again", runsapi.AgainHandler),
+        (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/log", runsapi.LogHandler),
+        ("/api/dsportal/notify", runsapi.NotifyHandler),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

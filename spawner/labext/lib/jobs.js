@@ -11,6 +11,12 @@ import { jobsApi } from './jobsapi';
 import { Repeat } from './repeat';
 
 export const JOBS_PANEL_ID = 'dsportal-jobs';
+// What a row's badge says of a job the portal did not run (kind "session": a JupyterLab session of the user's).
+const ORIGIN = { session: 'a session', '': 'not from the portal' };
+const BADGE_TITLE = {
+  session: 'A JupyterLab session of yours; stop it from the home page',
+  '': 'A Slurm job of yours that the portal did not submit'
+};
 const VISIBLE_EVERY_MS = 10000;
 const HIDDEN_EVERY_MS = 30000;
 const LOG_EVERY_MS = 3000;
@@ -98,8 +104,8 @@ class JobRow {
     this.node.classList.toggle('dsportal-job-active', job.active);
     this.name.textContent = job.name || job.path || `job ${job.job_id}`;
     this.name.title = job.path || '';
-    this.badge.textContent = job.portal ? job.job_id : `${job.job_id} · not from the portal`;
-    this.badge.title = job.portal ? 'Slurm job id' : 'A Slurm job of yours that the portal did not submit';
+    this.badge.textContent = job.portal ? job.job_id : `${job.job_id} · ${ORIGIN[job.kind] || ORIGIN['']}`;
+    this.badge.title = job.portal ? 'Slurm job id' : BADGE_TITLE[job.kind] || BADGE_TITLE[''];
     this.state.textContent = job.words || job.state;
     this.facts.textContent = [job.partition, resources(job), times(job)].filter(Boolean).join(' · ');
     this.facts.title = job.node_list ? `Nodes: ${job.node_list}` : '';
