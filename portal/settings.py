@@ -627,6 +627,9 @@ class NotifySettings(Section):
         10, "Seconds before a relay that does not answer counts as down (the mail is dropped, logged)."
     )
     minutes_left: integer(1, 1440) = key(15, "Mail a session's owner this many minutes before its time limit.")
+    queued_seconds: integer(1, 86400) = key(
+        60, "A session that waited this many seconds for Slurm to start it counts as queued: its start is mailed."
+    )
 
 
 class Reserved(Section):

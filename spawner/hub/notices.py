@@ -94,6 +94,15 @@ def session_started_mail(job_id: str, node: str, waited: str, url: str) -> tuple
     return subject, body
 
 
+def waited_words(seconds: float) -> str:
+    """'40 s', '3 min', '2 h 5 min' (pure)."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} h {rest} min" if hours and rest else f"{hours} h" if hours else f"{minutes} min"
+
+
 def minutes_left_mail(job_id: str, minutes: int, end: str, url: str) -> tuple[str, str]:
     subject = f"Your session ends in {minutes} minutes"
     body = (

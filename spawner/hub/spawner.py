@@ -37,7 +37,7 @@ from .form import render_options_form
 from .idle import idle_words, join_idle_group, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
 from .metrics import CULLED, START_SECONDS
-from .notices import public_home, session_started_mail, tell
+from .notices import public_home, session_started_mail, tell, waited_words
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
 from .readiness import wait_for_proof
@@ -49,7 +49,6 @@ from .sessionspec import build_session_spec
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
-QUEUED_MAIL_AFTER = 60.0  # s: a session that waited this long in the queue is a "queued session" that started
 _TELLING: set[asyncio.Task] = set()
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
@@ -432,10 +431,12 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def _tell_if_it_waited(self, waited: float) -> None:
         """A session that waited in the queue has started: mail the user who opted in (spawner/hub/notices.py)."""
-        if waited < QUEUED_MAIL_AFTER or not self.record.notify_mail:
+        if waited < self.settings.notify.queued_seconds or not self.record.notify_mail:
             return
-        url = public_home(self.settings).rsplit("/hub/", 1)[0] + self.user.url
-        subject, body = session_started_mail(self.job_id, self.ip, duration_words(max(1, round(waited / 60))), url)
+        url = self.user.url  # with one origin per user (hub.subdomain_host) a full URL already
+        if not url.startswith("http"):
+            url = public_home(self.settings).rsplit("/hub/", 1)[0] + url
+        subject, body = session_started_mail(self.job_id, self.ip, waited_words(waited), url)
         told = asyncio.ensure_future(tell(self.settings.notify, self.user, True, subject, body))
         _TELLING.add(told)  # held until sent: the loop keeps only weak references to tasks
         told.add_done_callback(_TELLING.discard)

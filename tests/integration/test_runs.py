@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import datetime
 
 import pytest
 
@@ -49,6 +50,13 @@ def users_jobs(user: str) -> set[str]:
         check=True,
     ).stdout
     return set(out.split())
+
+
+def pending_seconds(job_id: str) -> float:
+    """How long Slurm has held the job since its submission (squeue's %V)."""
+    out = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%V"], capture_output=True, text=True, timeout=30)
+    submitted = out.stdout.strip()
+    return (datetime.now() - datetime.fromisoformat(submitted)).total_seconds() if submitted else 0.0
 
 
 def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, cluster):
@@ -219,5 +227,48 @@ def test_mail_when_a_job_ends_for_a_user_who_opted_in(alice, cluster):
         body = mail.get_payload(decode=True).decode()
         assert f"Output notebook: ~/jobs/mail-{run['job_id']}.ipynb" in body
         assert mail["From"] == "dsportal@dsportal.test"
+    finally:
+        assert alice.request("POST", "notify", {"mail": False})[0] == 200
+
+
+def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
+    alice.write(
+        "runs/ranks.py",
+        "import os, socket\n"
+        "print(f\"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']} on {os.environ['SLURMD_NODENAME']}\", flush=True)\n",
+    )
+    alice.write("runs/nodes.sh", "#!/bin/bash\nsrun --ntasks-per-node=1 bash -c 'echo shell on $SLURMD_NODENAME'\n")
+    python = alice.submit({"path": "runs/ranks.py", "nodes": 2, "gpus": 2, "hours": 0.25})
+    shell = alice.submit({"path": "runs/nodes.sh", "nodes": 2, "hours": 0.25})
+    for run in (python, shell):
+        row = alice.wait_ended(run["job_id"], timeout=180)
+        assert row["state"] == "COMPLETED", (row, alice.log(run["job_id"]))
+    ranks = [line.split() for line in alice.log(python["job_id"]).splitlines() if line.startswith("rank ")]
+    # one process per GPU: ranks 0-3 of 4, two on each node (which node gets which ranks is torchrun's choice)
+    assert sorted(int(r[1]) for r in ranks) == [0, 1, 2, 3] and {r[3] for r in ranks} == {"4"}, ranks
+    assert sorted(r[5] for r in ranks) == ["node001", "node001", "node002", "node002"], ranks
+    shells = sorted(line for line in alice.log(shell["job_id"]).splitlines() if line.startswith("shell on "))
+    assert shells == ["shell on node001", "shell on node002"]
+
+
+def test_mail_when_a_queued_session_starts_and_before_its_time_limit(alice, bob, cluster):
+    # bob's job holds every GPU of the debug partition; alice's session waits behind it, then starts
+    bob.put_notebook("runs/hold.ipynb", ["import time; time.sleep(600)"])
+    hold = bob.submit({"path": "runs/hold.ipynb", "partition": "debug", "nodes": 2, "gpus": 4, "hours": 0.25})
+    bob.wait_state(hold["job_id"], {"RUNNING"}, 60)
+    assert alice.request("POST", "notify", {"mail": True})[0] == 200
+    try:
+        cluster.start("alice", {"partition": "debug", "gpus": 4, "hours": 0.25})  # 15 minutes: at once "15 min left"
+        alice.wait_state(cluster.job_of("alice"), {"PENDING"}, 30)
+        session = cluster.job_of("alice")
+        cluster.wait(lambda: cluster.jobs("alice")[session]["reason"] == "Resources", 30, "alice's session queued")
+        # queued longer than notify.queued_seconds (5 in the dev config): a queued session, whose start is mailed
+        cluster.wait(lambda: pending_seconds(session) >= 6, 30, "alice's session 6 s in the queue")
+        assert bob.request("POST", f"jobs/{hold['job_id']}/cancel")[0] == 200
+        cluster.wait_ready("alice", 120)
+        started = wait_for_mail("alice", "Your session has started on node", timeout=60)
+        assert "after waiting" in started.get_payload(decode=True).decode()
+        ending = wait_for_mail("alice", "Your session ends in 1", timeout=60)  # 15 (or 14) minutes
+        assert "reaches its time limit at" in ending.get_payload(decode=True).decode()
     finally:
         assert alice.request("POST", "notify", {"mail": False})[0] == 200

@@ -18,7 +18,7 @@ import yaml
 from portal.config import load_config
 from spawner.contract import run_output
 from spawner.hub.jobspec import Account
-from spawner.hub.notices import message, run_ended_mail
+from spawner.hub.notices import message, run_ended_mail, waited_words
 from spawner.hub.options import OptionsError
 from spawner.hub.runs.board import Outcome, ended_why, job_rows, read_outcome
 from spawner.hub.runs.jobscript import run_sbatch_argv, run_script
@@ -472,3 +472,14 @@ def test_the_users_session_is_listed_but_never_cancelled_from_the_panel():
         True,
         False,
     )
+
+
+def test_how_long_a_session_waited_in_words():
+    assert [waited_words(s) for s in (4.2, 59, 60, 150, 3600, 7500)] == [
+        "4 s",
+        "59 s",
+        "1 min",
+        "2 min",
+        "1 h",
+        "2 h 5 min",
+    ]
