@@ -13,6 +13,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from tornado import web
+
 from .dashboard import session_card
 from .extension import limits_of
 from .progress import start_progress
@@ -70,6 +72,20 @@ def home_data(spawner: SlurmGPUSpawner) -> dict:
         "presets": [p.model_dump() for p in spawner.settings.sessions.presets],
         "server_url": spawner.user.url if spawner.ready else "",
     }
+
+
+def own_spawner(handler, login_words: str) -> SlurmGPUSpawner:
+    """The portal spawner of the user an API request comes from (their cookie, or a token of theirs that may
+    use their server); HTTP 403 or 404 with words otherwise.  The session and runs APIs ask through this."""
+    user = handler.current_user
+    if user is None or not hasattr(user, "spawner"):  # a service's token is no user
+        raise web.HTTPError(403, login_words)
+    if not handler.has_scope(f"access:servers!server={user.name}/"):
+        raise web.HTTPError(403, "This token may not act for you; use one that may access your server.")
+    spawner = portal_spawner(user)
+    if spawner is None:
+        raise web.HTTPError(404, "This hub's sessions are not the portal's.")
+    return spawner
 
 
 def portal_spawner(user) -> SlurmGPUSpawner | None:

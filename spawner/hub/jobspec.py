@@ -81,6 +81,13 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
     return argv + ["-u", username, "--"]
 
 
+def site_options(slurm: SlurmSettings) -> list[str]:
+    """The admin's account, QOS and reservation for every job the portal submits (sessions and runs)."""
+    return [
+        f"--{option}={getattr(slurm, option)}" for option in ("account", "qos", "reservation") if getattr(slurm, option)
+    ]
+
+
 def sbatch_argv(
     slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str], warning_minutes: int = 0
 ) -> list[str]:
@@ -103,9 +110,7 @@ def sbatch_argv(
     if warning_minutes:
         # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on
         argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
-    for option in ("account", "qos", "reservation"):
-        if getattr(slurm, option):
-            argv.append(f"--{option}={getattr(slurm, option)}")
+    argv += site_options(slurm)
     argv += [
         f"--output={output_path(account.home)}",
         f"--chdir={account.home}",

@@ -20,10 +20,7 @@ class Resources:
 
     @property
     def memory(self) -> str:
-        """Slurm --mem value: whole gibibytes as 'NG', otherwise 'NM'."""
-        if self.memory_mib % 1024 == 0:
-            return f"{self.memory_mib // 1024}G"
-        return f"{self.memory_mib}M"
+        return slurm_memory(self.memory_mib)
 
     @property
     def time(self) -> str:
@@ -35,6 +32,11 @@ class Resources:
         gpus = "no GPU" if self.gpus == 0 else f"{self.gpus} GPU" + ("s" if self.gpus > 1 else "")
         memory = self.memory_mib / 1024
         return f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
+
+
+def slurm_memory(mib: int) -> str:
+    """Slurm --mem value: whole gibibytes as 'NG', otherwise 'NM'."""
+    return f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
 
 
 def duration_words(minutes: int) -> str:

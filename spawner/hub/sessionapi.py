@@ -24,7 +24,7 @@ from tornado import web
 from ..contract import EXTEND_PATH
 from .clusterapi import UNAVAILABLE, what_is_free
 from .extension import ExtendRefused, extend_session
-from .homepage import card, home_data, portal_spawner
+from .homepage import card, home_data, own_spawner
 from .runs import service as runs_service
 from .services import hub_services
 from .slurm import SlurmError
@@ -35,15 +35,7 @@ FREE_WAIT = 3.0  # seconds a home page's refresh waits for what is free
 
 class _Base(APIHandler):
     def own_spawner(self):
-        user = self.current_user
-        if user is None or not hasattr(user, "spawner"):  # a service's token is no user
-            raise web.HTTPError(403, "Log in to see your session.")
-        if not self.has_scope(f"access:servers!server={user.name}/"):
-            raise web.HTTPError(403, "This token may not use your session; use one that may access your server.")
-        spawner = portal_spawner(user)
-        if spawner is None:
-            raise web.HTTPError(404, "This hub's sessions are not the portal's.")
-        return spawner
+        return own_spawner(self, "Log in to see your session.")
 
 
 class SessionHandler(_Base):

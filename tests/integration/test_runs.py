@@ -8,6 +8,7 @@ tests/browser).  Each test makes the files it runs in the user's home, as the us
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import datetime
 
@@ -234,8 +235,9 @@ def test_mail_when_a_job_ends_for_a_user_who_opted_in(alice, cluster):
 def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
     alice.write(
         "runs/ranks.py",
-        "import os, socket\n"
-        "print(f\"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']} on {os.environ['SLURMD_NODENAME']}\", flush=True)\n",
+        "import os, sys\n"
+        "# one write per line: the four processes share the job's log, and their lines must not interleave\n"
+        "sys.stdout.write(f\"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']} on {os.environ['SLURMD_NODENAME']}\\n\")\n",
     )
     alice.write("runs/nodes.sh", "#!/bin/bash\nsrun --ntasks-per-node=1 bash -c 'echo shell on $SLURMD_NODENAME'\n")
     python = alice.submit({"path": "runs/ranks.py", "nodes": 2, "gpus": 2, "hours": 0.25})
@@ -243,10 +245,10 @@ def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
     for run in (python, shell):
         row = alice.wait_ended(run["job_id"], timeout=180)
         assert row["state"] == "COMPLETED", (row, alice.log(run["job_id"]))
-    ranks = [line.split() for line in alice.log(python["job_id"]).splitlines() if line.startswith("rank ")]
+    ranks = re.findall(r"rank ([0-9]+) of ([0-9]+) on (node[0-9]+)", alice.log(python["job_id"]))
     # one process per GPU: ranks 0-3 of 4, two on each node (which node gets which ranks is torchrun's choice)
-    assert sorted(int(r[1]) for r in ranks) == [0, 1, 2, 3] and {r[3] for r in ranks} == {"4"}, ranks
-    assert sorted(r[5] for r in ranks) == ["node001", "node001", "node002", "node002"], ranks
+    assert sorted(int(r[0]) for r in ranks) == [0, 1, 2, 3] and {r[1] for r in ranks} == {"4"}, ranks
+    assert sorted(r[2] for r in ranks) == ["node001", "node001", "node002", "node002"], ranks
     shells = sorted(line for line in alice.log(shell["job_id"]).splitlines() if line.startswith("shell on "))
     assert shells == ["shell on node001", "shell on node002"]
 

@@ -25,7 +25,7 @@ from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from ...slurmvocab import JOB_ID
-from ..homepage import portal_spawner
+from ..homepage import own_spawner
 from ..notices import mail_address
 from ..services import hub_services
 from . import service
@@ -38,15 +38,7 @@ MAX_LOG_LINES = 2000
 
 class _Base(APIHandler):
     def own_spawner(self):
-        user = self.current_user
-        if user is None or not hasattr(user, "spawner"):  # a service's token is no user
-            raise web.HTTPError(403, "Log in to see your jobs.")
-        if not self.has_scope(f"access:servers!server={user.name}/"):
-            raise web.HTTPError(403, "This token may not act for you; use one that may access your server.")
-        spawner = portal_spawner(user)
-        if spawner is None:
-            raise web.HTTPError(404, "This hub's sessions are not the portal's.")
-        return spawner
+        return own_spawner(self, "Log in to see your jobs.")
 
     def body(self) -> object:
         try:

@@ -17,8 +17,8 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log
 from ...slurmvocab import time_limit
-from ..jobspec import ACCOUNT_VARIABLES, TEMPLATES, Account, as_user
-from ..resources import allocation, duration_words
+from ..jobspec import ACCOUNT_VARIABLES, TEMPLATES, Account, as_user, site_options
+from ..resources import allocation, duration_words, slurm_memory
 from .request import RunRequest, run_name
 
 RUNNER = "dsportal-run-job"  # spawner/job/runner.py, in the session environment's bin
@@ -53,10 +53,6 @@ def shape_of(request: RunRequest, settings: PortalSettings) -> RunShape:
     return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes)
 
 
-def _memory(mib: int) -> str:
-    return f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
-
-
 def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Account) -> list[str]:
     """sbatch as the user, one task per node (the runner starts the processes per GPU itself)."""
     slurm = settings.slurm
@@ -68,14 +64,12 @@ def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Acco
         f"--nodes={shape.nodes}",
         "--ntasks-per-node=1",
         f"--cpus-per-task={shape.cpus}",
-        f"--mem={_memory(shape.memory_mib)}",
+        f"--mem={slurm_memory(shape.memory_mib)}",
     ]
     if shape.gpus:
         argv.append(f"--gres=gpu:{shape.gpus}")
     argv += [f"--time={time_limit(shape.minutes)}", f"--partition={shape.partition}"]
-    for option in ("account", "qos", "reservation"):
-        if getattr(slurm, option):
-            argv.append(f"--{option}={getattr(slurm, option)}")
+    argv += site_options(slurm)
     home = account.home.rstrip("/")
     argv += [
         f"--output={run_log(home)}",
