@@ -49,10 +49,11 @@ INVALID_JOB = "Invalid job id specified"
 SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
 SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
 JOB_FORMAT = "%j|%u|%T|%l|%P"  # the extension helper's look at one job
-# Every user's jobs, for the jobs panel (one shared listing): the job's name goes last, the one
-# field a user chooses freely, so a "|" in it cannot shift the others.
-ALL_JOBS_FORMAT = "%i|%u|%T|%P|%D|%N|%M|%L|%l|%V|%S|%r|%j"
-# Slurm's accounting of finished jobs (sacct --parsable2), the name last for the same reason.
+# Every user's jobs, for the jobs panel (one shared listing).  No job name: a name is the one field
+# any user chooses freely, and Slurm lets it hold a line break, so another user's job named
+# "x\n123|alice|FAILED|..." would print a line that reads as alice's job.  Every field here is Slurm's own.
+ALL_JOBS_FORMAT = "%i|%u|%T|%P|%D|%N|%M|%L|%l|%V|%S|%r"
+# Slurm's accounting of finished jobs (sacct --parsable2); no JobName, for the same reason.
 ACCOUNTING_FIELDS = (
     "JobID",
     "User",
@@ -66,7 +67,6 @@ ACCOUNTING_FIELDS = (
     "NNodes",
     "NodeList",
     "Timelimit",
-    "JobName",
 )
 JOB_ID = r"[0-9]+(?:[_+][0-9]+)?"  # 123, an array element 123_4, a hetjob component 82+1
 END_FORMAT = "%e"  # a job's end time
@@ -242,7 +242,6 @@ class ListedJob:
     submitted: str
     start: str  # the start, or Slurm's expected start while pending; "" when it has none
     reason: str
-    name: str
 
     @property
     def pending(self) -> bool:
@@ -269,7 +268,6 @@ class AccountedJob:
     nodes: int
     node_list: str
     limit: str
-    name: str
 
 
 # --- parsers ---------------------------------------------------------------------------
@@ -346,16 +344,17 @@ def _count(text: str) -> int:
 
 def parse_all_jobs(output: str) -> list[ListedJob]:
     """Lines of ALL_JOBS_FORMAT -> ListedJob, in Slurm's order.  A line that does not read is skipped
-    (logged once): unlike the portal's own sessions, nothing is concluded from a job's absence here."""
+    (logged once): unlike the portal's own sessions, nothing is concluded from a job's absence here.
+    A job id listed twice is dropped: no field can be forged, but nothing is guessed either."""
     jobs = []
     for line in output.splitlines():
         if not line.strip():
             continue
-        parts = line.strip().split("|", 12)
-        if len(parts) != 13 or not re.fullmatch(JOB_ID, parts[0]) or not parts[2]:
+        parts = line.strip().split("|")
+        if len(parts) != 12 or not re.fullmatch(JOB_ID, parts[0]) or not parts[2]:
             _unreadable_once(line)
             continue
-        job_id, user, state, partition, nodes, node_list, elapsed, left, limit, submitted, start, reason, name = parts
+        job_id, user, state, partition, nodes, node_list, elapsed, left, limit, submitted, start, reason = parts
         state = state.split()[0]
         jobs.append(
             ListedJob(
@@ -371,10 +370,16 @@ def parse_all_jobs(output: str) -> list[ListedJob]:
                 submitted=_timestamp(submitted),
                 start=_timestamp(start),
                 reason="" if reason in ("None", "(null)") else reason,
-                name=name,
             )
         )
-    return jobs
+    return _once_each(jobs)
+
+
+def _once_each(jobs: list) -> list:
+    seen: dict[str, int] = {}
+    for job in jobs:
+        seen[job.job_id] = seen.get(job.job_id, 0) + 1
+    return [job for job in jobs if seen[job.job_id] == 1]
 
 
 def parse_accounting(output: str) -> list[AccountedJob]:
@@ -383,11 +388,11 @@ def parse_accounting(output: str) -> list[AccountedJob]:
     for line in output.splitlines():
         if not line.strip():
             continue
-        parts = line.rstrip("\n").split("|", len(ACCOUNTING_FIELDS) - 1)
+        parts = line.rstrip("\n").split("|")
         if len(parts) != len(ACCOUNTING_FIELDS) or not re.fullmatch(JOB_ID, parts[0]) or not parts[3]:
             _unreadable_once(line)
             continue
-        job_id, user, partition, state, exit_code, submitted, start, end, elapsed, nodes, node_list, limit, name = parts
+        job_id, user, partition, state, exit_code, submitted, start, end, elapsed, nodes, node_list, limit = parts
         jobs.append(
             AccountedJob(
                 job_id=job_id,
@@ -402,10 +407,9 @@ def parse_accounting(output: str) -> list[AccountedJob]:
                 nodes=_count(nodes),
                 node_list="" if node_list in ("None assigned", "(null)") else node_list,
                 limit=limit,
-                name=name,
             )
         )
-    return jobs
+    return _once_each(jobs)
 
 
 def parse_queue_order(output: str) -> list[str]:

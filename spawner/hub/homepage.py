@@ -110,15 +110,34 @@ def home_template_var(user) -> Callable[[], dict | None]:
     return data
 
 
+_LOADED: list[bool] = []
+
+
+def load_users_with_runs(app) -> None:
+    """Once, at the hub's start: JupyterHub holds in memory only the users with a server; a user whose
+    runs have not ended yet is loaded too, so the tracker says when they end (and mails) without a login."""
+    from jupyterhub import orm
+
+    for orm_spawner in app.db.query(orm.Spawner).filter(orm.Spawner.name == ""):
+        state = orm_spawner.state if isinstance(orm_spawner.state, dict) else {}
+        runs = state.get("runs") if isinstance(state.get("runs"), list) else []
+        if any(isinstance(r, dict) and not r.get("ended") for r in runs) and orm_spawner.user is not None:
+            _ = app.users[orm_spawner.user].spawner  # the user and their spawner, with its saved record
+
+
 def hub_spawners() -> list[SlurmGPUSpawner]:
     """Every portal spawner the running hub holds (the runs tracker's users, spawner/hub/runs/tracker.py)."""
     from jupyterhub.app import JupyterHub  # the running hub's application: there is one only inside the hub
 
     if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
         return []  # the hub is still starting
+    app = JupyterHub.instance()
+    if not _LOADED:
+        load_users_with_runs(app)
+        _LOADED.append(True)
     return [
         spawner
-        for user in list(JupyterHub.instance().users.values())
+        for user in list(app.users.values())
         for spawner in list(user.spawners.values())
         if is_portal_spawner(spawner)
     ]

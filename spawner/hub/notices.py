@@ -60,10 +60,10 @@ async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool
     """Send one mail through the relay; False (logged) when there is no relay or it refused or hung."""
     if not notify.smtp_host or not to:
         return False
-    mail = message(notify, to, subject, body)
     try:
+        mail = message(notify, to, subject, body)  # ValueError: a header the email library will not write
         await asyncio.wait_for(asyncio.to_thread(_send, notify, mail), notify.timeout * 3)
-    except (OSError, smtplib.SMTPException, TimeoutError) as e:
+    except (OSError, smtplib.SMTPException, TimeoutError, ValueError) as e:
         log.warning("Mail to %s (%s) not sent: the relay %s: %s", to, subject, notify.smtp_host, e or "no answer")
         return False
     log.info("Mail to %s sent: %s", to, subject)

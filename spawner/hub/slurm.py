@@ -131,15 +131,20 @@ async def _run_both(
     try:
         out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
     except (TimeoutError, asyncio.CancelledError) as e:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
-            await asyncio.wait_for(proc.wait(), 5)
-        except TimeoutError:
-            log.warning("%s killed after %s; its exit was not seen within 5 s", argv[0], type(e).__name__)
+        # SIGTERM first: sudo passes it on to the command it runs as the user, which the hub itself may not
+        # signal (a `head` blocked on a FIFO a user planted); SIGKILL for whatever is left after a moment.
+        for signum, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, signum)
+            except ProcessLookupError:
+                break
+            try:
+                # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
+                await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+                break
+            except TimeoutError:
+                if signum == signal.SIGKILL:
+                    log.warning("%s killed after %s; its exit was not seen within 5 s", argv[0], type(e).__name__)
         if isinstance(e, asyncio.CancelledError):
             raise
         name = os.path.basename(argv[0])
@@ -165,10 +170,20 @@ def head_argv(slurm: SlurmSettings, username: str, path: str, max_bytes: int) ->
     return as_user(slurm, username) + ["head", "-c", str(max_bytes), "--", path]
 
 
-def tail_argv(slurm: SlurmSettings, username: str, path: str, lines: int) -> list[str]:
+TAIL_BYTES = 256 * 1024  # the most of a log the hub reads at once: the lines are cut from these bytes
+
+
+def tail_argv(slurm: SlurmSettings, username: str, path: str, max_bytes: int = TAIL_BYTES) -> list[str]:
     # Read as the user: a root read of a file in a user's home would follow
-    # whatever symlink the user put there.
-    return as_user(slurm, username) + ["tail", "-n", str(lines), "--", path]
+    # whatever symlink the user put there.  Bytes, not lines: a log of one
+    # endless line (or a link to a huge sparse file) must not fill the hub's memory.
+    return as_user(slurm, username) + ["tail", "-c", str(max_bytes), "--", path]
+
+
+def last_lines(text: str, lines: int) -> str:
+    """The last `lines` lines of a tail's bytes (pure)."""
+    kept = text.splitlines(keepends=True)[-lines:]
+    return "".join(kept)
 
 
 class SlurmClient:
@@ -256,6 +271,7 @@ class SlurmClient:
 
     async def output_tail(self, username: str, path: str, lines: int = 20) -> str:
         try:
-            return await run(tail_argv(self.slurm, username, path, lines), timeout=self.slurm.command_timeout)
+            text = await run(tail_argv(self.slurm, username, path), timeout=self.slurm.command_timeout)
         except SlurmError as e:
             return f"(could not read {path}: {e.stderr or e})"
+        return last_lines(text, lines)

@@ -54,8 +54,9 @@ class RunSpec:
         )
 
 
-class Stopped(Exception):
-    """Slurm ended the job (its time limit, or a cancel): SIGTERM arrived."""
+class Stopped(BaseException):
+    """Slurm ended the job (its time limit, or a cancel): SIGTERM arrived.  A BaseException, so that no
+    library's catch-all (nbclient, papermill) can swallow it."""
 
 
 def _stop(signum, frame):

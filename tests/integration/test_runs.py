@@ -76,6 +76,12 @@ def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, clu
     printed = outputs(alice.home / row["output"])
     assert printed[-1] == "changed: lr=0.5 epochs=2\n"  # papermill injected the changed values after the defaults
     assert (alice.home / row["output"]).stat().st_uid == alice.home.stat().st_uid  # written by alice's job
+    # Run again: the same file and settings, the same changed parameters, a new job
+    status, again = alice.request("POST", f"jobs/{run['job_id']}/again")
+    assert status == 201, again
+    assert again["job"]["job_id"] != run["job_id"] and again["job"]["settings"] == run["settings"]
+    row = alice.wait_ended(again["job"]["job_id"])
+    assert outputs(alice.home / row["output"])[-1] == "changed: lr=0.5 epochs=2\n"
 
 
 def test_a_cell_that_raises_fails_the_job_and_the_panel_names_it(alice, cluster):

@@ -56,7 +56,16 @@ def seeded(root: Path) -> tuple[MockSlurm, HubServices]:
 
 
 async def panel(services: HubServices, name: str) -> None:
-    spawner = SimpleNamespace(user=SimpleNamespace(name=name), record=SimpleNamespace(runs=[]))
+    async def checked(account) -> None:  # the directory's check: the demo users have no directory here
+        return None
+
+    spawner = SimpleNamespace(
+        user=SimpleNamespace(name=name),
+        record=SimpleNamespace(runs=[]),
+        job_id="",
+        unix_account=lambda: SimpleNamespace(name=name, home=f"/home/{name}"),
+        check_directory_account=checked,
+    )
     while True:
         with contextlib.suppress(Exception):
             await service.jobs(services, spawner)

@@ -148,7 +148,7 @@ def squeue(state: Path, argv: list[str]) -> int:
             print(
                 f"{job_id}|{job['user']}|{job['state']}|{o.get('partition', '')}|{o.get('nodes', '1')}|"
                 f"{job['node'] or '(null)'}|0:00|{o.get('time', '1:00:00')}|{o.get('time', '1:00:00')}|"
-                f"2026-11-22T08:00:00|{job.get('start', 'N/A')}|{job['reason']}|{job['name']}"
+                f"2026-11-22T08:00:00|{job.get('start', 'N/A')}|{job['reason']}"
             )
         return 0
     garbage = _mode(state, "squeue") == "garbage"
@@ -190,7 +190,7 @@ def sacct(state: Path, argv: list[str]) -> int:
         print(
             f"{job_id}|{job['user']}|{o.get('partition', '')}|{job['state']}|0:0|2026-11-22T08:00:00|"
             f"2026-11-22T08:00:01|Unknown|00:00:10|{o.get('nodes', '1')}|{job['node'] or 'None assigned'}|"
-            f"{o.get('time', '01:00:00')}|{job['name']}"
+            f"{o.get('time', '01:00:00')}"
         )
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -25,6 +26,7 @@ from spawner.hub.runs.jobscript import run_sbatch_argv, run_script
 from spawner.hub.runs.notebook import NotRunnable, Parameter, check_values, notebook_parameters
 from spawner.hub.runs.request import RunRequest, parse_run, run_name
 from spawner.hub.runs.tracker import GONE_AFTER, final_state
+from spawner.hub.slurm import last_lines, tail_argv
 from spawner.job.runner import RunSpec, processes_argv
 from spawner.slurmvocab import AccountedJob, ListedJob, parse_accounting, parse_all_jobs
 from tests.support.mockslurm import config_data
@@ -202,28 +204,15 @@ def test_the_job_script_quotes_what_the_user_chose(settings):
 
 
 # --- Slurm's answers ------------------------------------------------------------------------
-def test_squeue_of_every_user_reads_with_a_bar_in_the_name():
+def test_squeue_of_every_user_reads_and_a_line_forged_through_a_job_name_is_dropped():
     out = (
-        "12|alice|RUNNING|sxm2|2|node[001-002]|5:12|1:54:48|2:00:00|2026-11-23T13:00:00|2026-11-23T13:00:05|None|my|job\n"
-        "13|bob|PENDING|sxm2|1||0:00|2:00:00|2:00:00|2026-11-23T13:01:00|2026-11-23T14:00:00|Resources|b\n"
+        "12|alice|RUNNING|sxm2|2|node[001-002]|5:12|1:54:48|2:00:00|2026-11-23T13:00:00|2026-11-23T13:00:05|None\n"
+        "13|bob|PENDING|sxm2|1||0:00|2:00:00|2:00:00|2026-11-23T13:01:00|2026-11-23T14:00:00|Resources\n"
+        "12|alice|FAILED|sxm2|1|node001|0:01|0:00|1:00:00|2026-11-23T20:00:00|2026-11-23T20:00:00|None\n"
         "garbage line\n"
     )
+    # the third line claims alice's job 12: an id listed twice says nothing, and neither line is believed
     assert parse_all_jobs(out) == [
-        ListedJob(
-            "12",
-            "alice",
-            "RUNNING",
-            "sxm2",
-            2,
-            "node[001-002]",
-            "5:12",
-            "1:54:48",
-            "2:00:00",
-            "2026-11-23T13:00:00",
-            "2026-11-23T13:00:05",
-            "",
-            "my|job",
-        ),
         ListedJob(
             "13",
             "bob",
@@ -237,31 +226,34 @@ def test_squeue_of_every_user_reads_with_a_bar_in_the_name():
             "2026-11-23T13:01:00",
             "2026-11-23T14:00:00",
             "Resources",
-            "b",
         ),
+    ]
+    assert parse_all_jobs(out.splitlines(keepends=True)[0]) == [
+        ListedJob(
+            "12",
+            "alice",
+            "RUNNING",
+            "sxm2",
+            2,
+            "node[001-002]",
+            "5:12",
+            "1:54:48",
+            "2:00:00",
+            "2026-11-23T13:00:00",
+            "2026-11-23T13:00:05",
+            "",
+        )
     ]
 
 
 def test_sacct_reads_cancelled_by_and_unknown_ends():
     out = (
-        "20|alice|sxm2|CANCELLED by 1001|0:15|2026-11-23T12:00:00|None|Unknown|00:00:00|1|None assigned|01:00:00|a\n"
-        "21|alice|sxm2|TIMEOUT|0:0|2026-11-23T12:00:00|2026-11-23T12:00:01|2026-11-23T12:01:01|00:01:00|2|node[001-002]|00:01:00|b|c\n"
+        "20|alice|sxm2|CANCELLED by 1001|0:15|2026-11-23T12:00:00|None|Unknown|00:00:00|1|None assigned|01:00:00\n"
+        "21|alice|sxm2|TIMEOUT|0:0|2026-11-23T12:00:00|2026-11-23T12:00:01|2026-11-23T12:01:01|00:01:00|2|node[001-002]|00:01:00\n"
     )
     assert parse_accounting(out) == [
         AccountedJob(
-            "20",
-            "alice",
-            "sxm2",
-            "CANCELLED",
-            "0:15",
-            "2026-11-23T12:00:00",
-            "",
-            "",
-            "00:00:00",
-            1,
-            "",
-            "01:00:00",
-            "a",
+            "20", "alice", "sxm2", "CANCELLED", "0:15", "2026-11-23T12:00:00", "", "", "00:00:00", 1, "", "01:00:00"
         ),
         AccountedJob(
             "21",
@@ -276,7 +268,6 @@ def test_sacct_reads_cancelled_by_and_unknown_ends():
             2,
             "node[001-002]",
             "00:01:00",
-            "b|c",
         ),
     ]
 
@@ -338,7 +329,6 @@ def test_rows_put_queued_jobs_first_and_join_the_runs_record():
             "2026-11-23T13:00:00",
             "2026-11-23T14:00:00",
             "Resources",
-            "train.ipynb",
         ),
     ]
     accounted = [
@@ -355,7 +345,6 @@ def test_rows_put_queued_jobs_first_and_join_the_runs_record():
             1,
             "node001",
             "01:00:00",
-            "x.ipynb",
         ),
         AccountedJob(
             "31",
@@ -370,7 +359,6 @@ def test_rows_put_queued_jobs_first_and_join_the_runs_record():
             1,
             "",
             "01:00:00",
-            "train.ipynb",
         ),
     ]
     runs = [
@@ -406,12 +394,14 @@ def test_a_run_submitted_a_moment_ago_is_shown_before_slurm_lists_it():
 
 
 def test_a_run_has_ended_only_when_slurm_says_so_or_long_after():
-    running = ListedJob("5", "a", "RUNNING", "p", 1, "n", "", "", "", "", "", "", "x")
-    done = ListedJob("5", "a", "COMPLETED", "p", 1, "n", "", "", "", "", "", "", "x")
+    running = ListedJob("5", "a", "RUNNING", "p", 1, "n", "", "", "", "", "", "")
+    done = ListedJob("5", "a", "COMPLETED", "p", 1, "n", "", "", "", "", "", "")
+    old = AccountedJob("5", "a", "p", "COMPLETED", "0:0", "2026-01-01T00:00:00", "", "", "", 1, "", "")
     assert final_state("5", [running], [], 0, 1e9) is None
     assert final_state("5", [done], [], 0, 1e9) == "COMPLETED"
     assert final_state("5", [], [], 1000.0, 1000.0 + GONE_AFTER - 1) is None  # not listed yet: submitted just now
     assert final_state("5", [], [], 1000.0, 1000.0 + GONE_AFTER + 1) == ""
+    assert final_state("5", [], [old], 1.8e9, 1.8e9 + 1) is None  # an older job of the same id (Slurm reset)
 
 
 # --- the runner -------------------------------------------------------------------------
@@ -462,10 +452,10 @@ def test_the_mail_of_a_failed_run(settings):
 
 
 def test_the_users_session_is_listed_but_never_cancelled_from_the_panel():
-    session = ListedJob(
-        "50", "alice", "RUNNING", "sxm2", 1, "node001", "1:00", "7:59:00", "8:00:00", "", "", "", "dsportal"
-    )
-    (row,) = job_rows([session], [], [], {}, "dsportal")
+    session = ListedJob("50", "alice", "RUNNING", "sxm2", 1, "node001", "1:00", "7:59:00", "8:00:00", "", "", "")
+    other = ListedJob("51", "alice", "RUNNING", "sxm2", 1, "node001", "1:00", "7:59:00", "8:00:00", "", "", "")
+    named, row = job_rows([session, other], [], [], {}, frozenset({"50"}))
+    assert (named["name"], named["can_cancel"]) == ("job 51", True)
     assert (row["name"], row["kind"], row["active"], row["can_cancel"]) == (
         "JupyterLab session",
         "session",
@@ -483,3 +473,51 @@ def test_how_long_a_session_waited_in_words():
         "1 h",
         "2 h 5 min",
     ]
+
+
+def test_a_parameters_cell_too_big_for_the_hub_is_refused_at_once():
+    many = notebook((["parameters"], "".join(f"p{i} = {i}\n" for i in range(2000))))
+    with pytest.raises(NotRunnable, match="more than 200 parameters"):
+        notebook_parameters(many, "a.ipynb")
+    huge = notebook((["parameters"], "x = '" + "a" * 70_000 + "'\n"))
+    with pytest.raises(NotRunnable, match="larger than 64 KiB"):
+        notebook_parameters(huge, "a.ipynb")
+    with pytest.raises(NotRunnable, match="nests too deeply"):
+        notebook_parameters("[" * 100_000 + "]" * 100_000, "a.ipynb")
+    with pytest.raises(NotRunnable, match="(nests too deeply|not valid Python)"):
+        notebook_parameters(notebook((["parameters"], "x = " + "(" * 2000 + ")" * 2000 + "\n")), "a.ipynb")
+    with pytest.raises(ValueError, match="at most 32 KiB of values"):
+        check_values({"name": "x" * 40_000}, notebook_parameters(PARAMS, "a.ipynb"), "a.ipynb")
+
+
+def test_a_default_over_several_lines_is_read_whole():
+    cell = "layers = [\n    1,\n    2,\n]  # sizes\n"
+    assert notebook_parameters(notebook((["parameters"], cell)), "a.ipynb") == [
+        Parameter("layers", "list", "[\n    1,\n    2,\n]", "sizes")
+    ]
+
+
+def test_a_path_with_a_unicode_line_break_is_refused(settings):
+    for path in ("a\u2028b.py", "a\u0085b.py"):
+        with pytest.raises(OptionsError, match="without line breaks"):
+            parse_run({"path": path}, settings)
+
+
+def test_run_again_repeats_exactly_what_a_user_may_send(settings):
+    request = parse_run({"path": "w/a.ipynb", "nodes": 2, "gpus": 1, "hours": 2, "parameters": {"lr": 1}}, settings)
+    assert request.settings() == {
+        "path": "w/a.ipynb",
+        "partition": "sxm2",
+        "nodes": 2,
+        "gpus": 1,
+        "hours": 2.0,
+        "parameters": {"lr": 1},
+    }
+    assert parse_run(request.settings(), settings) == request
+
+
+def test_the_logs_tail_is_cut_from_bytes():
+    assert last_lines("a\nb\nc\n", 2) == "b\nc\n"
+    assert tail_argv(SimpleNamespace(sudo="sudo"), "alice", "/home/alice/x.log") == [
+        "sudo", "-n", "-u", "alice", "--", "tail", "-c", "262144", "--", "/home/alice/x.log",
+    ]  # fmt: skip

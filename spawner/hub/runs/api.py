@@ -24,12 +24,19 @@ import json
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
+from portal.throttle import LoginThrottle
+
 from ...slurmvocab import JOB_ID
 from ..homepage import own_spawner
 from ..notices import mail_address
 from ..services import hub_services
 from . import service
 from .service import RunRefused
+
+# Per user and minute: what makes the hub read files as the user (sudo head or tail, a parse); the
+# panel's live log asks every 3 s, a person opens the dialog and submits a few times a minute.
+READS_PER_MINUTE = {"read": 30, "log": 60}
+_reads = {kind: LoginThrottle(limit, 60, 0) for kind, limit in READS_PER_MINUTE.items()}  # counters only
 
 JOBS_URL = "/api/dsportal/jobs"
 NOTIFY_URL = "/api/dsportal/notify"
@@ -46,6 +53,16 @@ class _Base(APIHandler):
         except ValueError:
             raise web.HTTPError(400, "The request body must be JSON.") from None
 
+    def count(self, kind: str) -> None:
+        """429 with words when this user asked for more file reads of `kind` than a minute allows."""
+        name = self.current_user.name
+        if _reads[kind].failures(name) >= READS_PER_MINUTE[kind]:
+            raise web.HTTPError(
+                429,
+                f"Too many requests for your files in a minute (at most {READS_PER_MINUTE[kind]}); try again shortly.",
+            )
+        _reads[kind].attempt([name])
+
     async def answer(self, call, status: int = 200) -> None:
         try:
             result = await call
@@ -61,6 +78,7 @@ class JobsHandler(_Base):
 
     async def post(self):
         spawner = self.own_spawner()
+        self.count("read")
         await self.answer(_wrapped(service.submit(hub_services(), spawner, self.body())), 201)
 
 
@@ -70,7 +88,9 @@ async def _wrapped(call) -> dict:
 
 class FormHandler(_Base):
     async def get(self):
-        await self.answer(service.form(hub_services(), self.own_spawner(), self.get_argument("path", "")))
+        spawner = self.own_spawner()
+        self.count("read")
+        await self.answer(service.form(hub_services(), spawner, self.get_argument("path", "")))
 
 
 class CancelHandler(_Base):
@@ -86,7 +106,9 @@ async def _cancelled(call, job_id: str) -> dict:
 
 class AgainHandler(_Base):
     async def post(self, job_id: str):
-        await self.answer(_wrapped(service.again(hub_services(), self.own_spawner(), job_id)), 201)
+        spawner = self.own_spawner()
+        self.count("read")
+        await self.answer(_wrapped(service.again(hub_services(), spawner, job_id)), 201)
 
 
 class LogHandler(_Base):
@@ -94,7 +116,9 @@ class LogHandler(_Base):
         lines = self.get_argument("lines", "200")
         if not lines.isdigit() or not 1 <= int(lines) <= MAX_LOG_LINES:
             raise web.HTTPError(400, f"lines must be a whole number from 1 to {MAX_LOG_LINES}.")
-        await self.answer(_logged(service.log_tail(hub_services(), self.own_spawner(), job_id, int(lines))))
+        spawner = self.own_spawner()
+        self.count("log")
+        await self.answer(_logged(service.log_tail(hub_services(), spawner, job_id, int(lines))))
 
 
 async def _logged(call) -> dict:

@@ -103,7 +103,7 @@ def _from_run(run: dict) -> dict:
     settings = run.get("settings") or {}
     return {
         "portal": True,
-        "kind": settings.get("kind", ""),
+        "kind": run.get("kind") or settings.get("kind", ""),  # records of the first release kept it in settings
         "path": settings.get("path", ""),
         "gpus": settings.get("gpus", 0),
         "summary": run.get("summary", ""),
@@ -146,18 +146,19 @@ def job_rows(
     accounted: list[AccountedJob],
     runs: list[dict],
     places: dict[str, int],
-    session_name: str = "",
+    sessions: frozenset[str] = frozenset(),
 ) -> list[dict]:
     """The user's jobs: those still in the queue first (newest first), then the finished ones (newest first).
 
-    A job of the sessions' name (`session_name`) is the user's JupyterLab: shown, never cancelled from
-    the panel that runs in it (the home page's Stop ends a session, with its saving and bookkeeping).
+    Slurm's listings carry no job names (slurmvocab.ALL_JOBS_FORMAT says why): a run is named by its
+    file, a job of `sessions` (the user's session jobs, from the hub's record) is their JupyterLab:
+    shown, never cancelled from the panel that runs in it (the home page's Stop ends a session, with its
+    saving and bookkeeping), and any other job by its id.
     """
     rows: dict[str, dict] = {}
     for job in accounted:
         row = rows.setdefault(job.job_id, _blank(job.job_id))
         row.update(
-            name=job.name,
             state=job.state,
             partition=job.partition,
             nodes=job.nodes,
@@ -174,7 +175,6 @@ def job_rows(
         row = rows.setdefault(job.job_id, _blank(job.job_id))
         active = job.in_queue
         row.update(
-            name=job.name,
             state=job.state,
             active=active,
             partition=job.partition,
@@ -199,7 +199,6 @@ def job_rows(
             row.update(why="", words="Ended; reading how from its log...")
         elif not known:  # submitted a moment ago, or Slurm's answers do not reach back that far
             row.update(
-                name=row["name"] or (row["path"].rsplit("/", 1)[-1]),
                 active=not run.get("ended"),
                 words="Submitted; waiting for Slurm's next listing." if not run.get("ended") else "",
                 partition=(run.get("settings") or {}).get("partition", ""),
@@ -209,8 +208,12 @@ def job_rows(
         if row["active"]:
             row["why"] = ""
     for row in rows.values():
-        if session_name and row["name"] == session_name and not row["portal"]:
+        if row["portal"]:
+            row["name"] = row["path"].rsplit("/", 1)[-1]
+        elif row["job_id"] in sessions:
             row.update(kind="session", can_cancel=False, name="JupyterLab session")
+        else:
+            row["name"] = f"job {row['job_id']}"
     active = sorted((r for r in rows.values() if r["active"]), key=_newest)
     finished = sorted((r for r in rows.values() if not r["active"]), key=_newest)
     return active + finished

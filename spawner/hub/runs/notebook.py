@@ -19,6 +19,9 @@ PARAMETERS_TAG = "parameters"
 # The type names JupyterLab's dialog knows; any other default (an expression) takes any JSON value.
 _TYPES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict", type(None): "None"}
 _ANNOTATIONS = {"bool", "int", "float", "str", "list", "dict"}
+MAX_CELL = 64 * 1024  # bytes of a parameters cell the hub reads (parsing runs in the hub)
+MAX_PARAMETERS = 200
+MAX_VALUES = 32 * 1024  # bytes of the user's values as JSON (they travel in the job script and the hub's record)
 
 
 class NotRunnable(ValueError):
@@ -40,6 +43,8 @@ def read_notebook(text: str, path: str) -> dict:
     """The notebook's JSON; NotRunnable when it is none (a half-written file, another format)."""
     try:
         notebook = json.loads(text)
+    except RecursionError:
+        raise NotRunnable(f"{path} is not a valid notebook: it nests too deeply.") from None
     except ValueError as e:
         raise NotRunnable(
             f"{path} is not a valid notebook: it is not JSON ({e}). Open it in JupyterLab and save it again."
@@ -89,13 +94,33 @@ def _type_of(node: ast.expr, annotation: ast.expr | None) -> str:
     return _TYPES.get(type(value), "expression")
 
 
+def _segment(lines: list[str], node: ast.expr) -> str:
+    """The source text of `node` (ast.get_source_segment splits the whole source again for every call)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return ""
+    if node.lineno == node.end_lineno:
+        return lines[node.lineno - 1][node.col_offset : node.end_col_offset]
+    first = lines[node.lineno - 1][node.col_offset :]
+    middle = lines[node.lineno : node.end_lineno - 1]
+    return "\n".join([first, *middle, lines[node.end_lineno - 1][: node.end_col_offset]])
+
+
 def parameters(source: str, path: str) -> list[Parameter]:
-    """The assignments of a parameters cell, in order; NotRunnable when the cell is not Python."""
+    """The assignments of a parameters cell, in order; NotRunnable when the cell is not Python or too big.
+
+    The hub parses it for everyone: its size and its number of parameters are bounded, and a cell that
+    nests too deeply is refused, never a hub error.
+    """
+    if len(source.encode()) > MAX_CELL:
+        raise NotRunnable(f"{path}: its parameters cell is larger than {MAX_CELL // 1024} KiB; keep data out of it.")
     try:
         tree = ast.parse(source)
     except SyntaxError as e:
         raise NotRunnable(f"{path}: its parameters cell is not valid Python (line {e.lineno}: {e.msg}).") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise NotRunnable(f"{path}: its parameters cell nests too deeply to read.") from None
     comments = _comments(source)
+    lines = source.split("\n")
     found: dict[str, Parameter] = {}
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -106,13 +131,14 @@ def parameters(source: str, path: str) -> list[Parameter]:
             continue
         if not isinstance(target, ast.Name):
             continue
-        default = ast.get_source_segment(source, statement.value) or ""
         found[target.id] = Parameter(
             name=target.id,
             type=_type_of(statement.value, annotation),
-            default=default,
-            help=comments.get(statement.end_lineno or statement.lineno, ""),
+            default=_segment(lines, statement.value)[:200],
+            help=comments.get(statement.end_lineno or statement.lineno, "")[:200],
         )
+        if len(found) > MAX_PARAMETERS:
+            raise NotRunnable(f"{path}: its parameters cell has more than {MAX_PARAMETERS} parameters.")
     return list(found.values())
 
 
@@ -155,6 +181,10 @@ def check_values(values: object, declared: list[Parameter], path: str) -> dict:
         return {}
     if not isinstance(values, dict):
         raise ValueError('parameters must be a JSON object such as {"lr": 0.1}.')
+    if len(json.dumps(values)) > MAX_VALUES:
+        raise ValueError(
+            f"parameters: at most {MAX_VALUES // 1024} KiB of values; put data in a file and pass its name."
+        )
     by_name = {p.name: p for p in declared}
     if values and not by_name:
         raise ValueError(f'{path} has no parameters cell (a code cell tagged "parameters"), so it takes no parameters.')

@@ -35,15 +35,15 @@ class RunRequest:
     parameters: dict = field(default_factory=dict)  # checked against the notebook by the service
 
     def settings(self) -> dict:
-        """What "run again" repeats (the record keeps it)."""
-        return asdict(self)
+        """What "run again" repeats (the record keeps it): the options as a user sends them."""
+        return {k: v for k, v in asdict(self).items() if k in ALLOWED_KEYS}
 
 
 def check_path(value: Any) -> tuple[str, str]:
     """A file in the user's home, as JupyterLab names it -> (normalised path, kind)."""
     if not isinstance(value, str) or not value.strip():
         raise OptionsError("path: name the notebook or script to run, relative to your home, e.g. work/train.ipynb.")
-    if len(value) > MAX_PATH or any(c < " " or c == "\x7f" for c in value):
+    if len(value) > MAX_PATH or not value.isprintable():  # no control characters, no Unicode line breaks
         raise OptionsError("path: at most 1024 characters, without line breaks or control characters.")
     path = posixpath.normpath(value.strip())
     if path.startswith("/") or path == "." or path == ".." or path.startswith("../"):

@@ -10,6 +10,7 @@ outlives hub restarts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import datetime
@@ -17,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from ...contract import run_log, run_output
 from ..options import OptionsError
+from ..refusal import SessionRefused
 from ..slurm import SlurmError
 from .board import job_rows
 from .jobscript import run_sbatch_argv, run_script, shape_of
 from .notebook import NotRunnable, check_values, notebook_parameters
-from .request import RunRequest, parse_run
+from .request import ALLOWED_KEYS, RunRequest, parse_run
 
 if TYPE_CHECKING:
     from ..services import HubServices
@@ -67,18 +69,26 @@ async def read_file(services: HubServices, username: str, home: str, path: str) 
     return text
 
 
-def _parameters(text: str, request: RunRequest) -> dict:
+async def _parameters(text: str, request: RunRequest) -> dict:
     """The request's parameters checked against the notebook's parameters cell (RunRefused on a mismatch)."""
     if request.kind != "notebook":
         return {}
     try:
-        return check_values(request.parameters, notebook_parameters(text, request.path), request.path)
+        declared = await asyncio.to_thread(notebook_parameters, text, request.path)  # a big notebook: off the loop
+        return check_values(request.parameters, declared, request.path)
     except (NotRunnable, ValueError) as e:
         raise RunRefused(str(e)) from None
 
 
-def _account(spawner: SlurmGPUSpawner):
-    return spawner.unix_account()  # HTTP 403 with words for root, system accounts, anyone refused
+async def _account(spawner: SlurmGPUSpawner):
+    """The unix account the user's jobs run as, with the same checks as a session's start: RunRefused 403
+    with words for root, system accounts, anyone refused, and an account that is not the directory's."""
+    try:
+        unix = spawner.unix_account()
+        await spawner.check_directory_account(unix)
+    except SessionRefused as e:
+        raise RunRefused(e.jupyterhub_message, 403) from None
+    return unix
 
 
 async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) -> dict:
@@ -87,10 +97,10 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
         request = parse_run({"path": path}, services.settings)
     except OptionsError as e:
         raise RunRefused(str(e)) from None
-    unix = _account(spawner)
+    unix = await _account(spawner)
     text = await read_file(services, unix.name, unix.home, request.path)
     try:
-        found = notebook_parameters(text, request.path) if request.kind == "notebook" else []
+        found = await asyncio.to_thread(notebook_parameters, text, request.path) if request.kind == "notebook" else []
     except NotRunnable as e:
         raise RunRefused(str(e)) from None
     settings = services.settings
@@ -127,10 +137,9 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         request = parse_run(options, settings)
     except OptionsError as e:
         raise RunRefused(str(e)) from None
-    unix = _account(spawner)
-    await spawner.check_directory_account(unix)
+    unix = await _account(spawner)
     text = await read_file(services, unix.name, unix.home, request.path)
-    parameters = _parameters(text, request)
+    parameters = await _parameters(text, request)
     account = spawner.account()
     argv = run_sbatch_argv(settings, request, account)
     script = run_script(settings, request, account, parameters)
@@ -142,6 +151,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     home = unix.home.rstrip("/")
     run = {
         "job_id": job_id,
+        "kind": request.kind,
         "settings": {**request.settings(), "parameters": parameters},
         "summary": shape_of(request, settings).summary(),
         "submitted": datetime.now().isoformat(timespec="minutes"),
@@ -169,6 +179,12 @@ def _slurm_words(e: SlurmError) -> str:
     return f"Slurm refused the job: {first}"
 
 
+def session_jobs(spawner: SlurmGPUSpawner) -> frozenset[str]:
+    """The user's session jobs the hub knows of: the current one and those of the history."""
+    known = {spawner.job_id} | {h.get("job_id", "") for h in getattr(spawner.record, "history", [])}
+    return frozenset(known - {""})
+
+
 def find_run(spawner: SlurmGPUSpawner, job_id: str) -> dict | None:
     return next((r for r in spawner.record.runs if r.get("job_id") == job_id), None)
 
@@ -177,12 +193,17 @@ async def again(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) ->
     run = find_run(spawner, job_id)
     if run is None or not run.get("settings"):
         raise RunRefused(f"Job {job_id} was not run from the portal, so there are no settings to repeat.", 404)
-    return await submit(services, spawner, dict(run["settings"]))
+    again_options = {k: v for k, v in run["settings"].items() if k in ALLOWED_KEYS}
+    return await submit(services, spawner, again_options)
 
 
 async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
     """The user's jobs for the panel: {"jobs": rows, "error": a sentence when a source did not answer}."""
     name = spawner.user.name
+    try:
+        await _account(spawner)
+    except RunRefused as e:
+        return {"jobs": [], "error": str(e)}
     listed, accounted, problems = await services.listing.of_user(name)
     places: dict[str, int] = {}
     for job in listed:
@@ -193,12 +214,13 @@ async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
                 continue
             if job.job_id in order:
                 places[job.job_id] = order.index(job.job_id) + 1
-    rows = job_rows(listed, accounted, spawner.record.runs, places, services.settings.slurm.job_name)
+    rows = job_rows(listed, accounted, spawner.record.runs, places, session_jobs(spawner))
     return {"jobs": rows, "error": " ".join(problems)}
 
 
 async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
     """The user's job as squeue lists it; RunRefused 404 when it is none of theirs (or Slurm forgot it)."""
+    await _account(spawner)
     listed, _, problems = await services.listing.of_user(spawner.user.name)
     job = next((j for j in listed if j.job_id == job_id), None)
     if job is None and find_run(spawner, job_id) is None:
@@ -210,7 +232,7 @@ async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -
     job = await own_job(services, spawner, job_id)
     if job is not None and not job.in_queue:
         raise RunRefused(f"Job {job_id} has already ended.", 409)
-    if job is not None and job.name == services.settings.slurm.job_name and find_run(spawner, job_id) is None:
+    if job_id in session_jobs(spawner):
         raise RunRefused(f"Job {job_id} is your JupyterLab session; stop it from the home page.", 409)
     try:
         await services.client.cancel(spawner.user.name, job_id)  # scancel as the user: only their own jobs
@@ -224,5 +246,5 @@ async def log_tail(services: HubServices, spawner: SlurmGPUSpawner, job_id: str,
     run = find_run(spawner, job_id)
     if run is None or not run.get("log"):
         raise RunRefused(f"Job {job_id} was not run from the portal; its output is where its own script wrote it.", 404)
-    unix = _account(spawner)
+    unix = await _account(spawner)
     return await services.client.output_tail(unix.name, f"{unix.home.rstrip('/')}/{run['log']}", lines)

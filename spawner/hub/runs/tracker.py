@@ -21,7 +21,7 @@ from datetime import datetime
 from ...slurmvocab import ENDING, PENDING, RUNNING
 from ..dashboard import seconds_left
 from ..notices import minutes_left_mail, now_text, open_runs, public_home, run_ended_mail, tell
-from ..slurm import SlurmError
+from ..refusal import SessionRefused
 from .board import ended_why, read_outcome
 from .service import save_record
 
@@ -29,15 +29,30 @@ log = logging.getLogger("JupyterHub").getChild("runs")
 
 GONE_AFTER = 300  # s: a run neither squeue nor the accounting lists this long after its submission has ended
 LOG_LINES = 60
+SAME_JOB_SLACK = 120  # s: clocks of the hub and slurmctld, and the minute-rounded submission
+MAILS_AT_ONCE = 4  # mails in flight from the tracker; a slow relay holds these, never a round
 IN_QUEUE = PENDING | RUNNING | ENDING
 
 
+def _epoch(timestamp: str) -> float:
+    try:
+        return datetime.fromisoformat(timestamp).timestamp()
+    except ValueError:
+        return 0.0
+
+
 def final_state(job_id: str, listed: list, accounted: list, submitted_ts: float, now: float) -> str | None:
-    """The run's final state ("" for ended without a word), None while it is (or may be) in the queue (pure)."""
+    """The run's final state ("" for ended without a word), None while it is (or may be) in the queue (pure).
+
+    An accounting entry of the same id submitted well before the run is another job (Slurm's ids start
+    again after its state is reset): it says nothing of this run.
+    """
     in_listing = next((j for j in listed if j.job_id == job_id), None)
     if in_listing is not None:
         return None if in_listing.state in IN_QUEUE else in_listing.state
-    in_accounting = next((j for j in accounted if j.job_id == job_id), None)
+    in_accounting = next(
+        (j for j in accounted if j.job_id == job_id and _epoch(j.submitted) >= submitted_ts - SAME_JOB_SLACK), None
+    )
     if in_accounting is not None:
         return None if in_accounting.state in IN_QUEUE else in_accounting.state
     return "" if now - submitted_ts > GONE_AFTER else None
@@ -50,6 +65,8 @@ class Tracker:
         self.public_url = public_url
         self.rounds = 0
         self.task: asyncio.Task | None = None
+        self._sending = asyncio.Semaphore(MAILS_AT_ONCE)
+        self._mails: set[asyncio.Task] = set()
 
     async def run_forever(self) -> None:
         while True:
@@ -62,9 +79,23 @@ class Tracker:
     async def round(self) -> None:
         self.rounds += 1
         for spawner in list(self.spawners()):
-            if open_runs(spawner.record.runs):
-                await self._runs_of(spawner)
-            await self._time_left(spawner)
+            try:
+                if open_runs(spawner.record.runs):
+                    await self._runs_of(spawner)
+                await self._time_left(spawner)
+            except Exception:  # one user's trouble (an account refused since) must not stop everyone's notices
+                log.exception("The runs tracker could not follow %s's jobs this round", spawner.user.name)
+
+    def _mail(self, spawner, opted_in: bool, subject: str, body: str) -> None:
+        """Send in the background, at most MAILS_AT_ONCE at a time: a hung relay never holds a round."""
+
+        async def send() -> None:
+            async with self._sending:
+                await tell(self.services.settings.notify, spawner.user, opted_in, subject, body)
+
+        task = asyncio.ensure_future(send())
+        self._mails.add(task)  # held until sent: the loop keeps only weak references to tasks
+        task.add_done_callback(self._mails.discard)
 
     async def _runs_of(self, spawner) -> None:
         name = spawner.user.name
@@ -84,10 +115,10 @@ class Tracker:
 
     async def _ended(self, spawner, run: dict, state: str, accounted: list) -> None:
         name = spawner.user.name
-        home = spawner.unix_account().home.rstrip("/")
         try:
+            home = spawner.unix_account().home.rstrip("/")
             tail = await self.services.client.output_tail(name, f"{home}/{run.get('log', '')}", LOG_LINES)
-        except SlurmError:
+        except SessionRefused:  # the account is refused since: its end is said from Slurm's words alone
             tail = ""
         outcome = read_outcome(tail)
         entry = next((j for j in accounted if j.job_id == run["job_id"]), None)
@@ -96,7 +127,14 @@ class Tracker:
         started = bool(entry.start) if entry else True
         run.update(
             state=state,
-            why=ended_why(state, entry.exit_code if entry else "", limit, settings.get("kind", ""), outcome, started),
+            why=ended_why(
+                state,
+                entry.exit_code if entry else "",
+                limit,
+                run.get("kind") or settings.get("kind", ""),
+                outcome,
+                started,
+            ),
             ended=now_text(),
         )
         log.info("Run %s of %s ended: %s", run["job_id"], name, run["why"])
@@ -107,7 +145,7 @@ class Tracker:
             run.get("output", "") if started else "",
             self.public_url(),
         )
-        await tell(self.services.settings.notify, spawner.user, spawner.record.notify_mail, subject, body)
+        self._mail(spawner, spawner.record.notify_mail, subject, body)
 
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""
@@ -123,7 +161,7 @@ class Tracker:
         save_record(spawner)
         info = spawner.slurm_client.watcher.last_known(spawner.job_id)
         subject, body = minutes_left_mail(spawner.job_id, max(1, round(left / 60)), info.end, self.public_url())
-        await tell(notify, spawner.user, True, subject, body)
+        self._mail(spawner, True, subject, body)
 
 
 _trackers: dict[int, Tracker] = {}
