@@ -55,8 +55,9 @@ def test_every_users_finished_jobs_are_in_the_accounting_the_hub_reads(cluster_a
         return seen if all(seen.get(j) and seen[j].state == "COMPLETED" for j in owners) else None
 
     seen = wait_until(all_completed, 60, f"jobs {', '.join(owners)} COMPLETED in sacct as {SERVICE_USER}", every=0.5)
-    assert {j: (seen[j].user, seen[j].name, seen[j].exit_code, seen[j].nodes) for j in owners} == {
-        j: (user, name, "0:0", 1) for j, user in owners.items()
+    # no job name in the hub's accounting: a name is free text any user chooses (spawner/slurmvocab.py)
+    assert {j: (seen[j].user, seen[j].exit_code, seen[j].nodes) for j in owners} == {
+        j: (user, "0:0", 1) for j, user in owners.items()
     }
     assert seen[next(iter(owners))].partition == "debug"
 
