@@ -584,6 +584,21 @@ class SessionSettings(Section):
         "Seconds before an idle session is stopped at which JupyterLab warns the user (at most half the "
         "session's idle timeout).",
     )
+    max_per_user: integer(1, 20) = key(
+        3,
+        "Sessions one user may run at once, each its own Slurm job with its own name, partition, GPUs and hours "
+        "(e.g. a CPU session for editing beside a GPU session for training).",
+    )
+    max_gpus_per_user: integer(0, 1024) = key(
+        0,
+        "GPUs one user's sessions may hold together; a start that would pass it is refused with words "
+        "before anything is submitted. 0 = no limit beyond each partition's max_gpus.",
+    )
+    max_kept_per_user: integer(1, 100) = key(
+        10,
+        "Named sessions one user may keep on the home page, running or stopped (JupyterHub's "
+        "named_server_limit_per_user); a user removes a stopped one to name a new one.",
+    )
 
 
 class JobSettings(Section):
@@ -632,6 +647,34 @@ class NotifySettings(Section):
     )
 
 
+class SharingSettings(Section):
+    """Users share a running session with a colleague (JupyterHub's shares): both work in it at once."""
+
+    enabled: Flag = key(
+        True,
+        "Users may share a running session with another user or a group from the home page. The people they share "
+        "with run code as the owner, in the owner's files; the page says so.",
+    )
+    groups: list[GroupName] = key(
+        [],
+        "Only members of these groups may share and be shared with, and only these groups may be shared with; "
+        "empty = every portal user and any of the sharer's own groups.",
+    )
+    codes: Flag = key(
+        False,
+        "Also allow share codes (JupyterHub's links that let anyone logged in who has the link join); false = "
+        "sessions are shared only with named users and groups.",
+    )
+    max_hours: number(0.1, 8760) = key(
+        24, "Longest a share may last, in hours; each share ends by itself at the time its owner chose."
+    )
+    check_seconds: integer(1, 60) = key(
+        3,
+        "Seconds between a session's checks that its guests may still be there: a guest whose share was revoked "
+        "or expired is refused and their open connections closed within about this long.",
+    )
+
+
 class Reserved(Section):
     """A section a later release fills; it must stay empty."""
 
@@ -650,6 +693,7 @@ class PortalSettings(Section):
     notify: NotifySettings = section(
         NotifySettings, "E-mail when a job ends, a queued session starts or time runs out."
     )
+    sharing: SharingSettings = section(SharingSettings, "Sharing a running session with colleagues.")
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
 
     @model_validator(mode="after")

@@ -54,6 +54,7 @@ class SessionSpec:
     clock: ClockSpec = field(default_factory=ClockSpec)
     idle: IdleSpec = field(default_factory=IdleSpec)
     jupyterlab_news: bool = False  # false: JupyterLab never asks to fetch Jupyter's news
+    guest_check_seconds: int = 3  # a shared session asks the hub about its guests' open connections this often
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

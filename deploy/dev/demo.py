@@ -45,6 +45,9 @@ USERS = (
     DemoUser("alice", "alice-pw", 5001, ("datasci", "mlteam")),
     DemoUser("bob", "bob-pw", 5002, ("datasci", "webadmins")),
     DemoUser("carol", "carol-pw", 5003, ("datasci", "hpcadmin"), admin=True),
+    # a plain user beside carol, the admin: JupyterHub's admins may enter every session, so the sharing tests'
+    # outsider who never gets into a session is dave
+    DemoUser("dave", "dave-pw", 5004, ("datasci",)),
 )
 
 
@@ -67,7 +70,7 @@ def unix_groups() -> dict[str, int]:
 
 
 def logins() -> str:
-    """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)"."""
+    """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin)"."""
     said = ", ".join(f"{u.name} / {u.password}" for u in USERS)
     admins = [u.name for u in USERS if u.admin]
     if not admins:
@@ -76,5 +79,5 @@ def logins() -> str:
 
 
 def summary() -> str:
-    """Who and which groups, for progress messages: "alice, bob, carol; groups datasci, hpcadmin, mlteam, webadmins"."""
+    """Who and which groups, for progress messages: "alice, bob, carol, dave; groups datasci, hpcadmin, mlteam, webadmins"."""
     return f"{', '.join(u.name for u in USERS)}; groups {', '.join(g.name for g in GROUPS)}"

@@ -18,6 +18,7 @@ from tornado import web
 from .dashboard import session_card
 from .extension import limits_of
 from .progress import start_progress
+from .sessions import NAME_PATTERN, NAME_RULE, user_sessions
 
 if TYPE_CHECKING:
     from .spawner import SlurmGPUSpawner
@@ -63,24 +64,52 @@ def card(spawner: SlurmGPUSpawner) -> dict:
     )
 
 
-def home_data(spawner: SlurmGPUSpawner) -> dict:
-    """What the home page shows; its first render and each refresh read the same."""
+def session_entry(spawner: SlurmGPUSpawner) -> dict:
+    """One session's part of the home page: its card, where it is, why it last ended."""
     return {
+        "name": spawner.name,
         "session": card(spawner),
-        "history": spawner.record.history,
         "last_end": "" if spawner.active else spawner.record.last_end,
-        "presets": [p.model_dump() for p in spawner.settings.sessions.presets],
-        "server_url": spawner.user.url if spawner.ready else "",
+        "server_url": spawner.session_url() if spawner.ready else "",
+    }
+
+
+def merged_history(spawners: list[SlurmGPUSpawner], keep: int) -> list[dict]:
+    """The last `keep` sessions of all the user's sessions, newest first, each with its session's name (pure)."""
+    entries = [{**entry, "name": s.name} for s in spawners for entry in s.record.history]
+    return sorted(entries, key=lambda e: str(e.get("ended", "")), reverse=True)[:keep]
+
+
+def home_data(spawner: SlurmGPUSpawner) -> dict:
+    """What the home page shows for the user of `spawner` (their unnamed session's); its first render and each
+    refresh read the same.  `session`, `last_end` and `server_url` are the unnamed session's (the REST contract
+    of one session per user); `sessions` has each of the user's sessions."""
+    settings = spawner.settings
+    spawners = [s for s in user_sessions(spawner.user) if is_portal_spawner(s)]
+    entries = [session_entry(s) for s in spawners]
+    return {
+        **session_entry(spawner),
+        "sessions": entries,
+        "history": merged_history(spawners, settings.sessions.history),
+        "presets": [p.model_dump() for p in settings.sessions.presets],
+        "limits": {
+            "max_per_user": settings.sessions.max_per_user,
+            "max_gpus_per_user": settings.sessions.max_gpus_per_user,
+            "max_kept_per_user": settings.sessions.max_kept_per_user,
+            "name_pattern": NAME_PATTERN,
+            "name_rule": NAME_RULE,
+        },
     }
 
 
 def own_spawner(handler, login_words: str) -> SlurmGPUSpawner:
     """The portal spawner of the user an API request comes from (their cookie, or a token of theirs that may
-    use their server); HTTP 403 or 404 with words otherwise.  The session and runs APIs ask through this."""
+    use one of their servers); HTTP 403 or 404 with words otherwise.  It is the user's unnamed session's, which
+    also keeps what is the user's (runs, the e-mail opt-in).  The session and runs APIs ask through this."""
     user = handler.current_user
     if user is None or not hasattr(user, "spawner"):  # a service's token is no user
         raise web.HTTPError(403, login_words)
-    if not handler.has_scope(f"access:servers!server={user.name}/"):
+    if not any(handler.has_scope(f"access:servers!server={user.name}/{name}") for name in [""] + list(user.spawners)):
         raise web.HTTPError(403, "This token may not act for you; use one that may access your server.")
     spawner = portal_spawner(user)
     if spawner is None:

@@ -20,7 +20,7 @@ from portal.huburl import connect_url
 from portal.settings import PortalSettings
 
 from ..contract import data_dir
-from . import gcpolicy, routes
+from . import gcpolicy, routes, sharing
 from .homepage import home_template_var, hub_cards, hub_spawners
 from .idle import culler_services
 from .ignored import ignored_settings
@@ -66,6 +66,12 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
         runs_tracker.start(shared, asyncio.get_running_loop(), hub_spawners)  # runs' ends, sessions' time left
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
+        sharing.start(asyncio.get_running_loop())  # shares end at their expiry; shared groups follow the directory
+    # Several sessions per user: each a named server of its own, each its own Slurm job; how many run at once
+    # and their GPUs together are the spawner's checks (spawner/hub/sessions.py), how many are kept JupyterHub's.
+    c.JupyterHub.allow_named_servers = True
+    c.JupyterHub.named_server_limit_per_user = settings.sessions.max_kept_per_user
+    c.JupyterHub.load_roles.extend(portal_roles(settings))
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
     # sessions read only the environment's and the system's config (the portal's extensions live there).
@@ -102,6 +108,14 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
         c.ConfigurableHTTPProxy.should_start = False
         c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url
     return settings
+
+
+def portal_roles(settings: PortalSettings) -> list[dict]:
+    """JupyterHub roles the admin YAML changes (pure): users who may make share codes (sharing.codes; JupyterHub's
+    share-code API wants the `shares` scope, which users do not have by default)."""
+    if settings.sharing.enabled and settings.sharing.codes:
+        return [{"name": "user", "scopes": ["self", "shares!user"]}]
+    return []
 
 
 def report_ignored_settings(c) -> list[str]:

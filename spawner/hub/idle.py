@@ -75,25 +75,35 @@ def is_culler(name: str) -> bool:
     return name.startswith(SERVICE_PREFIX)
 
 
-def join_idle_group(user, timeout: int) -> None:
-    """Put the JupyterHub `user` into the group whose culler may stop a session of `timeout` s (or none)."""
+def join_idle_groups(user, timeouts: list[int]) -> None:
+    """Put the JupyterHub `user` into the group of each culler that may stop one of their sessions, and no other.
+
+    A user whose sessions have different timeouts is in several groups; each
+    culler then stops only the sessions of its own timeout (spawner/hub/stopapi.py).
+    """
     from jupyterhub import orm  # the hub's database model: loaded only inside the hub
 
     orm_user = getattr(user, "orm_user", None)
     if orm_user is None:
         return  # not in a hub (the spawner's own tests)
     db = user.db
-    wanted = group_for(timeout)
+    wanted = {group_for(t) for t in timeouts} - {None}
     for group in list(orm_user.groups):
-        if group.name.startswith(GROUP_PREFIX) and group.name != wanted:
+        if group.name.startswith(GROUP_PREFIX) and group.name not in wanted:
             orm_user.groups.remove(group)
-    if wanted and wanted not in {g.name for g in orm_user.groups}:
-        group = orm.Group.find(db, wanted)
+    for name in sorted(wanted - {g.name for g in orm_user.groups}):
+        group = orm.Group.find(db, name)
         if group is None:
-            group = orm.Group(name=wanted)
+            group = orm.Group(name=name)
             db.add(group)
         orm_user.groups.append(group)
     db.commit()
+
+
+def culler_timeout(service_name: str) -> int:
+    """The idle timeout (seconds) of the portal's culler service `service_name`; 0 for any other service."""
+    rest = service_name.removeprefix(SERVICE_PREFIX)
+    return int(rest) if service_name.startswith(SERVICE_PREFIX) and rest.isdigit() else 0
 
 
 def idle_words(last_activity: datetime | None, now: datetime, utcnow: datetime) -> str:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from jupyterhub import apihandlers
 
-from . import clusterapi, portapi, sessionapi, stopapi
+from . import clusterapi, portapi, sessionapi, shareapi, stopapi
 from .runs import api as runsapi
 
-ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS, *runsapi.HANDLERS)
+ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS, *runsapi.HANDLERS, *shareapi.HANDLERS)
+REPLACED = {**stopapi.REPLACED, **shareapi.REPLACED}  # JupyterHub's handler -> the portal's
 # batchspawner's port callback: its import adds it to JupyterHub's list (spawner/hub/portapi.py)
 REMOVED = (portapi.REPLACED_CALLBACK,)
 
@@ -24,7 +25,7 @@ REMOVED = (portapi.REPLACED_CALLBACK,)
 def installed(handlers: list[tuple]) -> list[tuple]:
     """`handlers` with the portal's added, JupyterHub's replaced and batchspawner's removed (pure)."""
     kept = [route for route in handlers if route[1] not in REMOVED]
-    replaced = [(url, stopapi.REPLACED.get(handler, handler), *rest) for url, handler, *rest in kept]
+    replaced = [(url, REPLACED.get(handler, handler), *rest) for url, handler, *rest in kept]
     return replaced + [route for route in ADDED if route not in replaced]
 
 

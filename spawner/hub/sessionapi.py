@@ -1,13 +1,18 @@
 """The hub's REST API for a user's own session (the home page's card, JupyterLab's "extend" button).
 
     GET  /hub/api/dsportal/session          {"session": card, "history": [...], "last_end", "presets",
-                                             "server_url"}  (spawner/hub/homepage.py)
+                                             "server_url"} of the unnamed session, and "sessions": each
+                                             session's {"name", "session", "last_end", "server_url"},
+                                             "limits" (spawner/hub/homepage.py)
          ?free=1                            and "partitions": what is free, as GET /hub/api/dsportal/partitions
                                              answers (or "partitions_error": why not): the home page asks
                                              for both in one request
+         ?shares=1                          and "shares": the user's shares and those with them, as
+                                             GET /hub/api/dsportal/shares answers (spawner/hub/shareapi.py)
          ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/jobs answers
                                              (and "jobs_error": a sentence when a Slurm source did not answer)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
+         ?server=NAME                       of the named session NAME (a session's own token: that session)
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
 check) or a token of theirs that may use their server: the session's own
@@ -27,6 +32,8 @@ from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, own_spawner
 from .runs import service as runs_service
 from .services import hub_services
+from .sessions import user_sessions
+from .shareapi import shares_view
 from .slurm import SlurmError
 
 SESSION_URL = "/api/dsportal/session"
@@ -41,7 +48,8 @@ class _Base(APIHandler):
 class SessionHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
-        await spawner.update_queue_place()  # a queued session's place (one shared, cached squeue per partition)
+        for session in user_sessions(spawner.user):  # a queued session's place (one shared, cached squeue a partition)
+            await session.update_queue_place()
         answer = home_data(spawner)
         if self.get_argument("free", "") == "1":
             # One request where an open home page made two: JupyterHub's authentication of each request
@@ -52,6 +60,8 @@ class SessionHandler(_Base):
             except (TimeoutError, SlurmError) as e:
                 self.log.warning("sinfo for the home page: %s", e or "no answer yet")
                 answer["partitions_error"] = UNAVAILABLE
+        if self.get_argument("shares", "") == "1":
+            answer["shares"] = shares_view(self.users, spawner)
         if self.get_argument("jobs", "") == "1":
             listing = await runs_service.jobs(hub_services(), spawner)
             answer["jobs"], answer["jobs_error"] = listing["jobs"], listing["error"]
@@ -59,8 +69,21 @@ class SessionHandler(_Base):
 
 
 class ExtendHandler(_Base):
+    def chosen_session(self, default):
+        """The session to extend: the one whose own token asks (JupyterLab's button), else `?server=NAME`."""
+        token = self.get_auth_token() or ""
+        sessions = user_sessions(default.user)
+        by_token = next((s for s in sessions if s.holds_token(token)), None)
+        if by_token is not None:
+            return by_token
+        name = self.get_argument("server", "")
+        found = next((s for s in sessions if s.name == name), None)
+        if found is None:
+            raise web.HTTPError(404, f"You have no session called {name!r}.")
+        return found
+
     async def post(self):
-        spawner = self.own_spawner()
+        spawner = self.chosen_session(self.own_spawner())
         try:
             await extend_session(spawner)
         except ExtendRefused as e:

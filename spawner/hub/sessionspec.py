@@ -24,4 +24,5 @@ def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSp
         # the warning comes at most half the timeout early
         idle=IdleSpec(timeout=idle_timeout, warning=min(sessions.idle_warning_seconds, idle_timeout // 2)),
         jupyterlab_news=sessions.jupyterlab_news,
+        guest_check_seconds=settings.sharing.check_seconds,
     )

@@ -34,7 +34,7 @@ from ..contract import SESSION_VAR
 from . import portapi
 from .accounts import AccountRefused, UnixAccount, lookup, refusal
 from .form import render_options_form
-from .idle import idle_words, join_idle_group, timeout_for
+from .idle import idle_words, join_idle_groups, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
 from .metrics import CULLED, START_SECONDS
 from .notices import public_home, session_started_mail, tell, waited_words
@@ -45,7 +45,9 @@ from .record import SessionRecord, add_to_history, history_entry
 from .refusal import SessionRefused, quiet_refusals
 from .resources import Resources, duration_words, resources_for
 from .services import services_for
+from .sessions import Held, name_problem, room_problem, user_sessions
 from .sessionspec import build_session_spec
+from .sharing import end_shares
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
 ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
@@ -177,6 +179,35 @@ class SlurmGPUSpawner(SlurmSpawner):
             raise _refuse(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
+        sessions = self.settings.sessions
+        why = name_problem(self.name) if self.name else ""
+        why = why or room_problem(
+            self.held_beside(), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
+        )
+        if why:
+            self.log.warning("Session %s refused: %s", self._log_name, why)
+            raise _refuse(why)
+
+    def held_beside(self) -> list[Held]:
+        """The user's other sessions that hold or wait for resources (what the admin's limits count)."""
+        held = []
+        for other in user_sessions(self.user):
+            if other is self or not other.job_id or other.record.stopping:
+                continue
+            resources = other.current_resources()
+            held.append(Held(other.name, resources.gpus if resources else 0))
+        return held
+
+    def owner_record(self) -> SessionRecord:
+        """The record of what is the user's, not one session's (runs, the e-mail opt-in): the unnamed session's."""
+        if not self.name:
+            return self.record
+        default = self.user.spawners[""]
+        return default.record if hasattr(default, "record") else self.record
+
+    def session_url(self) -> str:
+        """This session's JupyterLab address (a full URL with one origin per user, hub.subdomain_host)."""
+        return self.user.server_url(self.name)
 
     # --- batchspawner's shell path is never used -----------------------------
     async def run_command(self, cmd, input=None, env=None):
@@ -236,7 +267,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         await self.check_directory_account(unix)
         account = Account(name=unix.name, home=unix.home)
         self.idle_timeout = timeout_for(self.resources.partition, unix.groups, self.settings.sessions)
-        join_idle_group(self.user, self.idle_timeout)
+        others = [s for s in user_sessions(self.user) if s is not self and s.job_id]
+        join_idle_groups(self.user, [self.idle_timeout, *(s.session_idle_timeout() for s in others)])
         env = self.job_environment()
         names = sorted(env)
         argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
@@ -285,6 +317,9 @@ class SlurmGPUSpawner(SlurmSpawner):
             session.commit()
 
     def clear_state(self):
+        session = object_session(self.orm_spawner) if self.orm_spawner is not None else None
+        if session is not None and end_shares(session, self.orm_spawner):  # a share is of a running session
+            self.log.info("Session %s has ended: its shares ended with it", self._log_name)
         if self.record.stopping and self.job_id and not self.gone_confirmed:
             # Slurm has not confirmed the job gone: it stays ours, saved as "stopping"
             # (the reconciler cancels it; the next start waits for it).
@@ -431,9 +466,9 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def _tell_if_it_waited(self, waited: float) -> None:
         """A session that waited in the queue has started: mail the user who opted in (spawner/hub/notices.py)."""
-        if waited < self.settings.notify.queued_seconds or not self.record.notify_mail:
+        if waited < self.settings.notify.queued_seconds or not self.owner_record().notify_mail:
             return
-        url = self.user.url  # with one origin per user (hub.subdomain_host) a full URL already
+        url = self.session_url()  # with one origin per user (hub.subdomain_host) a full URL already
         if not url.startswith("http"):
             url = public_home(self.settings).rsplit("/hub/", 1)[0] + url
         subject, body = session_started_mail(self.job_id, self.ip, waited_words(waited), url)
@@ -610,6 +645,21 @@ class SlurmGPUSpawner(SlurmSpawner):
             why,
         )
         self.record.history = add_to_history(self.record.history, entry, self.settings.sessions.history)
+
+    def session_idle_timeout(self) -> int:
+        """Seconds without use after which an idle culler may stop this session (0 = never); after a hub
+        restart worked out again from the saved options and the account's groups."""
+        if self.idle_timeout or not self.job_id:
+            return self.idle_timeout
+        resources = self.current_resources()
+        if resources is None:
+            return 0
+        try:
+            groups = self.unix_account().groups
+        except SessionRefused:
+            return 0
+        self.idle_timeout = timeout_for(resources.partition, groups, self.settings.sessions)
+        return self.idle_timeout
 
     def current_resources(self) -> Resources | None:
         """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""

@@ -1,28 +1,71 @@
-"""Who stopped a session: JupyterHub's stop API, noting when an idle culler asked (hub side).
+"""JupyterHub's API to start and stop a user's sessions, with the portal's words and cullers (hub side).
 
 JupyterHub's own handler for DELETE /hub/api/users/NAME/server, served
 instead of it, with one addition: when the caller is one of the portal's
 idle cullers (spawner/hub/idle.py), the spawner learns that the session is
-stopped for being idle, so the home page can say so.  JupyterHub's handler
-has no hook for the caller's identity; everything else is JupyterHub's.
+stopped for being idle, so the home page can say so (and a culler stops only
+sessions of its own timeout); a new session's name that JupyterHub refuses is
+refused first with the rule in words.  JupyterHub's handler has no hook for
+the caller's identity; everything else is JupyterHub's.
 """
 
 from __future__ import annotations
 
-from jupyterhub.apihandlers.users import UserServerAPIHandler
+import asyncio
 
-from .idle import is_culler
+from jupyterhub.apihandlers.users import UserServerAPIHandler
+from tornado import web
+
+from .idle import culler_timeout, is_culler
+from .sessions import name_problem
 
 
 class PortalUserServerAPIHandler(UserServerAPIHandler):
+    async def post(self, user_name, server_name=""):
+        user = self.find_user(user_name)
+        new = bool(server_name) and user is not None and server_name not in user.orm_spawners
+        if new:
+            why = name_problem(server_name)  # JupyterHub's own answer names no rule ("Invalid server_name")
+            if why:
+                raise web.HTTPError(400, why)
+        try:
+            return await super().post(user_name, server_name)
+        except Exception:  # a 400 of JupyterHub's, or the spawner's refusal that JupyterHub turns into one
+            # a new name whose start was refused (one session too many, bad options) leaves no kept session behind
+            if new and server_name in user.orm_spawners:
+                _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name)))
+            raise
+
     async def delete(self, user_name, server_name=""):
         caller = self.current_user
         if getattr(caller, "kind", "") == "service" and is_culler(caller.name):
             user = self.find_user(user_name)
             spawner = user.spawners.get(server_name) if user is not None else None
-            if spawner is not None:
+            if spawner is not None and hasattr(spawner, "session_idle_timeout"):
+                # a user with sessions of different timeouts is in each culler's group: each stops only its own
+                if spawner.session_idle_timeout() != culler_timeout(caller.name):
+                    raise web.HTTPError(403, "This session has another idle timeout; its own culler stops it.")
                 spawner.stop_cause = "idle"
         return await super().delete(user_name, server_name)
+
+
+_FORGETTING: set = set()  # held until done: the loop keeps only weak references to tasks
+
+
+async def forget_refused(user, server_name: str, wait: float = 5.0) -> None:
+    """Remove the named session a refused start created, once JupyterHub has finished with it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    spawner = user.spawners[server_name]
+    while spawner.active and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    if not spawner.active and server_name in user.orm_spawners and not spawner.job_id:
+        # as JupyterHub's DELETE with {"remove": true} does (its `_remove_spawner`)
+        await user._delete_spawner(spawner)
+        user.db.delete(spawner.orm_spawner)
+        user.spawners.pop(server_name, None)
+        user.db.commit()
+    _FORGETTING.discard(asyncio.current_task())
 
 
 REPLACED = {UserServerAPIHandler: PortalUserServerAPIHandler}  # JupyterHub's -> ours, by spawner/hub/routes.py

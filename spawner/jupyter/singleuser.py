@@ -90,7 +90,13 @@ async def report_port(serverapp) -> None:
 def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     defer_rfc3987_syntax()
     import_labapp_without_yarn_probe()
+    from jupyter_server.services.shutdown import ShutdownHandler
     from jupyterhub.singleuser.extension import JupyterHubSingleUser
+
+    from . import guests, jobs, sessionapi
+
+    # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs
+    guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler))
 
     make_serverapp = JupyterHubSingleUser.make_serverapp.__func__
 

@@ -53,21 +53,23 @@ def test_the_demo_people_make_the_unix_accounts_the_directory_and_the_logins():
         "alice": (5001, ["datasci"]),
         "bob": (5002, ["datasci"]),
         "carol": (5003, ["datasci", "hpcadmin"]),
+        "dave": (5004, ["datasci"]),
     }
     d = directory.Directory()
     assert [(p.uid, p.password, p.uid_number, p.gid_number) for p in d.people] == [
         ("alice", "alice-pw", 5001, 5000),
         ("bob", "bob-pw", 5002, 5000),
         ("carol", "carol-pw", 5003, 5000),
+        ("dave", "dave-pw", 5004, 5000),
     ]
     assert d.groups == [
-        directory.Group("datasci", ["alice", "bob", "carol"], "posixGroup", 5000),
+        directory.Group("datasci", ["alice", "bob", "carol", "dave"], "posixGroup", 5000),
         directory.Group("hpcadmin", ["carol"], "posixGroup", 5100),
         directory.Group("mlteam", ["alice"], "groupOfNames"),
         directory.Group("webadmins", ["bob"], "groupOfNames"),
     ]
-    assert demo.logins() == "alice / alice-pw, bob / bob-pw, carol / carol-pw (carol is an admin)"
-    assert demo.summary() == "alice, bob, carol; groups datasci, hpcadmin, mlteam, webadmins"
+    assert demo.logins() == "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin)"
+    assert demo.summary() == "alice, bob, carol, dave; groups datasci, hpcadmin, mlteam, webadmins"
 
 
 def test_the_dev_portals_admin_groups_make_exactly_the_declared_admins():
@@ -87,8 +89,8 @@ def test_every_demo_user_may_use_the_dev_portal():
 
 
 def test_an_unknown_demo_user_is_named_in_the_error():
-    with pytest.raises(KeyError, match="no demo user 'dave'; the demo users are alice, bob, carol"):
-        demo.user("dave")
+    with pytest.raises(KeyError, match="no demo user 'erin'; the demo users are alice, bob, carol, dave"):
+        demo.user("erin")
 
 
 @pytest.fixture
@@ -252,6 +254,7 @@ def test_every_demo_person_has_a_mail_address_in_the_directory():
         ("alice", "alice@dsportal.test"),
         ("bob", "bob@dsportal.test"),
         ("carol", "carol@dsportal.test"),
+        ("dave", "dave@dsportal.test"),
     ]
     assert directory.person_entry(directory.Person("alice", "pw", 5001, mail="alice@dsportal.test"), "{SSHA}h") == (
         "dn: uid=alice,ou=people,dc=dsportal,dc=test\n"

@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
-from spawner.hub import clusterapi, portapi, routes, sessionapi, stopapi
+from spawner.hub import clusterapi, portapi, routes, sessionapi, shareapi, stopapi
 from spawner.hub.runs import api as runsapi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,6 +19,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 class Stock:  # stand-ins for JupyterHub's own handlers
     pass
+
+
+def test_installed_replaces_jupyterhubs_share_apis_with_the_admins_switches():
+    handlers = [
+        ("/api/shares/([^/]+)/([^/]*)", ServerShareAPIHandler),
+        ("/api/share-codes/([^/]+)/([^/]*)", ServerShareCodeAPIHandler),
+    ]
+    assert routes.installed(handlers)[:2] == [
+        ("/api/shares/([^/]+)/([^/]*)", shareapi.PortalShareAPIHandler),
+        ("/api/share-codes/([^/]+)/([^/]*)", shareapi.PortalShareCodeAPIHandler),
+    ]
 
 
 def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawners():
@@ -44,6 +56,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/again", runsapi.AgainHandler),
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/log", runsapi.LogHandler),
         ("/api/dsportal/notify", runsapi.NotifyHandler),
+        ("/api/dsportal/shares", shareapi.SharesHandler),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

@@ -59,6 +59,7 @@ def todays_hub_spec(settings: PortalSettings, idle_timeout: int) -> str:
             "clock": clock,
             "idle": idle,
             "jupyterlab_news": settings.sessions.jupyterlab_news,
+            "guest_check_seconds": settings.sharing.check_seconds,
         }
     )
 
@@ -81,6 +82,7 @@ def test_the_hub_builds_the_spec_from_the_admin_config():
         clock=ClockSpec(squeue="/usr/local/bin/squeue", warn_minutes=(30, 10), save_minutes=5, extend_hours=2.0),
         idle=IdleSpec(timeout=7200, warning=900),
         jupyterlab_news=True,
+        guest_check_seconds=3,
     )
 
 
@@ -114,6 +116,7 @@ def test_missing_keys_take_the_declared_defaults():
         clock=ClockSpec(squeue="squeue", warn_minutes=(15, 5), save_minutes=3, extend_hours=0.0),
         idle=IdleSpec(timeout=0, warning=600),
         jupyterlab_news=False,
+        guest_check_seconds=3,
     )
     partial = SessionSpec.from_environ({"DSPORTAL_SESSION": '{"clock": {"save_minutes": 5}, "idle": {"timeout": 60}}'})
     assert partial == SessionSpec(clock=ClockSpec(save_minutes=5), idle=IdleSpec(timeout=60))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ...contract import run_log, run_output
 from ..options import OptionsError
 from ..refusal import SessionRefused
+from ..sessions import user_sessions
 from ..slurm import SlurmError
 from .board import job_rows
 from .jobscript import run_sbatch_argv, run_script, shape_of
@@ -180,8 +181,10 @@ def _slurm_words(e: SlurmError) -> str:
 
 
 def session_jobs(spawner: SlurmGPUSpawner) -> frozenset[str]:
-    """The user's session jobs the hub knows of: the current one and those of the history."""
-    known = {spawner.job_id} | {h.get("job_id", "") for h in getattr(spawner.record, "history", [])}
+    """The user's session jobs the hub knows of, of all their sessions: the current ones and their histories'."""
+    known = set()
+    for session in user_sessions(spawner.user):
+        known |= {session.job_id} | {h.get("job_id", "") for h in getattr(session.record, "history", [])}
     return frozenset(known - {""})
 
 

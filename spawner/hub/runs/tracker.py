@@ -150,7 +150,7 @@ class Tracker:
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""
         record, notify = spawner.record, self.services.settings.notify
-        if not (record.notify_mail and notify.smtp_host and spawner.job_id and record.start_done):
+        if not (spawner.owner_record().notify_mail and notify.smtp_host and spawner.job_id and record.start_done):
             return
         if record.warned_job == spawner.job_id:
             return

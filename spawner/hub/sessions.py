@@ -1,0 +1,71 @@
+"""A user's several sessions: their names and the admin's limits across them (hub side, pure).
+
+Each session is a JupyterHub server of its own (the unnamed one, or a named
+one: `c.JupyterHub.allow_named_servers`), so each is its own Slurm job with
+its own partition, GPUs and hours.  What one user may hold at once is the
+admin's (sessions.max_per_user, sessions.max_gpus_per_user); a start past it is
+refused with words before anything is submitted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# JupyterHub 6's rule for new server names (jupyterhub.slugs.is_valid_safe_slug), stated for users
+NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,28}[a-z0-9])?\Z")
+NAME_PATTERN = NAME.pattern.removesuffix(r"\Z")  # for the home page's input (HTML pattern)
+NAME_RULE = (
+    "1 to 30 lowercase letters, digits and single hyphens, starting with a letter and ending with a letter "
+    "or digit, e.g. training-2"
+)
+
+
+def name_problem(name: str) -> str:
+    """Why `name` cannot name a session ("" when it can)."""
+    if NAME.match(name) and "--" not in name:
+        return ""
+    shown = name if len(name) <= 40 and name.isprintable() else repr(name[:40]) + "..."
+    return f"A session cannot be called {shown!r}: use {NAME_RULE}."
+
+
+@dataclass(frozen=True)
+class Held:
+    """One of the user's other sessions that holds (or waits for) resources."""
+
+    name: str  # "" for the unnamed session
+    gpus: int
+
+
+def label(name: str) -> str:
+    """How the pages name a session."""
+    return f"session {name!r}" if name else "your unnamed session"
+
+
+def room_problem(held: list[Held], gpus: int, max_per_user: int, max_gpus: int) -> str:
+    """Why one more session of `gpus` GPUs is refused beside `held` ("" when it fits the admin's limits)."""
+    if len(held) >= max_per_user:
+        names = ", ".join(label(h.name) for h in held)
+        return (
+            f"You already run {len(held)} session{'s' if len(held) != 1 else ''} ({names}), the most one user may "
+            f"run at once here ({max_per_user}). Stop one of them from the home page, then start this one."
+        )
+    taken = sum(h.gpus for h in held)
+    if max_gpus and taken + gpus > max_gpus:
+        return (
+            f"Your sessions may hold {max_gpus} GPU{'s' if max_gpus != 1 else ''} together here; your other "
+            f"sessions hold {taken}, so this one may ask for at most {max(0, max_gpus - taken)}. Ask for fewer "
+            "GPUs, or stop a session first."
+        )
+    return ""
+
+
+def user_sessions(user) -> list:
+    """Every session spawner of a JupyterHub `user`, running or not (JupyterHub keeps in memory only those it has
+    been asked for): the unnamed one first, then the named ones by name."""
+    orm_user = getattr(user, "orm_user", None)
+    names = sorted(orm_user.orm_spawners) if orm_user is not None else []
+    found = [user.spawners[name] for name in ["", *(n for n in names if n)]]
+    seen = {id(s) for s in found}
+    found += [s for s in list(user.spawners.values()) if id(s) not in seen]  # not in the database (unit tests)
+    return [s for s in found if hasattr(s, "record")]

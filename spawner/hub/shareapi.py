@@ -1,0 +1,165 @@
+"""The sharing API: a user shares a running session of theirs with a colleague (hub side).
+
+    GET    /hub/api/dsportal/shares     {"mine": [share], "with_me": [shared session], "sharing": the admin's rules}
+    POST   /hub/api/dsportal/shares     {"server": "", "user": "bob" | "group": "ml", "hours": 4} -> share
+    DELETE /hub/api/dsportal/shares?server=&user=bob | &group=ml                           -> {}
+
+Granted here, not through JupyterHub's share API, because that one lets a user
+share only with names they may read (`read:users:name`, which users do not
+have) and has no expiry and no admin rules (spawner/hub/sharing.py).  Only the
+owner's browser or a token of theirs that may start and stop that server may
+share it: a session's own token (which a guest's code could read) may not.
+JupyterHub's own share and share-code APIs stay served, behind the admin's
+switches (share codes only with `sharing.codes`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from jupyterhub import orm
+from jupyterhub.apihandlers import APIHandler
+from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
+from tornado import web
+
+from portal.settings import SharingSettings
+
+from .homepage import own_spawner
+from .services import hub_services
+from .sessions import label, user_sessions
+from .sharing import WARNING, ShareRefused, check_rules, expired, parse_share, share_model, sync_group, utcnow
+
+SHARES_URL = "/api/dsportal/shares"
+MAX_BODY = 4096
+
+
+def shares_view(users, default) -> dict:
+    """What the home page shows of sharing for the user of `default` (their unnamed session's spawner): their
+    sessions' shares, the running sessions shared with them, and the admin's rules.  `users`: the hub's users."""
+    user, now = default.user, utcnow()
+    mine = []
+    for session in user_sessions(user):
+        if session.orm_spawner is not None:
+            mine += [share_model(s, now) for s in session.orm_spawner.shares if not expired(s, now)]
+    with_me = []
+    shares = list(user.orm_user.shared_with_me) + [s for g in user.orm_user.groups for s in g.shared_with_me]
+    for share in shares:
+        if share.owner is None or share.owner.id == user.orm_user.id or expired(share, now):
+            continue
+        owner = users[share.owner]
+        spawner = owner.spawners[share.spawner.name]
+        with_me.append(
+            {
+                **share_model(share, now),
+                "owner": owner.name,
+                "label": label(spawner.name),
+                "running": bool(spawner.ready),
+                "url": owner.server_url(spawner.name) if spawner.ready else "",
+            }
+        )
+    rules = default.settings.sharing
+    return {
+        "mine": mine,
+        "with_me": with_me,
+        "sharing": {"enabled": rules.enabled, "groups": rules.groups, "max_hours": rules.max_hours, "warning": WARNING},
+    }
+
+
+class SharesHandler(APIHandler):
+    def _rules(self, spawner) -> SharingSettings:
+        return spawner.settings.sharing
+
+    def _session(self, default, server: str):
+        session = next((s for s in user_sessions(default.user) if s.name == server), None)
+        if session is None:
+            raise web.HTTPError(404, f"You have no session called {server!r}.")
+        # who may start and stop this session may share it: the owner's browser or a token of theirs; not a
+        # session's own token, which a guest's code could read (it may only report activity and use the server)
+        if not self.has_scope(f"servers!server={default.user.name}/{server}"):
+            raise web.HTTPError(403, "Only the session's owner can share it (this token may not).")
+        return session
+
+    async def get(self):
+        default = own_spawner(self, "Log in to see your shares.")
+        self.finish(json.dumps(shares_view(self.users, default)))
+
+    async def post(self):
+        default = own_spawner(self, "Log in to share your sessions.")
+        if len(self.request.body or b"") > MAX_BODY:
+            raise web.HTTPError(400, "The request is too long.")
+        try:
+            body = json.loads(self.request.body or b"null")
+        except ValueError:
+            raise web.HTTPError(400, "The request is not JSON.") from None
+        rules = self._rules(default)
+        try:
+            server, kind, name, hours = parse_share(body, rules)
+            session = self._session(default, server)
+            check_rules(rules, default.user.name, kind, name)
+        except ShareRefused as e:
+            raise web.HTTPError(e.status, str(e)) from None
+        if not session.ready:
+            raise web.HTTPError(409, f"Only a running session can be shared; {label(server)} is not running.")
+        if kind == "user":
+            guest = self.find_user(name)
+            if guest is None:
+                raise web.HTTPError(
+                    400, f"There is no portal user called {name!r}: they must log in to the portal once first."
+                )
+            share_with = guest.orm_user
+        else:
+            share_with = await sync_group(self.db, name)
+        share = orm.Share.grant(self.db, session.orm_spawner, share_with)
+        share.expires_at = utcnow() + timedelta(hours=hours)
+        self.db.commit()
+        self.log.info(
+            "%s shared %s with %s %s until %s UTC", default.user.name, label(server), kind, name, share.expires_at
+        )
+        self.finish(json.dumps(share_model(share, utcnow())))
+
+    async def delete(self):
+        default = own_spawner(self, "Log in to manage your shares.")
+        server = self.get_argument("server", "")
+        session = self._session(default, server)
+        user, group = self.get_argument("user", ""), self.get_argument("group", "")
+        if bool(user) == bool(group):
+            raise web.HTTPError(400, "Say whom to stop sharing with: ?user=NAME or ?group=NAME.")
+        if user:
+            target = self.find_user(user)
+            share_with = target.orm_user if target is not None else None
+        else:
+            share_with = orm.Group.find(self.db, group)
+        if share_with is not None and session.orm_spawner is not None:
+            orm.Share.revoke(self.db, session.orm_spawner, share_with)
+            self.log.info("%s stopped sharing %s with %s", default.user.name, label(server), user or f"group {group}")
+        self.finish("{}")
+
+
+class PortalShareAPIHandler(ServerShareAPIHandler):
+    """JupyterHub's share API (admins', by name), with the admin's switch."""
+
+    async def post(self, user_name, server_name=None):
+        if not _rules().enabled:
+            raise web.HTTPError(403, "Sharing sessions is turned off on this portal.")
+        return await super().post(user_name, server_name)
+
+
+class PortalShareCodeAPIHandler(ServerShareCodeAPIHandler):
+    """JupyterHub's share codes, only where the admin allows them (sharing.codes)."""
+
+    async def post(self, user_name, server_name=None):
+        rules = _rules()
+        if not (rules.enabled and rules.codes):
+            raise web.HTTPError(
+                403, "Share codes are turned off on this portal: share with a named user or group from the home page."
+            )
+        return await super().post(user_name, server_name)
+
+
+def _rules() -> SharingSettings:
+    return hub_services().settings.sharing
+
+
+HANDLERS = [(SHARES_URL, SharesHandler)]  # installed by spawner/hub/routes.py
+REPLACED = {ServerShareAPIHandler: PortalShareAPIHandler, ServerShareCodeAPIHandler: PortalShareCodeAPIHandler}

@@ -1,0 +1,152 @@
+"""Guests in a shared session: who joined, what only the owner may do, and a revoked share ending at once.
+
+Runs in the session's Jupyter server (JupyterHub's single-user server, in the
+Slurm job, as the owner).  A session the owner shared (spawner/hub/shares.py)
+lets the guests JupyterHub names in (its `access:servers` scope through the
+share); everything they do runs as the owner.  JupyterHub's identity
+provider is kept and extended where it falls short for guests:
+
+- it caches the hub's answer for a token for 5 minutes (HubAuth.cache_max_age),
+  so a revoked or expired share would let its guest in for minutes: a guest's
+  token is asked about afresh on every request;
+- it checks a websocket once, when it opens, so a guest's open kernel, terminal
+  and collaboration connections would outlive the share: every
+  `sharing.check_seconds` the open ones are asked about again, and closed
+  (code 4403) once the hub no longer lets their guest in;
+- it lets any user it admits do anything: stopping the session (JupyterLab's
+  Shut Down), extending it and the jobs panel stay the owner's (HTTP 403);
+- it logs nothing of who came in: the session log gets a line when a guest
+  joins (again after `REJOIN_SECONDS` away) and when one is cut off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import weakref
+from datetime import datetime
+
+from jupyterhub.services.auth import HubOAuth
+from jupyterhub.singleuser import extension as singleuser
+from tornado import web
+from tornado.ioloop import PeriodicCallback
+from tornado.websocket import WebSocketHandler
+from traitlets import default
+
+from ..sessionspec import SessionSpec
+
+REJOIN_SECONDS = 600.0  # a guest seen again after this long away "joins" again in the log
+MAX_GUEST_TOKENS = 1000  # tokens remembered as guests' (each never cached)
+CLOSED_CODE = 4403  # the websocket close code a guest's connections get when their access ends
+
+log = logging.getLogger("dsportal.guests")
+
+
+def owner_name() -> str:
+    return os.environ.get("JUPYTERHUB_USER", "")
+
+
+def is_guest(model: dict | None, owner: str) -> bool:
+    """Whether the hub's user model names someone other than the session's owner (pure)."""
+    return bool(model) and model.get("kind", "user") == "user" and model.get("name") != owner
+
+
+class SessionHubOAuth(HubOAuth):
+    """JupyterHub's HubOAuth, asking the hub afresh about every guest's token (see the module's words)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.guest_tokens: dict[str, str] = {}  # token -> guest's name
+
+    async def _check_hub_authorization(self, url, api_token, cache_key=None, use_cache=True):
+        if api_token in self.guest_tokens:
+            use_cache = False  # a guest's answer is never reused: a revoked share refuses the next request
+        model = await super()._check_hub_authorization(url, api_token, cache_key, use_cache)
+        if is_guest(model, owner_name()):
+            if len(self.guest_tokens) >= MAX_GUEST_TOKENS:
+                self.guest_tokens.clear()
+            self.guest_tokens[api_token] = model["name"]
+        return model
+
+    async def still_admitted(self, token: str) -> bool:
+        """Whether the hub still lets the holder of `token` into this session (False when it did not answer
+        with a user: a deleted token, a revoked or expired share)."""
+        model = await self.user_for_token(token, use_cache=False, sync=False)
+        return bool(model) and bool(self.check_scopes(self.access_scopes, model))
+
+
+class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
+    """JupyterHub's identity provider, with the guests' rules (see the module's words)."""
+
+    owner_only: tuple[type, ...] = ()  # handler classes only the owner may use (set by `install`)
+
+    @default("hub_auth")
+    def _default_hub_auth(self):
+        return SessionHubOAuth(parent=self)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seen: dict[str, float] = {}  # guest -> when last seen (monotonic)
+        self.sockets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # open guest websocket -> (name, token)
+        self.watch: PeriodicCallback | None = None
+
+    async def get_user(self, handler):
+        if hasattr(handler, "_jupyterhub_user"):
+            return handler._jupyterhub_user
+        user = await super().get_user(handler)
+        model = getattr(user, "hub_user", None)
+        if user is None or not is_guest(model, owner_name()):
+            return user
+        name = model["name"]
+        if isinstance(handler, self.owner_only):
+            raise web.HTTPError(403, f"Only {owner_name()} can do this: you are a guest in their session.")
+        now = time.monotonic()
+        if now - self.seen.get(name, -REJOIN_SECONDS) >= REJOIN_SECONDS:
+            say(f"{name} joined the session (shared by {owner_name()})")
+        self.seen[name] = now
+        if isinstance(handler, WebSocketHandler):
+            token = self.hub_auth._get_token_cookie(handler) or self.hub_auth.get_token(handler) or ""
+            self.sockets[handler] = (name, token)
+            self._watch()
+        return user
+
+    def _watch(self) -> None:
+        if self.watch is None:
+            seconds = SessionSpec.from_environ(os.environ).guest_check_seconds
+            self.watch = PeriodicCallback(self.check_guests, seconds * 1000)
+            self.watch.start()
+
+    async def check_guests(self) -> None:
+        """Close each open guest connection whose guest the hub no longer lets in (one question a token)."""
+        verdicts: dict[str, bool] = {}
+        for handler, (name, token) in list(self.sockets.items()):
+            if handler.ws_connection is None:  # closed already
+                self.sockets.pop(handler, None)
+                continue
+            if token not in verdicts:
+                try:
+                    verdicts[token] = bool(token) and await self.hub_auth.still_admitted(token)
+                except Exception as e:  # noqa: BLE001 - a hub that does not answer ends no one's connection
+                    log.warning("dsportal: could not ask the hub about %s's access: %s", name, e)
+                    verdicts[token] = True
+            if not verdicts[token]:
+                self.sockets.pop(handler, None)
+                handler.close(CLOSED_CODE, "Your access to this shared session has ended.")
+                if self.seen.pop(name, None) is not None:
+                    say(f"{name}'s access ended (the share was revoked or expired): their connections were closed")
+
+
+def say(line: str) -> None:
+    """A line in the session log (the job's output), with the time."""
+    print(f"[dsportal {datetime.now().astimezone().isoformat(timespec='seconds')}] {line}", flush=True)
+
+
+def install(owner_only: tuple[type, ...]) -> None:
+    """Make JupyterHub's single-user server use the guests' identity provider (call before it starts).
+
+    JupyterHub's single-user app sets its identity provider class in its config
+    loading, from its module's name for it: that name is the one replaced.
+    """
+    GuestIdentityProvider.owner_only = owner_only
+    singleuser.JupyterHubIdentityProvider = GuestIdentityProvider
