@@ -110,9 +110,15 @@ def start_slurm(restart: bool) -> None:
 
 def ensure_directory() -> None:
     """The demo directory's data and service password (slapadd, offline): the portal's config reads the password."""
-    if not (SLAPD_DIR / "data" / "data.mdb").exists():
+    people = SLAPD_DIR / "demo.txt"  # who the directory was built with: a changed demo.py rebuilds it
+    wanted = f"{demo.logins()}\n{demo.summary()}\n"
+    built = people.read_text() if people.exists() else ""
+    if not (SLAPD_DIR / "data" / "data.mdb").exists() or built != wanted:
         say(f"building the demo directory ({demo.summary()})")
+        if supervisor.states().get("slapd", ("",))[0] == "RUNNING":
+            supervisor.stop("slapd")  # slapadd works offline
         directory.build(SLAPD_DIR)
+        people.write_text(wanted)
     SLAPD_DIR.chmod(0o700)  # one an older `up` made: its files hold passwords and hashes
     for name in ("slapd.conf", "entries.ldif", "service.pw", "root.pw"):
         (SLAPD_DIR / name).chmod(0o600)

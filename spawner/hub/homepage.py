@@ -76,7 +76,7 @@ def session_entry(spawner: SlurmGPUSpawner) -> dict:
 
 def merged_history(spawners: list[SlurmGPUSpawner], keep: int) -> list[dict]:
     """The last `keep` sessions of all the user's sessions, newest first, each with its session's name (pure)."""
-    entries = [{**entry, "name": s.name} for s in spawners for entry in s.record.history]
+    entries = [{"name": s.name, **entry} for s in spawners for entry in s.record.history]
     return sorted(entries, key=lambda e: str(e.get("ended", "")), reverse=True)[:keep]
 
 

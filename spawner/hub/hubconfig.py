@@ -66,7 +66,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
         runs_tracker.start(shared, asyncio.get_running_loop(), hub_spawners)  # runs' ends, sessions' time left
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
-        sharing.start(asyncio.get_running_loop())  # shares end at their expiry; shared groups follow the directory
+        sharing.start(asyncio.get_running_loop(), hub_spawners)  # shares end at their time; groups follow the directory
     # Several sessions per user: each a named server of its own, each its own Slurm job; how many run at once
     # and their GPUs together are the spawner's checks (spawner/hub/sessions.py), how many are kept JupyterHub's.
     c.JupyterHub.allow_named_servers = True

@@ -38,6 +38,8 @@ class SessionRecord:
     submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
     last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
     history: list[dict] = field(default_factory=list)  # the last sessions, newest first
+    # whom the session is shared with: {"kind": "user"|"group", "name", "expires": ISO UTC}; ends with the session
+    shares: list[dict] = field(default_factory=list)
     # The user's, not the session's (kept when a session ends):
     runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/record)
     notify_mail: bool = False  # the user opted in to e-mail (a job ended, a queued session started, time runs out)
@@ -64,6 +66,8 @@ class SessionRecord:
             state["last_end"] = self.last_end
         if self.history:
             state["history"] = [dict(e) for e in self.history]
+        if self.shares:
+            state["shares"] = [dict(e) for e in self.shares]
         if self.runs:
             state["runs"] = [dict(e) for e in self.runs]
         if self.notify_mail:
@@ -107,6 +111,9 @@ class SessionRecord:
                 continue
             values[name] = value
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
+        values["shares"] = [
+            e for e in values.get("shares", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+        ]
         values["runs"] = [e for e in values.get("runs", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
         return cls(**values)
 

@@ -16,9 +16,7 @@ switches (share codes only with `sharing.codes`).
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
-from jupyterhub import orm
 from jupyterhub.apihandlers import APIHandler
 from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
 from tornado import web
@@ -28,7 +26,19 @@ from portal.settings import SharingSettings
 from .homepage import own_spawner
 from .services import hub_services
 from .sessions import label, user_sessions
-from .sharing import WARNING, ShareRefused, check_rules, expired, parse_share, share_model, sync_group, utcnow
+from .sharing import (
+    WARNING,
+    ShareRefused,
+    apply_shares,
+    check_rules,
+    choice_model,
+    chosen,
+    iso,
+    live,
+    parse_share,
+    utcnow,
+    without,
+)
 
 SHARES_URL = "/api/dsportal/shares"
 MAX_BODY = 4096
@@ -38,20 +48,22 @@ def shares_view(users, default) -> dict:
     """What the home page shows of sharing for the user of `default` (their unnamed session's spawner): their
     sessions' shares, the running sessions shared with them, and the admin's rules.  `users`: the hub's users."""
     user, now = default.user, utcnow()
-    mine = []
-    for session in user_sessions(user):
-        if session.orm_spawner is not None:
-            mine += [share_model(s, now) for s in session.orm_spawner.shares if not expired(s, now)]
+    mine = [
+        choice_model(c, session.name, now)
+        for session in user_sessions(user)
+        if session.ready
+        for c in live(session.record.shares, now)
+    ]
     with_me = []
-    shares = list(user.orm_user.shared_with_me) + [s for g in user.orm_user.groups for s in g.shared_with_me]
-    for share in shares:
-        if share.owner is None or share.owner.id == user.orm_user.id or expired(share, now):
+    for share in list(user.orm_user.shared_with_me):  # JupyterHub's, groups' members included (sharing.py)
+        if share.owner is None or share.owner.id == user.orm_user.id or (share.expires_at and share.expires_at <= now):
             continue
         owner = users[share.owner]
         spawner = owner.spawners[share.spawner.name]
         with_me.append(
             {
-                **share_model(share, now),
+                "server": spawner.name,
+                "expires": iso(share.expires_at) if share.expires_at else "",
                 "owner": owner.name,
                 "label": label(spawner.name),
                 "running": bool(spawner.ready),
@@ -101,22 +113,19 @@ class SharesHandler(APIHandler):
             raise web.HTTPError(e.status, str(e)) from None
         if not session.ready:
             raise web.HTTPError(409, f"Only a running session can be shared; {label(server)} is not running.")
-        if kind == "user":
-            guest = self.find_user(name)
-            if guest is None:
-                raise web.HTTPError(
-                    400, f"There is no portal user called {name!r}: they must log in to the portal once first."
-                )
-            share_with = guest.orm_user
-        else:
-            share_with = await sync_group(self.db, name)
-        share = orm.Share.grant(self.db, session.orm_spawner, share_with)
-        share.expires_at = utcnow() + timedelta(hours=hours)
-        self.db.commit()
+        if kind == "user" and self.find_user(name) is None:
+            raise web.HTTPError(
+                400, f"There is no portal user called {name!r}: they must log in to the portal once first."
+            )
+        now = utcnow()
+        session.record.shares = chosen(live(session.record.shares, now), kind, name, hours, now)
+        session.save_state()
+        await apply_shares(session, fresh_groups=True)
+        choice = next(c for c in session.record.shares if (c["kind"], c["name"]) == (kind, name))
         self.log.info(
-            "%s shared %s with %s %s until %s UTC", default.user.name, label(server), kind, name, share.expires_at
+            "%s shared %s with %s %s until %s", default.user.name, label(server), kind, name, choice["expires"]
         )
-        self.finish(json.dumps(share_model(share, utcnow())))
+        self.finish(json.dumps(choice_model(choice, server, now)))
 
     async def delete(self):
         default = own_spawner(self, "Log in to manage your shares.")
@@ -125,14 +134,11 @@ class SharesHandler(APIHandler):
         user, group = self.get_argument("user", ""), self.get_argument("group", "")
         if bool(user) == bool(group):
             raise web.HTTPError(400, "Say whom to stop sharing with: ?user=NAME or ?group=NAME.")
-        if user:
-            target = self.find_user(user)
-            share_with = target.orm_user if target is not None else None
-        else:
-            share_with = orm.Group.find(self.db, group)
-        if share_with is not None and session.orm_spawner is not None:
-            orm.Share.revoke(self.db, session.orm_spawner, share_with)
-            self.log.info("%s stopped sharing %s with %s", default.user.name, label(server), user or f"group {group}")
+        kind, name = ("user", user) if user else ("group", group)
+        session.record.shares = without(session.record.shares, kind, name)
+        session.save_state()
+        await apply_shares(session, fresh_groups=True)
+        self.log.info("%s stopped sharing %s with %s %s", default.user.name, label(server), kind, name)
         self.finish("{}")
 
 

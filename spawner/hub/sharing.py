@@ -1,17 +1,23 @@
-"""Sharing a running session: the portal's rules over JupyterHub's shares, and their upkeep (hub side).
+"""Sharing a running session: the portal's rules, the owner's choices and JupyterHub's shares (hub side).
 
-A share is JupyterHub's own (`orm.Share`: the guest gets `access:servers` on
-that one server and nothing else).  The portal adds:
+Whom a session is shared with is the owner's choice, kept in the session's
+record (`SessionRecord.shares`: a user or a directory group, each until a time
+the owner picked, up to `sharing.max_hours`).  What JupyterHub enforces is
+derived from it: one `orm.Share` (`access:servers` on that one server, nothing
+else) for each user who should be in, the members of shared groups included.
+`apply_shares` brings JupyterHub's shares in step with the choices: at each
+change, every EXPIRE_SECONDS (a choice whose time is up ends) and every
+GROUP_SECONDS for the groups' members (someone who left the directory group
+is out).
 
-- the admin's switch and groups (`sharing.*`), checked before anything is granted
-  (`check_rules`, pure with the directory lookup passed in);
-- an expiry the owner picks (`orm.Share.expires_at`, up to `sharing.max_hours`),
-  ended by `expire_shares` every EXPIRE_SECONDS;
-- a share of a directory group, as a JupyterHub group of that name whose members
-  are the hub's users in the directory group (kept in step every GROUP_SECONDS);
-- the end of a session ends its shares (`end_shares`, from the spawner's clear_state).
+Groups become user shares because JupyterHub 6.1 drops a group's share from
+its members' tokens (`get_scopes_for` adds only `owner.shared_with_me` to a
+token's owner scopes), so a group share would let no member's browser in.
 
-The API is spawner/hub/shareapi.py; the session cuts a guest off once the hub
+The admin's switch and groups (`sharing.*`) are checked before anything is
+granted (`check_rules`, pure with the directory lookup passed in); the end of a
+session ends its shares (`end_shares`, from the spawner's clear_state).  The
+API is spawner/hub/shareapi.py; the session cuts a guest off once the hub
 stops letting them in, open connections included (spawner/jupyter/guests.py).
 """
 
@@ -22,14 +28,16 @@ import grp
 import logging
 import os
 import pwd
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 
 from jupyterhub import orm
+from sqlalchemy.orm import object_session
 
 from portal.settings import SharingSettings, is_username
 
-EXPIRE_SECONDS = 2.0  # how often expired shares are ended
-GROUP_SECONDS = 60.0  # how often shared groups' members are brought in step with the directory
+EXPIRE_SECONDS = 2.0  # how often shares whose time is up are ended
+GROUP_SECONDS = 60.0  # how long a directory group's members are taken as known
 
 log = logging.getLogger("JupyterHub").getChild("shares")
 
@@ -107,48 +115,114 @@ def check_rules(rules: SharingSettings, owner: str, kind: str, name: str, groups
         raise ShareRefused(f"You can share only with a group you are in; you are not in {name!r}.")
 
 
-def share_model(share: orm.Share, now: datetime) -> dict:
-    kind = "user" if share.user is not None else "group"
-    target = share.user if share.user is not None else share.group
-    return {
-        "server": share.spawner.name,
-        kind: target.name,
-        "kind": kind,
-        "name": target.name,
-        "created": share.created_at.isoformat(timespec="seconds") + "Z" if share.created_at else "",
-        "expires": share.expires_at.isoformat(timespec="seconds") + "Z" if share.expires_at else "",
-        "seconds_left": max(0, int((share.expires_at - now).total_seconds())) if share.expires_at else None,
-    }
-
-
 def group_members(group: str, hub_users: list[str], groups_of=unix_groups) -> set[str]:
     """The hub's users who are in directory group `group`."""
     return {name for name in hub_users if group in groups_of(name)}
 
 
-async def sync_group(db, group_name: str) -> orm.Group:
-    """The JupyterHub group `group_name`, created if need be, with the hub's users in that directory group.
-
-    The directory is asked in a thread (NSS may ask LDAP); the database is changed on the hub's loop only."""
-    users = {u.name: u for u in db.query(orm.User)}
-    wanted = await asyncio.to_thread(group_members, group_name, list(users))
-    group = orm.Group.find(db, group_name)
-    if group is None:
-        group = orm.Group(name=group_name)
-        db.add(group)
-    for user in list(group.users):
-        if user.name not in wanted:
-            group.users.remove(user)
-    have = {u.name for u in group.users}
-    for name in sorted(wanted - have):
-        if name in users:
-            group.users.append(users[name])
-    db.commit()
-    return group
+def iso(when: datetime) -> str:
+    return when.isoformat(timespec="seconds") + "Z"
 
 
-def expired(share, now: datetime) -> bool:
-    return share.expires_at is not None and share.expires_at <= now
+def parse_iso(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.removesuffix("Z"))
+    except (TypeError, ValueError):
+        return None
+
+
+def live(choices: list[dict], now: datetime) -> list[dict]:
+    """The owner's choices whose time is not up (pure)."""
+    return [c for c in choices if (end := parse_iso(c.get("expires", ""))) is not None and end > now]
+
+
+def chosen(choices: list[dict], kind: str, name: str, hours: float, now: datetime) -> list[dict]:
+    """`choices` with `kind` `name` shared for `hours` from `now` (a choice of the same one is replaced; pure)."""
+    rest = without(choices, kind, name)
+    return [*rest, {"kind": kind, "name": name, "expires": iso(now + timedelta(hours=hours))}]
+
+
+def without(choices: list[dict], kind: str, name: str) -> list[dict]:
+    return [c for c in choices if (c.get("kind"), c.get("name")) != (kind, name)]
+
+
+def wanted_users(choices: list[dict], members: dict[str, set[str]], owner: str) -> dict[str, str]:
+    """Who should be let in, each until the latest of the choices that name them (ISO), never the owner (pure)."""
+    until: dict[str, str] = {}
+    for choice in choices:
+        names = {choice["name"]} if choice.get("kind") == "user" else members.get(choice.get("name", ""), set())
+        for name in names - {owner}:
+            until[name] = max(until.get(name, ""), choice["expires"])
+    return until
+
+
+def choice_model(choice: dict, server: str, now: datetime) -> dict:
+    end = parse_iso(choice["expires"])
+    return {
+        "server": server,
+        "kind": choice["kind"],
+        "name": choice["name"],
+        choice["kind"]: choice["name"],
+        "expires": choice["expires"],
+        "seconds_left": max(0, int((end - now).total_seconds())) if end else 0,
+    }
+
+
+_MEMBERS: dict[str, tuple[float, set[str]]] = {}  # directory group -> (when read, the hub's users in it)
+
+
+async def members_of(groups: set[str], hub_users: list[str], fresh: bool = False) -> dict[str, set[str]]:
+    """The hub's users in each directory group, read in a thread (NSS may ask LDAP), kept GROUP_SECONDS."""
+    now = time.monotonic()
+    result = {}
+    for group in sorted(groups):
+        when, names = _MEMBERS.get(group, (-GROUP_SECONDS, set()))
+        if fresh or now - when >= GROUP_SECONDS:
+            names = await asyncio.to_thread(group_members, group, hub_users)
+            _MEMBERS[group] = (now, names)
+        result[group] = names
+    return result
+
+
+async def apply_shares(spawner, fresh_groups: bool = False) -> None:
+    """Make JupyterHub's shares of `spawner`'s session what its owner chose (none while it is not running)."""
+    orm_spawner = spawner.orm_spawner
+    db = object_session(orm_spawner) if orm_spawner is not None else None
+    if db is None:
+        return
+    now = utcnow()
+    choices = live(spawner.record.shares, now) if spawner.ready else []
+    if choices != spawner.record.shares and spawner.ready:
+        for gone in [c for c in spawner.record.shares if c not in choices]:
+            log.info(
+                "%s's share of %s with %s %s has expired",
+                spawner.user.name,
+                spawner._log_name,
+                gone.get("kind"),
+                gone.get("name"),
+            )
+        spawner.record.shares = choices
+        spawner.save_state()
+    groups = {c["name"] for c in choices if c["kind"] == "group"}
+    hub_users = [name for (name,) in db.query(orm.User.name)] if groups else []
+    members = await members_of(groups, hub_users, fresh_groups)
+    wanted = wanted_users(choices, members, spawner.user.name)
+    existing = {share.user.name: share for share in list(orm_spawner.shares) if share.user is not None}
+    changed = False
+    for share in list(orm_spawner.shares):
+        if share.user is None or share.user.name not in wanted:  # a group's share, or one no choice names now
+            db.delete(share)
+            changed = True
+    users = {u.name: u for u in db.query(orm.User).filter(orm.User.name.in_(list(wanted)))} if wanted else {}
+    for name, until in wanted.items():
+        if name not in users:
+            continue  # not a portal user (yet): their share comes at the first pass after they log in
+        share = existing.get(name) or orm.Share.grant(db, orm_spawner, users[name])
+        if share.expires_at != parse_iso(until):
+            share.expires_at = parse_iso(until)
+            changed = True
+    if changed:
+        db.commit()
 
 
 def end_shares(db, orm_spawner) -> int:
@@ -161,51 +235,26 @@ def end_shares(db, orm_spawner) -> int:
     return ended
 
 
-def expire_shares(db) -> int:
-    """End the shares whose time is up; how many."""
-    now = utcnow()
-    expired = db.query(orm.Share).filter(orm.Share.expires_at != None, orm.Share.expires_at <= now).all()  # noqa: E711
-    for share in expired:
-        log.info("Share %s expired", share._log_name)
-        db.delete(share)
-    if expired:
-        db.commit()
-    return len(expired)
-
-
-async def keep_shares(db_of, interval: float = EXPIRE_SECONDS) -> None:
-    """End expired shares every `interval` s and keep shared groups in step every GROUP_SECONDS (the hub's loop)."""
-    last_sync = 0.0
-    loop = asyncio.get_running_loop()
+async def keep_shares(spawners, interval: float = EXPIRE_SECONDS) -> None:
+    """Every `interval` s: each running session's shares in step with its owner's choices (the hub's loop)."""
     while True:
         await asyncio.sleep(interval)
-        db = db_of()
-        if db is None:
-            continue
-        try:
-            expire_shares(db)
-            if loop.time() - last_sync >= GROUP_SECONDS:
-                last_sync = loop.time()
-                for (name,) in db.query(orm.Group.name).join(orm.Share, orm.Share.group_id == orm.Group.id).distinct():
-                    await sync_group(db, name)
-        except Exception:  # the loop must outlive one bad pass
-            log.exception("Keeping shares failed")
-            db.rollback()
+        for spawner in spawners():
+            if not (spawner.record.shares or (spawner.orm_spawner is not None and spawner.orm_spawner.shares)):
+                continue
+            try:
+                await apply_shares(spawner)
+            except Exception:  # the loop must outlive one bad pass
+                log.exception("Keeping the shares of %s failed", spawner._log_name)
+                db = object_session(spawner.orm_spawner)
+                if db is not None:
+                    db.rollback()
 
 
 _TASKS: list[asyncio.Task] = []
 
 
-def hub_db():
-    """The running hub's database session; None while the hub is still starting."""
-    from jupyterhub.app import JupyterHub  # the running hub's application: there is one only inside the hub
-
-    if not JupyterHub.initialized() or not JupyterHub.instance().tornado_settings:
-        return None
-    return getattr(JupyterHub.instance(), "db", None)
-
-
-def start(loop: asyncio.AbstractEventLoop) -> None:
-    """Keep shares from the hub's start on (once per process)."""
+def start(loop: asyncio.AbstractEventLoop, spawners) -> None:
+    """Keep shares from the hub's start on (once per process); `spawners()`: the hub's portal spawners."""
     if not _TASKS:
-        _TASKS.append(loop.create_task(keep_shares(hub_db)))
+        _TASKS.append(loop.create_task(keep_shares(spawners)))

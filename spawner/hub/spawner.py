@@ -634,7 +634,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.stop_cause = ""
 
     def remember_session(self, why: str, ended: datetime) -> None:
-        """Add the session that just ended to the home page's list (saved with the state)."""
+        """Add the session that just ended to the home page's list: the user's, in the unnamed session's record
+        (saved with the state), so it outlives a named session that is removed."""
         resources = self.current_resources()
         entry = history_entry(
             self.job_id,
@@ -644,7 +645,12 @@ class SlurmGPUSpawner(SlurmSpawner):
             ended,
             why,
         )
-        self.record.history = add_to_history(self.record.history, entry, self.settings.sessions.history)
+        if self.name:
+            entry["name"] = self.name
+        record = self.owner_record()
+        record.history = add_to_history(record.history, entry, self.settings.sessions.history)
+        if record is not self.record:
+            self.user.spawners[""].save_state()
 
     def session_idle_timeout(self) -> int:
         """Seconds without use after which an idle culler may stop this session (0 = never); after a hub

@@ -103,7 +103,7 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
             raise web.HTTPError(403, f"Only {owner_name()} can do this: you are a guest in their session.")
         now = time.monotonic()
         if now - self.seen.get(name, -REJOIN_SECONDS) >= REJOIN_SECONDS:
-            say(f"{name} joined the session (shared by {owner_name()})")
+            say(f"{name} joined {owner_name()}'s session")
         self.seen[name] = now
         if isinstance(handler, WebSocketHandler):
             token = self.hub_auth._get_token_cookie(handler) or self.hub_auth.get_token(handler) or ""

@@ -43,8 +43,19 @@ class Cluster:
         if status == 404:
             assert self.request("POST", f"/hub/api/users/{name}")[0] == 201
 
-    def server(self, name: str) -> dict | None:
-        return self.request("GET", f"/hub/api/users/{name}")[1]["servers"].get("")
+    def server(self, name: str, server: str = "") -> dict | None:
+        return self.request("GET", f"/hub/api/users/{name}")[1]["servers"].get(server)
+
+    def named_sessions(self, name: str) -> list[str]:
+        """The user's named sessions, running or kept."""
+        user = self.request("GET", f"/hub/api/users/{name}?include_stopped_servers=1")[1]
+        return sorted(n for n in user.get("servers", {}) if n)
+
+    def stop_named(self, name: str, server: str) -> None:
+        """Stop the named session and remove it (JupyterHub's DELETE with remove)."""
+        status, _ = self.request("DELETE", f"/hub/api/users/{name}/servers/{server}", {"remove": True})
+        assert status in (202, 204, 404), status
+        self.wait(lambda: server not in self.named_sessions(name), 60, f"{name}'s {server} removed")
 
     def start(self, name: str, options: dict) -> int:
         self.ensure_user(name)
@@ -104,7 +115,11 @@ class Cluster:
 
     def clean(self) -> None:
         for name in USERS:
-            if self.request("GET", f"/hub/api/users/{name}")[0] == 200 and self.server(name):
+            if self.request("GET", f"/hub/api/users/{name}")[0] != 200:
+                continue
+            for server in self.named_sessions(name):
+                self.stop_named(name, server)
+            if self.server(name):
                 self.stop(name)
         subprocess.run(["scancel", "--name=dsportal"], timeout=30)
         for name in USERS:  # their other jobs too: notebooks and scripts run as jobs (tests/integration/test_runs.py)

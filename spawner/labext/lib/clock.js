@@ -9,6 +9,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { Widget } from '@lumino/widgets';
 
+import { isGuest } from './guest';
+
 const EXTEND = 'dsportal:extend-session';
 const TICK_MS = 5000;
 const SAVE_EVERY_MS = 20000;
@@ -132,7 +134,7 @@ class SessionClock {
     if (this.answer && body.end !== this.answer.end) {
       this.warned.clear(); // extended: the warnings come again before the new end
     }
-    this.answer = body;
+    this.answer = isGuest() ? { ...body, extend_hours: 0 } : body; // only the owner extends a shared session
     this.fetchedAt = this.idleFetchedAt = performance.now();
     this.show();
   }

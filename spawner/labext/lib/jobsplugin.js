@@ -6,6 +6,7 @@ import { Notification, ToolbarButton } from '@jupyterlab/apputils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { LabIcon } from '@jupyterlab/ui-components';
 
+import { isGuest } from './guest';
 import { JOBS_PANEL_ID, JobsPanel, jobsThatEnded } from './jobs';
 import { runAsJob } from './rundialog';
 
@@ -80,6 +81,9 @@ export const jobsPlugin = {
   requires: [IFileBrowserFactory],
   optional: [ILayoutRestorer],
   activate: (app, factory, restorer) => {
+    if (isGuest()) {
+      return null; // the jobs are the session owner's: a guest has no panel and no "Run as a job"
+    }
     const seenActive = new Set();
     const panel = new JobsPanel({
       commands: app.commands,
