@@ -15,10 +15,17 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     assert status == 201, token
     mine = token["token"]
     status, page = hub.api("GET", "/dsportal/session", token=mine)
-    assert (status, page) == (
-        200,
-        {"session": {"state": "none"}, "history": [], "last_end": "", "presets": [], "server_url": ""},
-    )
+    unnamed = {"name": "", "session": {"state": "none"}, "last_end": "", "server_url": ""}
+    assert status == 200
+    assert {k: page[k] for k in ("session", "history", "last_end", "presets", "server_url", "sessions")} == {
+        "session": {"state": "none"},
+        "history": [],
+        "last_end": "",
+        "presets": [],
+        "server_url": "",
+        "sessions": [unnamed],  # the unnamed session's card, the only one
+    }
+    assert (page["limits"]["max_per_user"], page["limits"]["max_gpus_per_user"]) == (3, 0)
     assert hub.api("GET", "/dsportal/session", token=None)[0] == 403
     assert hub.api("GET", "/dsportal/session")[0] == 403  # a service's token: no session of its own
 

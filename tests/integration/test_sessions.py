@@ -91,8 +91,12 @@ def test_two_sessions_of_one_user_each_behave_alone_within_the_admins_limits(clu
 
 def test_a_share_survives_a_hub_restart_and_ends_with_its_time_or_its_session(cluster):
     alice, bob, dave = (user_token(cluster, name) for name in ("alice", "bob", "dave"))
+    assert call(alice, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
     assert call(alice, "POST", "/hub/api/users/alice/servers/train", {"gpus": 0, "hours": 1})[0] == 202
-    job = ready(cluster, "alice", "train") and next(iter(cluster.jobs("alice")))
+    ready(cluster, "alice", "")
+    ready(cluster, "alice", "train")
+    jobs = set(cluster.jobs("alice"))
+    assert len(jobs) == 2
     status_url = "/user/alice/train/api/status"
     assert call(bob, "GET", status_url)[0] == 403
 
@@ -117,8 +121,10 @@ def test_a_share_survives_a_hub_restart_and_ends_with_its_time_or_its_session(cl
         assert status == code and words in answer["message"], (body, status, answer)
 
     Cluster.restart_hub()
-    wait_until(lambda: (cluster.server("alice", "train") or {}).get("ready"), 60, "train ready after the restart")
-    assert set(cluster.jobs("alice")) == {job}  # the reconciler cancelled nothing
+    for server in ("", "train"):
+        wait_until(lambda s=server: (cluster.server("alice", s) or {}).get("ready"), 60, f"{server!r} ready again")
+    assert set(cluster.jobs("alice")) == jobs  # the reconciler cancelled nothing
+    assert call(alice, "GET", "/user/alice/api/status")[0] == 200
     assert call(bob, "GET", status_url)[0] == 200  # the share, too, outlived the restart
 
     # a group share lets its members in; revoking it shuts them out

@@ -1,6 +1,7 @@
 """Benchmark: one hub for a whole cluster (tests/support/scale.py), printing numbers for each scenario.
 
-  1. `--sessions` sessions (500) started in waves of `--wave` (50) at once: time per wave, failures.
+  1. `--sessions` sessions (500) started in waves of `--wave` (50) at once: time per wave, failures;
+     `--per-user 3`: three sessions each (the unnamed one and two named ones) for a third as many users.
   2. `--users` users (5,000) in the hub's database, the sessions running and `--pending` (50) queued,
      every running session's home page open and 20 API clients (OpenPages below): hub RSS and CPU over
      `--watch` seconds (300), Slurm commands per minute, and p50 / p99 of what they ask.
@@ -35,7 +36,7 @@ from pathlib import Path
 from tests.perf.stats import ms, percentile
 from tests.support.http import json_request
 from tests.support.hub import ADMIN_TOKEN, FormBrowser
-from tests.support.scale import HELD_PARTITION, ScaleRig, user_names
+from tests.support.scale import HELD_PARTITION, ScaleRig, sessions_of, user_names
 
 OPTIONS = {"gpus": 1, "hours": 8}
 
@@ -61,14 +62,14 @@ class OpenPages:
     """What 500 open home pages and 20 API clients ask of the hub, at their own pace, each request timed.
 
     An open home page asks for its session card and the user's jobs every 10 s, with what is
-    free every third time (templates/home.html: one request, `?jobs=1&free=1`); its
+    free every third time (templates/home.html: one request, `?jobs=1&shares=1&free=1`); its
     person reloads it about once in `reload_every` seconds.  An API client (a script, a dashboard) asks for
     a user (GET /hub/api/users/NAME) once a second.  Each page and client
     starts at a random moment of its period.  A request is timed from its
     sending to its answer; a late one is sent late, never skipped.
     """
 
-    KINDS = ("session card and jobs (GET /hub/api/dsportal/session?jobs=1)", "with what is free (the same, &free=1)",
+    KINDS = ("session cards, jobs, shares (GET /hub/api/dsportal/session?jobs=1&shares=1)", "with what is free (the same, &free=1)",
              "home page (GET /hub/home)", "GET /hub/api/users/NAME")  # fmt: skip
 
     def __init__(self, rig: ScaleRig, pages: list[str], clients: int = 20, reload_every: float = 120):
@@ -120,8 +121,8 @@ class OpenPages:
         for name in names:
             b = self.browsers[name]
             first = t0 + random.uniform(0, 30.0)
-            with_free = (free, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1&free=1"))
-            alone = (card, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1"))
+            with_free = (free, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1&shares=1&free=1"))
+            alone = (card, lambda b=b: b.get("/hub/api/dsportal/session?jobs=1&shares=1"))
             reload = (home, lambda b=b: b.get("/hub/home"))
             schedule += [
                 (first, 30.0, [with_free]),
@@ -183,7 +184,9 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
             began = time.monotonic()
             rig.create_users(names)
             results["create users"] = f"{time.monotonic() - began:.1f} s"
-            running, queued = names[: args.sessions], names[args.sessions : args.sessions + args.pending]
+            owners = names[: args.sessions // args.per_user]
+            running = sessions_of(owners, args.per_user)  # several sessions per user: "NAME/s2", ...
+            queued = names[len(owners) : len(owners) + args.pending]
 
             print(f"[{db}] scenario 1: {args.sessions} sessions in waves of {args.wave}", flush=True)
             waves, failures = start_waves(rig, running, args.wave)
@@ -195,10 +198,10 @@ def run(db: str, args: argparse.Namespace) -> dict[str, str]:
             print(f"[{db}] scenario 2: {args.pending} queued, {args.watch:.0f} s of load", flush=True)
             refused = rig.start_sessions(queued, {**OPTIONS, "partition": HELD_PARTITION})
             rig.wait_for(lambda: rig.queue().get("PENDING", 0) >= len(queued) - len(refused), 120, "queued jobs")
-            load = OpenPages(rig, running)
+            load = OpenPages(rig, owners)  # one open home page per user, whatever their sessions
             slurm0, t0 = rig.slurm_commands(), time.monotonic()
             profile = profiler(rig, args.profile, args.watch)
-            rss, cores = load.run(args.watch, running)
+            rss, cores = load.run(args.watch, owners)
             if profile:
                 profile.wait(60)
                 print(f"  profile of the hub under this load: {args.profile}")
@@ -244,6 +247,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--users", type=int, default=5000)
+    parser.add_argument(
+        "--per-user", type=int, default=1, help="sessions each user runs at once (named ones after the first)"
+    )
     parser.add_argument("--pending", type=int, default=50)
     parser.add_argument("--wave", type=int, default=50)
     parser.add_argument("--watch", type=float, default=300)

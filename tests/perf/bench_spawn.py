@@ -1,6 +1,7 @@
 """Benchmark: spawn-to-ready of one portal session on the idle dev cluster, next to a bare
 jupyterhub-singleuser start on the same machine in the same run, and what each holds in memory
-once idle (RSS and PSS of the job's processes; of the bare server).  Prints numbers; asserts
+once idle (RSS and PSS of the job's processes; of the bare server), and spawn-to-ready of a second, named
+session while the user's first one runs.  Prints numbers; asserts
 nothing about speed (shared machines are noisy).
 
     /opt/dsportal/venv/bin/python -m tests.perf.bench_spawn [--runs 5]     (from the repository's root)
@@ -45,6 +46,23 @@ def spawn_to_ready(cluster: Cluster, memory: list) -> tuple[float, list[tuple[st
     return elapsed, timeline(asked, marks, asked + elapsed)
 
 
+def second_to_ready(cluster: Cluster) -> float:
+    """Seconds from asking for a second, named session while the user's first runs until the hub says it is ready
+    (both stopped afterwards)."""
+    assert cluster.start(USER, {"gpus": 0, "hours": 1}) in (201, 202)
+    cluster.wait_ready(USER)
+    started = time.perf_counter()
+    status, _ = cluster.request("POST", f"/hub/api/users/{USER}/servers/second", {"gpus": 1, "hours": 1})
+    assert status in (201, 202), status
+    while not (cluster.server(USER, "second") or {}).get("ready"):
+        assert time.perf_counter() - started < 120, "the second session did not become ready"
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - started
+    cluster.stop_named(USER, "second")
+    cluster.stop(USER)
+    return elapsed
+
+
 def bare_singleuser(memory: list) -> float:
     """jupyterhub-singleuser run directly as the user, until its API answers; its idle (RSS, PSS, processes)
     appended to `memory`."""
@@ -83,12 +101,13 @@ def main() -> None:
     runs = parser.parse_args().runs
     cluster = Cluster(TOKEN_FILE.read_text().strip())
     cluster.clean()
-    portal, bare, timelines, portal_memory, bare_memory = [], [], [], [], []
+    portal, bare, timelines, portal_memory, bare_memory, second = [], [], [], [], [], []
     for _ in range(runs):
         bare.append(bare_singleuser(bare_memory))
         elapsed, rows = spawn_to_ready(cluster, portal_memory)
         portal.append(elapsed)
         timelines.append(rows)
+        second.append(second_to_ready(cluster))
     p, b = statistics.median(portal), statistics.median(bare)
     median_run = min(range(runs), key=lambda i: abs(portal[i] - p))
     slowest_run = max(range(runs), key=lambda i: portal[i])
@@ -103,6 +122,11 @@ def main() -> None:
         f"bench bare jupyterhub-singleuser start:              median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}"
     )
     print(f"bench ratio portal / bare: {p / b:.2f}")
+    s2 = statistics.median(second)
+    print(
+        f"bench spawn-to-ready of a second session beside a running one: median {s2:.2f} s  "
+        f"runs {' '.join(f'{x:.2f}' for x in second)}"
+    )
     for what, name in ((0, "RSS"), (1, "PSS")):
         pm = statistics.median(m[what] for m in portal_memory) / MiB
         bm = statistics.median(m[what] for m in bare_memory) / MiB

@@ -35,6 +35,17 @@ def user_names(n: int) -> list[str]:
     return [f"u{i:05d}" for i in range(n)]
 
 
+def server_path(name: str) -> str:
+    """The API path of session `name`: "USER" (the unnamed one) or "USER/SERVER" (a named one)."""
+    user, _, server = name.partition("/")
+    return f"/users/{user}/servers/{server}" if server else f"/users/{user}/server"
+
+
+def sessions_of(users: list[str], per_user: int) -> list[str]:
+    """`per_user` sessions for each of `users`: the unnamed one, then "USER/s2", "USER/s3", ..."""
+    return [name if i == 1 else f"{name}/s{i}" for name in users for i in range(1, per_user + 1)]
+
+
 class ScaleRig:
     def __init__(self, root: Path, db: str = "postgresql", poll_interval: float = 30.0):
         self.root = root
@@ -103,7 +114,7 @@ class ScaleRig:
         """Ask for every session at once (up to `parallel` requests in flight); the names refused."""
 
         def ask(name: str) -> str | None:
-            status, answer = self.api("POST", f"/users/{name}/server", options)
+            status, answer = self.api("POST", server_path(name), options)
             return None if status in (201, 202) else f"{name}: {status} {answer}"
 
         with ThreadPoolExecutor(parallel) as pool:
@@ -111,21 +122,27 @@ class ScaleRig:
 
     def stop_sessions(self, names: list[str], parallel: int = 20) -> list[str]:
         def stop(name: str) -> str | None:
-            status, answer = self.api("DELETE", f"/users/{name}/server")
+            status, answer = self.api("DELETE", server_path(name))
             return None if status in (202, 204) else f"{name}: {status} {answer}"
 
         with ThreadPoolExecutor(parallel) as pool:
             return [why for why in pool.map(stop, names) if why]
 
     def servers(self, state: str) -> set[str]:
-        """Users whose default server is in `state` (ready, active, inactive), through the paginated API."""
+        """Sessions in `state` (ready or active), through the paginated API: "NAME" for a user's unnamed
+        session, "NAME/SERVER" for a named one."""
         found: set[str] = set()
         offset = 0
         while True:
             status, page = self.api("GET", f"/users?state={state}&offset={offset}&limit=200")
             if status != 200:
                 raise RuntimeError(f"listing users failed: {status} {page}")
-            found |= {u["name"] for u in page}
+            found |= {
+                u["name"] + (f"/{server}" if server else "")
+                for u in page
+                for server, model in (u.get("servers") or {}).items()
+                if model.get("ready") or state != "ready"
+            }
             if len(page) < 200:
                 return found
             offset += 200
