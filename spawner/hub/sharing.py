@@ -171,14 +171,17 @@ def choice_model(choice: dict, server: str, now: datetime) -> dict:
 _MEMBERS: dict[str, tuple[float, set[str]]] = {}  # directory group -> (when read, the hub's users in it)
 
 
-async def members_of(groups: set[str], hub_users: list[str], fresh: bool = False) -> dict[str, set[str]]:
-    """The hub's users in each directory group, read in a thread (NSS may ask LDAP), kept GROUP_SECONDS."""
+async def members_of(groups: set[str], hub_users, fresh: bool = False) -> dict[str, set[str]]:
+    """The hub's users (`hub_users()`, asked only when a group is read) in each directory group, read in a
+    thread (NSS may ask LDAP), kept GROUP_SECONDS."""
     now = time.monotonic()
     result = {}
+    users: list[str] | None = None
     for group in sorted(groups):
         when, names = _MEMBERS.get(group, (-GROUP_SECONDS, set()))
         if fresh or now - when >= GROUP_SECONDS:
-            names = await asyncio.to_thread(group_members, group, hub_users)
+            users = hub_users() if users is None else users
+            names = await asyncio.to_thread(group_members, group, users)
             _MEMBERS[group] = (now, names)
         result[group] = names
     return result
@@ -204,8 +207,7 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> None:
         spawner.record.shares = choices
         spawner.save_state()
     groups = {c["name"] for c in choices if c["kind"] == "group"}
-    hub_users = [name for (name,) in db.query(orm.User.name)] if groups else []
-    members = await members_of(groups, hub_users, fresh_groups)
+    members = await members_of(groups, lambda: [name for (name,) in db.query(orm.User.name)], fresh_groups)
     wanted = wanted_users(choices, members, spawner.user.name)
     existing = {share.user.name: share for share in list(orm_spawner.shares) if share.user is not None}
     changed = False
@@ -240,7 +242,7 @@ async def keep_shares(spawners, interval: float = EXPIRE_SECONDS) -> None:
     while True:
         await asyncio.sleep(interval)
         for spawner in spawners():
-            if not (spawner.record.shares or (spawner.orm_spawner is not None and spawner.orm_spawner.shares)):
+            if not spawner.record.shares:  # no choice, no share: a session's end and a revoke end them at once
                 continue
             try:
                 await apply_shares(spawner)

@@ -25,6 +25,7 @@ import shlex
 import shutil
 import sys
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -94,7 +95,8 @@ NODES = [
 def sbatch(state: Path, argv: list[str]) -> int:
     script = sys.stdin.read()
     opts = _options(argv)
-    _record(state, {"cmd": "sbatch", "argv": argv, "script": script, "env": dict(os.environ)})
+    submission = uuid.uuid4().hex  # ties the job to this call's record (its environment)
+    _record(state, {"cmd": "sbatch", "argv": argv, "script": script, "env": dict(os.environ), "submission": submission})
     failed = _failure(state, "sbatch")
     if failed:
         return failed
@@ -114,6 +116,7 @@ def sbatch(state: Path, argv: list[str]) -> int:
             "reason": "None",
             "node": "",
             "options": opts,
+            "submission": submission,
         }
     if _mode(state, "sbatch") == "late":
         time.sleep(3600)

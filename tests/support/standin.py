@@ -47,7 +47,7 @@ class Fleet:
         self.state = state
         self.hold = hold
         self.servers: dict[str, HTTPServer] = {}  # job id -> its server
-        self.env_by_user: dict[str, dict] = {}
+        self.env_by_submission: dict[str, dict] = {}  # a sbatch call's id -> the environment it passed
         self.calls_read = 0  # bytes of calls.jsonl already read
 
     def _read_submissions(self) -> None:
@@ -62,7 +62,7 @@ class Fleet:
         for line in complete.splitlines():
             entry = json.loads(line)
             if entry["cmd"] == "sbatch" and "JUPYTERHUB_API_TOKEN" in entry.get("env", {}):
-                self.env_by_user[entry["env"]["MOCKSLURM_USER"]] = entry["env"]
+                self.env_by_submission[entry.get("submission", "")] = entry["env"]
 
     async def tick(self) -> None:
         self._read_submissions()
@@ -73,13 +73,13 @@ class Fleet:
                 for job_id, job in jobs.items()
                 if job["state"] == "PENDING"
                 and job["options"].get("partition") != self.hold
-                and job["user"] in self.env_by_user
+                and job.get("submission") in self.env_by_submission
                 and job_id not in self.servers
             ]
             ended = [job_id for job_id in self.servers if jobs.get(job_id, {}).get("state") != "RUNNING"]
             started = []
             for job_id, job in to_start:
-                env = self.env_by_user[job["user"]]
+                env = self.env_by_submission[job["submission"]]  # each job its own: a user may run several
                 sockets = bind_sockets(0, "127.0.0.1")
                 server = HTTPServer(Application([(r"(.*)", SessionHandler, {"token": env["JUPYTERHUB_API_TOKEN"]})]))
                 server.add_sockets(sockets)
