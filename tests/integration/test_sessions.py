@@ -11,6 +11,7 @@ that expires, or a session that ends, lets no one in any more.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from tests.support.cluster import Cluster, url_for
 from tests.support.http import json_request, wait_until
@@ -31,11 +32,16 @@ def call(token: str, method: str, path: str, body=None):
 
 
 def ready(cluster: Cluster, user: str, server: str) -> dict:
-    return cluster.wait(
-        lambda: (cluster.server(user, server) or {}).get("ready") and cluster.server(user, server),
-        120,
-        f"{user}/{server} ready",
-    )
+    try:
+        return cluster.wait(
+            lambda: (cluster.server(user, server) or {}).get("ready") and cluster.server(user, server),
+            120,
+            f"{user}/{server} ready",
+        )
+    except AssertionError as e:  # what the session's jobs printed, for the one who reads the failure
+        logs = sorted(Path(f"/home/{user}").glob(".dsportal-session-*.log"), key=lambda p: p.stat().st_mtime)
+        tails = "\n".join(f"{p.name}:\n{p.read_text(errors='replace')[-3000:]}" for p in logs[-2:])
+        raise AssertionError(f"{e}\n{tails}") from None
 
 
 def time_limit(cluster: Cluster, job_id: str) -> str:
