@@ -9,6 +9,7 @@ cannot read is one line there too, and ends the start.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -32,16 +33,47 @@ def session_dir(base: Path, user: str, job_id: str) -> Path:
 
     mkdtemp, not a fixed name: on a shared node another account could create
     a fixed-name folder first and plant kernelspecs in it.  This user's
-    folders of earlier sessions are removed.
+    folders of earlier sessions are removed, but not those of their other
+    sessions still running on this node (a user may run several): each
+    session holds a lock on its folder's LOCK file for as long as it runs
+    (`hold`), and a folder whose lock can be taken is no one's any more.
     """
     uid = os.getuid()
     for old in base.glob(f"dsportal-{user}-*"):
         try:
-            if not old.is_symlink() and old.is_dir() and old.stat().st_uid == uid:
+            if not old.is_symlink() and old.is_dir() and old.stat().st_uid == uid and not in_use(old):
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             continue
-    return Path(tempfile.mkdtemp(prefix=f"dsportal-{user}-{job_id}-", dir=base))
+    folder = Path(tempfile.mkdtemp(prefix=f"dsportal-{user}-{job_id}-", dir=base))
+    hold(folder)
+    return folder
+
+
+LOCK = ".in-use"
+_HELD: list = []  # the open lock files: kept open (and locked) as long as this process and its fork live
+
+
+def hold(folder: Path) -> None:
+    """Lock `folder` as this session's: the lock lasts while the session's processes (the keeper, the server,
+    which inherits it across the fork) keep the file open."""
+    handle = open(folder / LOCK, "w")  # noqa: SIM115 - held open for the session's life on purpose
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD.append(handle)
+
+
+def in_use(folder: Path) -> bool:
+    """Whether a running session holds `folder`'s lock (False for a folder without one: an older session's)."""
+    try:
+        with open(folder / LOCK) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+    except FileNotFoundError:
+        return False
 
 
 KEEP_LOGS = 10
