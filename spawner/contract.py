@@ -27,6 +27,10 @@ ENDED_CALLBACK = "/dsportal/ended"
 # token: POST {JUPYTERHUB_API_URL}EXTEND_PATH (the hub decides and runs Slurm).
 EXTEND_PATH = "/dsportal/session/extend"
 
+# The session's server reports what it used so far (spawner/usage.py's tally) with its own token:
+# POST {JUPYTERHUB_API_URL}USAGE_PATH; the hub keeps the last report for the ended session's summary.
+USAGE_PATH = "/dsportal/session/usage"
+
 # Slurm's advance warning before the time limit (sbatch --signal=B:USR2@N): the
 # session's server then has JupyterLab save every open document.
 WARNING_SIGNAL_NAME = "USR2"

@@ -45,6 +45,14 @@ class TensorBoardSpec:
 
 
 @dataclass(frozen=True)
+class UsageSpec:
+    """How often the session tallies what it uses and reports it (spawner/jupyter/usagesampler.py)."""
+
+    sample_seconds: int = 30
+    report_seconds: int = 60
+
+
+@dataclass(frozen=True)
 class SessionSpec:
     storage: dict[str, str] = field(default_factory=dict)  # ~/NAME links to storage mounts: name -> path
     # The admin's `kernels` section as the hub's config model dumps it (portal/settings.py, KernelSettings);
@@ -55,6 +63,7 @@ class SessionSpec:
     idle: IdleSpec = field(default_factory=IdleSpec)
     jupyterlab_news: bool = False  # false: JupyterLab never asks to fetch Jupyter's news
     guest_check_seconds: int = 3  # a shared session asks the hub about its guests' open connections this often
+    usage: UsageSpec = field(default_factory=UsageSpec)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

@@ -6,7 +6,21 @@ import os
 import sys
 from pathlib import Path
 
-from . import accounting, demo, directory, images, machine, mail, nvml, registry, reset, slurmconf, supervisor, tls
+from . import (
+    accounting,
+    demo,
+    directory,
+    images,
+    machine,
+    mail,
+    nvml,
+    prometheus,
+    registry,
+    reset,
+    slurmconf,
+    supervisor,
+    tls,
+)
 from .common import (
     ETC,
     HUB_STATE,
@@ -52,6 +66,7 @@ def programs() -> list[Program]:
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
         mail.program(),
         registry.program(),
+        prometheus.program(),
         Program(
             "proxy",
             proxy_argv() if ready else ["configurable-http-proxy"],
@@ -157,6 +172,15 @@ def start_registry(restart: bool) -> None:
     registry.ensure_pulled()
 
 
+def start_prometheus(restart: bool) -> None:
+    """After the hub: it scrapes the hub's metrics (a scrape that fails meanwhile is only a gap)."""
+    if restart:
+        supervisor.stop("prometheus")
+    free_or_ours("prometheus", prometheus.PORT)
+    supervisor.start("prometheus")
+    wait_for(prometheus.answers, 60, "Prometheus answering on 127.0.0.1:9090", "prometheus.out")
+
+
 def start_hub(restart: bool) -> None:
     if restart and supervisor.states().get("jupyterhub", ("",))[0] == "RUNNING":
         say("the portal was updated: restarting JupyterHub (sessions keep running)")
@@ -189,6 +213,7 @@ def up() -> None:
     nvml.ensure_fake_nvml()
     images.ensure_dev_image()
     registry_changed = registry.ensure_registry_files()
+    prometheus_changed = prometheus.ensure_files()  # before the hub's config: it names the scraper's token
     ensure_directory()
     hub_changed = ensure_portal_config()
     supervisor.ensure(programs())
@@ -202,7 +227,8 @@ def up() -> None:
     start_registry(restart=registry_changed)
     if tls_new:
         supervisor.stop("proxy")  # serve the new certificate
-    start_hub(restart=hub_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+    start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+    start_prometheus(restart=prometheus_changed)
     print(f"""
 DS Portal is up: {HUB_URL}
   trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)

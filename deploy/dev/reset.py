@@ -14,7 +14,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, mail, nvml, registry, supervisor, tls
+from . import accounting, mail, nvml, prometheus, registry, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -42,6 +42,7 @@ FOLDERS = [
     HUB_STATE,
     REGISTRY_STATE,
     accounting.DB_DIR,  # the accounting database: `up` starts an empty one
+    prometheus.HOME,  # the metrics Prometheus kept
     nvml.READINGS,
     PREFIX,
     IMAGES,

@@ -19,6 +19,7 @@ from .dashboard import session_card
 from .extension import limits_of
 from .progress import start_progress
 from .sessions import NAME_PATTERN, NAME_RULE, user_sessions
+from .sessionusage import live_usage
 
 if TYPE_CHECKING:
     from .spawner import SlurmGPUSpawner
@@ -71,12 +72,22 @@ def session_entry(spawner: SlurmGPUSpawner) -> dict:
         "session": card(spawner),
         "last_end": "" if spawner.active else spawner.record.last_end,
         "server_url": spawner.session_url() if spawner.ready else "",
+        # what it used so far, from its last report; no advice while it runs
+        "usage": live_usage(spawner.record.usage, spawner.current_resources()) if spawner.job_id else [],
     }
+
+
+def usage_view(entry: dict) -> dict:
+    """What the page shows of a history entry's usage: its lines and advice, not the tally behind them (pure)."""
+    usage = entry.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    return {"usage": {"lines": list(usage.get("lines", [])), "advice": usage.get("advice", "")}}
 
 
 def merged_history(spawners: list[SlurmGPUSpawner], keep: int) -> list[dict]:
     """The last `keep` sessions of all the user's sessions, newest first, each with its session's name (pure)."""
-    entries = [{"name": s.name, **entry} for s in spawners for entry in s.record.history]
+    entries = [{"name": s.name, **entry, **usage_view(entry)} for s in spawners for entry in s.record.history]
     return sorted(entries, key=lambda e: str(e.get("ended", "")), reverse=True)[:keep]
 
 

@@ -27,6 +27,8 @@ from .ignored import ignored_settings
 from .metrics import register_session_collector
 from .runs import tracker as runs_tracker
 from .services import start_in_hub
+from .usage import accounting as usage_accounting
+from .usage import clustermetrics
 
 
 def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSettings:
@@ -67,11 +69,16 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
         sharing.start(asyncio.get_running_loop(), hub_spawners)  # shares end at their time; groups follow the directory
+        clustermetrics.start(asyncio.get_running_loop(), shared, hub_spawners)  # GPUs, queue, waits for Prometheus
+        usage_accounting.start(asyncio.get_running_loop(), shared, hub_spawners)  # Slurm's numbers into summaries
     # Several sessions per user: each a named server of its own, each its own Slurm job; how many run at once
     # and their GPUs together are the spawner's checks (spawner/hub/sessions.py), how many are kept JupyterHub's.
     c.JupyterHub.allow_named_servers = True
     c.JupyterHub.named_server_limit_per_user = settings.sessions.max_kept_per_user
     c.JupyterHub.load_roles.extend(portal_roles(settings))
+    services, roles = scraper_service(settings)
+    c.JupyterHub.services.extend(services)
+    c.JupyterHub.load_roles.extend(roles)
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
     # sessions read only the environment's and the system's config (the portal's extensions live there).
@@ -116,6 +123,27 @@ def portal_roles(settings: PortalSettings) -> list[dict]:
     if settings.sharing.enabled and settings.sharing.codes:
         return [{"name": "user", "scopes": ["self", "shares!user"]}]
     return []
+
+
+def scraper_service(settings: PortalSettings) -> tuple[list[dict], list[dict]]:
+    """Prometheus as a JupyterHub service whose token may read /hub/metrics and nothing else; none without
+    usage.scraper_token_file.  The token is read here, never logged; a missing or empty file stops the hub with
+    words (a scraper that silently gets 403s would leave the status page empty)."""
+    path = settings.usage.scraper_token_file
+    if not path:
+        return [], []
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as e:
+        raise SystemExit(
+            f"usage.scraper_token_file: cannot read {path} ({e.strerror}); fix it or empty the key"
+        ) from None
+    if len(token) < 32:
+        raise SystemExit(f"usage.scraper_token_file: {path} must hold a token of at least 32 characters")
+    return (
+        [{"name": "prometheus", "api_token": token}],
+        [{"name": "dsportal-prometheus", "scopes": ["read:metrics"], "services": ["prometheus"]}],
+    )
 
 
 def report_ignored_settings(c) -> list[str]:

@@ -9,7 +9,7 @@ commands run.
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 SLURM_SECONDS = Histogram(
@@ -30,6 +30,31 @@ START_SECONDS = Histogram(
     buckets=(2, 5, 10, 20, 30, 60, 120, 300, 900, 3600),
 )
 CULLED = Counter("dsportal_sessions_culled_total", "Sessions stopped for being idle, per partition", ["partition"])
+CULLED_GPU_HOURS = Counter(
+    "dsportal_culled_gpu_hours",
+    "GPU-hours given back by idle culling: each culled session's GPUs times the time it had left, per partition",
+    ["partition"],
+)
+# Per user: the admins' status page ranks heavy users by how much of their GPUs' time did work.
+USER_GPU_HOURS = Counter("dsportal_user_gpu_hours", "GPU-hours of the user's ended portal sessions", ["user"])
+USER_GPU_BUSY_HOURS = Counter(
+    "dsportal_user_gpu_busy_hours",
+    "GPU-hours of the user's ended portal sessions weighted by each GPU's mean utilisation (NVML)",
+    ["user"],
+)
+# The cluster as a whole, every user's jobs (spawner/hub/usage/clustermetrics.py), read every usage.cluster_seconds.
+PARTITION_GPUS = Gauge(
+    "dsportal_partition_gpus",
+    "GPUs per partition: allocated, free (on nodes taking jobs) or down",
+    ["partition", "state"],
+)
+QUEUE_PENDING = Gauge("dsportal_queue_pending_jobs", "Every user's pending jobs per partition", ["partition"])
+JOB_WAIT = Histogram(
+    "dsportal_job_wait_seconds",
+    "From submission to start, of every user's jobs seen starting, per partition",
+    ["partition"],
+    buckets=(5, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400, 259200),
+)
 
 
 def session_counts(cards: list[dict]) -> tuple[dict, dict]:

@@ -38,10 +38,14 @@ class SessionRecord:
     submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
     last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
     history: list[dict] = field(default_factory=list)  # the last sessions, newest first
+    usage: dict = field(default_factory=dict)  # the session's last report of what it used (spawner/usage.py)
     # whom the session is shared with: {"kind": "user"|"group", "name", "expires": ISO UTC}; ends with the session
     shares: list[dict] = field(default_factory=list)
     # The user's, not the session's (kept when a session ends):
     runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/record)
+    # what each of the user's last sessions used, newest first (spawner/hub/usage/ended.py): the usage page's
+    # efficiency over time; kept in the unnamed session's record, as the history is
+    usage_log: list[dict] = field(default_factory=list)
     notify_mail: bool = False  # the user opted in to e-mail (a job ended, a queued session started, time runs out)
     warned_job: str = ""  # the session job whose "little time left" mail went out
 
@@ -62,6 +66,8 @@ class SessionRecord:
             )
             if self.stopping:
                 state["stopping"] = True
+            if self.usage:
+                state["usage"] = dict(self.usage)
         if self.last_end:
             state["last_end"] = self.last_end
         if self.history:
@@ -70,6 +76,8 @@ class SessionRecord:
             state["shares"] = [dict(e) for e in self.shares]
         if self.runs:
             state["runs"] = [dict(e) for e in self.runs]
+        if self.usage_log:
+            state["usage_log"] = [dict(e) for e in self.usage_log]
         if self.notify_mail:
             state["notify_mail"] = True
         if self.warned_job:
@@ -104,7 +112,7 @@ class SessionRecord:
         for name, value in state.items():
             if name not in known:
                 continue  # a later version's field: this hub does not use it
-            default = known[name].default if known[name].default_factory is MISSING else []
+            default = known[name].default if known[name].default_factory is MISSING else known[name].default_factory()
             kind = type(default)
             if kind is int and isinstance(value, bool) or not isinstance(value, kind):
                 log.warning("Saved session record: %s=%r is not a %s; left at %r", name, value, kind.__name__, default)
@@ -113,6 +121,9 @@ class SessionRecord:
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         values["shares"] = [
             e for e in values.get("shares", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+        ]
+        values["usage_log"] = [
+            e for e in values.get("usage_log", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)
         ]
         values["runs"] = [e for e in values.get("runs", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
         return cls(**values)

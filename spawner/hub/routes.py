@@ -15,8 +15,18 @@ from jupyterhub import apihandlers
 
 from . import clusterapi, portapi, sessionapi, shareapi, stopapi
 from .runs import api as runsapi
+from .usage import pages as usagepages
+from .usage import reportapi as usagereport
 
-ADDED = (*portapi.HANDLERS, *sessionapi.HANDLERS, *clusterapi.HANDLERS, *runsapi.HANDLERS, *shareapi.HANDLERS)
+ADDED = (
+    *portapi.HANDLERS,
+    *sessionapi.HANDLERS,
+    *clusterapi.HANDLERS,
+    *runsapi.HANDLERS,
+    *shareapi.HANDLERS,
+    *usagereport.HANDLERS,
+    *usagepages.handlers(),  # pages, not API: JupyterHub prefixes this list with /hub as its own
+)
 REPLACED = {**stopapi.REPLACED, **shareapi.REPLACED}  # JupyterHub's handler -> the portal's
 # batchspawner's port callback: its import adds it to JupyterHub's list (spawner/hub/portapi.py)
 REMOVED = (portapi.REPLACED_CALLBACK,)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from portal.settings import PortalSettings
 
-from ..sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
+from ..sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
 
 
 def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSpec:
@@ -25,4 +25,5 @@ def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSp
         idle=IdleSpec(timeout=idle_timeout, warning=min(sessions.idle_warning_seconds, idle_timeout // 2)),
         jupyterlab_news=sessions.jupyterlab_news,
         guest_check_seconds=settings.sharing.check_seconds,
+        usage=UsageSpec(sample_seconds=settings.usage.sample_seconds, report_seconds=settings.usage.report_seconds),
     )

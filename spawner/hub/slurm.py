@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from portal.settings import SlurmSettings
 
+from ..slurmaccounting import UsedJob, parse_usage, usage_argv
 from ..slurmvocab import (
     ENDING,  # noqa: F401  (spawner.py takes the job states from here, with JobInfo)
     INVALID_JOB,
@@ -227,6 +228,10 @@ class SlurmClient:
     async def accounting(self, days: int) -> list[AccountedJob]:
         """Every user's jobs of the last `days` days from Slurm's accounting (slurmdbd)."""
         return await self._read(accounting_argv(self.slurm.sacct, days), parse_accounting)
+
+    async def usage(self, days: int) -> list[UsedJob]:
+        """Every user's jobs of the last `days` days with their CPU time and peak memory (slurmdbd)."""
+        return await self._read(usage_argv(self.slurm.sacct, days), parse_usage)
 
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order."""

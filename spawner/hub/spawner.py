@@ -36,7 +36,7 @@ from .accounts import AccountRefused, UnixAccount, lookup, refusal
 from .form import render_options_form
 from .idle import idle_words, join_idle_groups, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
-from .metrics import CULLED, START_SECONDS
+from .metrics import CULLED, CULLED_GPU_HOURS, START_SECONDS, USER_GPU_BUSY_HOURS, USER_GPU_HOURS
 from .notices import public_home, session_started_mail, tell, waited_words
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
@@ -47,6 +47,7 @@ from .resources import Resources, duration_words, resources_for
 from .services import services_for
 from .sessions import Held, name_problem, room_problem, user_sessions
 from .sessionspec import build_session_spec
+from .sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_usage
 from .sharing import end_shares
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -337,6 +338,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.record = SessionRecord(
             last_end=self.record.last_end,
             history=self.record.history,
+            usage_log=self.record.usage_log,
             runs=self.record.runs,
             notify_mail=self.record.notify_mail,
             warned_job=self.record.warned_job,
@@ -610,6 +612,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         if not self.job_id:
             return
         job_id = self.job_id
+        left = hours_left(self.job_info.end if self.job_info else "", datetime.now())
         self.record.stopping = True
         self.save_state()  # a hub that dies from here on leaves the job to the reconciler, not to a "running" session
         self.log.info("Stopping session job %s of %s", job_id, self._log_name)
@@ -623,6 +626,9 @@ class SlurmGPUSpawner(SlurmSpawner):
             self.log.info("Session job %s of %s stopped for being idle", job_id, self._log_name)
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
+            CULLED_GPU_HOURS.labels(resources.partition if resources else "").inc(
+                left * (resources.gpus if resources else 0)
+            )
             self.remember_session(self.record.last_end, now)
         elif self.stop_cause == "ended":  # its server had exited, but the job did not end by itself
             self.record.last_end = (
@@ -635,7 +641,8 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def remember_session(self, why: str, ended: datetime) -> None:
         """Add the session that just ended to the home page's list: the user's, in the unnamed session's record
-        (saved with the state), so it outlives a named session that is removed."""
+        (saved with the state), so it outlives a named session that is removed.  With it what the session used
+        (its last report; Slurm's accounting is filled in later) and the user's GPU-hours for the metrics."""
         resources = self.current_resources()
         entry = history_entry(
             self.job_id,
@@ -647,8 +654,15 @@ class SlurmGPUSpawner(SlurmSpawner):
         )
         if self.name:
             entry["name"] = self.name
+        entry["usage"] = usage = session_usage(self.record.usage, allocation_of(resources))
         record = self.owner_record()
         record.history = add_to_history(record.history, entry, self.settings.sessions.history)
+        if usage["source"] != "none":
+            partition = resources.partition if resources else ""
+            record.usage_log = add_to_log(record.usage_log, log_entry(self.job_id, ended, partition, usage))
+            allocated, busy = gpu_hours(usage)
+            USER_GPU_HOURS.labels(self.user.name).inc(allocated)
+            USER_GPU_BUSY_HOURS.labels(self.user.name).inc(busy)
         if record is not self.record:
             self.user.spawners[""].save_state()
 

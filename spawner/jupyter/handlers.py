@@ -183,6 +183,6 @@ def _load_jupyter_server_extension(serverapp):
             (url_path_join(prefix, r"([0-9a-f]{12})(/.*)?"), TensorBoardHandler),
         ],
     )
-    sessionapi.load(serverapp, spec.clock, spec.idle)
+    sessionapi.load(serverapp, spec.clock, spec.idle, spec.usage)
     jobs.load(serverapp)
     serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock, the jobs panel", prefix)

@@ -5,6 +5,7 @@
                                                   "idle_seconds", "idle_timeout", "idle_warning"}
     POST {base}dsportal/session/activity         the user's mouse or keys in JupyterLab: use (activity.py)
     GET  {base}dsportal/session/gpus             {"gpus": [NVML readings of the job's GPUs], "note"}
+    GET  {base}dsportal/session/usage            what the session used so far, in words (spawner/usage.py)
     POST {base}dsportal/session/saved            {"saved": [paths], "failed": [paths]} -> the session log
     POST {base}dsportal/session/extend           asks the hub for more time (the hub decides; it runs Slurm)
 
@@ -19,20 +20,23 @@ import json
 import os
 import signal
 
+import psutil
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.ioloop import IOLoop
 
 from ..contract import EXTEND_PATH
-from ..sessionspec import ClockSpec, IdleSpec
+from ..sessionspec import ClockSpec, IdleSpec, UsageSpec
 from .activity import GpuWatch, SessionActivity
 from .clock import WARNING_SIGNAL, SessionClock, saved_paths
 from .gpus import NoGpuReadings, load_nvml, visible
 from .hubcall import ask_hub
+from .usagesampler import UsageSampler, job_allocation, process_use, report_to_hub
 
 SETTINGS_KEY = "dsportal_clock"
 ACTIVITY_KEY = "dsportal_activity"
+USAGE_KEY = "dsportal_usage"
 
 
 class _Base(APIHandler):
@@ -67,6 +71,12 @@ class GpusHandler(_Base):
         self.finish(json.dumps(self.activity.gpus.to_dict()))
 
 
+class UsageHandler(_Base):
+    @web.authenticated
+    def get(self):
+        self.finish(json.dumps(self.settings[USAGE_KEY].summary()))
+
+
 class SavedHandler(_Base):
     @web.authenticated
     def post(self):
@@ -90,7 +100,7 @@ class ExtendHandler(_Base):
         self.finish(body)
 
 
-def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec) -> None:
+def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec, usage: UsageSpec) -> None:
     """Install the clock's handlers and Slurm's warning signal (spawner/jupyter/handlers.py calls this)."""
     clock = SessionClock(
         job_id=os.environ.get("SLURM_JOB_ID", ""),
@@ -100,7 +110,11 @@ def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec) -> None:
         extend_hours=clock_spec.extend_hours,
     )
     serverapp.web_app.settings[SETTINGS_KEY] = clock
-    start_activity(serverapp, idle)
+    activity = start_activity(serverapp, idle)
+    sampler = UsageSampler(
+        activity.gpus, lambda: process_use(psutil.Process()), job_allocation(os.environ), report_to_hub
+    )
+    serverapp.web_app.settings[USAGE_KEY] = sampler
     base = serverapp.web_app.settings["base_url"]
     prefix = url_path_join(base, "dsportal/session")
     serverapp.web_app.add_handlers(
@@ -111,10 +125,14 @@ def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec) -> None:
             (url_path_join(prefix, "extend"), ExtendHandler),
             (url_path_join(prefix, "activity"), ActivityHandler),
             (url_path_join(prefix, "gpus"), GpusHandler),
+            (url_path_join(prefix, "usage"), UsageHandler),
         ],
     )
     if not clock.job_id:
-        return  # not in a Slurm job (a test or a local run): no end, no warning
+        return  # not in a Slurm job (a test or a local run): no end, no warning, no report
+    IOLoop.current().add_callback(
+        lambda: asyncio.ensure_future(sampler.run(usage.sample_seconds, usage.report_seconds))
+    )
 
     def warned() -> None:
         clock.warning_arrived()

@@ -13,16 +13,14 @@ import json
 import re
 import threading
 import time
-from pathlib import Path
 
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from tests.support.cluster import HUB, url_for
+from tests.support.cluster import HUB, NVML_READINGS, job_gpus, url_for
 from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
 
-NVML_READINGS = Path("/var/lib/dsportal-nvml")
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
 
 
@@ -51,15 +49,6 @@ class PrintingTerminal:
         socket.close()
 
 
-def job_gpu(user: str, job_id: str) -> tuple[str, str]:
-    """(node, CUDA index) of the job's GPU, from the job script's first log line."""
-    log = Path(f"/home/{user}/.dsportal-session-{job_id}.log")
-    line = log.read_text().splitlines()[0]
-    match = re.search(r"on (\S+) since .*; GPUs: (\d+)$", line)
-    assert match, line
-    return match.group(1), match.group(2)
-
-
 def home_page(user: str) -> str:
     browser = FormBrowser(HUB)
     assert browser.login(user, password_of(user))[0] == 302
@@ -81,7 +70,7 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
     started = time.monotonic()
     # bob works in a terminal that prints; carol's GPU computes (the stand-in driver's reading)
     terminal = PrintingTerminal(cluster, "bob")
-    node, index = job_gpu("carol", jobs["carol"])
+    node, (index,) = job_gpus("carol", jobs["carol"])
     reading = NVML_READINGS / f"{node}-{index}"
     reading.write_text("57 2048 1")
     try:

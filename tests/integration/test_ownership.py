@@ -15,17 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cluster import HUB, ROOT
+from tests.support.cluster import HUB, ROOT, supervisorctl
 from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
 
-SUPERVISORCTL = ["/usr/bin/supervisorctl", "-c", "/var/lib/dsportal-dev/supervisord.conf"]
 HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 STOPPING = "is stopping (the scheduler is not answering yet)"
-
-
-def supervisorctl(*args: str) -> str:
-    return subprocess.run([*SUPERVISORCTL, *args], capture_output=True, text=True, timeout=120).stdout
 
 
 def program_pid(name: str) -> int:

@@ -18,15 +18,6 @@ from tests.support.http import json_request, wait_until
 from tests.support.jupyter import run_code
 
 
-def user_token(cluster: Cluster, name: str) -> str:
-    cluster.ensure_user(name)
-    status, body = cluster.request(
-        "POST", f"/hub/api/users/{name}/tokens", {"note": "sessions test", "expires_in": 3600}
-    )
-    assert status == 201, body
-    return body["token"]
-
-
 def call(token: str, method: str, path: str, body=None):
     return json_request(method, url_for(path), body, token=token, timeout=60)
 
@@ -49,7 +40,7 @@ def time_limit(cluster: Cluster, job_id: str) -> str:
 
 
 def test_two_sessions_of_one_user_each_behave_alone_within_the_admins_limits(cluster):
-    alice = user_token(cluster, "alice")
+    alice = cluster.user_token("alice")
     assert call(alice, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
     assert call(alice, "POST", "/hub/api/users/alice/servers/train", {"gpus": 1, "hours": 1})[0] == 202
     ready(cluster, "alice", "")
@@ -96,7 +87,7 @@ def test_two_sessions_of_one_user_each_behave_alone_within_the_admins_limits(clu
 
 
 def test_a_share_survives_a_hub_restart_and_ends_with_its_time_or_its_session(cluster):
-    alice, bob, dave = (user_token(cluster, name) for name in ("alice", "bob", "dave"))
+    alice, bob, dave = (cluster.user_token(name) for name in ("alice", "bob", "dave"))
     assert call(alice, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
     assert call(alice, "POST", "/hub/api/users/alice/servers/train", {"gpus": 0, "hours": 1})[0] == 202
     ready(cluster, "alice", "")

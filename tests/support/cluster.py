@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -26,6 +27,23 @@ def url_for(path: str) -> str:
 
 
 TOKEN_FILE = Path("/etc/dsportal/admin.token")
+SUPERVISORCTL = ["/usr/bin/supervisorctl", "-c", "/var/lib/dsportal-dev/supervisord.conf"]
+NVML_READINGS = Path("/var/lib/dsportal-nvml")  # the stand-in NVML's readings (deploy/dev/fakenvml.c): NODE-INDEX
+
+
+def supervisorctl(*args: str) -> str:
+    """The dev cluster's supervisord: stop and start its daemons as an outage test does."""
+    return subprocess.run([*SUPERVISORCTL, *args], capture_output=True, text=True, timeout=120).stdout
+
+
+def job_gpus(user: str, job_id: str) -> tuple[str, list[str]]:
+    """(node, CUDA indices) of a session job's GPUs, from the job's first log line."""
+    line = Path(f"/home/{user}/.dsportal-session-{job_id}.log").read_text().splitlines()[0]
+    match = re.search(r"on (\S+) since .*; GPUs: ([0-9,]+)$", line)
+    assert match, line
+    return match.group(1), match.group(2).split(",")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -42,6 +60,13 @@ class Cluster:
         status, _ = self.request("GET", f"/hub/api/users/{name}")
         if status == 404:
             assert self.request("POST", f"/hub/api/users/{name}")[0] == 201
+
+    def user_token(self, name: str, note: str = "tests") -> str:
+        """A new API token of the user's own (an hour), made with the admin's."""
+        self.ensure_user(name)
+        status, body = self.request("POST", f"/hub/api/users/{name}/tokens", {"note": note, "expires_in": 3600})
+        assert status == 201, body
+        return body["token"]
 
     def server(self, name: str, server: str = "") -> dict | None:
         return self.request("GET", f"/hub/api/users/{name}")[1]["servers"].get(server)

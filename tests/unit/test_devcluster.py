@@ -162,6 +162,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=localhost",
         "AccountingStoragePort=6819",
+        "AccountingStorageTRES=gres/gpu",
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",
     ]  # no PrivateData: the hub's account reads every user's jobs

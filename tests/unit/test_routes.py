@@ -13,6 +13,8 @@ from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from spawner.hub import clusterapi, portapi, routes, sessionapi, shareapi, stopapi
 from spawner.hub.runs import api as runsapi
+from spawner.hub.usage import pages as usagepages
+from spawner.hub.usage import reportapi as usagereport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,6 +59,10 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/log", runsapi.LogHandler),
         ("/api/dsportal/notify", runsapi.NotifyHandler),
         ("/api/dsportal/shares", shareapi.SharesHandler),
+        ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
+        ("/dsportal/usage", usagepages.UsagePageHandler),
+        ("/dsportal/status", usagepages.StatusPageHandler),
+        (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

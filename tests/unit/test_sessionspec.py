@@ -60,6 +60,7 @@ def todays_hub_spec(settings: PortalSettings, idle_timeout: int) -> str:
             "idle": idle,
             "jupyterlab_news": settings.sessions.jupyterlab_news,
             "guest_check_seconds": settings.sharing.check_seconds,
+            "usage": {"sample_seconds": settings.usage.sample_seconds, "report_seconds": settings.usage.report_seconds},
         }
     )
 

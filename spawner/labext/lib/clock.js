@@ -170,11 +170,25 @@ class SessionClock {
     const actions = this.answer.extend_hours
       ? [{ label: `Add ${this.answer.extend_hours} h`, callback: () => this.extend() }]
       : [];
-    Notification.warning(
+    const message =
       `Your session ends in ${words(left)}, at ${clockTime(this.answer.end)} (its time limit). ` +
-        'Open documents are saved before then; running kernels stop at the end.',
-      { autoClose: false, actions }
+      'Open documents are saved before then; running kernels stop at the end.';
+    this.usageSoFar().then(used =>
+      Notification.warning(used ? `${message} What it used so far: ${used}` : message, {
+        autoClose: false,
+        actions
+      })
     );
+  }
+
+  // What the session used so far, in words (the server's tally, spawner/usage.py); '' when it cannot say.
+  async usageSoFar() {
+    try {
+      const { ok, body } = await call('usage');
+      return ok && body.lines ? body.lines.join('; ') : '';
+    } catch (e) {
+      return '';
+    }
   }
 
   async saveAll() {

@@ -1,0 +1,125 @@
+"""Slurm's accounting of what jobs used, shared by everyone, and filled into ended sessions' summaries (hub side).
+
+One `sacct` of every user's jobs and steps of the last `usage.days` days
+serves every usage page and the filling-in for `usage.accounting_seconds`
+(spawner/hub/clusterinfo.py's SharedAnswers): Slurm's calls follow the
+cadence, not the number of users.  A session's summary is first made from
+its own report; once its job is in the accounting (slurmdbd writes it when
+the job ends), Slurm's CPU time and peak memory replace the session's.
+Without accounting (no slurmdbd) the summaries keep the session's numbers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+
+from portal.settings import UsageSettings
+
+from ...slurmaccounting import UsedJob
+from ..clusterinfo import SharedAnswers
+from ..sessionusage import with_accounting
+from ..slurm import SlurmClient, SlurmError
+
+log = logging.getLogger("JupyterHub").getChild("usage")
+
+NO_ACCOUNTING = (
+    "Slurm's accounting (slurmdbd) does not answer, so GPU-hours and Slurm's CPU and memory figures cannot be "
+    "shown now; the sessions' own readings below still are. Try again later, or tell the cluster's admins."
+)
+
+
+class UsageListing:
+    def __init__(self, client: SlurmClient, usage: UsageSettings):
+        self.client = client
+        self.days = usage.days
+        self._answers = SharedAnswers(usage.accounting_seconds)
+
+    @property
+    def calls(self) -> int:
+        return self._answers.calls
+
+    async def jobs(self) -> dict[str, UsedJob]:
+        """Every user's jobs of the last days by job id (SlurmError when the accounting does not answer)."""
+        return await self._answers.get("usage", self._read)
+
+    async def _read(self) -> dict[str, UsedJob]:
+        return {job.job_id: job for job in await self.client.usage(self.days)}
+
+
+def waiting(history: list[dict], usage_log: list[dict], now: datetime, days: int) -> set[str]:
+    """Jobs of ended sessions whose summaries still lack Slurm's numbers, of the last `days` days (pure)."""
+    since = (now - timedelta(days=days)).isoformat(timespec="minutes")
+    pending = {
+        e["job_id"]
+        for e in history
+        if isinstance(e.get("usage"), dict) and e["usage"].get("source") == "session" and e.get("ended", "") >= since
+    }
+    pending |= {e["job_id"] for e in usage_log if not e.get("accounted") and e.get("ended", "") >= since}
+    return pending
+
+
+def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob]) -> bool:
+    """Slurm's numbers into the summaries and log lines of ended jobs it has accounted; True if any changed."""
+    changed = False
+    for entry in history:
+        job = jobs.get(entry.get("job_id", ""))
+        usage = entry.get("usage")
+        if job and job.end and isinstance(usage, dict) and usage.get("source") == "session":
+            entry["usage"] = with_accounting(usage, job.use())
+            changed = True
+    for entry in usage_log:
+        job = jobs.get(entry.get("job_id", ""))
+        if job and job.end and not entry.get("accounted"):
+            entry.update(cpu_efficiency=job.cpu_efficiency, hours=round(job.elapsed_seconds / 3600, 2), accounted=True)
+            changed = True
+    return changed
+
+
+async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
+    """Fill the records (the users' unnamed sessions' spawners) that wait for Slurm; how many changed."""
+    now = datetime.now()
+    owners = [s for s in records if waiting(s.record.history, s.record.usage_log, now, days)]
+    if not owners:
+        return 0  # no sacct when nothing waits
+    jobs = await listing.jobs()
+    changed = 0
+    for spawner in owners:
+        if fill(spawner.record.history, spawner.record.usage_log, jobs):
+            spawner.save_state()
+            changed += 1
+    return changed
+
+
+async def keep_filling(listing: UsageListing, spawners: Callable[[], list], seconds: float, days: int) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            owners = [s for s in spawners() if s.name == ""]
+            await fill_once(listing, owners, days)
+        except SlurmError as e:
+            log.warning("Slurm's accounting for the sessions' summaries: %s", e)
+        except Exception:  # noqa: BLE001 - one failed pass must not end the loop
+            log.exception("Filling Slurm's accounting into the sessions' summaries failed")
+
+
+_LISTINGS: dict[int, UsageListing] = {}
+_TASKS: list[asyncio.Task] = []
+
+
+def usage_listing(services) -> UsageListing:
+    """The one shared listing of the hub's services (spawner/hub/services.py)."""
+    if id(services) not in _LISTINGS:
+        _LISTINGS[id(services)] = UsageListing(services.client, services.settings.usage)
+    return _LISTINGS[id(services)]
+
+
+def start(loop: asyncio.AbstractEventLoop, services, spawners) -> None:
+    """From the hub's start on, once per process; `spawners()`: the hub's portal spawners."""
+    if not _TASKS:
+        usage = services.settings.usage
+        _TASKS.append(
+            loop.create_task(keep_filling(usage_listing(services), spawners, usage.accounting_seconds, usage.days))
+        )

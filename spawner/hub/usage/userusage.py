@@ -1,0 +1,87 @@
+"""The user's usage page's data: GPU-hours this week and month, per day, and efficiency over time (hub side, pure).
+
+GPU-hours are Slurm's (every job of the user's, sessions and runs and their
+own sbatch jobs: GPUs allocated times the time they ran, within each window);
+GPU utilisation is the portal's sessions' own (Slurm does not measure it),
+from the user's usage log (spawner/hub/usage/ended.py).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from ...slurmaccounting import UsedJob
+from . import charts
+
+DAYS_PLOTTED = 30
+
+
+def _span(job: UsedJob, now: datetime) -> tuple[datetime, datetime] | None:
+    if not job.start or not job.gpus:
+        return None
+    start = datetime.fromisoformat(job.start)
+    end = datetime.fromisoformat(job.end) if job.end else now
+    return (start, end) if end > start else None
+
+
+def gpu_hours_between(jobs: list[UsedJob], since: datetime, until: datetime) -> float:
+    """GPU-hours of `jobs` that fell between `since` and `until` (a job across the edge counts its part)."""
+    total = 0.0
+    for job in jobs:
+        span = _span(job, until)
+        if span is None:
+            continue
+        overlap = (min(span[1], until) - max(span[0], since)).total_seconds()
+        total += job.gpus * max(overlap, 0) / 3600
+    return total
+
+
+def daily_gpu_hours(jobs: list[UsedJob], now: datetime, days: int = DAYS_PLOTTED) -> list[tuple[str, float]]:
+    """[(day 'YYYY-MM-DD', GPU-hours that day)] for the last `days` days, oldest first."""
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    out = []
+    for back in range(days - 1, -1, -1):
+        day = today - timedelta(days=back)
+        out.append(
+            (day.strftime("%Y-%m-%d"), round(gpu_hours_between(jobs, day, min(day + timedelta(days=1), now)), 2))
+        )
+    return out
+
+
+def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime, accounting_error: str) -> dict:
+    """Everything the usage page shows; `jobs`: the user's jobs from Slurm's accounting, None without it."""
+    ended = sorted((e for e in usage_log if e.get("ended")), key=lambda e: e["ended"])
+    sessions = {
+        "GPU utilisation of your sessions' GPUs (mean)": [
+            (e["ended"].replace("T", " "), e["gpu_mean"]) for e in ended if e.get("gpu_mean") is not None
+        ],
+        "CPU efficiency of your sessions": [
+            (e["ended"].replace("T", " "), e["cpu_efficiency"]) for e in ended if e.get("cpu_efficiency") is not None
+        ],
+    }
+    answer = {
+        "error": accounting_error,
+        "week_gpu_hours": None,
+        "month_gpu_hours": None,
+        "sessions": [
+            {
+                k: e.get(k)
+                for k in ("job_id", "ended", "partition", "gpus", "gpus_worked", "gpu_mean", "cpu_efficiency", "hours")
+            }
+            for e in reversed(ended)
+        ],
+        "figures": {},
+    }
+    if jobs is not None:
+        finished = sorted((j for j in jobs if j.end and j.cpu_efficiency is not None), key=lambda j: j.end)
+        sessions["CPU efficiency of all your jobs (Slurm)"] = [
+            (j.end.replace("T", " "), j.cpu_efficiency) for j in finished
+        ]
+        answer["week_gpu_hours"] = round(gpu_hours_between(jobs, now - timedelta(days=7), now), 2)
+        answer["month_gpu_hours"] = round(gpu_hours_between(jobs, now - timedelta(days=30), now), 2)
+        days = daily_gpu_hours(jobs, now)
+        answer["figures"]["daily"] = charts.bars(
+            f"GPU-hours per day, last {DAYS_PLOTTED} days", "GPU-hours", [d for d, _ in days], [h for _, h in days]
+        )
+    answer["figures"]["efficiency"] = charts.points("Efficiency over time", "%", sessions)
+    return answer

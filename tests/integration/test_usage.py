@@ -1,0 +1,145 @@
+"""What sessions used, on the real dev cluster: the stand-in NVML's readings set by the test, the session's own
+reports, real slurmdbd's accounting (sacct) and real Prometheus scraping the hub.
+
+The dev config samples and reports every 5 s and reads the accounting and the cluster every 5 s; Prometheus
+scrapes every 5 s (deploy/dev/prometheus.py).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import pytest
+
+from tests.support.cluster import HUB, NVML_READINGS, job_gpus, supervisorctl, url_for
+from tests.support.demo import password_of
+from tests.support.http import json_request
+from tests.support.hub import FormBrowser
+
+TWO_GPUS = {"partition": "sxm2", "gpus": 2, "hours": 1}
+ADVICE = "1 of 2 GPUs did work; next time ask for 1."
+
+
+def own(token: str, path: str):
+    status, body = json_request("GET", url_for(path), None, token=token, timeout=60)
+    assert status == 200, body
+    return body
+
+
+def sacct_cpu_line(job_id: str) -> str:
+    """The start of the summary's CPU line as Slurm's own accounting gives it: TotalCPU / (AllocCPUS x Elapsed).
+    Not --allocations: its line's TotalCPU is 0; the job's line without it sums the steps'."""
+    out = subprocess.run(
+        ["sacct", "-j", job_id, "--noheader", "--parsable2", "--format=JobID,TotalCPU,AllocCPUS,ElapsedRaw"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    total, cpus, elapsed = next(line.split("|")[1:] for line in out.splitlines() if line.startswith(f"{job_id}|"))
+    *hours, minutes, seconds = total.split(":")  # [HH:]MM:SS.mmm: the test's sessions last minutes
+    cpu = 3600 * int(hours[0] if hours else 0) + 60 * int(minutes) + float(seconds)
+    return f"CPU: {round(100 * cpu / (int(cpus) * int(elapsed)))}% of {cpus} cores over "
+
+
+def logged_in(user: str) -> FormBrowser:
+    browser = FormBrowser(HUB)
+    assert browser.login(user, password_of(user))[0] == 302
+    return browser
+
+
+def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_numbers(cluster):
+    dave = cluster.user_token("dave")
+    cluster.start("dave", TWO_GPUS)
+    cluster.wait_ready("dave")
+    job = cluster.job_of("dave")
+    node, indices = job_gpus("dave", job)
+    assert len(indices) == 2
+    reading = NVML_READINGS / f"{node}-{indices[0]}"
+    reading.write_text("85 6000 1")  # the first GPU computes; the second sits idle
+    try:
+        # the card shows what the session used so far, from its reports
+        def so_far():
+            return own(dave, "/hub/api/dsportal/session")["sessions"][0]["usage"]
+
+        cluster.wait(lambda: any("peak 85%" in line for line in so_far()), 60, "the card showing the busy GPU")
+        lines = so_far()
+        assert lines[:2] == [
+            f"GPU {indices[0]}: {lines[0].split(': ')[1].split('%')[0]}% on average, peak 85%, memory peak 5.9 GB of 32.0 GB",
+            f"GPU {indices[1]}: 0% on average, peak 0%, memory peak 0.3 GB of 32.0 GB",
+        ]
+        assert ADVICE not in lines  # no advice while it runs
+        # JupyterLab's notice near the end reads the session's own summary
+        status, summary = cluster.request("GET", "/user/dave/dsportal/session/usage")
+        assert status == 200, summary
+        assert (summary["advice"], summary["gpus_worked"], summary["cpus"]) == (ADVICE, 1, 16)
+    finally:
+        reading.unlink(missing_ok=True)
+    cluster.stop("dave")
+
+    def entry():
+        return next(h for h in own(dave, "/hub/api/dsportal/session")["history"] if h["job_id"] == job)
+
+    assert entry()["usage"]["advice"] == ADVICE  # at once, from the session's last report
+    # then Slurm's CPU figure from slurmdbd replaces the session's own
+    cluster.wait(
+        lambda: entry()["usage"]["lines"][2].startswith(sacct_cpu_line(job)), 60, "Slurm's CPU figure in the summary"
+    )
+    assert entry()["usage"]["lines"][-1] == ADVICE
+
+    # the usage page: this week's GPU-hours (Slurm's), and the session in the table
+    page = logged_in("dave").get("/hub/dsportal/usage")[1]
+    week = float(re.search(r'id="dsportal-week">([0-9.]+)<', page).group(1))
+    assert week >= 2 * 10 / 3600  # two GPUs for at least the seconds the test waited
+    assert f"<td>{job}</td><td>2 (1)</td>" in page
+
+
+def test_the_status_page_is_for_admins_and_says_when_prometheus_is_down(cluster):
+    alice = logged_in("alice")
+    status, page, _ = alice.get("/hub/dsportal/status")
+    assert status == 403 and "The cluster&#39;s status page is for the portal&#39;s admins." in page
+    carol = logged_in("carol")
+    assert carol.get("/hub/dsportal/status?range=1y")[0] == 400
+    status, page, _ = carol.get("/hub/dsportal/status")
+    assert status == 200 and 'id="dsportal-gpus-now"' in page and "dsportal-status-error" not in page
+    supervisorctl("stop", "prometheus")
+    try:
+        started = time.monotonic()
+        status, page, _ = carol.get("/hub/dsportal/status")
+        assert status == 200
+        assert re.search(r"Prometheus at http://127\.0\.0\.1:9090 (does not answer|cannot be reached)", page)
+        assert "The rest of the portal works as usual." in page
+        assert time.monotonic() - started < 10  # refused at once, never the hub's whole timeout
+        assert cluster.request("GET", "/hub/api/")[0] == 200  # the hub is unaffected
+    finally:
+        supervisorctl("start", "prometheus")
+    cluster.wait(lambda: "dsportal-status-error" not in carol.get("/hub/dsportal/status")[1], 60, "the page again")
+
+
+@pytest.fixture
+def slurmdbd_restored():
+    yield
+    supervisorctl("start", "slurmdbd")
+    deadline = time.monotonic() + 60
+    while subprocess.run(["sacct", "-n", "-X", "-S", "now-1hour"], capture_output=True, timeout=30).returncode != 0:
+        assert time.monotonic() < deadline, "slurmdbd answering again"
+        time.sleep(1)
+
+
+def test_without_accounting_the_usage_page_says_so_and_keeps_the_sessions_own_numbers(cluster, slurmdbd_restored):
+    supervisorctl("stop", "slurmdbd")
+    dave = logged_in("dave")
+
+    def page():
+        return dave.get("/hub/dsportal/usage")
+
+    # the last answer is kept for usage.accounting_seconds (5 s): then the page says so
+    cluster.wait(lambda: "does not answer" in page()[1], 60, "the usage page saying the accounting is down")
+    status, text, _ = page()
+    assert status == 200
+    assert "Slurm&#39;s accounting (slurmdbd) does not answer" in text
+    assert 'id="dsportal-week"' not in text  # no GPU-hours without Slurm
+    assert 'id="dsportal-plot-efficiency"' in text  # the sessions' own readings still are
+    assert cluster.request("GET", "/hub/api/")[0] == 200
