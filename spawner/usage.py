@@ -203,7 +203,8 @@ def advice(summary: dict, measured_gpus: bool) -> str:
     given, worked = summary["gpus_given"], summary["gpus_worked"]
     if given and measured_gpus and summary["gpus"]:
         if worked == 0:
-            return f"None of your {given} GPUs did work; next time ask for 0 GPUs, or check that your code uses CUDA."
+            which = "Your GPU did no work" if given == 1 else f"None of your {given} GPUs did work"
+            return f"{which}; next time ask for 0 GPUs, or check that your code uses CUDA."
         if worked < given:
             return f"{worked} of {given} GPUs did work; next time ask for {worked}."
     share = summary["memory_share"]
@@ -216,7 +217,7 @@ def advice(summary: dict, measured_gpus: bool) -> str:
     if not given and efficiency is not None and efficiency < LOW_CPU_EFFICIENCY:
         return f"Your {summary['cpus']} cores were {efficiency}% busy; a shorter session would have done."
     if given and measured_gpus:
-        return f"All {given} GPUs did work; the size fitted."
+        return "Your GPU did work; the size fitted." if given == 1 else f"All {given} GPUs did work; the size fitted."
     return "The session's size fitted its work."
 
 

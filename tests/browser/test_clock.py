@@ -1,6 +1,6 @@
 """A session at its time limit, in real Chromium on the dev cluster: the clock, the warning, the saved edit.
 
-The session lasts 3 minutes.  JupyterLab's own autosave is off, so only the
+The session lasts 3 minutes; the warning before its end shows what it used so far.  JupyterLab's own autosave is off, so only the
 portal's saving before the end (Slurm's warning signal, the JupyterLab
 extension) can put the edit on disk.
 """
@@ -67,6 +67,13 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     # the time left, from Slurm's end time; the warning (5 minutes before the end: it is already less)
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
     expect(page.get_by_text(re.compile(r"Your session ends in [1-3] min, at [0-9]{2}:[0-9]{2}"))).to_be_visible()
+    # and what it used so far: its one GPU sat idle (the stand-in NVML reads 0 %), and what to ask for next time
+    page.get_by_role("button", name="What it used").first.click()
+    used = page.locator(".dsportal-usage-so-far")
+    expect(used).to_contain_text(re.compile(r"GPU [0-3]: 0% on average, peak 0%"))
+    expect(used).to_contain_text("Your GPU did no work; next time ask for 0 GPUs")
+    shot(page, "clock-usage-so-far", "JupyterLab near the end: what the session used so far, and the advice")
+    page.get_by_role("button", name="Ok", exact=True).click()
     # no "get notified about official Jupyter news?" question (sessions.jupyterlab_news is off)
     expect(page.get_by_text(re.compile("official Jupyter news"))).to_have_count(0)
     editor = page.locator(".jp-Cell .cm-content").first

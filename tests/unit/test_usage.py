@@ -70,14 +70,15 @@ def test_slurms_numbers_win_for_cpu_and_memory_and_the_advice_follows_them():
 @pytest.mark.parametrize(
     "gpus, given, cpu, advice",
     [
-        ([GpuTally(0, samples=10, memory_total_mib=1)], 1, 3600.0, "None of your 1 GPUs did work"),
+        ([GpuTally(0, samples=10, memory_total_mib=1)], 1, 3600.0, "Your GPU did no work; next time ask for 0 GPUs"),
+        ([GpuTally(0, samples=10), GpuTally(1, samples=10)], 2, 3600.0, "None of your 2 GPUs did work"),
         ([], 0, 100.0, "Your 4 cores were 1% busy; a shorter session would have done."),
         ([], 0, 14400.0, "The session's size fitted its work."),
         (
             [GpuTally(0, samples=4, busy_samples=4, utilization_sum=400)],
             1,
             3600.0,
-            "All 1 GPUs did work; the size fitted.",
+            "Your GPU did work; the size fitted.",
         ),
     ],
 )

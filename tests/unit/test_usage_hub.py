@@ -4,6 +4,7 @@ cluster's metrics, Prometheus's answers, the status and usage pages' data and pl
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 import pytest
@@ -179,9 +180,16 @@ def test_the_status_pages_tables_from_the_last_readings():
 
 
 def test_a_line_plot_is_plotly_json():
-    figure = charts.lines("T", "GPUs", {"a": [(0, 1.0)]}, stacked=True)
+    figure = charts.lines("T", "GPUs", {"a": [(0, 1.0)]})
     assert figure["data"] == [
-        {"type": "scatter", "mode": "lines", "name": "a", "x": [charts.local_time(0)], "y": [1.0], "stackgroup": "one"}
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "marker": {"size": 4},
+            "name": "a",
+            "x": [charts.local_time(0)],
+            "y": [1.0],
+        }
     ]
     assert figure["layout"]["title"]["text"] == "T"
 
@@ -206,10 +214,37 @@ def test_the_usage_page_without_accounting_keeps_the_sessions_own_numbers():
     page = usage_page(None, log, ENDED, "no accounting")
     assert (page["error"], page["week_gpu_hours"], sorted(page["figures"])) == ("no accounting", None, ["efficiency"])
     assert page["figures"]["efficiency"]["data"][0]["y"] == [40]
-    assert page["sessions"][0]["gpus_worked"] == 1
+    assert (page["sessions"][0]["gpus_worked"], page["sessions"][0]["length"]) == (1, "1.0 h")
+    assert [t["mode"] for t in page["figures"]["efficiency"]["data"]] == ["lines+markers", "markers"]
     full = usage_page([JOB], log, ENDED, "")
     assert (full["week_gpu_hours"], full["month_gpu_hours"], sorted(full["figures"])) == (
         2.0,
         2.0,
         ["daily", "efficiency"],
     )
+
+
+def test_the_grafana_dashboard_asks_only_for_metrics_the_hub_serves():
+    from pathlib import Path
+
+    from prometheus_client import REGISTRY
+
+    from spawner.hub.metrics import SessionCollector  # its import registers the portal's other metrics
+
+    served = {metric.name for metric in REGISTRY.collect()}
+    served |= {metric.name for metric in SessionCollector(list).describe()}  # registered by the running hub
+    served |= {name + suffix for name in served for suffix in ("_total", "_bucket", "_count", "_sum")}
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "deploy/grafana/dsportal.json").read_text())
+    asked = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b(dsportal_[a-z_]+)", target["expr"])
+    }
+    assert asked and asked <= served, asked - served
+    # the status page's questions are the dashboard's too
+    from spawner.hub.usage.status import queries
+
+    page = {re.sub(r"\[(24h|7d)\]", "[$__range]", q) for q in queries("24h").values()}
+    exprs = {target["expr"] for panel in dashboard["panels"] for target in panel["targets"]}
+    assert {q for q in page if "user_" not in q} <= exprs

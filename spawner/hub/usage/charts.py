@@ -28,20 +28,19 @@ def _layout(title: str, y_title: str, **more) -> dict:
     }
 
 
-def lines(title: str, y_title: str, series: dict[str, list[tuple[float, float]]], stacked: bool = False) -> dict:
-    """One line per named series of (unix time, value); stacked areas when `stacked`."""
-    data = []
-    for name, points in series.items():
-        trace = {
+def lines(title: str, y_title: str, series: dict[str, list[tuple[float, float]]]) -> dict:
+    """One line per named series of (unix time, value), with small markers: a series of one reading shows too."""
+    data = [
+        {
             "type": "scatter",
-            "mode": "lines",
+            "mode": "lines+markers",
+            "marker": {"size": 4},
             "name": name,
             "x": [local_time(t) for t, _ in points],
             "y": [v for _, v in points],
         }
-        if stacked:
-            trace["stackgroup"] = "one"
-        data.append(trace)
+        for name, points in series.items()
+    ]
     return {"data": data, "layout": _layout(title, y_title, xaxis={"type": "date"}), "config": CONFIG}
 
 
@@ -53,10 +52,17 @@ def bars(title: str, y_title: str, labels: list[str], values: list[float], name:
     }
 
 
-def points(title: str, y_title: str, series: dict[str, list[tuple[str, float]]]) -> dict:
-    """Markers joined by lines, per named series of (local time text, value): one point per session or job."""
+def points(title: str, y_title: str, series: dict[str, list[tuple[str, float]]], joined: tuple[str, ...] = ()) -> dict:
+    """One marker per session or job, per named series of (local time text, value); the series named in
+    `joined` have their markers joined by lines."""
     data = [
-        {"type": "scatter", "mode": "lines+markers", "name": name, "x": [t for t, _ in pts], "y": [v for _, v in pts]}
+        {
+            "type": "scatter",
+            "mode": "lines+markers" if name in joined else "markers",
+            "name": name,
+            "x": [t for t, _ in pts],
+            "y": [v for _, v in pts],
+        }
         for name, pts in series.items()
     ]
     return {

@@ -75,7 +75,7 @@ def figures(answers: dict[str, list[Series]]) -> dict[str, dict]:
     users = heavy_users(answers["user_hours"], answers["user_busy"])
     culled = latest(answers["culled"], "partition")
     return {
-        "gpus": charts.lines("GPUs allocated and free per partition", "GPUs", gpus, stacked=True),
+        "gpus": charts.lines("GPUs allocated and free per partition", "GPUs", gpus),
         "queue": charts.lines("Jobs waiting in the queue", "pending jobs", named(answers["queue"], "partition")),
         "waits": charts.lines("Wait from submission to start (p50, p90 over the last hour)", "minutes", waits),
         "sessions": charts.lines("Portal sessions by state", "sessions", named(answers["sessions"], "state")),

@@ -11,9 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from ...slurmaccounting import UsedJob
+from ...usage import duration
 from . import charts
 
 DAYS_PLOTTED = 30
+SESSION_KEYS = ("job_id", "ended", "partition", "gpus", "gpus_worked", "gpu_mean", "cpu_efficiency")  # the table's
 
 
 def _span(job: UsedJob, now: datetime) -> tuple[datetime, datetime] | None:
@@ -51,10 +53,9 @@ def daily_gpu_hours(jobs: list[UsedJob], now: datetime, days: int = DAYS_PLOTTED
 def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime, accounting_error: str) -> dict:
     """Everything the usage page shows; `jobs`: the user's jobs from Slurm's accounting, None without it."""
     ended = sorted((e for e in usage_log if e.get("ended")), key=lambda e: e["ended"])
+    gpu_line = "GPU utilisation of your sessions' GPUs (mean)"
     sessions = {
-        "GPU utilisation of your sessions' GPUs (mean)": [
-            (e["ended"].replace("T", " "), e["gpu_mean"]) for e in ended if e.get("gpu_mean") is not None
-        ],
+        gpu_line: [(e["ended"].replace("T", " "), e["gpu_mean"]) for e in ended if e.get("gpu_mean") is not None],
         "CPU efficiency of your sessions": [
             (e["ended"].replace("T", " "), e["cpu_efficiency"]) for e in ended if e.get("cpu_efficiency") is not None
         ],
@@ -64,11 +65,7 @@ def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime,
         "week_gpu_hours": None,
         "month_gpu_hours": None,
         "sessions": [
-            {
-                k: e.get(k)
-                for k in ("job_id", "ended", "partition", "gpus", "gpus_worked", "gpu_mean", "cpu_efficiency", "hours")
-            }
-            for e in reversed(ended)
+            {**{k: e.get(k) for k in SESSION_KEYS}, "length": duration(e.get("hours") or 0)} for e in reversed(ended)
         ],
         "figures": {},
     }
@@ -83,5 +80,5 @@ def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime,
         answer["figures"]["daily"] = charts.bars(
             f"GPU-hours per day, last {DAYS_PLOTTED} days", "GPU-hours", [d for d, _ in days], [h for _, h in days]
         )
-    answer["figures"]["efficiency"] = charts.points("Efficiency over time", "%", sessions)
+    answer["figures"]["efficiency"] = charts.points("Efficiency over time", "%", sessions, joined=(gpu_line,))
     return answer

@@ -170,25 +170,31 @@ class SessionClock {
     const actions = this.answer.extend_hours
       ? [{ label: `Add ${this.answer.extend_hours} h`, callback: () => this.extend() }]
       : [];
-    const message =
+    actions.push({ label: 'What it used', callback: () => this.showUsage() });
+    Notification.warning(
       `Your session ends in ${words(left)}, at ${clockTime(this.answer.end)} (its time limit). ` +
-      'Open documents are saved before then; running kernels stop at the end.';
-    this.usageSoFar().then(used =>
-      Notification.warning(used ? `${message} What it used so far: ${used}` : message, {
-        autoClose: false,
-        actions
-      })
+        'Open documents are saved before then; running kernels stop at the end.',
+      { autoClose: false, actions }
     );
   }
 
-  // What the session used so far, in words (the server's tally, spawner/usage.py); '' when it cannot say.
-  async usageSoFar() {
-    try {
-      const { ok, body } = await call('usage');
-      return ok && body.lines ? body.lines.join('; ') : '';
-    } catch (e) {
-      return '';
-    }
+  // What the session used so far (the server's own tally, spawner/usage.py), with the advice for next time:
+  // in a dialog, as a notification holds 140 characters only.
+  async showUsage() {
+    const { ok, body } = await call('usage');
+    const node = document.createElement('ul');
+    node.className = 'dsportal-usage-so-far';
+    const lines = ok && body.lines ? body.lines : ['The session cannot say what it used now; try again in a minute.'];
+    lines.forEach(line => {
+      const item = document.createElement('li');
+      item.textContent = line;
+      node.appendChild(item);
+    });
+    await showDialog({
+      title: 'What this session used so far',
+      body: new Widget({ node }),
+      buttons: [Dialog.okButton()]
+    });
   }
 
   async saveAll() {
