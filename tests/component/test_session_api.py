@@ -15,7 +15,7 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     assert status == 201, token
     mine = token["token"]
     status, page = hub.api("GET", "/dsportal/session", token=mine)
-    unnamed = {"name": "", "session": {"state": "none"}, "last_end": "", "server_url": ""}
+    unnamed = {"name": "", "session": {"state": "none"}, "last_end": "", "server_url": "", "usage": []}
     assert status == 200
     assert {k: page[k] for k in ("session", "history", "last_end", "presets", "server_url", "sessions")} == {
         "session": {"state": "none"},
@@ -81,6 +81,35 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
     status, bobs = hub.api("POST", "/users/bob/tokens", {"note": "x"})
     assert extend(hub, bobs["token"])[0] == 409
 
+    # the session reports what it used with its own token; the card shows it, the ended session's history keeps it
+    report = {
+        "gpus": [
+            {"index": 0, "samples": 4, "busy_samples": 4, "utilization_sum": 320, "utilization_peak": 90},
+            {"index": 1, "samples": 4, "memory_peak_mib": 300, "memory_total_mib": 32768},
+        ],
+        "samples": 4,
+        "cpu_seconds": 720.0,
+        "memory_peak_mib": 2048,
+        "seconds": 600.0,
+    }
+    usage = f"{hub.hub_api}/dsportal/session/usage"
+    assert hub.request("POST", usage, {**report, "samples": -1}, token=server_token)[0] == 400
+    status, answer = hub.request("POST", usage, report, token=mine)
+    assert (status, answer["message"]) == (
+        403,
+        "Only a running session's own server reports what it used, with its token.",
+    )  # alice's own token is no session's: a report comes from the session only
+    assert hub.request("POST", usage, report, token=bobs["token"])[0] == 403
+    assert hub.request("POST", usage, report, token=server_token)[0] == 204
+    [entry] = hub.api("GET", "/dsportal/session", token=mine)[1]["sessions"]
+    assert entry["usage"] == [
+        "GPU 0: 80% on average, peak 90%, memory peak 0.0 GB of 0.0 GB",
+        "GPU 1: 0% on average, peak 0%, memory peak 0.3 GB of 32.0 GB",
+        "CPU: 8% of 16 cores over 10 min",
+        "Memory: peak 2.0 GB of 96.0 GB (2%)",
+        "Idle: 0% of the time",
+    ]
+
     assert hub.api("DELETE", "/users/alice/server")[0] in (202, 204)
     wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"], what="alice stopped")
     page = hub.api("GET", "/dsportal/session", token=mine)[1]
@@ -92,6 +121,7 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
         "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2",
     )
     assert last["why"].startswith("Stopped through the portal at ")
+    assert last["usage"]["advice"] == "1 of 2 GPUs did work; next time ask for 1."
 
 
 def test_the_helpers_refusal_reaches_the_user_in_its_words(a_hub_and_its_slurm, a_web_server):
