@@ -44,6 +44,31 @@ def sacct_cpu_line(job_id: str) -> str:
     return f"CPU: {round(100 * cpu / (int(cpus) * int(elapsed)))}% of {cpus} cores over "
 
 
+def sacct_lines(*argv: str) -> list[list[str]]:
+    out = subprocess.run(
+        ["sacct", "--noheader", "--parsable2", "--allocations", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    return [line.split("|") for line in out.splitlines()]
+
+
+def elapsed_seconds(job_id: str) -> int:
+    """How long Slurm says the job has run."""
+    return int(sacct_lines("-j", job_id, "--format=ElapsedRaw")[0][0])
+
+
+def slurms_gpu_hours(user: str) -> float:
+    """The user's GPU-hours of the last 7 days as Slurm's accounting gives them: gres/gpu x ElapsedRaw."""
+    total = 0
+    for tres, elapsed in sacct_lines("-u", user, "--starttime=now-7days", "--format=AllocTRES,ElapsedRaw"):
+        gpus = dict(item.split("=", 1) for item in tres.split(",") if "=" in item).get("gres/gpu", "0")
+        total += int(gpus) * int(elapsed)
+    return round(total / 3600, 2)
+
+
 def logged_in(user: str) -> FormBrowser:
     browser = FormBrowser(HUB)
     assert browser.login(user, password_of(user))[0] == 302
@@ -77,6 +102,8 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
         assert (summary["advice"], summary["gpus_worked"], summary["cpus"]) == (ADVICE, 1, 16)
     finally:
         reading.unlink(missing_ok=True)
+    # long enough that its GPU-hours show in the page's two decimals (2 GPUs x 36 s = 0.02)
+    cluster.wait(lambda: elapsed_seconds(job) >= 36, 60, "the session running 36 s")
     cluster.stop("dave")
 
     def entry():
@@ -92,7 +119,8 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
     # the usage page: this week's GPU-hours (Slurm's), and the session in the table
     page = logged_in("dave").get("/hub/dsportal/usage")[1]
     week = float(re.search(r'id="dsportal-week">([0-9.]+)<', page).group(1))
-    assert week >= 2 * 10 / 3600  # two GPUs for at least the seconds the test waited
+    assert slurms_gpu_hours("dave") >= 0.02
+    assert week == pytest.approx(slurms_gpu_hours("dave"), abs=0.01)  # each rounded to two decimals
     assert f"<td>{job}</td><td>2 (1)</td>" in page
 
 
