@@ -29,6 +29,8 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+from spawner.slurmaccounting import USAGE_FIELDS
+
 UNREACHABLE = {
     "sinfo": "slurm_load_partitions: Unable to contact slurm controller (connect failure)",
     "sbatch": "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)",
@@ -187,6 +189,9 @@ def sacct(state: Path, argv: list[str]) -> int:
         return failed
     with _table(state) as t:
         jobs = t["jobs"]
+    if _options(argv).get("format") == ",".join(USAGE_FIELDS):
+        _usage_lines(jobs)
+        return 0
     for job_id in sorted(jobs, key=int):
         job = jobs[job_id]
         o = job["options"]
@@ -196,6 +201,25 @@ def sacct(state: Path, argv: list[str]) -> int:
             f"{o.get('time', '01:00:00')}"
         )
     return 0
+
+
+def _usage_lines(jobs: dict) -> None:
+    """The usage listing (USAGE_FIELDS): each job that ran, with its allocation and one step; every job started
+    at the same moment and ran an hour, used a quarter of its cores and 1 GiB."""
+    for job_id in sorted(jobs, key=int):
+        job = jobs[job_id]
+        if job["state"] == "PENDING":
+            continue
+        o = job["options"]
+        cpus = int(o.get("cpus-per-task") or 1)
+        gpus = o.get("gres", "").removeprefix("gpu:") or "0"
+        end = "2026-11-22T09:00:00" if job["state"] != "RUNNING" else "Unknown"
+        cpu = f"{cpus * 15:02d}:00.000"
+        print(
+            f"{job_id}|{job['user']}|{o.get('partition', '')}|{job['state']}|2026-11-22T08:00:00|{end}|3600|{cpu}|"
+            f"billing={cpus},cpu={cpus},gres/gpu={gpus},mem={o.get('mem', '1G')},node=1|"
+        )
+        print(f"{job_id}.batch|||{job['state']}|2026-11-22T08:00:00|{end}|3600|{cpu}|cpu={cpus}|1048576K")
 
 
 def scancel(state: Path, argv: list[str]) -> int:
