@@ -127,18 +127,22 @@ def test_the_portal_answers_on_port_8000(cluster):
     assert "Log in with your cluster username and password." in page
 
 
+def sxm2_once_free(user: Cluster, gpus: int) -> dict:
+    """sxm2's entry in what is free, once the hub's shared answer (renewed every few seconds) has `gpus` free."""
+
+    def entry() -> dict | None:
+        found = user.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]
+        return found if found["gpus_free"] == gpus else None
+
+    return user.wait(entry, 30, f"{gpus} GPUs free on sxm2 in the hub's answer")
+
+
 def test_what_is_free_and_when_a_session_would_start(cluster):
     status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "estimate", "expires_in": 600})
     assert status == 201, token
     as_alice = Cluster(token["token"])
     # the hub's shared answer is renewed every few seconds: the previous test's session may still be in it
-    free = cluster.wait(
-        lambda: (lambda f: f if f["gpus_free"] == 8 else None)(
-            as_alice.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]
-        ),
-        30,
-        "every GPU free in the hub's answer",
-    )
+    free = sxm2_once_free(as_alice, 8)
     assert free["summary"] == "sxm2: 8 of 8 GPUs free, largest free block 4 on one node"
     # bob's blocker jobs take every GPU for 10 minutes
     for _ in range(2):
@@ -167,13 +171,7 @@ def test_what_is_free_and_when_a_session_would_start(cluster):
             60,
             "the blockers running",
         )
-        busy = cluster.wait(
-            lambda: (lambda f: f if f["gpus_free"] == 0 else None)(
-                as_alice.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]
-            ),
-            30,
-            "the cache renewed",
-        )
+        busy = sxm2_once_free(as_alice, 0)
         assert busy["summary"] == "sxm2: 0 of 8 GPUs free, largest free block 0 on one node"
         status, when = as_alice.request("GET", "/hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=1")
         assert status == 200 and when["starts_now"] is False, when
