@@ -10,6 +10,7 @@ tested by equality.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 BUSY_UTILISATION = 1  # NVML's utilisation: the share of the sample period in which a kernel ran on the GPU
@@ -19,6 +20,7 @@ LOW_CPU_EFFICIENCY = 25  # percent: a CPU-only session below it could have been 
 MEMORY_NEAR_LIMIT = 90  # percent of the allocation
 MAX_GPUS = 64  # a report naming more GPUs is refused (no node has more)
 MAX_SAMPLES = 10**9
+MIN_SAMPLE_SECONDS = 1  # samples come usage.sample_seconds (2 at least) apart
 
 
 @dataclass
@@ -82,6 +84,8 @@ class UsageTally:
         )
         if tally.idle_samples > tally.samples:
             raise ValueError("idle_samples cannot exceed samples")
+        if tally.seconds < tally.samples * MIN_SAMPLE_SECONDS:
+            raise ValueError(f"seconds cannot be less than {MIN_SAMPLE_SECONDS} s for each sample")
         return tally
 
 
@@ -137,8 +141,13 @@ class Allocation:
     memory_mib: int
 
 
-def _percent(part: float, whole: float) -> int | None:
-    return round(100 * part / whole) if whole > 0 else None
+def _percent(part: float, whole: float, most: int = 1000) -> int | None:
+    """part of whole in percent, at most `most`; None without a whole.  A reported tally is the user's: a
+    near-zero whole must not make an infinite share (round(inf) raises, and the summary is made at the end)."""
+    if not whole > 0:
+        return None
+    share = 100 * part / whole
+    return round(min(share, most)) if math.isfinite(share) else most
 
 
 def _gib(mib: int) -> str:
@@ -186,7 +195,7 @@ def summarise(tally: UsageTally | None, job: JobUse | None, given: Allocation) -
         "gpus_given": given.gpus,
         "gpus": gpus,
         "gpus_worked": sum(g["worked"] for g in gpus),
-        "cpu_efficiency": _percent(cpu_seconds, cpus * seconds),
+        "cpu_efficiency": _percent(cpu_seconds, cpus * seconds, most=100),
         "cpus": cpus,
         "memory_peak_mib": memory_peak,
         "memory_mib": memory,

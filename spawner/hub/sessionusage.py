@@ -69,11 +69,24 @@ def add_to_log(log: list[dict], entry: dict, keep: int = LOG_KEEP) -> list[dict]
     return ([entry] + [e for e in log if e.get("job_id") != entry["job_id"]])[:keep]
 
 
-def gpu_hours(usage: dict) -> tuple[float, float]:
-    """(GPU-hours allocated, GPU-hours weighted by each GPU's mean utilisation) of one session."""
-    hours, given = usage.get("hours", 0) or 0, usage.get("gpus_given", 0) or 0
-    busy = sum(g["mean"] for g in usage.get("gpus") or []) / 100
-    return given * hours, busy * hours
+def gpu_hours(usage: dict, wall_hours: float) -> tuple[float, float]:
+    """(GPU-hours allocated, GPU-hours weighted by each GPU's mean utilisation) of one session.
+
+    The tally is the user's own (their session reports it): its hours count no longer than the hub saw the
+    session exist (`wall_hours`, from its submission to its end), and no more GPUs count busy than were
+    given, each at most 100 %, so a forged report cannot lift the admins' efficiency ranking."""
+    hours = min(usage.get("hours", 0) or 0, max(wall_hours, 0.0))
+    given = usage.get("gpus_given", 0) or 0
+    means = sorted((min(g["mean"], 100) for g in usage.get("gpus") or []), reverse=True)[:given]
+    return given * hours, sum(means) / 100 * hours
+
+
+def wall_hours(submitted: str, ended: datetime) -> float:
+    """Hours from the submission (ISO, to the minute: a minute is added) to the end; 0 when not known."""
+    try:
+        return max(0.0, (ended - datetime.fromisoformat(submitted)).total_seconds() + 60) / 3600
+    except ValueError:
+        return 0.0
 
 
 def hours_left(end: str, now: datetime) -> float:

@@ -47,7 +47,7 @@ from .resources import Resources, duration_words, resources_for
 from .services import services_for
 from .sessions import Held, name_problem, room_problem, user_sessions
 from .sessionspec import build_session_spec
-from .sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_usage
+from .sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_usage, wall_hours
 from .sharing import end_shares
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -291,6 +291,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.record.minutes = self.resources.minutes
         self.record.limit = duration_words(self.record.minutes)
         self.record.submitted = datetime.now().isoformat(timespec="minutes")
+        self.record.usage = {}  # a new job: nothing of an earlier one's tally
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
         return self.job_id
@@ -655,12 +656,13 @@ class SlurmGPUSpawner(SlurmSpawner):
         if self.name:
             entry["name"] = self.name
         entry["usage"] = usage = session_usage(self.record.usage, allocation_of(resources))
+        self.record.usage = {}  # this session's: the next session of the record starts without it
         record = self.owner_record()
         record.history = add_to_history(record.history, entry, self.settings.sessions.history)
         if usage["source"] != "none":
             partition = resources.partition if resources else ""
             record.usage_log = add_to_log(record.usage_log, log_entry(self.job_id, ended, partition, usage))
-            allocated, busy = gpu_hours(usage)
+            allocated, busy = gpu_hours(usage, wall_hours(self.record.submitted, ended))
             USER_GPU_HOURS.labels(self.user.name).inc(allocated)
             USER_GPU_BUSY_HOURS.labels(self.user.name).inc(busy)
         if record is not self.record:

@@ -100,6 +100,11 @@ def test_the_session_card_follows_the_job_and_extensions_stay_within_the_limits(
         "Only a running session's own server reports what it used, with its token.",
     )  # alice's own token is no session's: a report comes from the session only
     assert hub.request("POST", usage, report, token=bobs["token"])[0] == 403
+    # alice's own session forges a tally of almost no seconds: her card still answers (round(inf) raised once)
+    forged = {"cpu_seconds": 1e12, "seconds": 5e-324}
+    assert hub.request("POST", usage, forged, token=server_token)[0] == 204
+    status, page = hub.api("GET", "/dsportal/session", token=mine)
+    assert (status, page["sessions"][0]["usage"][0]) == (200, "CPU: 100% of 16 cores over under 1 min")
     assert hub.request("POST", usage, report, token=server_token)[0] == 204
     [entry] = hub.api("GET", "/dsportal/session", token=mine)[1]["sessions"]
     assert entry["usage"] == [

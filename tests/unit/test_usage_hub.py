@@ -10,7 +10,15 @@ from datetime import datetime
 import pytest
 
 from spawner.hub.resources import Resources
-from spawner.hub.sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_usage
+from spawner.hub.sessionusage import (
+    add_to_log,
+    allocation_of,
+    gpu_hours,
+    hours_left,
+    log_entry,
+    session_usage,
+    wall_hours,
+)
 from spawner.hub.usage import charts
 from spawner.hub.usage.accounting import fill, waiting
 from spawner.hub.usage.clustermetrics import new_waits, partition_gpus, pending_jobs
@@ -48,7 +56,7 @@ def test_an_ended_sessions_usage_keeps_its_tally_and_allocation_for_slurms_numbe
         REPORT,
         {"gpus": 2, "cpus": 16, "memory_mib": 98304},
     )
-    assert gpu_hours(usage) == (2.0, 0.8)
+    assert gpu_hours(usage, wall_hours("2026-11-24T11:00", ENDED)) == (2.0, 0.8)
     assert log_entry("42", ENDED, "sxm2", usage) == {
         "job_id": "42",
         "ended": "2026-11-24T12:00",
@@ -64,18 +72,39 @@ def test_an_ended_sessions_usage_keeps_its_tally_and_allocation_for_slurms_numbe
     assert session_usage({"samples": "many"}, allocation_of(TWO_GPUS))["source"] == "none"  # a bad saved report
 
 
+def test_a_forged_report_counts_no_more_than_the_hub_saw_and_the_session_was_given():
+    # alice's session reports 4 GPUs at 100 % for 1,000 hours; the hub gave it 2 GPUs for an hour
+    forged = UsageTally(
+        gpus=[GpuTally(i, 10, 10, 1000, 100) for i in range(4)], samples=10, seconds=3.6e6, cpu_seconds=1e12
+    ).to_dict()
+    usage = session_usage(forged, allocation_of(TWO_GPUS))
+    assert gpu_hours(usage, wall_hours("2026-11-24T10:59", ENDED)) == (2 * (61 + 1) / 60, 2 * (61 + 1) / 60)
+    assert wall_hours("not a time", ENDED) == 0.0
+
+
+def test_a_tally_whose_seconds_are_nearly_none_makes_a_summary_not_an_error():
+    # seconds of 5e-324 once made an infinite CPU share, and round(inf) raised in the hub's poll and stop
+    assert UsageTally.from_dict({"cpu_seconds": 1e12, "seconds": 5e-324}).seconds == 5e-324
+    usage = session_usage({"cpu_seconds": 1e12, "seconds": 5e-324}, allocation_of(TWO_GPUS))
+    assert (usage["cpu_efficiency"], usage["lines"][0]) == (100, "CPU: 100% of 16 cores over under 1 min")
+    with pytest.raises(ValueError, match="seconds cannot be less than 1 s for each sample"):
+        UsageTally.from_dict({"samples": 10, "seconds": 5})
+
+
 def test_slurms_numbers_are_filled_into_the_history_and_the_log_once_the_job_has_ended():
     history = [{"job_id": "42", "ended": "2026-11-24T12:00", "usage": session_usage(REPORT, allocation_of(TWO_GPUS))}]
     log = [log_entry("42", ENDED, "sxm2", history[0]["usage"])]
     assert waiting(history, log, ENDED, 31) == {"42"}
-    assert not fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})})  # still running: not yet
-    assert fill(history, log, {"42": JOB})
+    assert not fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})}, "alice")  # still running: not yet
+    # the same id as another user's job (Slurm's ids started again): not alice's numbers
+    assert not fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "user": "bob"})}, "alice")
+    assert fill(history, log, {"42": JOB}, "alice")
     usage = history[0]["usage"]
     assert (usage["source"], usage["cpu_efficiency"], usage["memory_peak_mib"]) == ("slurm", 50, 20480)
     assert usage["advice"] == "1 of 2 GPUs did work; next time ask for 1."  # the GPUs are still the session's
     assert (log[0]["cpu_efficiency"], log[0]["accounted"]) == (50, True)
     assert waiting(history, log, ENDED, 31) == set()
-    assert not fill(history, log, {"42": JOB})
+    assert not fill(history, log, {"42": JOB}, "alice")
     assert waiting(history, log, datetime(2027, 1, 1), 31) == set()  # too old to wait for
 
 

@@ -61,8 +61,11 @@ def waiting(history: list[dict], usage_log: list[dict], now: datetime, days: int
     return pending
 
 
-def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob]) -> bool:
-    """Slurm's numbers into the summaries and log lines of ended jobs it has accounted; True if any changed."""
+def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], user: str) -> bool:
+    """Slurm's numbers into the summaries and log lines of `user`'s ended jobs it has accounted; True if any
+    changed.  A job of the same id but another user (Slurm's ids start again after its state is lost) is
+    not theirs."""
+    jobs = {job_id: job for job_id, job in jobs.items() if job.user == user}
     changed = False
     for entry in history:
         job = jobs.get(entry.get("job_id", ""))
@@ -87,9 +90,12 @@ async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
     jobs = await listing.jobs()
     changed = 0
     for spawner in owners:
-        if fill(spawner.record.history, spawner.record.usage_log, jobs):
-            spawner.save_state()
-            changed += 1
+        try:
+            if fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name):
+                spawner.save_state()
+                changed += 1
+        except Exception:  # noqa: BLE001 - one user's records must not keep the others' from Slurm's numbers
+            log.exception("Filling Slurm's accounting into %s's summaries failed", spawner.user.name)
     return changed
 
 

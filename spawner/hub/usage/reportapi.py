@@ -33,7 +33,8 @@ class UsageReportHandler(APIHandler):
             tally = UsageTally.from_dict(self.get_json_body())
         except ValueError as e:
             raise web.HTTPError(400, f"This usage report does not read: {e}.") from None
-        session.record.usage = tally.to_dict()
+        if not session.record.stopping:  # a stop took the last tally for the summary: a late one is dropped
+            session.record.usage = tally.to_dict()
         self.set_status(204)
         self.finish()
 
