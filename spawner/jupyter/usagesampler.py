@@ -71,6 +71,7 @@ class UsageSampler:
         self.report = report
         self.tally = UsageTally()
         self._last: tuple[float, float] | None = None  # (monotonic time, CPU seconds) of the last sample
+        self._first_cpu: float | None = None  # CPU seconds at the first sample
 
     def sample(self, now: float | None = None) -> None:
         """One reading of the GPUs and the processes into the tally (blocking: NVML and /proc)."""
@@ -84,7 +85,9 @@ class UsageSampler:
                 self.tally.gpus.append(gpu)
             gpu.add(reading.utilization, reading.memory_used_mib, reading.memory_total_mib)
         cpu, rss_mib = self.read_processes()
-        self.tally.cpu_seconds = max(self.tally.cpu_seconds, cpu)
+        if self._first_cpu is None:
+            self._first_cpu = cpu  # the server's start-up came before the tally's time: its CPU does not count
+        self.tally.cpu_seconds = max(self.tally.cpu_seconds, cpu - self._first_cpu)
         self.tally.memory_peak_mib = max(self.tally.memory_peak_mib, rss_mib)
         if self._last is not None:
             seconds = max(now - self._last[0], 1e-6)
