@@ -46,14 +46,31 @@ class PortalUserServerAPIHandler(UserServerAPIHandler):
                 if spawner.session_idle_timeout() != culler_timeout(caller.name):
                     raise web.HTTPError(403, "This session has another idle timeout; its own culler stops it.")
                 spawner.stop_cause = "idle"
-        return await super().delete(user_name, server_name)
+        try:
+            return await super().delete(user_name, server_name)
+        except RuntimeError:
+            # JupyterHub's handler cancels a pending start, waits a second, then stops; a session whose start is
+            # cancelled exits and reports its end (spawner/hub/portapi.py), which begins the stop meanwhile, and
+            # JupyterHub's stop_single_user raises on a stop already pending (a 500).  The server is stopping, as
+            # asked: answer as JupyterHub does when the stop was pending from the first.
+            user = self.find_user(user_name)
+            spawner = user.spawners.get(server_name) if user is not None else None
+            if spawner is None or spawner.pending != "stop":
+                raise
+            self.log.info("%s was already stopping (its own end report)", spawner._log_name)
+            if server_name and (self.get_json_body() or {}).get("remove"):
+                _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name, wait=STOP_WAIT)))
+            self.set_header("Content-Type", "text/plain")
+            self.set_status(202)
 
 
 _FORGETTING: set = set()  # held until done: the loop keeps only weak references to tasks
+STOP_WAIT = 120.0  # seconds a named session asked to be removed may take to stop before it is
 
 
 async def forget_refused(user, server_name: str, wait: float = 5.0) -> None:
-    """Remove the named session a refused start created, once JupyterHub has finished with it."""
+    """Remove the named session a refused start created (or one asked to be removed while it was already
+    stopping), once JupyterHub has finished with it."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
     spawner = user.spawners[server_name]

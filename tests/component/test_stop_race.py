@@ -1,0 +1,52 @@
+"""Stopping a session whose start is being interrupted while the session itself reports its end (real hub, mock
+Slurm).
+
+JupyterHub's DELETE of a starting server cancels the start, waits a second, then stops the server.  A session
+whose start is cancelled exits and reports its end; the hub then begins the stop itself, and JupyterHub's
+handler, finding a stop already pending, raised ("carol pending stop") and answered 500 (seen in CI).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tests.support.http import wait_until
+
+
+def test_a_stop_that_meets_the_sessions_own_end_report_is_a_202_not_a_500(a_hub_and_its_slurm, a_web_server):
+    hub, mock = a_hub_and_its_slurm
+    assert hub.api("POST", "/users/carol/server", {"gpus": 1, "hours": 1})[0] in (201, 202)
+    job_id = wait_until(
+        lambda: next((i for i, j in mock.jobs().items() if j["user"] == "carol" and j["state"] == "PENDING"), None),
+        what="carol's job submitted",
+    )
+    token = [c for c in mock.calls("sbatch") if c["env"].get("USER") == "carol"][-1]["env"]["JUPYTERHUB_API_TOKEN"]
+    mock.set_job(job_id, state="RUNNING", node="127.0.0.1")
+    a_web_server.token = token
+    a_web_server.loaded.clear()  # JupyterLab is not ready yet: the start waits for its readiness proof
+    try:
+        assert hub.request("POST", f"{hub.hub_api}/dsportal/port", {"port": a_web_server.port}, token=token)[0] == 201
+
+        stopped: dict = {}
+
+        def stop() -> None:
+            stopped["status"] = hub.api("DELETE", "/users/carol/server")[0]
+            stopped["at"] = time.monotonic()
+
+        stopping = threading.Thread(target=stop)
+        stopping.start()
+        # the start is cancelled: the server (held by JupyterHub for the second its handler waits) looks ready
+        wait_until(
+            lambda: hub.api("GET", "/users/carol")[1]["servers"].get("", {}).get("ready"), what="the start cancelled"
+        )
+        reported = time.monotonic()
+        ended = hub.request("POST", f"{hub.hub_api}/dsportal/ended", {}, token=token)[0]  # the session exited
+        stopping.join(60)
+        assert reported < stopped["at"]  # the end report came while JupyterHub's handler still waited
+        assert ended == 200
+        assert stopped["status"] == 202  # the stop already under way: what was asked is being done
+    finally:
+        a_web_server.loaded.set()
+    wait_until(lambda: not hub.api("GET", "/users/carol")[1]["servers"], timeout=60, what="carol stopped")
+    assert mock.jobs()[job_id]["state"] == "CANCELLED"
