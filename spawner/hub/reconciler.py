@@ -11,7 +11,12 @@ over), and a start abandoned by a hub crash.
 
 Ownership is read from the hub's database, where the spawner saves the job id
 the moment sbatch answers (spawner/hub/spawner.py), so it is right from the
-hub's first second, before any spawner object exists.
+hub's first second, before any spawner object exists; and from the spawners the
+hub holds, which are what acts on a job: a job a live spawner holds (and does
+not hand over as "stopping") is never cancelled, and a record that lost it is
+saved again, with a warning.  A job is cancelled only when two passes in a row
+found it without an owner: one pass may read a start between Slurm queueing its
+job and the hub learning the id (CI saw a starting session's job cancelled so).
 """
 
 from __future__ import annotations
@@ -53,17 +58,45 @@ def owned_in_states(states: Iterable[dict | None]) -> set[str]:
     return {record.job_id for record in records if record.job_id and not record.stopping}
 
 
+def held_by(spawners: Iterable) -> dict[str, object]:
+    """Job id -> the live spawner holding it, of spawners that have not handed their job over ("stopping")."""
+    return {s.job_id: s for s in spawners if getattr(s, "job_id", "") and not s.record.stopping}
+
+
 def hub_owned_jobs() -> set[str] | None:
-    """Job ids in the running hub's database; None while the hub has no database yet."""
+    """Job ids in the running hub's database and its live spawners; None while the hub has no database yet.
+
+    A live spawner's job missing from the database (its record was written without it) is saved again.
+    """
     from jupyterhub import orm
     from jupyterhub.app import JupyterHub
 
     if not JupyterHub.initialized():
         return None
-    db = getattr(JupyterHub.instance(), "db", None)
+    app = JupyterHub.instance()
+    db = getattr(app, "db", None)
     if db is None:
         return None
-    return owned_in_states(state for (state,) in db.query(orm.Spawner.state))
+    # whole rows, not the state column: a query of JupyterHub's JSONDict column cannot be cached by SQLAlchemy,
+    # which then warns on every pass; the rows are the ones the hub's users already hold
+    saved = owned_in_states(orm_spawner.state for orm_spawner in db.query(orm.Spawner))
+    users = getattr(app, "users", None) or {}
+    live = held_by(s for user in list(users.values()) for s in list(user.spawners.values()) if hasattr(s, "record"))
+    return with_live(saved, live)
+
+
+def with_live(saved: set[str], live: dict) -> set[str]:
+    """The jobs saved records hold and those live spawners hold; a live one's record that lost its job is saved
+    again (the database is what a restarted hub knows)."""
+    for job_id in sorted(set(live) - saved, key=int):
+        spawner = live[job_id]
+        log.warning(
+            "Job %s of %s is held by the hub but was missing from its database: saving its record again",
+            job_id,
+            spawner._log_name,
+        )
+        spawner.save_state()
+    return saved | set(live)
 
 
 class Reconciler:
@@ -75,6 +108,7 @@ class Reconciler:
         self.interval = interval
         self.max_age = max_age
         self._retry: dict[str, tuple[int, float]] = {}  # job id -> (failed cancels, next attempt)
+        self._unowned: set[str] = set()  # jobs the last pass found without an owner (cancelled if still so)
         self.cancelled: list[str] = []  # job ids cancelled, for logs and tests
         self.passes = 0
 
@@ -96,7 +130,11 @@ class Reconciler:
         now = time.monotonic()
         done = []
         found = orphans(listing, owned, self.client.submitting)
+        seen_before, self._unowned = self._unowned, {job.job_id for job in found}
         for job in found:
+            if job.job_id not in seen_before:
+                log.info("Job %s of %s has no owner in the hub; cancelled if still so next check", job.job_id, job.user)
+                continue
             failures, due = self._retry.get(job.job_id, (0, 0.0))
             if now < due:
                 continue

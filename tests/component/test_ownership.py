@@ -17,8 +17,9 @@ from batchspawner import JobStatus
 from jupyterhub import orm
 from jupyterhub.spawner import SpawnException
 
-from spawner.hub.reconciler import Reconciler, orphans, owned_in_states
+from spawner.hub.reconciler import Reconciler, held_by, orphans, owned_in_states, with_live
 from spawner.hub.record import VERSION as RECORD_VERSION
+from spawner.hub.record import SessionRecord
 from spawner.hub.slurm import JobInfo, SlurmClient
 from tests.component.test_spawner import start_running, until
 from tests.support.mockslurm import fake_passwd
@@ -180,7 +181,9 @@ async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(a_
     client: SlurmClient = a_spawner.slurm_client
     reconciler = Reconciler(client, owned=lambda: set(), interval=60, max_age=0)
     mock_slurm.fail("scancel", "unreachable")
-    assert await reconciler.run_once() == []
+    assert await reconciler.run_once() == []  # the first pass that finds it unowned only notes it
+    assert mock_slurm.calls("scancel") == []
+    assert await reconciler.run_once() == []  # the second cancels: Slurm does not answer
     assert await reconciler.run_once() == []  # backing off: not tried again at once
     assert len(mock_slurm.calls("scancel")) == 1
     mock_slurm.heal()
@@ -229,6 +232,40 @@ async def test_a_start_whose_sbatch_answers_while_the_reconciler_lists_is_not_an
 
     reconciler = Reconciler(SlowListingClient(), owned=lambda: set(owned), interval=60)
     assert await reconciler.run_once() == [] and cancelled == []
+
+
+async def test_a_job_unowned_for_one_pass_only_is_left_alone(a_spawner, mock_slurm, a_web_server):
+    """A start read between Slurm queueing its job and the hub learning the id: the next pass finds it owned."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    owned: set[str] = set()
+    reconciler = Reconciler(a_spawner.slurm_client, owned=lambda: set(owned), interval=60, max_age=0)
+    assert await reconciler.run_once() == []  # unowned once: noted
+    owned.add(job_id)
+    assert await reconciler.run_once() == []  # owned now
+    owned.clear()
+    assert await reconciler.run_once() == []  # unowned again: a first sighting again
+    assert mock_slurm.calls("scancel") == [] and mock_slurm.jobs()[job_id]["state"] == "RUNNING"
+    assert await reconciler.run_once() == [job_id]  # unowned at two passes in a row
+
+
+class LiveSpawner:
+    def __init__(self, job_id: str, stopping: bool = False):
+        self.job_id = job_id
+        self.record = SessionRecord(job_id=job_id, stopping=stopping)
+        self._log_name = f"user{job_id}"
+        self.saved = 0
+
+    def save_state(self):
+        self.saved += 1
+
+
+def test_a_job_a_live_spawner_holds_is_owned_and_its_lost_record_saved_again(caplog):
+    holding, handed_over, saved_already = LiveSpawner("12"), LiveSpawner("13", stopping=True), LiveSpawner("9")
+    live = held_by([holding, handed_over, saved_already, LiveSpawner("")])
+    assert live == {"12": holding, "9": saved_already}
+    assert with_live({"9", "4"}, live) == {"4", "9", "12"}
+    assert (holding.saved, saved_already.saved, handed_over.saved) == (1, 0, 0)
+    assert "Job 12 of user12 is held by the hub but was missing from its database" in caplog.text
 
 
 def test_the_spawner_keeps_jupyterhubs_own_state_properties():
