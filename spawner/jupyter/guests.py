@@ -121,8 +121,11 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
         """Close each open guest connection whose guest the hub no longer lets in (one question a token)."""
         verdicts: dict[str, bool] = {}
         for handler, (name, token) in list(self.sockets.items()):
-            if handler.ws_connection is None:  # closed already
+            state = socket_state(handler)
+            if state == "closed":
                 self.sockets.pop(handler, None)
+                continue
+            if state == "opening":  # asked about when open (within a check); taken for closed, it outlived a revoke
                 continue
             if token not in verdicts:
                 try:
@@ -135,6 +138,17 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
                 handler.close(CLOSED_CODE, "Your access to this shared session has ended.")
                 if self.seen.pop(name, None) is not None:
                     say(f"{name}'s access ended (the share was revoked or expired): their connections were closed")
+
+
+def socket_state(handler) -> str:
+    """ "open"; "opening" (authenticated, its handshake not done: jupyter_server connects the kernel first, which
+    takes a while); or "closed" (closed, or its handshake failed).  Tornado holds no connection in either of the
+    last two: its own flags tell them apart."""
+    if handler.ws_connection is not None:
+        return "open"
+    if getattr(handler, "_on_close_called", False) or getattr(handler, "_finished", False):
+        return "closed"
+    return "opening"
 
 
 def say(line: str) -> None:

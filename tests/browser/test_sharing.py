@@ -76,7 +76,8 @@ def test_two_sessions_and_a_shared_one_edited_together(browser, cluster):
 
     owner = browser.new_context(viewport={"width": 1366, "height": 900})
     page = logged_in(owner, "alice")
-    cluster.wait_ready("alice")
+    # the login leads to her starting session's page, which takes her into it once it is ready
+    page.wait_for_url(re.compile(r".*/user/alice/lab.*"), timeout=120_000)
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("running", timeout=30_000)
     # a second session: a name is required now that the unnamed one runs
@@ -91,12 +92,8 @@ def test_two_sessions_and_a_shared_one_edited_together(browser, cluster):
     expect(page.get_by_role("heading", name="Start your session")).to_be_visible()
     page.locator("label[for=dsportal-gpus-0]").click()
     page.get_by_role("button", name="Start").click()
-    wait_until(
-        lambda: (cluster.request("GET", "/hub/api/users/alice")[1]["servers"].get("train") or {}).get("ready"),
-        120,
-        "alice's train session ready",
-        every=0.5,
-    )
+    # the start's page takes her into the new session once it is ready (going home before would race it)
+    page.wait_for_url(re.compile(r".*/user/alice/train/lab.*"), timeout=120_000)
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state--train")).to_have_text("running", timeout=30_000)
     expect(page.locator("#dsportal-state")).to_have_text("running")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from datetime import datetime
 from types import SimpleNamespace
 
@@ -19,7 +21,7 @@ from spawner.hub.sharing import (
     wanted_users,
     without,
 )
-from spawner.jupyter.guests import is_guest
+from spawner.jupyter.guests import CLOSED_CODE, GuestIdentityProvider, is_guest, socket_state
 
 NOW = datetime(2026, 11, 23, 12, 0, 0)
 RULES = SharingSettings(max_hours=12)
@@ -122,3 +124,53 @@ def test_who_is_a_guest_of_a_session():
     assert not is_guest({"kind": "user", "name": "alice"}, "alice")
     assert not is_guest({"kind": "service", "name": "culler"}, "alice")
     assert not is_guest(None, "alice")
+
+
+class Socket:
+    """A tornado WebSocketHandler's flags as they are while it opens, is open, and after it closed."""
+
+    def __init__(self):
+        self.ws_connection = None  # none yet: jupyter_server connects the kernel before the handshake
+        self._finished = False
+        self._on_close_called = False
+        self.closed_with = None
+
+    def open(self):
+        self.ws_connection, self._finished = object(), True  # the 101 response finishes the request
+
+    def close(self, code=None, reason=None):
+        if self.ws_connection is not None:
+            self.ws_connection, self.closed_with = None, code
+        self._on_close_called = True
+
+
+def test_a_websocket_is_open_opening_or_closed():
+    socket = Socket()
+    assert socket_state(socket) == "opening"
+    socket.open()
+    assert socket_state(socket) == "open"
+    socket.close(1000)
+    assert socket_state(socket) == "closed"
+    refused = Socket()
+    refused._finished = True  # its handshake failed (the kernel did not answer): a plain HTTP error
+    assert socket_state(refused) == "closed"
+
+
+def test_a_guest_socket_still_opening_at_a_check_is_closed_once_the_share_is_revoked():
+    """The race CI lost: a check ran while bob's kernel websocket was connecting its kernel; taken for closed,
+    it was forgotten, and stayed open after alice revoked the share."""
+    admitted = {"bob-token": True}
+
+    async def still_admitted(token):
+        return admitted[token]
+
+    provider = SimpleNamespace(
+        sockets=weakref.WeakKeyDictionary(), seen={"bob": 0.0}, hub_auth=SimpleNamespace(still_admitted=still_admitted)
+    )
+    socket = Socket()
+    provider.sockets[socket] = ("bob", "bob-token")
+    asyncio.run(GuestIdentityProvider.check_guests(provider))  # the check while it opens
+    socket.open()
+    admitted["bob-token"] = False  # alice revokes
+    asyncio.run(GuestIdentityProvider.check_guests(provider))
+    assert socket.closed_with == CLOSED_CODE and socket not in provider.sockets
