@@ -353,7 +353,9 @@ class SlurmSettings(Section):
         "(e.g. from an sbatch that timed out) is cancelled. Give each portal on a cluster its own name.",
     )
     reconcile_seconds: integer(5, 86400) = key(
-        60, "Seconds between the hub's checks for session jobs no session owns (they are cancelled)."
+        60,
+        "Seconds between the hub's checks for session jobs no session owns; one found so at two checks in a row "
+        "is cancelled.",
     )
     allow_extend: Flag = key(
         False,
