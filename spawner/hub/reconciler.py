@@ -88,7 +88,7 @@ def hub_owned_jobs() -> set[str] | None:
 def with_live(saved: set[str], live: dict) -> set[str]:
     """The jobs saved records hold and those live spawners hold; a live one's record that lost its job is saved
     again (the database is what a restarted hub knows)."""
-    for job_id in sorted(set(live) - saved, key=int):
+    for job_id in sorted(set(live) - saved, key=lambda j: (len(j), j)):
         spawner = live[job_id]
         log.warning(
             "Job %s of %s is held by the hub but was missing from its database: saving its record again",
@@ -129,8 +129,15 @@ class Reconciler:
         self.passes += 1
         now = time.monotonic()
         done = []
-        found = orphans(listing, owned, self.client.submitting)
-        seen_before, self._unowned = self._unowned, {job.job_id for job in found}
+        busy = set(self.client.submitting)
+        found = orphans(listing, owned, busy)
+        seen_before = self._unowned
+        # a job passed over only while its user has an sbatch in flight keeps its first sighting: a user who
+        # always has one in flight at every other check must not keep an orphan alive
+        held_over = {
+            job.job_id for job in orphans(listing, owned, ()) if job.job_id in seen_before and job.user in busy
+        }
+        self._unowned = {job.job_id for job in found} | held_over
         for job in found:
             if job.job_id not in seen_before:
                 log.info("Job %s of %s has no owner in the hub; cancelled if still so next check", job.job_id, job.user)
@@ -156,7 +163,7 @@ class Reconciler:
             self._retry[job.job_id] = (failures, now + self.interval)  # cancelled: check it left next time
             self.cancelled.append(job.job_id)
             done.append(job.job_id)
-        still = {job.job_id for job in found}
+        still = self._unowned  # found now, or passed over while its user submits
         for job_id in [j for j in self._retry if j not in still]:
             log.info("Job %s is no longer in the queue", job_id)
             del self._retry[job_id]

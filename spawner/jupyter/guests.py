@@ -106,7 +106,7 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
             say(f"{name} joined {owner_name()}'s session")
         self.seen[name] = now
         if isinstance(handler, WebSocketHandler):
-            token = self.hub_auth._get_token_cookie(handler) or self.hub_auth.get_token(handler) or ""
+            token = self.hub_auth.get_token(handler) or ""  # the one that let it in: URL, header, then cookie
             self.sockets[handler] = (name, token)
             self._watch()
         return user
@@ -135,20 +135,35 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
                     verdicts[token] = True
             if not verdicts[token]:
                 self.sockets.pop(handler, None)
-                handler.close(CLOSED_CODE, "Your access to this shared session has ended.")
+                cut_off(handler)
                 if self.seen.pop(name, None) is not None:
                     say(f"{name}'s access ended (the share was revoked or expired): their connections were closed")
 
 
 def socket_state(handler) -> str:
-    """ "open"; "opening" (authenticated, its handshake not done: jupyter_server connects the kernel first, which
-    takes a while); or "closed" (closed, or its handshake failed).  Tornado holds no connection in either of the
-    last two: its own flags tell them apart."""
-    if handler.ws_connection is not None:
-        return "open"
+    """The websocket's state: "open"; "opening" (authenticated, its handshake not done: jupyter_server prepares the
+    kernel first, which takes a while); or "closed" (closed or closing, or its handshake failed).  Tornado holds no
+    connection while opening nor after a close: its own flags tell them apart.  A request that never became a
+    websocket (no Sec-WebSocket-Key: tornado answers 400) keeps a connection without a stream: closed."""
+    ws = handler.ws_connection
+    if ws is not None:
+        return "closed" if getattr(ws, "stream", None) is None or ws.is_closing() else "open"
     if getattr(handler, "_on_close_called", False) or getattr(handler, "_finished", False):
         return "closed"
     return "opening"
+
+
+def cut_off(handler) -> None:
+    """Close a guest's websocket with CLOSED_CODE and take nothing more from it: tornado would hand the guest's
+    frames on until the guest answers the close (or for 5 s).  One that cannot be closed is logged; the check
+    still closes the others."""
+    ws = handler.ws_connection
+    try:
+        handler.close(CLOSED_CODE, "Your access to this shared session has ended.")
+    except Exception as e:  # noqa: BLE001 - one broken connection must not keep the others open
+        log.warning("dsportal: closing a guest's connection failed: %s", e)
+    if ws is not None:
+        ws.client_terminated = True  # tornado drops every frame that arrives after this
 
 
 def say(line: str) -> None:

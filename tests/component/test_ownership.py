@@ -248,6 +248,21 @@ async def test_a_job_unowned_for_one_pass_only_is_left_alone(a_spawner, mock_slu
     assert await reconciler.run_once() == [job_id]  # unowned at two passes in a row
 
 
+async def test_an_sbatch_in_flight_at_every_other_check_does_not_keep_an_orphan_alive(
+    a_spawner, mock_slurm, a_web_server
+):
+    """A hostile user who always has a submission under way when the reconciler looks: the orphan's first
+    sighting is kept while the user is passed over, and the next check that may cancels it."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    client: SlurmClient = a_spawner.slurm_client
+    reconciler = Reconciler(client, owned=lambda: set(), interval=60, max_age=0)
+    assert await reconciler.run_once() == []  # first sighting
+    client.submitting["alice"] = 1
+    assert await reconciler.run_once() == []  # passed over: alice submits
+    client.submitting.clear()
+    assert await reconciler.run_once() == [job_id]  # still unowned since the first sighting
+
+
 class LiveSpawner:
     def __init__(self, job_id: str, stopping: bool = False):
         self.job_id = job_id

@@ -126,20 +126,34 @@ def test_who_is_a_guest_of_a_session():
     assert not is_guest(None, "alice")
 
 
+class Connection:
+    """Tornado's WebSocketProtocol13 as far as the guests' check uses it."""
+
+    def __init__(self, stream=True):
+        self.stream = object() if stream else None  # none: the request never became a websocket (tornado's 400)
+        self.server_terminated = self.client_terminated = False
+
+    def is_closing(self):
+        return self.server_terminated or self.client_terminated
+
+
 class Socket:
     """A tornado WebSocketHandler's flags as they are while it opens, is open, and after it closed."""
 
     def __init__(self):
-        self.ws_connection = None  # none yet: jupyter_server connects the kernel before the handshake
+        self.ws_connection = None  # none yet: jupyter_server prepares the kernel before the handshake
         self._finished = False
         self._on_close_called = False
         self.closed_with = None
 
-    def open(self):
-        self.ws_connection, self._finished = object(), True  # the 101 response finishes the request
+    def open(self, connection=None):
+        self.ws_connection, self._finished = connection or Connection(), True  # the 101 response finishes it
 
     def close(self, code=None, reason=None):
         if self.ws_connection is not None:
+            if self.ws_connection.stream is None:
+                raise AttributeError("'NoneType' object has no attribute 'closed'")  # what tornado raises then
+            self.ws_connection.server_terminated = True
             self.ws_connection, self.closed_with = None, code
         self._on_close_called = True
 
@@ -149,28 +163,56 @@ def test_a_websocket_is_open_opening_or_closed():
     assert socket_state(socket) == "opening"
     socket.open()
     assert socket_state(socket) == "open"
+    socket.ws_connection.server_terminated = True  # closing: the close frame is sent, the guest not answered yet
+    assert socket_state(socket) == "closed"
     socket.close(1000)
     assert socket_state(socket) == "closed"
     refused = Socket()
     refused._finished = True  # its handshake failed (the kernel did not answer): a plain HTTP error
     assert socket_state(refused) == "closed"
+    never = Socket()
+    never.open(Connection(stream=False))  # no Sec-WebSocket-Key: tornado's 400, a connection without a stream
+    assert socket_state(never) == "closed"
+
+
+def checking(admitted: dict[str, bool]) -> SimpleNamespace:
+    """The guests' identity provider as its check uses it, with the hub's verdict on each token."""
+
+    async def still_admitted(token):
+        return admitted[token]
+
+    return SimpleNamespace(
+        sockets=weakref.WeakKeyDictionary(), seen={"bob": 0.0}, hub_auth=SimpleNamespace(still_admitted=still_admitted)
+    )
 
 
 def test_a_guest_socket_still_opening_at_a_check_is_closed_once_the_share_is_revoked():
     """The race CI lost: a check ran while bob's kernel websocket was connecting its kernel; taken for closed,
     it was forgotten, and stayed open after alice revoked the share."""
     admitted = {"bob-token": True}
-
-    async def still_admitted(token):
-        return admitted[token]
-
-    provider = SimpleNamespace(
-        sockets=weakref.WeakKeyDictionary(), seen={"bob": 0.0}, hub_auth=SimpleNamespace(still_admitted=still_admitted)
-    )
+    provider = checking(admitted)
     socket = Socket()
     provider.sockets[socket] = ("bob", "bob-token")
     asyncio.run(GuestIdentityProvider.check_guests(provider))  # the check while it opens
     socket.open()
+    connection = socket.ws_connection
     admitted["bob-token"] = False  # alice revokes
     asyncio.run(GuestIdentityProvider.check_guests(provider))
     assert socket.closed_with == CLOSED_CODE and socket not in provider.sockets
+    assert connection.client_terminated  # nothing bob sends after the close reaches the kernel
+
+
+def test_a_broken_guest_connection_keeps_no_other_open_after_a_revoke():
+    provider = checking({"bob-token": False})
+    broken, socket = Socket(), Socket()
+    for handler in (broken, socket):
+        handler.open()
+        provider.sockets[handler] = ("bob", "bob-token")
+
+    def close_that_raises(code=None, reason=None):
+        raise AttributeError("'NoneType' object has no attribute 'closed'")
+
+    broken.close = close_that_raises
+    asyncio.run(GuestIdentityProvider.check_guests(provider))
+    assert socket.closed_with == CLOSED_CODE and not provider.sockets
+    assert broken.ws_connection.client_terminated  # takes nothing more from bob either
