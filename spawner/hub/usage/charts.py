@@ -23,7 +23,8 @@ def _layout(title: str, y_title: str, **more) -> dict:
         "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
         "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
         "height": 300,
-        "legend": {"orientation": "h"},
+        # below the date axis's second line of labels (at its default y=-0.1 the legend covered the date)
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.25},
         **more,
     }
 
