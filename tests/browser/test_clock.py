@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
 from tests.support.demo import password_of
+from tests.support.http import wait_until
 
 NOTEBOOK = "clock-test.ipynb"
 EDIT = "# typed 3 minutes before the end, never saved by hand"
@@ -87,7 +88,15 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         "clock-unsaved-edit",
         "JupyterLab minutes before the time limit: the time left, the warning, an unsaved edit.",
     )
-    assert EDIT not in (home / NOTEBOOK).read_text()  # not saved by hand, nor by JupyterLab's autosave
+    # not saved by hand, nor by JupyterLab's autosave: on disk only once the portal's own saving (every 20 s in
+    # the last 2 minutes, which may fall just after the typing) has logged that it saved it
+    saved_line = f"dsportal: saved before the time limit: {NOTEBOOK}"
+    session_log = home / f".dsportal-session-{job_id}.log"
+    wait_until(
+        lambda: EDIT not in (home / NOTEBOOK).read_text() or saved_line in session_log.read_text(),
+        10,
+        "the edit on disk only through the portal's saving",
+    )
 
     # the session ends under the open page: its requests to bob's server fail from then on, on purpose
     browser.allow(

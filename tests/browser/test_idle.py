@@ -25,6 +25,10 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
     page.goto(url_for("/user/alice/lab?reset"))
     # the job's GPU in the status bar (the dev cluster's stand-in driver: idle, 300 MiB held by nothing)
     expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"), timeout=90_000)
+    # idle time counts from the session's start; a touch restarts it, so the warning comes a full 30 s before
+    # the stop however long this machine took to log in and draw JupyterLab
+    page.mouse.move(100, 100)
+    page.mouse.move(120, 120)
     expect(
         page.get_by_text(
             re.compile(

@@ -57,6 +57,8 @@ def logged_in(context, user: str):
 def authorize_if_asked(page) -> None:
     """JupyterHub asks a guest to authorize access to another user's server once (its OAuth page)."""
     button = page.locator("form input[type=submit][value='Authorize'], form button:has-text('Authorize')")
+    # the click before only began the way there (redirects through the hub): wait for where it ends
+    expect(button.or_(page.locator(".jp-LabShell")).first).to_be_attached(timeout=60_000)
     if button.count():
         shot(page, "sharing-authorize", "JupyterHub asks bob to let alice's shared session know who he is.")
         button.first.click()

@@ -75,7 +75,7 @@ def test_throttled_login_says_when_to_retry(an_ldap_hub):
 def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server):
     root = tmp_path / "hunghub"
     portal = config_data(MockSlurm(root / "mockslurm"))
-    portal["ldap"] = ldap_settings(a_slapd, uris=[a_hung_server.uri], connect_timeout=3, response_timeout=3)
+    portal["ldap"] = ldap_settings(a_slapd, uris=[a_hung_server.uri], connect_timeout=8, response_timeout=8)
     hub = HubProcess(root, portal, ldap=True)
     hub.start()
     try:
@@ -94,11 +94,12 @@ def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server)
         status, _ = hub.api("GET", "/")
         answered_in = time.monotonic() - started
         thread.join(30)
-        assert status == 200 and answered_in < 1.5, answered_in
+        # a blocked hub would answer only with the login, 8 s on; a busy 2-core machine can take a second or two
+        assert status == 200 and answered_in < 4, answered_in
         assert "login" in result, "the login never finished"
         status, page, _ = result["login"]
         assert status == 503 and "The directory service is not answering; try again in a minute." in page
-        assert 2.5 < result["seconds"] < 10
+        assert 7.5 < result["seconds"] < 20
     finally:
         hub.stop()
 

@@ -11,7 +11,37 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from tests.support.http import wait_until
+from tests.support.hub import HubProcess
+from tests.support.mockslurm import MockSlurm, config_data
+
+# JupyterHub's DELETE handler waits 1 s between cancelling the start and stopping; the end report must land in
+# that second, which a loaded 2-core machine can miss.  This module's hub waits 10 s there instead: the same
+# race, with room to perform it every time.
+LONGER_WAIT = """
+import asyncio as _asyncio, types as _types
+import jupyterhub.apihandlers.users as _users
+
+
+async def _sleep(delay, *args, **kw):
+    return await _asyncio.sleep(10 if delay == 1 else delay, *args, **kw)
+
+
+_users.asyncio = _types.SimpleNamespace(**{**vars(_asyncio), "sleep": _sleep})
+"""
+
+
+@pytest.fixture(scope="module")
+def a_hub_and_its_slurm(tmp_path_factory):
+    """The shared fixture's hub and mock Slurm, with JupyterHub's wait in a stop of a starting server at 10 s."""
+    root = tmp_path_factory.mktemp("hub")
+    mock = MockSlurm(root / "mockslurm")
+    hub = HubProcess(root, config_data(mock), after=LONGER_WAIT)
+    hub.start()
+    yield hub, mock
+    hub.stop()
 
 
 def test_a_stop_that_meets_the_sessions_own_end_report_is_a_202_not_a_500(a_hub_and_its_slurm, a_web_server):
