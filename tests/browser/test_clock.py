@@ -130,8 +130,8 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     log_in(page, "bob", password_of("bob"))
     page.goto(f"{HUB}/hub/home")
     for part in ("#dsportal-session", "#dsportal-again", "#dsportal-history"):
-        expect(page.locator(part)).to_be_visible()  # the page draws them from its data, after its load event
-        box = page.locator(part).bounding_box()
+        # None while the page draws the part anew (its data comes after the load event; the card is redrawn)
+        box = wait_until(lambda part=part: page.locator(part).bounding_box(), 10, f"{part} drawn")
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, part  # the dashboard fits a phone's width
     shot(page, "home-phone", "The home page at a phone's width.")
     # one click starts the same session again (a form POST with the XSRF token; links never start one)
