@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.cluster import HUB, NVML_READINGS, job_gpus, supervisorctl, url_for
 from tests.support.demo import password_of
-from tests.support.http import json_request
+from tests.support.http import json_request, wait_until
 from tests.support.hub import FormBrowser
 
 TWO_GPUS = {"partition": "sxm2", "gpus": 2, "hours": 1}
@@ -150,10 +150,14 @@ def test_the_status_page_is_for_admins_and_says_when_prometheus_is_down(cluster)
 def slurmdbd_restored():
     yield
     supervisorctl("start", "slurmdbd")
-    deadline = time.monotonic() + 60
-    while subprocess.run(["sacct", "-n", "-X", "-S", "now-1hour"], capture_output=True, timeout=30).returncode != 0:
-        assert time.monotonic() < deadline, "slurmdbd answering again"
-        time.sleep(1)
+    wait_until(
+        lambda: (
+            subprocess.run(["sacct", "-n", "-X", "-S", "now-1hour"], capture_output=True, timeout=30).returncode == 0
+        ),
+        60,
+        "slurmdbd answering again",
+        every=1,
+    )
 
 
 def test_without_accounting_the_usage_page_says_so_and_keeps_the_sessions_own_numbers(cluster, slurmdbd_restored):
