@@ -21,6 +21,7 @@ MEMORY_NEAR_LIMIT = 90  # percent of the allocation
 MAX_GPUS = 64  # a report naming more GPUs is refused (no node has more)
 MAX_SAMPLES = 10**9
 MIN_SAMPLE_SECONDS = 1  # samples come usage.sample_seconds (2 at least) apart
+MIN_JUDGED_SAMPLES = 2  # samples (three readings) before the advice judges what the session's own tally shows
 
 
 @dataclass
@@ -202,15 +203,18 @@ def summarise(tally: UsageTally | None, job: JobUse | None, given: Allocation) -
         "memory_share": _percent(memory_peak, memory),
         "idle_share": _percent(tally.idle_samples, tally.samples) if tally and tally.samples else None,
     }
-    summary["advice"] = advice(summary, measured_gpus=tally is not None and bool(tally.samples))
+    summary["advice"] = advice(summary, samples=tally.samples if tally else 0)
     summary["lines"] = lines(summary)
     return summary
 
 
-def advice(summary: dict, measured_gpus: bool) -> str:
-    """One line: the first of GPUs that sat idle, memory near its limit, cores that sat idle; else that it fit."""
+def advice(summary: dict, samples: int) -> str:
+    """One line: the first of GPUs that sat idle, memory near its limit, cores that sat idle; else that it fit,
+    or, where that rests on the session's own tally and it has fewer than MIN_JUDGED_SAMPLES `samples`, that it
+    cannot judge yet (a GPU read once or never is no GPU that did nothing, nor one that fitted)."""
     given, worked = summary["gpus_given"], summary["gpus_worked"]
-    if given and measured_gpus and summary["gpus"]:
+    judged = samples >= MIN_JUDGED_SAMPLES
+    if given and judged and summary["gpus"]:
         if worked == 0:
             which = "Your GPU did no work" if given == 1 else f"None of your {given} GPUs did work"
             return f"{which}; next time ask for 0 GPUs, or check that your code uses CUDA."
@@ -223,9 +227,14 @@ def advice(summary: dict, measured_gpus: bool) -> str:
             "ask for one more GPU (it brings more memory) or load less data at once."
         )
     efficiency = summary["cpu_efficiency"]
-    if not given and efficiency is not None and efficiency < LOW_CPU_EFFICIENCY:
+    slurm = summary["source"] == "slurm"
+    if not given and efficiency is not None and efficiency < LOW_CPU_EFFICIENCY and (slurm or judged):
         return f"Your {summary['cpus']} cores were {efficiency}% busy; a shorter session would have done."
-    if given and measured_gpus:
+    if not judged and (given or not slurm):
+        return f"Too short to judge the session's size ({samples} of the {MIN_JUDGED_SAMPLES} readings it takes)."
+    if given and not summary["gpus"]:
+        return "Its GPUs could not be read (the session's log says why), so their size cannot be judged."
+    if given:
         return "Your GPU did work; the size fitted." if given == 1 else f"All {given} GPUs did work; the size fitted."
     return "The session's size fitted its work."
 

@@ -12,6 +12,10 @@ from spawner.usage import Allocation, GpuTally, JobUse, UsageTally, summarise
 from tests.unit.test_idle import RecordedNvml
 
 TWO_GPUS = Allocation(gpus=2, cpus=16, memory_mib=98304)
+ONE_GPU = Allocation(gpus=1, cpus=8, memory_mib=49152)
+FOUR_CORES = Allocation(gpus=0, cpus=4, memory_mib=16384)
+A_JOB = JobUse(cpu_seconds=60, cpus=4, elapsed_seconds=600, memory_peak_mib=1000, memory_mib=16384, gpus=0)
+NO_GPU = "next time ask for 0 GPUs, or check that your code uses CUDA."
 
 
 def tally(*gpus: GpuTally, samples=10, idle=2, cpu=3600.0, memory=8192, seconds=3600.0) -> UsageTally:
@@ -85,6 +89,59 @@ def test_slurms_numbers_win_for_cpu_and_memory_and_the_advice_follows_them():
 def test_the_advice_of_other_sessions(gpus, given, cpu, advice):
     summary = summarise(tally(*gpus, cpu=cpu), None, Allocation(gpus=given, cpus=4, memory_mib=16384))
     assert summary["advice"].startswith(advice)
+
+
+TOO_SHORT = "Too short to judge the session's size ({} of the 2 readings it takes)."
+
+
+@pytest.mark.parametrize(
+    "summary_of, advice",
+    [
+        # one GPU read once, nothing tallied between two readings yet (CI's "fitted its work" for an idle GPU)
+        (lambda: summarise(tally(GpuTally(0, samples=1), samples=0, idle=0), None, ONE_GPU), TOO_SHORT.format(0)),
+        (lambda: summarise(tally(GpuTally(0, samples=2), samples=1, idle=0), None, ONE_GPU), TOO_SHORT.format(1)),
+        (lambda: summarise(tally(GpuTally(0, samples=3), samples=2), None, ONE_GPU), "Your GPU did no work; " + NO_GPU),
+        # Slurm's numbers say nothing of GPUs: a GPU session that never reported cannot be judged either
+        (lambda: summarise(None, A_JOB, ONE_GPU), TOO_SHORT.format(0)),
+        # a CPU-only session is judged by Slurm's numbers, by its own tally only once it holds enough
+        (lambda: summarise(None, A_JOB, FOUR_CORES), "Your 4 cores were 2% busy; a shorter session would have done."),
+        (lambda: summarise(tally(samples=1, idle=0, cpu=10.0), None, FOUR_CORES), TOO_SHORT.format(1)),
+        # GPUs given, enough readings, but NVML read none of them: neither "did no work" nor "did work"
+        (
+            lambda: summarise(tally(samples=5), None, ONE_GPU),
+            "Its GPUs could not be read (the session's log says why), so their size cannot be judged.",
+        ),
+        # memory near its limit is Slurm's fact, however short the tally
+        (
+            lambda: summarise(None, JobUse(10, 8, 60, 47000, 49152, 1), ONE_GPU),
+            "Memory peaked at 45.9 GB of 48.0 GB; ask for one more GPU (it brings more memory) or load less data at "
+            "once.",
+        ),
+    ],
+    ids=[
+        "gpu-read-once",
+        "gpu-one-sample",
+        "gpu-enough",
+        "gpu-slurm-only",
+        "cpu-slurm",
+        "cpu-tally-short",
+        "gpus-unread",
+        "memory-near-limit",
+    ],
+)
+def test_the_advice_says_when_too_few_readings_can_judge(summary_of, advice):
+    assert summary_of()["advice"] == advice
+
+
+def test_the_sampler_just_started_says_it_is_too_short_to_judge():
+    nvml = RecordedNvml([{"uuid": "GPU-a", "util": 0, "used": 300 << 20, "pids": []}])
+    sampler = UsageSampler(GpuWatch(nvml, ["0"]), iter([(1.0, 10), (1.5, 10), (2.0, 10)]).__next__, ONE_GPU, None)
+    sampler.sample(0.0)  # the first reading: the GPU idle, but nothing to judge by yet
+    assert sampler.summary()["advice"] == TOO_SHORT.format(0)
+    for now in (5.0, 10.0):
+        sampler.gpus.read_at = -1e9
+        sampler.sample(now)
+    assert sampler.summary()["advice"] == "Your GPU did no work; " + NO_GPU
 
 
 def test_a_session_without_gpus_shows_cpu_and_memory_only():
