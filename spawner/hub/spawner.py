@@ -88,6 +88,9 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited
         self.queue_place: int | None = None  # a queued job's place in its partition's line
         self._submitted_at = 0.0  # the event loop's time of the submit
+        # This start passed the admin's limits: it counts against them from that moment (before its job exists)
+        # until its start ends, so that starts racing each other see it (see counts_against_limits).
+        self.claimed = False
 
     config_file = Unicode(
         help="""The portal's admin YAML file.
@@ -183,17 +186,28 @@ class SlurmGPUSpawner(SlurmSpawner):
         sessions = self.settings.sessions
         why = name_problem(self.name) if self.name else ""
         why = why or room_problem(
+        # The check and the claim are one step (no await between them): a start of the same user that checks
+        # next, while this one still waits for its sbatch, counts this one (five starts at once: one passes).
+        self.claimed = False
             self.held_beside(), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
         )
         if why:
             self.log.warning("Session %s refused: %s", self._log_name, why)
             raise _refuse(why)
 
+        self.claimed = True
+
+    def counts_against_limits(self) -> bool:
+        """Whether this session holds a share of the user's limits: a start that passed them and has not ended
+        (its job may not exist yet), or a job that is not being stopped."""
+        if self.claimed and self.pending == "spawn":  # JupyterHub ends "spawn" when the start succeeds or fails
+            return True
+        return bool(self.job_id) and not self.record.stopping
     def held_beside(self) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count)."""
         held = []
         for other in user_sessions(self.user):
-            if other is self or not other.job_id or other.record.stopping:
+            if other is self or not other.counts_against_limits():
                 continue
             resources = other.current_resources()
             held.append(Held(other.name, resources.gpus if resources else 0))
@@ -628,6 +642,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             CULLED_GPU_HOURS.labels(resources.partition if resources else "").inc(
+        self.claimed = False  # a start that ends here (stopped, or failed before its job existed) frees its claim
                 left * (resources.gpus if resources else 0)
             )
             self.remember_session(self.record.last_end, now)

@@ -1,0 +1,111 @@
+"""The admin's limits on one user's sessions hold when the user's starts race (real hub, mock Slurm).
+
+A user who sends five starts at the same moment must not get past sessions.max_per_user or
+sessions.max_gpus_per_user: the check and the submission are one step per user.  (Before the fix every
+start's check counted only sessions whose sbatch had answered, so all five 4-GPU starts passed it and
+alice held 20 GPUs with a limit of 4.)
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.support.http import wait_until
+from tests.support.hub import HubProcess
+from tests.support.mockslurm import MockSlurm, config_data
+
+MAX_SESSIONS, MAX_GPUS = 3, 4
+IN_QUEUE = ("PENDING", "RUNNING", "COMPLETING")
+
+
+@pytest.fixture(scope="module")
+def a_limited_hub(tmp_path_factory):
+    """A real hub with the mock Slurm, at most 3 sessions and 4 GPUs per user."""
+    root = tmp_path_factory.mktemp("hub")
+    mock = MockSlurm(root / "mockslurm")
+    portal = config_data(mock)
+    portal["sessions"] = {"max_per_user": MAX_SESSIONS, "max_gpus_per_user": MAX_GPUS}
+    hub = HubProcess(root, portal)
+    hub.start()
+    yield hub, mock
+    hub.stop()
+
+
+def held_by(mock: MockSlurm, user: str) -> list[dict]:
+    """The user's jobs that hold or wait for resources, as the (mock) Slurm lists them."""
+    return [j for j in mock.jobs().values() if j["user"] == user and j["state"] in IN_QUEUE]
+
+
+def gpus_of(job: dict) -> int:
+    return int(job["options"].get("gres", "gpu:0").rsplit(":", 1)[1])
+
+
+def race(hub: HubProcess, user: str, names: list[str], options: dict) -> dict[str, tuple[int, dict]]:
+    """Start every named session at the same moment (one thread each, released together)."""
+    gate = threading.Barrier(len(names))
+
+    def start(name: str):
+        gate.wait()
+        return name, hub.api("POST", f"/users/{user}/servers/{name}", options)
+
+    with ThreadPoolExecutor(len(names)) as pool:
+        return dict(pool.map(start, names))
+
+
+def kept_sessions(hub: HubProcess, user: str) -> set[str]:
+    return set(hub.api("GET", f"/users/{user}?include_stopped_servers=1")[1].get("servers", {})) - {""}
+
+
+def stop_all(hub: HubProcess, mock: MockSlurm, user: str) -> None:
+    for name in kept_sessions(hub, user):
+        hub.api("DELETE", f"/users/{user}/servers/{name}", {"remove": True})
+    wait_until(lambda: not kept_sessions(hub, user) and not held_by(mock, user), 60, f"{user}'s sessions removed")
+
+
+@pytest.mark.parametrize(
+    ("user", "options", "most", "words"),
+    [
+        ("alice", {"gpus": 4, "hours": 1}, 1, f"may hold {MAX_GPUS} GPUs together here"),
+        ("bob", {"gpus": 0, "hours": 1}, MAX_SESSIONS, f"the most one user may run at once here ({MAX_SESSIONS})"),
+    ],
+)
+def test_five_simultaneous_starts_stay_within_the_users_limits(a_limited_hub, user, options, most, words):
+    hub, mock = a_limited_hub
+    names = [f"race-{i}" for i in range(5)]
+    try:
+        answers = race(hub, user, names, options)
+        accepted = {n for n, (status, _) in answers.items() if status in (201, 202)}
+        refused = {n: body for n, (status, body) in answers.items() if status not in (201, 202)}
+        # each refusal in words, as a 400 with the limit it would pass
+        assert all(answers[n][0] == 400 and words in body["message"] for n, body in refused.items()), answers
+        assert len(accepted) == most, answers
+        jobs = wait_until(lambda: len(held_by(mock, user)) == most and held_by(mock, user), 30, "the accepted jobs")
+        assert len(jobs) == most and sum(gpus_of(j) for j in jobs) <= MAX_GPUS, jobs
+        # a refused name leaves no stopped session behind
+        wait_until(lambda: kept_sessions(hub, user) == accepted, 30, f"only {sorted(accepted)} kept")
+        # a later start, once nothing races, is refused the same way (the accepted ones still count)
+        status, body = hub.api("POST", f"/users/{user}/servers/later", options)
+        assert status == 400 and words in body["message"], (status, body)
+    finally:
+        stop_all(hub, mock, user)
+
+
+def test_a_refused_or_failed_start_frees_its_share_at_once(a_limited_hub):
+    """What a start holds while it checks and submits is freed when it fails: a start Slurm refuses leaves the
+    user's whole allowance to the next one."""
+    hub, mock = a_limited_hub
+    try:
+        mock.fail("sbatch", "error", "sbatch: error: Batch job submission failed: Invalid account")
+        status, _ = hub.api("POST", "/users/alice/servers/first", {"gpus": 4, "hours": 1})
+        assert status in (201, 202, 500), status
+        wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"].get("first"), 30, "the failed start over")
+        mock.heal()
+        status, body = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
+        assert status in (201, 202), body
+        wait_until(lambda: len(held_by(mock, "alice")) == 1, 30, "the second start's job")
+    finally:
+        mock.heal()
+        stop_all(hub, mock, "alice")
