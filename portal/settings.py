@@ -636,7 +636,16 @@ class NotifySettings(Section):
         "", "Mail relay the hub sends through (SMTP); empty = no e-mail (JupyterLab and the home page still tell)."
     )
     smtp_port: integer(1, 65535) = key(25, "The relay's port.")
-    starttls: Flag = key(False, "Use STARTTLS with the relay (port 587 relays usually want it).")
+    starttls: Flag = key(
+        False,
+        "Use STARTTLS with the relay (port 587 relays usually want it). The relay's certificate must be signed "
+        "by a trusted CA (the system's, or ca_file) and name smtp_host; one that does not gets no mail (logged).",
+    )
+    ca_file: OptionalAbsPath = key(
+        "",
+        "CA certificate file (PEM) that signed the relay's certificate, for a site CA the system does not trust "
+        "(e.g. /etc/ssl/certs/site-ca.pem); empty = the system's CAs.",
+    )
     sender: text(r"[^\s<>@]+@[A-Za-z0-9.-]+", "must be an e-mail address such as portal@example.org") = key(
         "dsportal@localhost", "The From address of the portal's mail."
     )

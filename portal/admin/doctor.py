@@ -328,7 +328,7 @@ def check_ldap(ctx: Context) -> list[Result]:
 
 
 def check_tls_files(ctx: Context) -> list[Result]:
-    files = [f for f in (ctx.settings.ldap.ca_file,) if f]
+    files = [f for f in (ctx.settings.ldap.ca_file, ctx.settings.notify.ca_file) if f]
     unreadable = [f for f in files if not os.access(f, os.R_OK)]
     if unreadable:
         return [Result("tls files", False, f"cannot read {', '.join(unreadable)}; fix the path or its mode")]

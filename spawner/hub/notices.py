@@ -6,8 +6,10 @@ the same rows (runs/board.py); this adds e-mail for users who opted in
 state's "mail", ldap.mail_attribute), through the admin's relay
 (notify.smtp_host).  The hub sends with the standard library's smtplib in a
 worker thread, bounded by notify.timeout: a relay that hangs costs a
-thread, never the hub's event loop.  A mail that cannot be sent is logged and
-dropped; nothing else waits for it.
+thread, never the hub's event loop.  Over STARTTLS the relay's certificate
+and host name are checked against the system's CAs or notify.ca_file; a relay
+that cannot prove its name gets no mail.  A mail that cannot be sent is logged
+and dropped; nothing else waits for it.
 
 The tracker (one loop for the whole hub) notices runs that ended: it reads
 the shared listing, and for each run that left the queue reads its log's
@@ -21,6 +23,7 @@ import asyncio
 import logging
 import re
 import smtplib
+import ssl
 from collections.abc import Iterable
 from datetime import datetime
 from email.message import EmailMessage
@@ -49,11 +52,28 @@ def message(notify: NotifySettings, to: str, subject: str, body: str) -> EmailMe
     return mail
 
 
+def tls_context(notify: NotifySettings) -> ssl.SSLContext:
+    """What STARTTLS trusts: the system's CAs, or the site's (notify.ca_file); the relay's name is checked."""
+    return ssl.create_default_context(cafile=notify.ca_file or None)
+
+
 def _send(notify: NotifySettings, mail: EmailMessage) -> None:
     with smtplib.SMTP(notify.smtp_host, notify.smtp_port, timeout=notify.timeout) as relay:
         if notify.starttls:
-            relay.starttls()
+            relay.starttls(context=tls_context(notify))  # checks against smtp_host, the name connected to
         relay.send_message(mail)
+
+
+def why_not_sent(notify: NotifySettings, error: BaseException) -> str:
+    """The reason in the log, with what the admin can do about an untrusted relay (pure)."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        where = f"the CA in {notify.ca_file}" if notify.ca_file else "the system's CAs"
+        return (
+            f"its certificate does not prove it is {notify.smtp_host} ({error.verify_message}; checked against "
+            f"{where}); name the site's CA in notify.ca_file, or the relay's name as its certificate has it in "
+            "notify.smtp_host"
+        )
+    return str(error) or "no answer"
 
 
 async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool:
@@ -64,7 +84,9 @@ async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool
         mail = message(notify, to, subject, body)  # ValueError: a header the email library will not write
         await asyncio.wait_for(asyncio.to_thread(_send, notify, mail), notify.timeout * 3)
     except (OSError, smtplib.SMTPException, TimeoutError, ValueError) as e:
-        log.warning("Mail to %s (%s) not sent: the relay %s: %s", to, subject, notify.smtp_host, e or "no answer")
+        log.warning(
+            "Mail to %s (%s) not sent: the relay %s: %s", to, subject, notify.smtp_host, why_not_sent(notify, e)
+        )
         return False
     log.info("Mail to %s sent: %s", to, subject)
     return True
