@@ -25,18 +25,18 @@ from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub import apihandlers
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
-from traitlets import Float, Unicode, default
+from traitlets import Float, Unicode, default, observe
 
 from portal.config import config_path
 from portal.settings import PortalSettings
 
 from ..contract import SESSION_VAR
-from . import portapi
+from . import portapi, sessiontoken
 from .accounts import AccountRefused, UnixAccount, lookup, refusal
 from .form import render_options_form
 from .idle import idle_words, join_idle_groups, timeout_for
 from .jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, output_path, sbatch_argv
-from .metrics import CULLED, CULLED_GPU_HOURS, START_SECONDS, USER_GPU_BUSY_HOURS, USER_GPU_HOURS
+from .metrics import CULLED, CULLED_GPU_HOURS, START_SECONDS, USER_GPU_BUSY_HOURS, USER_GPU_HOURS, count_user
 from .notices import public_home, session_started_mail, tell, waited_words
 from .options import OptionsError, SessionRequest, options_from_form, parse_options
 from .progress import clock, ended_words, place_in_queue, start_progress
@@ -47,7 +47,7 @@ from .resources import Resources, duration_words, resources_for
 from .services import services_for
 from .sessions import Held, name_problem, room_problem, user_sessions
 from .sessionspec import build_session_spec
-from .sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_usage, wall_hours
+from .sessionusage import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_hours, session_usage
 from .sharing import end_shares
 from .slurm import ENDING, JobInfo, SlurmClient, SlurmError, SlurmUnavailable
 
@@ -86,11 +86,12 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.gone_confirmed = False  # Slurm confirmed the job gone (a final state, or absent from a listing)
         self.idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never
         self.stop_cause = ""  # "idle": an idle culler asked (spawner/hub/stopapi.py); "ended": the server exited
+        self.exited_in_start = False  # the session's port keeper said its server exited before the start was done
         self.queue_place: int | None = None  # a queued job's place in its partition's line
-        self._submitted_at = 0.0  # the event loop's time of the submit
         # This start passed the admin's limits: it counts against them from that moment (before its job exists)
         # until its start ends, so that starts racing each other see it (see counts_against_limits).
         self.claimed = False
+        self._submitted_at = 0.0  # the event loop's time of the submit
 
     config_file = Unicode(
         help="""The portal's admin YAML file.
@@ -142,6 +143,24 @@ class SlurmGPUSpawner(SlurmSpawner):
         digest = self.record.token_sha256
         return bool(digest) and hmac.compare_digest(digest, token_digest(token))
 
+    @observe("api_token")
+    def _remember_token(self, change) -> None:
+        """The record keeps what a restarted hub needs of the session's token: its digest and its row
+        (JupyterHub gives a restarted hub no token; spawner/hub/sessiontoken.py)."""
+        if not change.new:
+            return  # JupyterHub's clear_state: the record says what is left
+        self.record.token_sha256 = token_digest(change.new)
+        db = object_session(self.orm_spawner) if self.orm_spawner is not None else None
+        self.record.token_id = sessiontoken.token_id_of(db, change.new) if db is not None else 0
+
+    def run_post_stop_hook(self):
+        """The session has ended: so has every server token of it, also those a restarted hub does not know
+        (JupyterHub deletes only the one it holds), then the admin's post_stop_hook."""
+        revoked = sessiontoken.revoke(self)
+        if revoked:
+            self.log.info("Session %s has ended: %d server token(s) of it deleted", self._log_name, revoked)
+        return super().run_post_stop_hook()
+
     # --- configuration -------------------------------------------------------
     @property
     def settings(self) -> PortalSettings:
@@ -185,16 +204,15 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.resources = resources_for(self.request, self.settings.slurm)
         sessions = self.settings.sessions
         why = name_problem(self.name) if self.name else ""
-        why = why or room_problem(
         # The check and the claim are one step (no await between them): a start of the same user that checks
         # next, while this one still waits for its sbatch, counts this one (five starts at once: one passes).
         self.claimed = False
+        why = why or room_problem(
             self.held_beside(), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
         )
         if why:
             self.log.warning("Session %s refused: %s", self._log_name, why)
             raise _refuse(why)
-
         self.claimed = True
 
     def counts_against_limits(self) -> bool:
@@ -203,6 +221,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         if self.claimed and self.pending == "spawn":  # JupyterHub ends "spawn" when the start succeeds or fails
             return True
         return bool(self.job_id) and not self.record.stopping
+
     def held_beside(self) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count)."""
         held = []
@@ -305,6 +324,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         self.record.minutes = self.resources.minutes
         self.record.limit = duration_words(self.record.minutes)
         self.record.submitted = datetime.now().isoformat(timespec="minutes")
+        self.record.started = ""  # set when the hub sees it run
+        count_user(self.user.name)  # the user's GPU-hours series, at 0 until the session ends
         self.record.usage = {}  # a new job: nothing of an earlier one's tally
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
@@ -406,15 +427,24 @@ class SlurmGPUSpawner(SlurmSpawner):
     async def _ended_error(self) -> RuntimeError:
         info = self.job_info
         how = f"{info.state.lower()}{f', {info.reason}' if info.reason else ''}" if info else "no longer in the queue"
+        return await self._error_with_log(f"Your session job {self.job_id} ended before JupyterLab started ({how}).")
+
+    async def _exited_error(self) -> RuntimeError:
+        self.log.warning("Session job %s of %s: its server exited while it started", self.job_id, self._log_name)
+        return await self._error_with_log(
+            f"JupyterLab exited while your session (job {self.job_id}) was starting; its job is cancelled."
+        )
+
+    async def _error_with_log(self, what: str) -> RuntimeError:
+        """`what` happened, with the last lines of the session's log (read as the user)."""
         account = self.account()
         log_file = output_path(account.home).replace("%j", self.job_id)
         tail = await self.slurm_client.output_tail(account.name, log_file)
-        return RuntimeError(
-            f"Your session job {self.job_id} ended before JupyterLab started ({how}). "
-            f"Last lines of {log_file}:\n{tail.strip() or '(empty)'}"
-        )
+        return RuntimeError(f"{what} Last lines of {log_file}:\n{tail.strip() or '(empty)'}")
 
     async def _status_during_start(self) -> JobStatus:
+        if self.exited_in_start:  # the port keeper's report (spawner/hub/portapi.py): the job would run on, port held
+            raise await self._exited_error()
         status = await self.query_job_status(max_age=self._start_listing_age())
         if status == JobStatus.UNKNOWN:
             raise RuntimeError(
@@ -454,7 +484,7 @@ class SlurmGPUSpawner(SlurmSpawner):
             )
         if self.job_id:  # a job of an earlier session that Slurm has not confirmed gone
             await self._settle_earlier_job()
-        self.record.start_done = self.record.stopping = self.gone_confirmed = False
+        self.record.start_done = self.record.stopping = self.gone_confirmed = self.exited_in_start = False
         self.record.last_end = ""
         self.ip = self.traits()["ip"].default_value
         self.port = 0
@@ -467,11 +497,12 @@ class SlurmGPUSpawner(SlurmSpawner):
         while await self._status_during_start() != JobStatus.RUNNING:
             await asyncio.sleep(self.startup_poll_interval)
         self.ip = self.job_info.node
+        self.record.started = datetime.now().isoformat(timespec="seconds")  # its GPU-hours count from here
         checks = 0
         while self.port == 0:  # set by the port callback (spawner/hub/portapi.py), once the server listens
             await asyncio.sleep(0.05)  # a check of one attribute: cheap, and the session is ready when it is set
             checks += 1
-            if checks % 20 == 0:  # Slurm itself, once a second
+            if checks % 20 == 0 or self.exited_in_start:  # Slurm itself, once a second; the server's exit at once
                 await self._status_during_start()
         port = await self._wait_until_answering()
         self.record.start_done = True
@@ -572,11 +603,19 @@ class SlurmGPUSpawner(SlurmSpawner):
     def server_exited(self) -> None:
         """The session's port keeper says the server has exited (spawner/hub/portapi.py).
 
-        JupyterHub's stop then removes the route (first: no await comes
+        During the start, before the server proved itself, the start fails at
+        once: start() raises with the session log's last lines (the keeper
+        holds the port, so the job would otherwise run on, GPUs held, until
+        start_timeout), and JupyterHub's cleanup stops the session: scancel.
+
+        Once started, JupyterHub's stop removes the route (first: no await comes
         before it) and polls: poll waits for the job's final state, which says
         why (COMPLETED: JupyterLab shut down; CANCELLED: scancel outside the
         portal; TIMEOUT ...).
         """
+        if not self.record.start_done:
+            self.exited_in_start = True
+            return
         self.stop_cause = "ended"
 
     async def poll(self):
@@ -624,6 +663,7 @@ class SlurmGPUSpawner(SlurmSpawner):
         The job stays this spawner's ("stopping", saved) until then: a failed
         scancel is retried with back-off for stop_timeout, then by the reconciler.
         """
+        self.claimed = False  # a start that ends here (stopped, or failed before its job existed) frees its claim
         if not self.job_id:
             return
         job_id = self.job_id
@@ -642,8 +682,13 @@ class SlurmGPUSpawner(SlurmSpawner):
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             CULLED_GPU_HOURS.labels(resources.partition if resources else "").inc(
-        self.claimed = False  # a start that ends here (stopped, or failed before its job existed) frees its claim
                 left * (resources.gpus if resources else 0)
+            )
+            self.remember_session(self.record.last_end, now)
+        elif self.exited_in_start:  # the start failed: its server exited before it answered (start() said why)
+            self.record.last_end = (
+                f"Your session's server exited while it started {clock(now, now)}; its job (job {job_id}) was "
+                f"cancelled. Its log: ~/.dsportal-session-{job_id}.log."
             )
             self.remember_session(self.record.last_end, now)
         elif self.stop_cause == "ended":  # its server had exited, but the job did not end by itself
@@ -670,14 +715,19 @@ class SlurmGPUSpawner(SlurmSpawner):
         )
         if self.name:
             entry["name"] = self.name
-        entry["usage"] = usage = session_usage(self.record.usage, allocation_of(resources))
+        given = allocation_of(resources)
+        entry["usage"] = usage = session_usage(self.record.usage, given)
         self.record.usage = {}  # this session's: the next session of the record starts without it
         record = self.owner_record()
         record.history = add_to_history(record.history, entry, self.settings.sessions.history)
-        if usage["source"] != "none":
-            partition = resources.partition if resources else ""
-            record.usage_log = add_to_log(record.usage_log, log_entry(self.job_id, ended, partition, usage))
-            allocated, busy = gpu_hours(usage, wall_hours(self.record.submitted, ended))
+        # GPU-hours: what the hub gave times how long it saw the job run, whatever the session reported (or not);
+        # a job never seen running held none (Slurm's accounting adds what it finds)
+        hours = session_hours(self.record.started, self.record.submitted if self.record.start_done else "", ended)
+        counted = any(e.get("job_id") == self.job_id for e in record.usage_log)  # once per job, however it ended
+        partition = resources.partition if resources else ""
+        record.usage_log = add_to_log(record.usage_log, log_entry(self.job_id, ended, partition, usage, given, hours))
+        if not counted:
+            allocated, busy = gpu_hours(given.gpus, hours, usage)
             USER_GPU_HOURS.labels(self.user.name).inc(allocated)
             USER_GPU_BUSY_HOURS.labels(self.user.name).inc(busy)
         if record is not self.record:
