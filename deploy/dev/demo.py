@@ -41,7 +41,7 @@ GROUPS = (
     DemoGroup("webadmins"),  # an admin group in the LDAP tests (groupOfNames), not in the dev cluster
 )
 
-USERS = (
+PEOPLE = (  # the people the README, the tests and `up` name
     DemoUser("alice", "alice-pw", 5001, ("datasci", "mlteam")),
     DemoUser("bob", "bob-pw", 5002, ("datasci", "webadmins")),
     DemoUser("carol", "carol-pw", 5003, ("datasci", "hpcadmin"), admin=True),
@@ -49,6 +49,13 @@ USERS = (
     # outsider who never gets into a session is dave
     DemoUser("dave", "dave-pw", 5004, ("datasci",)),
 )
+# the soak's simulated users (tests/soak, `deploy/devcluster soak`): plain portal users, each with a private
+# group; their own uids (5201...), so a soak never starts or stops a session of the people above
+SOAK_COUNT = 24
+SOAK_USERS = tuple(
+    DemoUser(f"soak{n:02d}", f"soak{n:02d}-pw", 5200 + n, ("datasci",)) for n in range(1, SOAK_COUNT + 1)
+)
+USERS = PEOPLE + SOAK_USERS
 
 
 def user(name: str) -> DemoUser:
@@ -56,7 +63,7 @@ def user(name: str) -> DemoUser:
     for u in USERS:
         if u.name == name:
             return u
-    raise KeyError(f"no demo user {name!r}; the demo users are {', '.join(u.name for u in USERS)}")
+    raise KeyError(f"no demo user {name!r}; the demo users are {', '.join(u.name for u in PEOPLE)}, {soak_range()}")
 
 
 def members(group: str) -> list[str]:
@@ -69,15 +76,22 @@ def unix_groups() -> dict[str, int]:
     return {g.name: g.gid for g in GROUPS if g.gid is not None}
 
 
+def soak_range() -> str:
+    """The soak's users in short: "soak01..soak24"."""
+    return f"{SOAK_USERS[0].name}..{SOAK_USERS[-1].name}"
+
+
 def logins() -> str:
-    """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin)"."""
-    said = ", ".join(f"{u.name} / {u.password}" for u in USERS)
-    admins = [u.name for u in USERS if u.admin]
-    if not admins:
-        return said
-    return f"{said} ({' and '.join(admins)} {'is an admin' if len(admins) == 1 else 'are admins'})"
+    """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is
+    an admin); the soak's soak01..soak24 / soakNN-pw"."""
+    said = ", ".join(f"{u.name} / {u.password}" for u in PEOPLE)
+    admins = [u.name for u in PEOPLE if u.admin]
+    if admins:
+        said += f" ({' and '.join(admins)} {'is an admin' if len(admins) == 1 else 'are admins'})"
+    return f"{said}; the soak's {soak_range()} / soakNN-pw"
 
 
 def summary() -> str:
-    """Who and which groups, for progress messages: "alice, bob, carol, dave; groups datasci, hpcadmin, mlteam, webadmins"."""
-    return f"{', '.join(u.name for u in USERS)}; groups {', '.join(g.name for g in GROUPS)}"
+    """Who and which groups, for progress messages: "alice, bob, carol, dave, soak01..soak24; groups datasci,
+    hpcadmin, mlteam, webadmins"."""
+    return f"{', '.join(u.name for u in PEOPLE)}, {soak_range()}; groups {', '.join(g.name for g in GROUPS)}"

@@ -54,6 +54,7 @@ def test_the_demo_people_make_the_unix_accounts_the_directory_and_the_logins():
         "bob": (5002, ["datasci"]),
         "carol": (5003, ["datasci", "hpcadmin"]),
         "dave": (5004, ["datasci"]),
+        **{f"soak{n:02d}": (5200 + n, ["datasci"]) for n in range(1, 25)},
     }
     d = directory.Directory()
     assert [(p.uid, p.password, p.uid_number, p.gid_number) for p in d.people] == [
@@ -61,15 +62,20 @@ def test_the_demo_people_make_the_unix_accounts_the_directory_and_the_logins():
         ("bob", "bob-pw", 5002, 5000),
         ("carol", "carol-pw", 5003, 5000),
         ("dave", "dave-pw", 5004, 5000),
+        *[(f"soak{n:02d}", f"soak{n:02d}-pw", 5200 + n, 5000) for n in range(1, 25)],
     ]
+    soak = [f"soak{n:02d}" for n in range(1, 25)]
     assert d.groups == [
-        directory.Group("datasci", ["alice", "bob", "carol", "dave"], "posixGroup", 5000),
+        directory.Group("datasci", ["alice", "bob", "carol", "dave", *soak], "posixGroup", 5000),
         directory.Group("hpcadmin", ["carol"], "posixGroup", 5100),
         directory.Group("mlteam", ["alice"], "groupOfNames"),
         directory.Group("webadmins", ["bob"], "groupOfNames"),
     ]
-    assert demo.logins() == "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin)"
-    assert demo.summary() == "alice, bob, carol, dave; groups datasci, hpcadmin, mlteam, webadmins"
+    assert demo.logins() == (
+        "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin); "
+        "the soak's soak01..soak24 / soakNN-pw"
+    )
+    assert demo.summary() == "alice, bob, carol, dave, soak01..soak24; groups datasci, hpcadmin, mlteam, webadmins"
 
 
 def test_the_dev_portals_admin_groups_make_exactly_the_declared_admins():
@@ -89,7 +95,9 @@ def test_every_demo_user_may_use_the_dev_portal():
 
 
 def test_an_unknown_demo_user_is_named_in_the_error():
-    with pytest.raises(KeyError, match="no demo user 'erin'; the demo users are alice, bob, carol, dave"):
+    with pytest.raises(
+        KeyError, match="no demo user 'erin'; the demo users are alice, bob, carol, dave, soak01..soak24"
+    ):
         demo.user("erin")
 
 
@@ -256,6 +264,7 @@ def test_every_demo_person_has_a_mail_address_in_the_directory():
         ("bob", "bob@dsportal.test"),
         ("carol", "carol@dsportal.test"),
         ("dave", "dave@dsportal.test"),
+        *[(f"soak{n:02d}", f"soak{n:02d}@dsportal.test") for n in range(1, 25)],
     ]
     assert directory.person_entry(directory.Person("alice", "pw", 5001, mail="alice@dsportal.test"), "{SSHA}h") == (
         "dn: uid=alice,ou=people,dc=dsportal,dc=test\n"

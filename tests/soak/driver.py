@@ -1,0 +1,245 @@
+"""One soak on the real dev cluster: set up, run the users, the faults and the watchers, put everything back, judge.
+
+    report = run(Plan(minutes=5))          (as root, from the repository's root, with the portal's Python)
+
+Threads: one per simulated user (tests/soak/users.py), one injecting faults
+(tests/soak/faults.py), one sampling Slurm's queue and the hub's sessions, one
+reading the sessions' tokens from their processes.  At the end the users stop,
+the daemons are restored, every soak session is stopped through the hub and
+every run cancelled, and the checks (tests/soak/invariants.py) read what was
+recorded.  The daemons are restored and the soak users' jobs cancelled
+whatever happens (finally).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import random
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deploy.dev import demo
+from deploy.dev.portal import hub_answers
+from portal.config import load_config
+from tests.support.cluster import TOKEN_FILE
+
+from . import faults, invariants
+from .model import Ended, Harvest, Ledger, Probe, Sample
+from .observe import parse_hub, session_tokens, squeue
+from .report import Report
+from .users import SCRIPT, SCRIPT_TEXT, Knobs, SoakUser, ask, token_works
+
+
+@dataclass(frozen=True)
+class Plan:
+    minutes: float = 5.0
+    users: int = demo.SOAK_COUNT
+    faults: tuple[str, ...] = faults.KINDS
+    fault_every: float = 40.0  # seconds between two faults' starts, on average
+    seed: int = field(default_factory=lambda: random.randrange(10**6))
+    think: tuple[float, float] = (3.0, 12.0)  # seconds between one user's operations
+    sample_every: float = 3.0  # Slurm's queue and the hub's sessions
+    harvest_every: float = 2.0  # the sessions' tokens from their processes
+    orphan_grace: float = 60.0  # seconds a job may run without an owner in the hub (the reconciler's two passes)
+    fault_grace: float = 30.0  # seconds after a daemon answered again in which a 5xx is still the fault's
+    revoke_grace: float = 5.0  # seconds a revoked share's token may still work
+    settle: float = 180.0  # seconds the end may take: every session stopped, every job gone
+
+
+class Admin:
+    """The hub's admin API with the dev cluster's admin token."""
+
+    def __init__(self):
+        self.token = TOKEN_FILE.read_text().strip()
+
+    def __call__(self, method: str, path: str, body=None) -> tuple[int, object]:
+        status, answer, _ = ask(method, path, self.token, body)
+        return status, answer
+
+
+def _wait(predicate, timeout: float, every: float = 1.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return False
+
+
+class Soak:
+    def __init__(self, plan: Plan):
+        if plan.users > len(demo.SOAK_USERS) or plan.users < 2:
+            raise ValueError(f"a soak drives 2 to {len(demo.SOAK_USERS)} users (deploy/dev/demo.py's SOAK_USERS)")
+        self.plan = plan
+        self.people = demo.SOAK_USERS[: plan.users]
+        self.names = [u.name for u in self.people]
+        self.uids = {pwd.getpwnam(n).pw_uid: n for n in self.names}
+        self.settings = load_config()
+        self.admin = Admin()
+        self.ledger = Ledger()
+        self.stop = threading.Event()
+        self.users: list[SoakUser] = []
+
+    # --- the watchers -----------------------------------------------------------------------------------------------
+    def sample(self) -> Sample:
+        status, users = self.admin("GET", "/hub/api/users?include_stopped_servers=1")
+        hub = parse_hub(users, set(self.names)) if status == 200 and isinstance(users, list) else None
+        try:
+            jobs = tuple(squeue(self.names))
+        except (subprocess.SubprocessError, OSError):
+            jobs = ()  # slurmctld away: this sample says nothing of Slurm
+            hub = None  # nor of orphans
+        return Sample(time.time(), jobs, hub)
+
+    def sampler(self) -> None:
+        while not self.stop.wait(self.plan.sample_every):
+            self.ledger.add("samples", self.sample())
+
+    def harvester(self) -> None:
+        while not self.stop.wait(self.plan.harvest_every):
+            for token, user, server, job_id in session_tokens(self.uids):
+                self.ledger.harvested(Harvest(token, user, server, job_id, time.time()))
+
+    # --- before and after -------------------------------------------------------------------------------------------
+    def check_cluster(self) -> None:
+        if os.geteuid() != 0:
+            raise SystemExit("soak: run me as root: I stop and start the dev cluster's daemons and read /proc.")
+        if faults.down() or not hub_answers():
+            raise SystemExit(
+                "soak: the dev cluster is not whole (deploy/devcluster status); run deploy/devcluster up first."
+            )
+
+    def stop_everything(self) -> None:
+        """Every soak session stopped through the hub, every run cancelled, until the hub and Slurm hold none."""
+        for name in self.names:
+            status, user = self.admin("GET", f"/hub/api/users/{name}")
+            for server in (user.get("servers") or {}) if status == 200 and isinstance(user, dict) else {}:
+                self.admin("DELETE", f"/hub/api/users/{name}/servers/{server}")
+
+        def quiet() -> bool:
+            sample = self.sample()
+            running = sample.hub is None or any(s.running for s in sample.hub.servers)
+            return not running and not any(j.holding and j.name == self.settings.slurm.job_name for j in sample.jobs)
+
+        _wait(quiet, self.plan.settle)
+        _wait(lambda: not any(j.holding for j in self.sample().jobs), 90)  # the runs end by themselves (20 s)
+
+    def cancel_jobs(self) -> None:
+        """As root: whatever jobs the soak users still have cancelled, whatever the hub knows of them."""
+        for user in self.names:
+            subprocess.run(["scancel", "--quiet", f"--user={user}"], timeout=30, check=False)
+
+    def prepare(self) -> dict[str, str]:
+        """The users in the hub, a token each, a tiny job script in each home, nothing left of an earlier soak."""
+        tokens = {}
+        for u in self.people:
+            if self.admin("GET", f"/hub/api/users/{u.name}")[0] == 404:
+                self.admin("POST", f"/hub/api/users/{u.name}")
+            status, made = self.admin(
+                "POST",
+                f"/hub/api/users/{u.name}/tokens",
+                {"note": "soak", "expires_in": int(self.plan.minutes * 60 + 3600)},
+            )
+            if status != 201:
+                raise SystemExit(f"soak: the hub made no token for {u.name} ({status}: {made})")
+            tokens[u.name] = made["token"]
+            script = Path(pwd.getpwnam(u.name).pw_dir) / SCRIPT
+            script.write_text(SCRIPT_TEXT)
+            os.chown(script, pwd.getpwnam(u.name).pw_uid, pwd.getpwnam(u.name).pw_gid)
+            script.chmod(0o700)
+        self.stop_everything()
+        self.cancel_jobs()  # an earlier soak's, if it was killed before its end
+        return tokens
+
+    def end_tokens(self, ended: list[Ended], final: Sample) -> None:
+        """Every token read from a session that ended, tried now that the soak stopped every session."""
+        ended_at = {e.job_id: e.at for e in ended}
+        still = {s.job_id for s in final.hub.servers if s.running} if final.hub else set()
+        for harvest in list(self.ledger.harvests.values()):
+            if harvest.job_id in still:
+                continue  # a session the soak could not stop: reported as such (invariants.leftovers)
+            status = token_works(harvest.token)
+            after = ended_at.get(harvest.job_id, final.at)
+            self.ledger.add(
+                "probes",
+                Probe("ended session", harvest.user, harvest.server, harvest.job_id, after, time.time(), status),
+            )
+
+    # --- the run --------------------------------------------------------------------------------------------------
+    def run(self) -> Report:
+        plan = self.plan
+        self.check_cluster()
+        tokens = self.prepare()
+        rng = random.Random(plan.seed)
+        knobs = Knobs(think=plan.think, revoke_grace=plan.revoke_grace)
+        self.users = users = [
+            SoakUser(
+                u.name,
+                u.password,
+                tokens[u.name],
+                [n for n in self.names if n != u.name],
+                self.ledger,
+                rng.randrange(10**9),
+                knobs,
+            )
+            for u in self.people
+        ]
+        started = time.time()
+        injector = faults.Injector(
+            plan.faults, plan.fault_every, self.ledger, rng.randrange(10**9), started + plan.minutes * 60
+        )
+        threads = [threading.Thread(target=u.run, args=(self.stop,), daemon=True) for u in users]
+        threads += [threading.Thread(target=t, daemon=True) for t in (self.sampler, self.harvester)]
+        threads.append(threading.Thread(target=injector.run, args=(self.stop,), daemon=True))
+        try:
+            for t in threads:
+                t.start()
+            self.stop.wait(plan.minutes * 60)
+        finally:
+            self.stop.set()
+            acted = time.time() - started
+            for t in threads:
+                t.join(timeout=300)
+            restore_problems = faults.restore_all()
+            try:
+                self.stop_everything()
+                final = self.sample()  # what the soak leaves behind, before anything is forced
+            finally:
+                self.cancel_jobs()
+        return self.judge(acted, final, restore_problems)
+
+    def judge(self, seconds: float, final: Sample, restore_problems: list[str]) -> Report:
+        self.ledger.add("samples", final)
+        for user in self.users:  # each history read once more, now that every session ended
+            _wait(user.last_look, 60)
+        ended = invariants.ended_sessions(self.ledger.samples)
+        self.end_tokens(ended, final)
+        ledger, s = self.ledger, self.settings
+        violations = [
+            *invariants.over_limits(
+                ledger.samples, s.slurm.job_name, s.sessions.max_per_user, s.sessions.max_gpus_per_user
+            ),
+            *invariants.orphans(ledger.samples, self.plan.orphan_grace),
+            *invariants.live_tokens(ledger.probes),
+            *invariants.lost_history(ended, ledger.snapshots, s.sessions.history),
+            *invariants.wordless(ledger.calls),
+            *invariants.unexplained(ledger.calls, ledger.faults, self.plan.fault_grace),
+            *invariants.leftovers(final, faults.down(faults.WATCHED), restore_problems),
+        ]
+        watched = {
+            "samples of Slurm and the hub": len(ledger.samples),
+            "sessions ended": len(ended),
+            "session tokens read from their processes": len(ledger.harvests),
+            "shares revoked": len(ledger.revocations),
+            "token tries": len(ledger.probes),
+            "history reads": len(ledger.snapshots),
+        }
+        return Report(self.plan.users, seconds, self.plan.seed, ledger.calls, ledger.faults, watched, violations)
+
+
+def run(plan: Plan) -> Report:
+    return Soak(plan).run()

@@ -1,0 +1,146 @@
+"""Faults the soak injects into the dev cluster, and putting it back whole (as root).
+
+The daemons are supervisord's programs (deploy/dev/supervisor.py, its private
+socket); each fault stops one, or kills it as a crash would, waits a moment
+and starts it again with the dev cluster's own start step (what `up` runs:
+deploy/dev/__main__.py), which waits until the daemon answers.  A fault's
+window runs from its start until that answer.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+
+from deploy.dev import __main__ as dev
+from deploy.dev import supervisor
+from deploy.dev.common import NODES, ClusterError, run
+
+from .model import FaultWindow, Ledger
+
+KINDS = ("hub restart", "proxy restart", "slurmctld stopped", "slapd stopped", "slurmd killed")
+HOLD = {  # seconds a stopped daemon stays down
+    "hub restart": (0.0, 0.0),  # stopped and started at once (`restart-hub`)
+    "proxy restart": (1.0, 4.0),
+    "slurmctld stopped": (10.0, 40.0),
+    "slapd stopped": (10.0, 30.0),
+    "slurmd killed": (5.0, 20.0),
+}
+SLURM = ("slurmctld", *(f"slurmd-{n}" for n in NODES))
+WATCHED = (*SLURM, "slapd", "proxy", "jupyterhub")  # what the faults touch: each restored by its start step
+LAST_START = 20.0  # no fault starts this close to the soak's end
+
+
+def _start_slurm() -> None:
+    dev.start_slurm(restart=False)
+
+
+def _start_hub() -> None:
+    dev.start_hub(restart=False)
+
+
+# each group of programs and the step of `up` that starts those of them that are down and waits until they answer
+STEPS = ((SLURM, _start_slurm), (("slapd",), dev.start_directory), (("proxy", "jupyterhub"), _start_hub))
+
+
+def down(programs=WATCHED) -> list[str]:
+    states = supervisor.states()
+    return [p for p in programs if states.get(p, ("",))[0] != "RUNNING"]
+
+
+def resume_nodes() -> list[str]:
+    """Nodes Slurm set down or drained (a slurmd that vanished can leave its node so) made usable again."""
+    listing = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False, timeout=20).stdout
+    stuck = sorted(
+        {
+            n
+            for n, s in (line.split() for line in listing.splitlines() if line.strip())
+            if s.rstrip("*~#") in ("down", "drain", "drng", "fail")
+        }
+    )
+    for node in stuck:
+        run(["scontrol", "update", f"nodename={node}", "state=resume"], check=False, timeout=20)
+    return stuck
+
+
+def restore_all() -> list[str]:
+    """Every daemon a fault touches running and answering again, its nodes usable; what could not be, in words."""
+    problems = []
+    for programs, step in STEPS:
+        try:
+            if down(programs):
+                step()
+        except (ClusterError, subprocess.SubprocessError, OSError) as e:
+            problems.append(f"restoring {', '.join(programs)}: {e}")
+    resume_nodes()
+    return problems
+
+
+def _kill(program: str) -> None:
+    """SIGKILL, as a crash: supervisord then holds the program as exited (it never restarts one by itself)."""
+    pid = supervisor.states().get(program, ("", None))[1]
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while program not in down((program,)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def inject(kind: str, rng: random.Random) -> FaultWindow:
+    """One fault, held for a random while, then the daemon started again; the window it made."""
+    hold = rng.uniform(*HOLD[kind])
+    started = time.time()
+    target, problem = (
+        {"hub restart": "jupyterhub", "proxy restart": "proxy", "slapd stopped": "slapd"}.get(kind, "slurmctld"),
+        "",
+    )
+    try:
+        if kind == "hub restart":
+            dev.restart_hub()
+        elif kind == "proxy restart":
+            supervisor.stop("proxy")
+            time.sleep(hold)
+            _start_hub()
+        elif kind == "slurmctld stopped":
+            supervisor.stop("slurmctld")
+            time.sleep(hold)
+            _start_slurm()
+        elif kind == "slapd stopped":
+            supervisor.stop("slapd")
+            time.sleep(hold)
+            dev.start_directory()
+        elif kind == "slurmd killed":
+            target = f"slurmd-{rng.choice(sorted(NODES))}"
+            _kill(target)
+            time.sleep(hold)
+            _start_slurm()
+        else:
+            raise ValueError(f"no fault called {kind!r}; the faults are {', '.join(KINDS)}")
+    except (ClusterError, subprocess.SubprocessError, OSError) as e:
+        problem = str(e)
+        problem += "".join(f"; {p}" for p in restore_all())
+    return FaultWindow(kind, target, started, time.time(), problem)
+
+
+class Injector:
+    """Faults of `kinds` in a shuffled round, one at a time, every `every` seconds on average, until `end_at`."""
+
+    def __init__(self, kinds: tuple[str, ...], every: float, ledger: Ledger, seed: int, end_at: float):
+        self.kinds, self.every, self.ledger, self.end_at = kinds, every, ledger, end_at
+        self.rng = random.Random(seed)
+
+    def run(self, stop: threading.Event) -> None:
+        if not self.kinds:
+            return
+        turn: list[str] = []
+        next_at = time.time() + self.every * self.rng.uniform(0.4, 0.8)
+        while not stop.wait(max(0.0, next_at - time.time())):
+            if time.time() > self.end_at - LAST_START:
+                return
+            turn = turn or self.rng.sample(self.kinds, len(self.kinds))
+            self.ledger.add("faults", inject(turn.pop(), self.rng))
+            next_at = time.time() + self.every * self.rng.uniform(0.6, 1.4)

@@ -1,0 +1,209 @@
+"""The promises a soak checks, as pure functions of what it recorded (tests/soak/model.py) -> violations.
+
+over_limits     no user above sessions.max_per_user / max_gpus_per_user in any sample of Slurm's queue
+orphans         no job of the soak's users in Slurm without an owner in the hub for longer than a grace
+live_tokens     no token of an ended session or a revoked share that still works
+lost_history    every ended session in its user's history (unless newer sessions pushed it out)
+wordless        every refusal (4xx) says why in words
+unexplained     no 5xx and no unanswered request outside an injected fault's window
+leftovers       the dev cluster whole at the end: daemons up, no session running, no job left
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+
+from .model import Call, Ended, FaultWindow, Probe, Sample, Snapshot, Violation
+
+
+def clock(t: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(t))
+
+
+def _ids(job_ids: Iterable[str]) -> str:
+    return ", ".join(sorted(job_ids, key=lambda j: (len(j), j)))
+
+
+def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpus: int) -> list[Violation]:
+    """Sessions (jobs named `job_name`) one user held or waited for at once above the admin's limits; one
+    violation per user and set of jobs, however many samples saw it (max_gpus 0: no GPU limit)."""
+    seen: dict[tuple[str, tuple[str, ...]], list] = {}
+    for sample in samples:
+        held = defaultdict(list)
+        for job in sample.jobs:
+            if job.holding and job.name == job_name:
+                held[job.user].append(job)
+        for user, jobs in held.items():
+            gpus = sum(j.gpus for j in jobs)
+            if len(jobs) > max_per_user or (max_gpus and gpus > max_gpus):
+                key = (user, tuple(sorted(j.job_id for j in jobs)))
+                seen.setdefault(key, [sample.at, sample.at, 0, gpus])
+                seen[key][1] = sample.at
+                seen[key][2] += 1
+    return [
+        Violation(
+            "over limit",
+            f"{user} held {len(jobs)} sessions with {gpus} GPUs at once (jobs {_ids(jobs)}; the limits are "
+            f"{max_per_user} sessions and {max_gpus or 'any'} GPUs) from {clock(first)} "
+            f"({count} sample{'s' if count != 1 else ''} over {last - first:.0f} s)",
+        )
+        for (user, jobs), (first, last, count, gpus) in seen.items()
+    ]
+
+
+def orphans(samples: list[Sample], grace: float) -> list[Violation]:
+    """Jobs Slurm held for the soak's users while the hub, answering, owned none of them, for `grace` seconds or
+    more in a row (the reconciler cancels an unowned session job at its second pass; a start's job exists in
+    Slurm a moment before the hub saves its id).  Samples without the hub's answer neither start nor end a run."""
+    since: dict[str, float] = {}
+    found: dict[str, tuple[float, float, str, str]] = {}
+    for sample in samples:
+        if sample.hub is None:
+            continue
+        holding = {j.job_id: j for j in sample.jobs if j.holding}
+        owned = sample.hub.owned
+        for job_id in list(since):
+            if job_id not in holding or job_id in owned:
+                del since[job_id]
+        for job_id, job in holding.items():
+            if job_id in owned:
+                continue
+            start = since.setdefault(job_id, sample.at)
+            if sample.at - start >= grace:
+                found[job_id] = (start, sample.at, job.user, job.name)
+    return [
+        Violation(
+            "orphan",
+            f"job {job_id} ({name}) of {user} ran in Slurm with no owner in the hub from {clock(first)} for {last - first:.0f} s",
+        )
+        for job_id, (first, last, user, name) in found.items()
+    ]
+
+
+def ended_sessions(samples: list[Sample]) -> list[Ended]:
+    """The sessions that ended, from the hub's successive views: a session's job the hub held (not handed to the
+    reconciler) and then no longer did, at the first view without it."""
+    holding: dict[tuple[str, str], str] = {}
+    ended = []
+    for sample in samples:
+        if sample.hub is None:
+            continue
+        now = {(s.user, s.server): s.job_id for s in sample.hub.servers if s.running}
+        for key, job_id in holding.items():
+            if now.get(key) != job_id:
+                ended.append(Ended(key[0], key[1], job_id, sample.at))
+        holding = now
+    return ended
+
+
+def live_tokens(probes: list[Probe]) -> list[Violation]:
+    return [
+        Violation(
+            "live token",
+            f"the token of {p.user}'s session {p.server} (job {p.job_id}) still worked "
+            f"{p.at - p.after:.0f} s after its {'share was revoked' if p.why == 'revoked share' else 'session ended'} "
+            f"(GET /hub/api/user answered 200 at {clock(p.at)})",
+        )
+        for p in probes
+        if p.status == 200
+    ]
+
+
+def lost_history(
+    ended: list[Ended], snapshots: list[Snapshot], keep: int, settle: float = 5.0, slack: float = 60.0
+) -> list[Violation]:
+    """Ended sessions their user's history never showed.  The history keeps the newest `keep` sessions: one
+    missing is excused only when the first history read `settle` s after its end (else the last read) was full
+    of sessions that ended no earlier than it, give or take `slack` s (the hub writes ends to the minute)."""
+    by_user: dict[str, list[Snapshot]] = defaultdict(list)
+    for s in sorted(snapshots, key=lambda s: s.at):
+        by_user[s.user].append(s)
+    end_of = {e.job_id: e.at for e in ended}
+    found = []
+    for e in ended:
+        reads = by_user.get(e.user, [])
+        if any(e.job_id == job_id for s in reads for job_id, _ in s.entries):
+            continue
+        after = [s for s in reads if s.at >= e.at + settle] or [s for s in reads if s.at >= e.at]
+        if not after:
+            found.append(
+                Violation(
+                    "lost history",
+                    f"{e.user}'s history was not read after session {e.server} (job {e.job_id}) ended at {clock(e.at)}",
+                )
+            )
+            continue
+        read = after[0]
+        ends = [
+            end_of.get(job_id, hub_end + 60 if hub_end is not None else float("-inf"))
+            for job_id, hub_end in read.entries
+        ]
+        if len(ends) >= keep and all(end >= e.at - slack for end in ends):
+            continue  # pushed out by newer sessions
+        found.append(
+            Violation(
+                "lost history",
+                f"{e.user}'s session {e.server} (job {e.job_id}) ended at {clock(e.at)} but their history at "
+                f"{clock(read.at)} does not list it (it lists jobs {_ids(j for j, _ in read.entries) or 'none'})",
+            )
+        )
+    return found
+
+
+def wordless(calls: list[Call]) -> list[Violation]:
+    return [
+        Violation(
+            "no words",
+            f"{c.op} by {c.user} at {clock(c.started)}: {c.method} {c.path} answered {c.status} without a message",
+        )
+        for c in calls
+        if 400 <= c.status < 500 and not c.message
+    ]
+
+
+def in_window(call: Call, faults: list[FaultWindow], grace: float) -> bool:
+    return any(call.started <= f.restored + grace and call.ended >= f.started for f in faults)
+
+
+def unexplained(calls: list[Call], faults: list[FaultWindow], grace: float) -> list[Violation]:
+    """5xx answers and requests without an answer that no injected fault explains: none overlapped the request,
+    from its start until `grace` s after its daemon answered again."""
+    return [
+        Violation(
+            "failure",
+            f"{c.op} by {c.user} at {clock(c.started)}: {c.method} {c.path} "
+            + (
+                f"answered {c.status}" + (f" ({c.message})" if c.message else "")
+                if c.status
+                else f"got no answer ({c.error})"
+            )
+            + " outside any fault",
+        )
+        for c in calls
+        if (c.status == 0 or c.status >= 500) and not in_window(c, faults, grace)
+    ]
+
+
+def leftovers(final: Sample, down: list[str], restore_problems: list[str]) -> list[Violation]:
+    """What the soak left behind: daemons down, sessions the hub still runs, jobs Slurm still holds."""
+    found = [Violation("not whole", f"{name} is not running after the soak") for name in down]
+    found += [Violation("not whole", problem) for problem in restore_problems]
+    if final.hub is None:
+        found.append(Violation("not whole", "the hub did not answer after the soak"))
+    else:
+        found += [
+            Violation(
+                "not whole",
+                f"{s.user}'s session {s.server} (job {s.job_id}) still runs after the soak stopped every session",
+            )
+            for s in final.hub.servers
+            if s.running
+        ]
+    found += [
+        Violation("not whole", f"job {j.job_id} ({j.name}) of {j.user} is still {j.state} in Slurm after the soak")
+        for j in final.jobs
+        if j.holding
+    ]
+    return found
