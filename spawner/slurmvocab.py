@@ -43,12 +43,16 @@ UNAVAILABLE = (
 INVALID_JOB = "Invalid job id specified"
 
 # --- output formats --------------------------------------------------------------------
+# A job's name (and its comment) is the one field its owner chooses freely, and Slurm lets it hold a line break
+# and "|": printed before Slurm's own fields it could forge them, or a whole line of another job.  So the hub's
+# listings print no name at all, and the one answer that needs it prints it last (JOB_FORMAT).
 # The reason goes last: it is the one free-text field (Slurm's state description),
-# so a "|" inside it cannot shift the other fields.  No job name is printed:
-# the listing asks Slurm for the portal's jobs by name instead.
+# so a "|" inside it cannot shift the other fields.  No job name is printed: the hub
+# follows its sessions' jobs by id, whatever their owners rename them to.
 SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
 SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
-JOB_FORMAT = "%j|%u|%T|%l|%P"  # the extension helper's look at one job
+# The extension helper's look at one job: the name last, read as everything after the fifth "|" (parse_job).
+JOB_FORMAT = "%i|%u|%T|%l|%P|%j"
 # Every user's jobs, for the jobs panel (one shared listing).  No job name: a name is the one field
 # any user chooses freely, and Slurm lets it hold a line break, so another user's job named
 # "x\n123|alice|FAILED|..." would print a line that reads as alice's job.  Every field here is Slurm's own.
@@ -80,9 +84,15 @@ _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
 
 
 # --- argument lists --------------------------------------------------------------------
-def portal_jobs_argv(squeue: str, job_name: str) -> list[str]:
-    """Every job of the portal's name, in any state Slurm still remembers."""
-    return [squeue, "--noheader", "--states=all", f"--name={job_name}", f"--format={SQUEUE_FORMAT}"]
+def jobs_argv(squeue: str) -> list[str]:
+    """Every job, in any state Slurm still remembers (the hub's sessions are found in it by id, never by name:
+    their owners may rename them)."""
+    return [squeue, "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
+
+
+def named_jobs_argv(squeue: str, job_name: str) -> list[str]:
+    """The ids of every job of the portal's name (the reconciler's candidates; Slurm filters, no name is printed)."""
+    return [squeue, "--noheader", "--states=all", f"--name={job_name}", "--format=%i"]
 
 
 def all_jobs_argv(squeue: str) -> list[str]:
@@ -287,15 +297,6 @@ def parse_job_id(output: str) -> str:
 _SKIPPED: set[str] = set()
 
 
-def _skipped_once(job_id: str, user: str) -> None:
-    """Log a line that is no job of the portal's once, not at every listing."""
-    if job_id not in _SKIPPED and len(_SKIPPED) < 10_000:
-        _SKIPPED.add(job_id)
-        log.info(
-            "Skipping %r of %s in Slurm's listing: named like the portal's jobs, but not one of them", job_id, user
-        )
-
-
 def _unreadable_once(line: str) -> None:
     key = "line:" + line[:60]
     if key not in _SKIPPED and len(_SKIPPED) < 10_000:
@@ -308,19 +309,17 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
 
     A line of a plain job id that does not read raises UnreadableAnswer: a job
     missing from the result means "Slurm says it is gone", so none of the
-    portal's jobs may go missing by accident.  No other account can make such
-    a line unreadable (every field before the reason is Slurm's own).  Any
-    other line is skipped and logged once, whoever submitted its job under the
-    portal's name: array elements (123_4), heterogeneous job components (82+1),
-    anything else.
+    portal's jobs may go missing by accident.  No account can make such a line
+    unreadable (every field is Slurm's own; no name is printed).  Any other
+    line is skipped: array elements (123_4), heterogeneous job components
+    (82+1), none of which is a session (sbatch gives a session a plain id).
     """
     jobs = {}
     for line in output.splitlines():
         if not line.strip():
             continue
         parts = line.strip().split("|", 6)
-        if not parts[0].isdigit():  # not a job of the portal's (a hetjob, an array, a line of anything else)
-            _skipped_once(parts[0][:40], parts[1][:40] if len(parts) > 1 else "?")
+        if not parts[0].isdigit():  # not a session's job (a hetjob, an array task, a line of anything else)
             continue
         if len(parts) != 7 or not parts[2]:  # maybe one of the portal's: nothing may be concluded
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
@@ -412,6 +411,11 @@ def parse_accounting(output: str) -> list[AccountedJob]:
     return _once_each(jobs)
 
 
+def parse_job_ids(output: str) -> set[str]:
+    """named_jobs_argv's answer -> the plain job ids in it (array tasks and hetjob components are no sessions)."""
+    return {line.strip() for line in output.splitlines() if line.strip().isdigit()}
+
+
 def parse_queue_order(output: str) -> list[str]:
     """queue_order_argv's answer -> job ids, first in line first."""
     return [line.strip() for line in output.splitlines() if line.strip()]
@@ -475,15 +479,26 @@ def parse_end(output: str) -> datetime | None:
     return datetime.fromisoformat(text)
 
 
-def parse_job(output: str) -> Job | None:
-    """squeue's one line of JOB_FORMAT -> Job; None when Slurm does not list the job."""
-    lines = [line for line in output.splitlines() if line.strip()]
-    if not lines:
+def parse_job(output: str, job_id: str) -> Job | None:
+    """job_argv's answer (JOB_FORMAT, '%i|%u|%T|%l|%P|%j') for job `job_id` -> Job; None when Slurm does not list it.
+
+    The name is the job owner's choice and may hold line breaks and "|": it is
+    everything after the fifth "|" up to the answer's last line break, so it
+    shifts none of the fields before it, which are Slurm's own.  The answer
+    must be one plain job of the id asked (an array task prints as 12_3, a
+    hetjob component as 12+0); anything else is unreadable, never guessed.
+    """
+    if not output.strip():
         return None
-    parts = lines[0].strip().split("|")
-    if len(parts) != 5:
-        raise ValueError(f"unreadable squeue line: {lines[0][:200]!r}")
-    name, user, state, limit, partition = parts
+    fields = output.removesuffix("\n").split("|", 5)
+    if (
+        len(fields) != 6
+        or fields[0] != job_id
+        or not all(fields[1:5])
+        or any(not f.isprintable() for f in fields[:5])  # no line break: one line of Slurm's fields, one job
+    ):
+        raise ValueError(f"unreadable squeue answer for job {job_id}: {output[:200]!r}")
+    _, user, state, limit, partition, name = fields
     return Job(name, user, state, parse_limit(limit), partition)
 
 

@@ -1,13 +1,14 @@
 """Every portal job in Slurm has an owner: jobs no session tracks are cancelled.
 
 Runs in the hub, at its start and then every `slurm.reconcile_seconds`, on the
-shared squeue listing (spawner/hub/watcher.py), so it adds no Slurm query of
-its own beyond that cadence.  A job of the portal's name (`slurm.job_name`)
-that is pending or running, whose id no spawner's saved state holds, is
-cancelled as its user; a cancel that fails is retried with back-off.  This
-covers an sbatch that timed out but ran later, a stop that Slurm did not
-answer (the spawner then marks its job "stopping", which the reconciler takes
-over), and a start abandoned by a hub crash.
+shared squeue listing of every job (spawner/hub/watcher.py) and one squeue of
+the ids of the portal's name, so it adds one Slurm query of its own at that
+cadence.  A job of the portal's name (`slurm.job_name`) that is pending or
+running, whose id no spawner's saved state holds, is cancelled as its user;
+a cancel that fails is retried with back-off.  This covers an sbatch that
+timed out but ran later, a stop that Slurm did not answer (the spawner then
+marks its job "stopping", which the reconciler takes over by its id and user,
+whatever its owner renamed it to), and a start abandoned by a hub crash.
 
 Ownership is read from the hub's database, where the spawner saves the job id
 the moment sbatch answers (spawner/hub/spawner.py), so it is right from the
@@ -37,9 +38,13 @@ log = logging.getLogger("JupyterHub").getChild("reconciler")  # in the hub's log
 MAX_BACKOFF = 3600.0
 
 
-def orphans(listing: Listing, owned: set[str], busy_users: Iterable[str]) -> list[JobInfo]:
+def orphans(
+    listing: Listing, owned: set[str], busy_users: Iterable[str], named: set[str], handed_over: dict[str, str]
+) -> list[JobInfo]:
     """Portal jobs still holding (or waiting for) resources that no session owns, oldest id first.
 
+    Portal jobs: those of the portal's name (`named`: ids), and those sessions handed over when their stop
+    was not confirmed (`handed_over`: id -> user, whatever the job is called now, if still that user's).
     Users with an sbatch in flight are left for the next pass: their new job
     exists in Slurm a moment before its id reaches the spawner's state.
     """
@@ -47,7 +52,11 @@ def orphans(listing: Listing, owned: set[str], busy_users: Iterable[str]) -> lis
     found = [
         job
         for job in listing.values()
-        if (job.pending or job.running) and job.job_id not in owned and job.user not in busy and is_username(job.user)
+        if (job.job_id in named or handed_over.get(job.job_id) == job.user)
+        and (job.pending or job.running)
+        and job.job_id not in owned
+        and job.user not in busy
+        and is_username(job.user)
     ]
     return sorted(found, key=lambda job: int(job.job_id))
 
@@ -56,6 +65,24 @@ def owned_in_states(states: Iterable[dict | None]) -> set[str]:
     """Job ids held by saved spawner states (of any version); a job marked "stopping" is handed to the reconciler."""
     records = (SessionRecord.from_state(state) for state in states if state)
     return {record.job_id for record in records if record.job_id and not record.stopping}
+
+
+def handed_over_in(rows: Iterable[tuple[dict | None, str]]) -> dict[str, str]:
+    """Job id -> user, of saved records (state, user name) whose session handed its job over ("stopping")."""
+    records = ((SessionRecord.from_state(state), user) for state, user in rows if state)
+    return {record.job_id: user for record, user in records if record.job_id and record.stopping}
+
+
+def hub_handed_over_jobs() -> dict[str, str]:
+    """Job id -> user of the sessions in the running hub's database that handed their job over; {} without one."""
+    from jupyterhub import orm
+    from jupyterhub.app import JupyterHub
+
+    db = getattr(JupyterHub.instance(), "db", None) if JupyterHub.initialized() else None
+    if db is None:
+        return {}
+    rows = db.query(orm.Spawner, orm.User.name).join(orm.User, orm.Spawner.user_id == orm.User.id)
+    return handed_over_in((spawner.state, name) for spawner, name in rows)
 
 
 def held_by(spawners: Iterable) -> dict[str, object]:
@@ -101,10 +128,16 @@ def with_live(saved: set[str], live: dict) -> set[str]:
 
 class Reconciler:
     def __init__(
-        self, client: SlurmClient, owned: Callable[[], set[str] | None], interval: float, max_age: float = 5.0
+        self,
+        client: SlurmClient,
+        owned: Callable[[], set[str] | None],
+        interval: float,
+        max_age: float = 5.0,
+        handed_over: Callable[[], dict[str, str]] = dict,
     ):
         self.client = client
         self.owned = owned
+        self.handed_over = handed_over
         self.interval = interval
         self.max_age = max_age
         self._retry: dict[str, tuple[int, float]] = {}  # job id -> (failed cancels, next attempt)
@@ -115,6 +148,8 @@ class Reconciler:
     async def run_once(self) -> list[str]:
         """One pass; returns the job ids it cancelled."""
         try:
+            # the names first: a job submitted after them waits for the next pass (it may be a start in flight)
+            named = await self.client.named_jobs()
             listing = await self.client.watcher.listing(self.max_age)
         except SlurmError as e:
             log.warning("Reconciler: Slurm did not answer (%s); next check in %g s", e, self.interval)
@@ -130,12 +165,15 @@ class Reconciler:
         now = time.monotonic()
         done = []
         busy = set(self.client.submitting)
-        found = orphans(listing, owned, busy)
+        handed_over = self.handed_over()
+        found = orphans(listing, owned, busy, named, handed_over)
         seen_before = self._unowned
         # a job passed over only while its user has an sbatch in flight keeps its first sighting: a user who
         # always has one in flight at every other check must not keep an orphan alive
         held_over = {
-            job.job_id for job in orphans(listing, owned, ()) if job.job_id in seen_before and job.user in busy
+            job.job_id
+            for job in orphans(listing, owned, (), named, handed_over)
+            if job.job_id in seen_before and job.user in busy
         }
         self._unowned = {job.job_id for job in found} | held_over
         for job in found:

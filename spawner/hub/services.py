@@ -20,7 +20,7 @@ from .clusterinfo import ClusterInfo, SharedAnswers, availability, starts_now
 from .joblisting import JobListing
 from .jobspec import Account, job_script, sbatch_argv
 from .options import OptionsError, parse_options
-from .reconciler import Reconciler, hub_owned_jobs
+from .reconciler import Reconciler, hub_handed_over_jobs, hub_owned_jobs
 from .resources import resources_for
 from .slurm import SlurmClient
 
@@ -54,7 +54,9 @@ class HubServices:
 
     def start_reconciler(self, loop: asyncio.AbstractEventLoop) -> Reconciler:
         if self.reconciler is None:
-            self.reconciler = Reconciler(self.client, hub_owned_jobs, self.settings.slurm.reconcile_seconds)
+            self.reconciler = Reconciler(
+                self.client, hub_owned_jobs, self.settings.slurm.reconcile_seconds, handed_over=hub_handed_over_jobs
+            )
             self._reconciling = loop.create_task(self.reconciler.run_forever())
         return self.reconciler
 

@@ -7,10 +7,10 @@ controller is down, slow or hung.  What the commands say and how their
 answers read is Slurm's vocabulary (spawner/slurmvocab.py); what needs the
 admin's settings or sudo (running as the user) is built here.
 
-Job states come from one shared `squeue` listing of the portal's jobs
+Job states come from one shared `squeue` listing of every job, found by id
 (spawner/hub/watcher.py): a job is gone only when Slurm says so (a final
 state, or absent from a listing that succeeded), never because a command
-failed or printed something unreadable.
+failed or printed something unreadable, nor because its owner renamed it.
 """
 
 from __future__ import annotations
@@ -38,14 +38,16 @@ from ..slurmvocab import (
     accounting_argv,
     all_jobs_argv,
     estimate_argv,
+    jobs_argv,
+    named_jobs_argv,
     parse_accounting,
     parse_all_jobs,
     parse_job_id,
+    parse_job_ids,
     parse_queue_order,
     parse_sinfo,
     parse_squeue,
     parse_test_only,
-    portal_jobs_argv,
     queue_order_argv,
     sinfo_nodes_argv,
 )
@@ -215,7 +217,11 @@ class SlurmClient:
             raise SlurmError(argv, 0, out[-500:], str(e)) from None
 
     async def _squeue(self) -> dict[str, JobInfo]:
-        return await self._read(portal_jobs_argv(self.slurm.squeue, self.slurm.job_name), parse_squeue)
+        return await self._read(jobs_argv(self.slurm.squeue), parse_squeue)
+
+    async def named_jobs(self) -> set[str]:
+        """The ids of the jobs of the portal's name, whoever submitted them (the reconciler's candidates)."""
+        return await self._read(named_jobs_argv(self.slurm.squeue, self.slurm.job_name), parse_job_ids)
 
     async def nodes(self) -> list[NodeState]:
         """Every node of every partition, as sinfo lists it (spawner/hub/clusterinfo.py shares the answer)."""

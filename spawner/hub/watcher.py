@@ -1,4 +1,4 @@
-"""One shared `squeue` listing of the portal's jobs (the hub side's view of Slurm).
+"""One shared `squeue` listing of every job, by id (the hub side's view of Slurm).
 
 Spawners asking at the same moment share one call, and a poll may reuse a
 listing a few seconds old instead of running squeue again; so the number of
@@ -6,6 +6,10 @@ Slurm queries follows the poll cadence, not the number of sessions.  The
 reconciler (spawner/hub/reconciler.py) reads the same listing.  Kept apart
 from the commands (spawner/hub/slurm.py) as kubespawner keeps its reflector
 apart from its API client.
+
+The listing holds every job Slurm shows, not only those of the portal's
+name: a session's owner may rename its job (`scontrol update JobName=...`),
+and a renamed session is still the hub's to follow, stop and cancel.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ class JobWatcher:
         self.calls = 0  # squeue calls made; read by the benchmark
 
     async def listing(self, max_age: float = 0.0) -> Listing:
-        """Every portal job Slurm lists (an exception if Slurm did not answer readably).
+        """Every job Slurm lists, by id (an exception if Slurm did not answer readably).
 
         The answer comes from a query that began at most `max_age` s before this
         call; with 0, one that began after it.  A job submitted while an older

@@ -12,6 +12,11 @@ MaxTime (root is not held to it by Slurm), it runs
 `scontrol update JobId=JOB TimeLimit=MINUTES`.  A sudoers wildcard on
 scontrol's arguments would allow any update of any job instead.
 
+What it checks comes from Slurm's own fields; the one the job's owner
+chooses, its name (which may hold line breaks and "|"), is read last and
+whole, and must equal slurm.job_name exactly (spawner/slurmvocab.py,
+parse_job): a renamed session is not extended.
+
 On a cluster with slurmdbd, an alternative is to make the service account a
 Slurm operator (`sacctmgr modify user dsportal set adminlevel=operator`)
 and point slurm.extend_command at a copy of this helper that runs without sudo.
@@ -94,7 +99,7 @@ def extend(settings: PortalSettings, job_id: str, minutes: int) -> str:
     slurm = settings.slurm
     timeout = slurm.command_timeout
     try:
-        job = parse_job(run(job_argv(slurm.squeue, job_id), timeout))
+        job = parse_job(run(job_argv(slurm.squeue, job_id), timeout), job_id)
         partition_max = None
         if job is not None:
             partition_max = parse_partition_max(run(partition_argv(slurm.scontrol, job.partition), timeout))

@@ -17,7 +17,7 @@ from batchspawner import JobStatus
 from jupyterhub import orm
 from jupyterhub.spawner import SpawnException
 
-from spawner.hub.reconciler import Reconciler, held_by, orphans, owned_in_states, with_live
+from spawner.hub.reconciler import Reconciler, handed_over_in, held_by, orphans, owned_in_states, with_live
 from spawner.hub.record import VERSION as RECORD_VERSION
 from spawner.hub.record import SessionRecord
 from spawner.hub.slurm import JobInfo, SlurmClient
@@ -166,9 +166,32 @@ def test_orphans_are_the_queued_portal_jobs_no_session_owns():
         "5": JobInfo("5", "CANCELLED", "", "", "erin"),  # gone
         "6": JobInfo("6", "PENDING", "Resources", "", "Bad User"),  # not an account the portal serves
         "10": JobInfo("10", "PENDING", "Resources", "", "bob"),
+        "11": JobInfo("11", "RUNNING", "", "n2", "alice"),  # not of the portal's name, but handed over: cancelled
+        "12": JobInfo("12", "RUNNING", "", "n2", "bob"),  # handed over as alice's, but bob's now: left alone
+        "13": JobInfo("13", "RUNNING", "", "n2", "frank"),  # another name, nobody's: not the portal's business
     }
-    assert [j.job_id for j in orphans(listing, {"1"}, {"carol"})] == ["2", "10"]
+    named = {"1", "2", "3", "4", "5", "6", "10", "99"}  # the portal's name; 99 is no longer listed
+    handed_over = {"11": "alice", "12": "alice"}
+    assert [j.job_id for j in orphans(listing, {"1"}, {"carol"}, named, handed_over)] == ["2", "10", "11"]
     assert owned_in_states([{"job_id": "1"}, {"job_id": "2", "stopping": True}, {}, None]) == {"1"}
+    rows = [({"job_id": "1"}, "alice"), ({"job_id": "2", "stopping": True}, "bob"), ({}, "carol"), (None, "dave")]
+    assert handed_over_in(rows) == {"2": "bob"}
+
+
+async def test_the_reconciler_finds_a_handed_over_job_its_owner_renamed(a_spawner, mock_slurm, a_web_server):
+    """A stop Slurm did not confirm hands the job to the reconciler, by id: its owner's new name hides nothing."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.set_job(job_id, name="dsportal\nmine now")
+    reconciler = Reconciler(
+        a_spawner.slurm_client, owned=lambda: set(), interval=60, max_age=0, handed_over=lambda: {job_id: "alice"}
+    )
+    assert await reconciler.run_once() == []  # first sighting
+    assert await reconciler.run_once() == [job_id]
+    assert mock_slurm.jobs()[job_id]["state"] in ("COMPLETING", "CANCELLED")
+    # without the hand-over, a job of another name is none of the reconciler's business
+    other = Reconciler(a_spawner.slurm_client, owned=lambda: set(), interval=60, max_age=0)
+    mock_slurm.set_job(job_id, state="RUNNING")
+    assert [await other.run_once(), await other.run_once()] == [[], []]
 
 
 async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(a_spawner, mock_slurm, caplog):
@@ -217,6 +240,10 @@ async def test_a_start_whose_sbatch_answers_while_the_reconciler_lists_is_not_an
 
     class SlowListingClient:
         submitting = {"alice": 1}  # alice's sbatch is in flight when the pass begins
+
+        @staticmethod
+        async def named_jobs():
+            return {"7"}  # asked first: job 7 is queued, its sbatch not answered yet
 
         class watcher:
             @staticmethod

@@ -140,10 +140,15 @@ def squeue(state: Path, argv: list[str]) -> int:
     names = set(opts.get("name", "").split(",")) - {""}
     with _table(state) as t:
         jobs = t["jobs"]
-    if opts.get("format") == "%i":  # a partition's pending jobs in priority order (here: submission order)
+    if opts.get("format") == "%i":  # ids only: a partition's pending jobs in priority order (here: submission
+        # order), or the jobs of a name, in any state
         for job_id in sorted(jobs, key=int):
             job = jobs[job_id]
-            if job["state"] == "PENDING" and job["options"].get("partition") == opts.get("partition"):
+            if opts.get("states") == "PENDING" and job["state"] != "PENDING":
+                continue
+            if "partition" in opts and job["options"].get("partition") != opts["partition"]:
+                continue
+            if not names or job["name"] in names:
                 print(job_id)
         return 0
     if "all" in opts:  # every user's jobs (the jobs panel's shared listing): ALL_JOBS_FORMAT

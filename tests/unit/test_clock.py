@@ -14,7 +14,7 @@ from spawner.hub.record import add_to_history, history_entry
 from spawner.hub.resources import Resources
 from spawner.jupyter.clock import SessionClock, saved_paths
 from spawner.root.extend import BAD_ARGUMENTS, REFUSED, Refused, check_arguments, check_request
-from spawner.slurmvocab import Job, JobInfo
+from spawner.slurmvocab import Job, JobInfo, parse_job
 
 NOW = datetime(2026, 11, 22, 12, 0, 0)
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
@@ -53,6 +53,9 @@ RUNNING = Job("dsportal", "alice", "RUNNING", 480, "gpu")
         (_settings(allow_extend=False), RUNNING, 540, "not enabled"),
         (_settings(), None, 540, "not a session of this portal"),
         (_settings(), Job("mine", "alice", "RUNNING", 480, "gpu"), 540, "not a session of this portal"),
+        # renamed by its owner, with a line break and what once read as fields of its own: no session any more
+        (_settings(), Job("dsportal|alice|RUNNING|60|sxm2\nx", "alice", "RUNNING", 60, "debug"), 120, "not a session"),
+        (_settings(), Job("dsportal\n", "alice", "RUNNING", 60, "debug"), 120, "not a session of this portal"),
         (_settings(), Job("dsportal", "root", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
         (_settings(), Job("dsportal", "daemon", "RUNNING", 480, "gpu"), 540, "does not belong to a portal user"),
         (_settings(), Job("dsportal", "alice", "PENDING", 480, "gpu"), 540, "pending, not running"),
@@ -66,6 +69,15 @@ def test_the_helper_refuses_what_is_not_a_portal_sessions_extension(settings, jo
     with pytest.raises(Refused) as e:
         check_request(settings, job, "12", minutes, 720, uid_of=uids.__getitem__)
     assert (e.value.status, why in str(e.value)) == (REFUSED, True), str(e.value)
+
+
+def test_the_helper_refuses_a_session_its_owner_renamed_to_forge_fields():
+    # alice's session on the 1-hour debug partition, renamed so that squeue's answer once began with a session
+    # on sxm2 (12 h): the name is read last and whole, and is no session's name any more
+    job = parse_job("12|alice|RUNNING|1:00:00|debug|dsportal|alice|RUNNING|60|sxm2\nx\n", "12")
+    assert (job.partition, job.limit) == ("debug", 60)
+    with pytest.raises(Refused, match="Job 12 is not a session of this portal"):
+        check_request(_settings(), job, "12", 120, 60, uid_of={"alice": 1001}.__getitem__)
 
 
 def test_the_helper_allows_an_extension_within_every_limit():

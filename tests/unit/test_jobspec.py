@@ -11,7 +11,7 @@ from spawner.hub.jobspec import Account, job_script, sbatch_argv
 from spawner.hub.options import SessionRequest
 from spawner.hub.resources import resources_for
 from spawner.hub.slurm import scancel_argv
-from spawner.slurmvocab import JobInfo, portal_jobs_argv
+from spawner.slurmvocab import JobInfo, jobs_argv
 
 ALICE = Account(name="alice", home="/home/alice")
 
@@ -80,13 +80,7 @@ def test_job_script(slurm):
 
 
 def test_query_and_cancel_arguments(slurm):
-    assert portal_jobs_argv(slurm.squeue, slurm.job_name) == [
-        slurm.squeue,
-        "--noheader",
-        "--states=all",
-        "--name=dsportal",
-        "--format=%i|%u|%T|%N|%S|%e|%r",
-    ]
+    assert jobs_argv(slurm.squeue) == [slurm.squeue, "--noheader", "--states=all", "--format=%i|%u|%T|%N|%S|%e|%r"]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
 
 

@@ -14,9 +14,12 @@ from spawner.slurmvocab import (
     end_time_argv,
     estimate_argv,
     job_argv,
+    jobs_argv,
+    named_jobs_argv,
     parse_end,
     parse_job,
     parse_job_id,
+    parse_job_ids,
     parse_limit,
     parse_partition_max,
     parse_partitions_gres,
@@ -25,7 +28,6 @@ from spawner.slurmvocab import (
     parse_test_only,
     partition_argv,
     partitions_gres_argv,
-    portal_jobs_argv,
     queue_order_argv,
     sinfo_nodes_argv,
     time_limit,
@@ -36,12 +38,20 @@ from spawner.slurmvocab import (
 
 # --- argument lists --------------------------------------------------------------------
 def test_the_hubs_queries():
-    assert portal_jobs_argv("/usr/bin/squeue", "dsportal") == [
+    # every job, by id: a session renamed by its owner stays in the hub's listing; no name is printed
+    assert jobs_argv("/usr/bin/squeue") == [
+        "/usr/bin/squeue",
+        "--noheader",
+        "--states=all",
+        "--format=%i|%u|%T|%N|%S|%e|%r",
+    ]
+    # the reconciler's candidates: Slurm filters by name, only the ids are printed
+    assert named_jobs_argv("/usr/bin/squeue", "dsportal") == [
         "/usr/bin/squeue",
         "--noheader",
         "--states=all",
         "--name=dsportal",
-        "--format=%i|%u|%T|%N|%S|%e|%r",
+        "--format=%i",
     ]
     assert queue_order_argv("squeue", "sxm2") == [
         "squeue",
@@ -73,7 +83,8 @@ def test_the_sessions_query():
 
 
 def test_the_root_helpers_commands():
-    assert job_argv("squeue", "12") == ["squeue", "--noheader", "--jobs=12", "--format=%j|%u|%T|%l|%P"]
+    # the name, the one field the job's owner chooses, comes last
+    assert job_argv("squeue", "12") == ["squeue", "--noheader", "--jobs=12", "--format=%i|%u|%T|%l|%P|%j"]
     assert partition_argv("scontrol", "sxm2") == ["scontrol", "--oneliner", "show", "partition", "sxm2"]
     assert time_limit_update_argv("/usr/bin/scontrol", "12", 540) == [
         "/usr/bin/scontrol",
@@ -194,15 +205,17 @@ def test_a_line_of_no_portal_job_costs_that_line_only(foreign):
     }
 
 
-def test_a_skipped_line_is_logged_once(caplog):
-    line = "31337_7|mallory|PENDING||N/A|N/A|None\n"
+def test_an_array_or_hetjob_line_is_skipped_without_a_word(caplog):
+    # the listing holds every job of the cluster: thousands of array tasks must not fill the hub's log
+    line = "31337_7|mallory|PENDING||N/A|N/A|None\n82+1|bob|PENDING||N/A|N/A|None\n"
     with caplog.at_level(logging.INFO, logger="JupyterHub.slurm"):
-        for _ in range(3):
-            assert parse_squeue(line) == {}
-    skipped = [r.getMessage() for r in caplog.records if "31337_7" in r.getMessage()]
-    assert skipped == [
-        "Skipping '31337_7' of mallory in Slurm's listing: named like the portal's jobs, but not one of them"
-    ]
+        assert parse_squeue(line) == {}
+    assert caplog.records == []
+
+
+def test_the_ids_of_the_portals_name():
+    assert parse_job_ids("12\n 13 \n82+0\n82+1\n90_[1-3]\n\n") == {"12", "13"}
+    assert parse_job_ids("") == set()
 
 
 def test_the_queue_in_order():
@@ -235,10 +248,13 @@ def test_the_session_reads_its_end_time(out, end):
 
 
 def test_the_helper_reads_squeue_and_scontrol():
-    assert parse_job("dsportal|alice|RUNNING|8:00:00|sxm2\n") == Job("dsportal", "alice", "RUNNING", 480, "sxm2")
-    assert parse_job("\n") is None
+    assert parse_job("12|alice|RUNNING|8:00:00|sxm2|dsportal\n", "12") == Job(
+        "dsportal", "alice", "RUNNING", 480, "sxm2"
+    )
+    assert parse_job("\n", "12") is None
+    assert parse_job("", "12") is None
     with pytest.raises(ValueError):
-        parse_job("dsportal|alice|RUNNING\n")
+        parse_job("12|alice|RUNNING\n", "12")
     partition = (
         "PartitionName=sxm2 AllowGroups=ALL Default=YES DefaultTime=NONE MaxNodes=UNLIMITED "
         "MaxTime=12:00:00 MinNodes=0 Nodes=node00[1-3] State=UP TotalCPUs=96\n"
@@ -247,6 +263,39 @@ def test_the_helper_reads_squeue_and_scontrol():
     assert parse_partition_max(partition.replace("MaxTime=12:00:00", "MaxTime=UNLIMITED")) is None
     with pytest.raises(ValueError):
         parse_partition_max("PartitionName=sxm2 State=UP")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dsportal|alice|RUNNING|60|sxm2\nx",  # what the old format read as a session on sxm2 (12 h)
+        "dsportal\n12|alice|RUNNING|UNLIMITED|sxm2|dsportal",  # a whole forged second record
+        "dsportal\n",
+        "\ndsportal",
+        "|||||",
+        "",
+    ],
+)
+def test_a_name_its_owner_chose_forges_no_field_of_the_helpers_answer(name):
+    # squeue prints the name last; the job is on the 1-hour debug partition, its limit 60 minutes
+    answer = f"12|alice|RUNNING|1:00:00|debug|{name}\n"
+    assert parse_job(answer, "12") == Job(name, "alice", "RUNNING", 60, "debug")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "13|alice|RUNNING|1:00:00|debug|dsportal\n",  # another job
+        "12_3|alice|RUNNING|1:00:00|debug|dsportal\n",  # an array task
+        "12+0|alice|RUNNING|1:00:00|debug|dsportal\n12+1|alice|RUNNING|1:00:00|debug|x\n",  # a hetjob
+        "12|alice|RUNNING|1:00:00|dsportal\n",  # a field missing: the name would shift into the partition
+        "12|alice||1:00:00|debug|dsportal\n",
+        "12|alice\n|RUNNING|1:00:00|debug|dsportal\n",
+    ],
+)
+def test_an_answer_that_is_not_one_plain_job_of_the_id_asked_is_unreadable(answer):
+    with pytest.raises(ValueError, match="unreadable squeue answer for job 12"):
+        parse_job(answer, "12")
 
 
 def test_the_doctor_reads_each_partitions_gres():
