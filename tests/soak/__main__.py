@@ -1,4 +1,4 @@
-"""deploy/devcluster soak [--minutes N] [--users N] [--faults KIND,...|none] [--fault-every S] [--seed N]
+"""deploy/devcluster soak [--minutes N] [--users N] [--faults KIND,...|none] [--fault-every S] [--seed N] [--record F]
 
 Prints the report; exits 1 when a promise was broken, 0 when none was.
 """
@@ -39,9 +39,17 @@ def main(argv: list[str]) -> int:
         "--fault-every", type=float, default=40.0, help="seconds between faults on average (default 40)"
     )
     parser.add_argument("--seed", type=int, default=None, help="the random choices' seed (default: a new one)")
+    parser.add_argument("--record", default="", help="write what was recorded to this file, as JSON (no tokens)")
     args = parser.parse_args(argv)
     seed = {"seed": args.seed} if args.seed is not None else {}  # else the plan's own, new each time
-    plan = Plan(minutes=args.minutes, users=args.users, faults=args.faults, fault_every=args.fault_every, **seed)
+    plan = Plan(
+        minutes=args.minutes,
+        users=args.users,
+        faults=args.faults,
+        fault_every=args.fault_every,
+        record=args.record,
+        **seed,
+    )
     report = run(plan)
     print(render(report), flush=True)
     return 1 if report.violations else 0

@@ -13,13 +13,14 @@ whatever happens (finally).
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import random
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deploy.dev import demo
@@ -48,6 +49,7 @@ class Plan:
     fault_grace: float = 30.0  # seconds after a daemon answered again in which a 5xx is still the fault's
     revoke_grace: float = 5.0  # seconds a revoked share's token may still work
     settle: float = 180.0  # seconds the end may take: every session stopped, every job gone
+    record: str = ""  # a file for what was recorded, as JSON (calls, faults, ends, token tries; never a token)
 
 
 class Admin:
@@ -98,6 +100,7 @@ class Soak:
     def sampler(self) -> None:
         while not self.stop.wait(self.plan.sample_every):
             self.ledger.add("samples", self.sample())
+            self.ledger.add("pids", (time.time(), faults.pids()))
 
     def harvester(self) -> None:
         while not self.stop.wait(self.plan.harvest_every):
@@ -195,6 +198,7 @@ class Soak:
         threads = [threading.Thread(target=u.run, args=(self.stop,), daemon=True) for u in users]
         threads += [threading.Thread(target=t, daemon=True) for t in (self.sampler, self.harvester)]
         threads.append(threading.Thread(target=injector.run, args=(self.stop,), daemon=True))
+        self.ledger.add("pids", (time.time(), faults.pids()))
         try:
             for t in threads:
                 t.start()
@@ -212,6 +216,21 @@ class Soak:
                 self.cancel_jobs()
         return self.judge(acted, final, restore_problems)
 
+    def write_record(self, ended, others, violations) -> None:
+        ledger = self.ledger
+        kept = {
+            "plan": asdict(self.plan),
+            "calls": ledger.calls,
+            "faults": ledger.faults,
+            "others": others,
+            "ended": ended,
+            "revocations": ledger.revocations,
+            "probes": ledger.probes,
+            "violations": violations,
+        }
+        text = json.dumps({k: [asdict(x) for x in v] if isinstance(v, list) else v for k, v in kept.items()}, indent=1)
+        Path(self.plan.record).write_text(text)
+
     def judge(self, seconds: float, final: Sample, restore_problems: list[str]) -> Report:
         self.ledger.add("samples", final)
         for user in self.users:  # each history read once more, now that every session ended
@@ -219,6 +238,8 @@ class Soak:
         ended = invariants.ended_sessions(self.ledger.samples)
         self.end_tokens(ended, final)
         ledger, s = self.ledger, self.settings
+        ledger.add("pids", (time.time(), faults.pids()))
+        others = invariants.restarts_by_others(ledger.pids, ledger.faults)
         violations = [
             *invariants.over_limits(
                 ledger.samples, s.slurm.job_name, s.sessions.max_per_user, s.sessions.max_gpus_per_user
@@ -227,7 +248,7 @@ class Soak:
             *invariants.live_tokens(ledger.probes),
             *invariants.lost_history(ended, ledger.snapshots, s.sessions.history),
             *invariants.wordless(ledger.calls),
-            *invariants.unexplained(ledger.calls, ledger.faults, self.plan.fault_grace),
+            *invariants.unexplained(ledger.calls, ledger.faults + others, self.plan.fault_grace),
             *invariants.leftovers(final, faults.down(faults.WATCHED), restore_problems),
         ]
         watched = {
@@ -238,7 +259,11 @@ class Soak:
             "token tries": len(ledger.probes),
             "history reads": len(ledger.snapshots),
         }
-        return Report(self.plan.users, seconds, self.plan.seed, ledger.calls, ledger.faults, watched, violations)
+        if self.plan.record:
+            self.write_record(ended, others, violations)
+        return Report(
+            self.plan.users, seconds, self.plan.seed, ledger.calls, ledger.faults, watched, violations, others
+        )
 
 
 def run(plan: Plan) -> Report:

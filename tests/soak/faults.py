@@ -52,6 +52,12 @@ def down(programs=WATCHED) -> list[str]:
     return [p for p in programs if states.get(p, ("",))[0] != "RUNNING"]
 
 
+def pids(programs=WATCHED) -> dict[str, int | None]:
+    """Each daemon's pid now (None while it is not running): a changed one was restarted."""
+    states = supervisor.states()
+    return {p: states[p][1] if states.get(p, ("",))[0] == "RUNNING" else None for p in programs}
+
+
 def resume_nodes() -> list[str]:
     """Nodes Slurm set down or drained (a slurmd that vanished can leave its node so) made usable again."""
     listing = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False, timeout=20).stdout
@@ -117,6 +123,9 @@ def inject(kind: str, rng: random.Random) -> FaultWindow:
             target = f"slurmd-{rng.choice(sorted(NODES))}"
             _kill(target)
             time.sleep(hold)
+            supervisor.start(target)
+            dev.wait_for(dev.slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
+            resume_nodes()  # a job launched on the node meanwhile may have drained it: Slurm's doing, not the portal's
             _start_slurm()
         else:
             raise ValueError(f"no fault called {kind!r}; the faults are {', '.join(KINDS)}")

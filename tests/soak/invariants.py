@@ -186,6 +186,27 @@ def unexplained(calls: list[Call], faults: list[FaultWindow], grace: float) -> l
     ]
 
 
+def restarts_by_others(
+    pids: list[tuple[float, dict[str, int | None]]], injected: list[FaultWindow]
+) -> list[FaultWindow]:
+    """Daemons whose pid changed (or that were down) between two readings with no injected fault of theirs
+    overlapping: someone else restarted them (another test on the shared dev cluster, an `up` after a change).
+    Each becomes a window from the reading before to the reading after."""
+    found = []
+    for (before, old), (after, new) in zip(pids, pids[1:], strict=False):
+        for program, pid in new.items():
+            if pid == old.get(program, pid) and pid is not None:
+                continue
+            if any(f.target == program and f.started <= after and f.restored >= before for f in injected):
+                continue
+            last = next((w for w in reversed(found) if w.target == program), None)
+            if last is not None and last.restored == before:  # still down: the same restart
+                found[found.index(last)] = FaultWindow(last.kind, program, last.started, after)
+            else:
+                found.append(FaultWindow(f"{program} restarted by someone else", program, before, after))
+    return found
+
+
 def leftovers(final: Sample, down: list[str], restore_problems: list[str]) -> list[Violation]:
     """What the soak left behind: daemons down, sessions the hub still runs, jobs Slurm still holds."""
     found = [Violation("not whole", f"{name} is not running after the soak") for name in down]

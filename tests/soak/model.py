@@ -161,6 +161,7 @@ class Ledger:
 
     calls: list[Call] = field(default_factory=list)
     faults: list[FaultWindow] = field(default_factory=list)
+    pids: list[tuple[float, dict[str, int | None]]] = field(default_factory=list)  # the daemons' (None: down)
     samples: list[Sample] = field(default_factory=list)
     harvests: dict[tuple[str, str], Harvest] = field(default_factory=dict)  # (token, job id) -> first seen
     ended: list[Ended] = field(default_factory=list)

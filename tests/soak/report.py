@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .invariants import clock
 from .model import Call, FaultWindow, Violation
 
 
@@ -17,6 +18,7 @@ class Report:
     faults: list[FaultWindow]
     watched: dict[str, int] = field(default_factory=dict)  # what the checks read: samples, sessions ended ...
     violations: list[Violation] = field(default_factory=list)
+    others: list[FaultWindow] = field(default_factory=list)  # daemons restarted meanwhile by someone else
 
 
 def outcome(call: Call) -> str:
@@ -56,6 +58,11 @@ def render(report: Report) -> str:
     for fault in report.faults:
         if fault.problem:
             lines.append(f"  (!) {fault.kind}: {fault.problem}")
+    if report.others:
+        lines.append(
+            "Restarted by someone else meanwhile (their failures excused too): "
+            + ", ".join(f"{w.target} at {clock(w.restored)}" for w in report.others)
+        )
     if report.watched:
         lines.append("Watched: " + ", ".join(f"{n} {what}" for what, n in report.watched.items()))
     if not report.violations:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from deploy.dev import demo
 
-USERS = tuple(u.name for u in demo.USERS)
+# the people the tests act as; the soak's users (demo.SOAK_USERS) are the soak's own (tests/soak), which cleans them
+USERS = tuple(u.name for u in demo.PEOPLE)
 
 
 def password_of(name: str) -> str:

@@ -264,7 +264,8 @@ def test_the_report_counts_operations_faults_and_lists_each_violation():
         FaultWindow("hub restart", "jupyterhub", T, T + 21.4),
         FaultWindow("slapd stopped", "slapd", T, T + 30, "no answer"),
     ]
-    report = Report(24, 301, 7, calls, faults, {"sessions ended": 3}, [Violation("orphan", "job 1 ...")])
+    others = [FaultWindow("jupyterhub restarted by someone else", "jupyterhub", T + 100, T + 103)]
+    report = Report(24, 301, 7, calls, faults, {"sessions ended": 3}, [Violation("orphan", "job 1 ...")], others)
     assert render(report) == (
         "Soak of 24 users for 5 min 1 s (seed 7): 5 operations, 2 faults, 1 violations\n"
         "Operations: accepted / refused with words / refused without words / failed (5xx or no answer)\n"
@@ -275,8 +276,26 @@ def test_the_report_counts_operations_faults_and_lists_each_violation():
         "  hub restart        1   21\n"
         "  slapd stopped      1   30 (!)\n"
         "  (!) slapd stopped: no answer\n"
+        f"Restarted by someone else meanwhile (their failures excused too): jupyterhub at {clock(T + 103)}\n"
         "Watched: 3 sessions ended\n"
         "Violations: 1 (orphan 1)\n"
         "  - orphan: job 1 ..."
     )
     assert render(Report(2, 59, 1, [], [])).splitlines()[-2:] == ["Faults: none", "Violations: none"]
+
+
+def test_a_daemon_restarted_by_someone_else_makes_a_window_and_one_the_soak_restarted_does_not():
+    pids = [
+        (T, {"jupyterhub": 10, "slapd": 20}),
+        (T + 3, {"jupyterhub": 11, "slapd": 20}),  # someone restarted the hub
+        (T + 6, {"jupyterhub": 11, "slapd": None}),  # the soak stopped slapd ...
+        (T + 9, {"jupyterhub": 11, "slapd": None}),
+        (T + 12, {"jupyterhub": None, "slapd": 21}),  # ... and started it; someone stopped the hub
+        (T + 15, {"jupyterhub": None, "slapd": 21}),
+        (T + 18, {"jupyterhub": 12, "slapd": 21}),
+    ]
+    injected = [FaultWindow("slapd stopped", "slapd", T + 4, T + 11)]
+    assert invariants.restarts_by_others(pids, injected) == [
+        FaultWindow("jupyterhub restarted by someone else", "jupyterhub", T, T + 3),
+        FaultWindow("jupyterhub restarted by someone else", "jupyterhub", T + 9, T + 18),  # one window while down
+    ]

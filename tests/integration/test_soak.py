@@ -1,0 +1,25 @@
+"""A short soak inside the suite: 8 simulated users for 2 minutes with a hub restart, slurmctld stopped and a
+slurmd killed (tests/soak; `deploy/devcluster soak` runs the full one), and no promise broken."""
+
+from __future__ import annotations
+
+from tests.soak.driver import Plan, run
+from tests.soak.report import render
+
+
+def test_a_short_soak_with_faults_keeps_every_promise():
+    report = run(
+        Plan(
+            minutes=2,
+            users=8,
+            faults=("hub restart", "slurmctld stopped", "slurmd killed"),
+            fault_every=30,
+            think=(2, 8),
+        )
+    )
+    text = render(report)
+    print(text)
+    assert len(report.calls) > 100, text  # the users acted ...
+    assert {c.op for c in report.calls if c.status in (200, 201, 202, 204)} >= {"start", "stop", "look", "job"}, text
+    assert report.faults, text  # ... while the cluster broke under them
+    assert report.violations == [], text
