@@ -32,11 +32,25 @@ HOLD = {  # seconds a stopped daemon stays down
 }
 SLURM = ("slurmctld", *(f"slurmd-{n}" for n in NODES))
 WATCHED = (*SLURM, "slapd", "proxy", "jupyterhub")  # what the faults touch: each restored by its start step
+STUCK = ("down", "drain", "drng", "fail", "failg")  # node states (sinfo %t) a node does not leave by itself
 LAST_START = 20.0  # no fault starts this close to the soak's end
 
 
+def nodes_respond() -> bool:
+    """Every node heard from by slurmctld and usable (busy or completing jobs is fine: `up`'s own wait for idle
+    nodes is not, with the soak's jobs on them)."""
+    listing = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False, timeout=20).stdout
+    states = {n: s for n, s in (line.split() for line in listing.splitlines() if len(line.split()) == 2)}
+    return set(states) >= set(NODES) and not any(s.endswith("*") or s.rstrip("~#$@") in STUCK for s in states.values())
+
+
 def _start_slurm() -> None:
-    dev.start_slurm(restart=False)
+    """slurmctld and the slurmds that are down started again, until the controller and every node answer."""
+    for program in SLURM:
+        supervisor.start(program)  # (one that runs is left alone)
+    dev.wait_for(dev.slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
+    resume_nodes()  # a job launched on a node whose slurmd was away may have drained it: Slurm's doing, not the portal's
+    dev.wait_for(nodes_respond, 60, "both Slurm nodes responding", "slurmctld.log")
 
 
 def _start_hub() -> None:
@@ -61,13 +75,8 @@ def pids(programs=WATCHED) -> dict[str, int | None]:
 def resume_nodes() -> list[str]:
     """Nodes Slurm set down or drained (a slurmd that vanished can leave its node so) made usable again."""
     listing = run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False, timeout=20).stdout
-    stuck = sorted(
-        {
-            n
-            for n, s in (line.split() for line in listing.splitlines() if line.strip())
-            if s.rstrip("*~#") in ("down", "drain", "drng", "fail")
-        }
-    )
+    pairs = (line.split() for line in listing.splitlines() if len(line.split()) == 2)
+    stuck = sorted({n for n, s in pairs if s.rstrip("*~#$@") in STUCK})
     for node in stuck:
         run(["scontrol", "update", f"nodename={node}", "state=resume"], check=False, timeout=20)
     return stuck
@@ -123,9 +132,6 @@ def inject(kind: str, rng: random.Random) -> FaultWindow:
             target = f"slurmd-{rng.choice(sorted(NODES))}"
             _kill(target)
             time.sleep(hold)
-            supervisor.start(target)
-            dev.wait_for(dev.slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
-            resume_nodes()  # a job launched on the node meanwhile may have drained it: Slurm's doing, not the portal's
             _start_slurm()
         else:
             raise ValueError(f"no fault called {kind!r}; the faults are {', '.join(KINDS)}")

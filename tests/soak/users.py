@@ -29,8 +29,19 @@ NAMES = ("s1", "s2", "s3", "s4")  # one more than sessions.max_per_user allows o
 SCRIPT = "soak-job.sh"  # in each soak user's home (written by the driver)
 SCRIPT_TEXT = '#!/bin/bash\necho "soak job $SLURM_JOB_ID on $(hostname)"\nsleep 20\n'
 # how often each operation is chosen
-WEIGHTS = {"start": 18, "stop": 12, "extend": 8, "share": 8, "revoke": 8, "job": 8, "cancel": 4, "look": 14, "login": 4}
+WEIGHTS = {
+    "start": 16,
+    "stop": 10,
+    "extend": 8,
+    "share": 12,
+    "revoke": 10,
+    "job": 8,
+    "cancel": 4,
+    "look": 12,
+    "login": 4,
+}
 REQUEST_TIMEOUT = 60.0
+SHARES = "/hub/api/dsportal/shares"
 LOOK = "/hub/api/dsportal/session?shares=1&jobs=1"  # the home page's refresh: sessions, history, shares, jobs
 
 
@@ -52,7 +63,7 @@ def token_works(token: str) -> int:
 class Knobs:
     think: tuple[float, float] = (3.0, 12.0)  # seconds between a user's operations
     revoke_grace: float = 5.0  # seconds a revoked share's token may still work after the revoke was answered
-    stale: float = 15.0  # a view older than this is read again before acting on it
+    stale: float = 8.0  # a view older than this is read again before acting on it
 
 
 @dataclass
@@ -97,9 +108,15 @@ class SoakUser:
         return [name for name, (state, _) in self.view.sessions.items() if state in states]
 
     def target(self, *states: str) -> str:
-        """One of the sessions in `states`; now and then any name (a stale page)."""
+        """One of the sessions in `states`; now and then any name (a stale page); "" when the user, holding none,
+        starts one instead."""
         held = self.live(*states)
-        return self.rng.choice(held) if held and self.rng.random() > 0.1 else self.rng.choice(NAMES)
+        if held and self.rng.random() > 0.1:
+            return self.rng.choice(held)
+        if not held and self.rng.random() < 0.7:
+            self.start()
+            return ""
+        return self.rng.choice(NAMES)
 
     # --- operations -----------------------------------------------------------------------------------------------
     def look(self) -> None:
@@ -138,24 +155,30 @@ class SoakUser:
             "gpus": self.rng.choice([0, 0, 1]),
             "hours": self.rng.choice([0.25, 0.5, 1]),
         }
-        self.call("start", "POST", f"/hub/api/users/{self.name}/servers/{self.rng.choice(NAMES)}", options)
+        name = self.rng.choice(NAMES)
+        if self.call("start", "POST", f"/hub/api/users/{self.name}/servers/{name}", options)[0] in (201, 202):
+            self.view.sessions[name] = ("starting", "")
 
     def stop(self) -> None:
         name = self.target("running", "starting", "queued")
-        self.call("stop", "DELETE", f"/hub/api/users/{self.name}/servers/{name}")
+        if name:
+            self.call("stop", "DELETE", f"/hub/api/users/{self.name}/servers/{name}")
 
     def extend(self) -> None:
-        self.call("extend", "POST", f"/hub/api/dsportal/session/extend?server={self.target('running')}")
+        name = self.target("running")
+        if name:
+            self.call("extend", "POST", f"/hub/api/dsportal/session/extend?server={name}")
 
     def share(self) -> None:
-        body = {"server": self.target("running"), "user": self.rng.choice(self.guests), "hours": 1}
-        self.call("share", "POST", "/hub/api/dsportal/shares", body)
+        name, guest = self.target("running"), self.rng.choice(self.guests)
+        if name and self.call("share", "POST", SHARES, {"server": name, "user": guest, "hours": 1})[0] == 200:
+            self.view.shares.add((name, guest))
 
     def revoke(self) -> None:
         if not self.view.shares:
             return self.look()
         server, guest = self.rng.choice(sorted(self.view.shares))
-        status, _ = self.call("revoke", "DELETE", f"/hub/api/dsportal/shares?server={quote(server)}&user={guest}")
+        status, _ = self.call("revoke", "DELETE", f"{SHARES}?server={quote(server)}&user={guest}")
         self.view.shares.discard((server, guest))
         job_id = self.view.sessions.get(server, ("", ""))[1]
         if status == 200 and job_id:
