@@ -35,13 +35,22 @@ CULLED_GPU_HOURS = Counter(
     "GPU-hours given back by idle culling: each culled session's GPUs times the time it had left, per partition",
     ["partition"],
 )
-# Per user: the admins' status page ranks heavy users by how much of their GPUs' time did work.
-USER_GPU_HOURS = Counter("dsportal_user_gpu_hours", "GPU-hours of the user's ended portal sessions", ["user"])
-USER_GPU_BUSY_HOURS = Counter(
-    "dsportal_user_gpu_busy_hours",
-    "GPU-hours of the user's ended portal sessions weighted by each GPU's mean utilisation (NVML)",
+# Per user: the admins' status page ranks heavy users by how much of their GPUs' time did work.  The hours are
+# the hub's (spawner/hub/sessionusage.py gpu_hours), topped up by Slurm's accounting; only the busy share is the
+# session's own report, bounded by them.
+USER_GPU_HOURS = Counter(
+    "dsportal_user_gpu_hours",
+    "GPU-hours of the user's ended portal sessions: the GPUs the hub gave times the time it saw each job run, "
+    "raised to Slurm's accounting (GPUs x elapsed) where that counted more; never the session's own report",
     ["user"],
 )
+USER_GPU_BUSY_HOURS = Counter(
+    "dsportal_user_gpu_busy_hours",
+    "Self-reported: the user's GPU-hours weighted by each GPU's mean utilisation (NVML) as their sessions "
+    "reported it; bounded by dsportal_user_gpu_hours (a session that reports nothing adds 0)",
+    ["user"],
+)
+
 # The cluster as a whole, every user's jobs (spawner/hub/usage/clustermetrics.py), read every usage.cluster_seconds.
 PARTITION_GPUS = Gauge(
     "dsportal_partition_gpus",
@@ -55,6 +64,14 @@ JOB_WAIT = Histogram(
     ["partition"],
     buckets=(5, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400, 259200),
 )
+
+
+def count_user(name: str) -> None:
+    """The user's GPU-hours series from their session's submission on, at 0: Prometheus's increase() counts
+    nothing of a series whose first sample already holds a session's hours (the ranking would miss the first
+    session of each user after a hub restart)."""
+    USER_GPU_HOURS.labels(name)
+    USER_GPU_BUSY_HOURS.labels(name)
 
 
 def session_counts(cards: list[dict]) -> tuple[dict, dict]:

@@ -31,11 +31,14 @@ class SessionRecord:
     job_id: str = ""  # the Slurm job of the current session ("" for none)
     job_status: str = ""  # batchspawner's "STATE|REASON|NODE" of the last listing
     token_sha256: str = ""  # the session's API token's digest: JupyterHub gives a restarted hub no token
+    token_id: int = 0  # its row in JupyterHub's token table: the one server token of the session kept (sessiontoken)
+    token_undelivered: bool = False  # a new token (a share ended) has not reached the session yet
     start_done: bool = False  # start() returned: a job saved without it was abandoned by a dying hub
     stopping: bool = False  # a stop began: the job is the reconciler's until Slurm confirms it gone
     limit: str = ""  # the session's length in words ("8 h"), for the end's message
     minutes: int = 0  # the session's time limit in minutes, extensions included
     submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
+    started: str = ""  # when the hub first saw the job running (ISO, to the second): its GPU-hours count from then
     last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
     history: list[dict] = field(default_factory=list)  # the last sessions, newest first
     usage: dict = field(default_factory=dict)  # the session's last report of what it used (spawner/usage.py)
@@ -64,8 +67,14 @@ class SessionRecord:
                 minutes=self.minutes,
                 submitted=self.submitted,
             )
+            if self.started:
+                state["started"] = self.started
             if self.stopping:
                 state["stopping"] = True
+            if self.token_id:
+                state["token_id"] = self.token_id
+            if self.token_undelivered:
+                state["token_undelivered"] = True
             if self.usage:
                 state["usage"] = dict(self.usage)
         if self.last_end:

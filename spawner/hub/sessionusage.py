@@ -49,18 +49,21 @@ def with_accounting(usage: dict, job: JobUse) -> dict:
     return session_usage(usage.get("tally") or {}, given, job)
 
 
-def log_entry(job_id: str, ended: datetime, partition: str, usage: dict) -> dict:
-    """The usage log's line of one session: what the usage page plots."""
+def log_entry(job_id: str, ended: datetime, partition: str, usage: dict, given: Allocation, hours: float) -> dict:
+    """The usage log's line of one session: what the usage page plots.  Its hours and GPU-hours are the hub's
+    (`hours`: from the job's start to its end, by the hub's clock), never the session's report; Slurm's
+    accounting replaces them later (spawner/hub/usage/accounting.py)."""
     gpus = usage.get("gpus") or []
     return {
         "job_id": job_id,
         "ended": ended.isoformat(timespec="minutes"),
         "partition": partition,
-        "gpus": usage.get("gpus_given", 0),
+        "gpus": given.gpus,
         "gpu_mean": round(sum(g["mean"] for g in gpus) / len(gpus)) if gpus else None,
         "gpus_worked": usage.get("gpus_worked", 0),
         "cpu_efficiency": usage.get("cpu_efficiency"),
-        "hours": usage.get("hours", 0),
+        "hours": round(hours, 3),
+        "gpu_hours": given.gpus * hours,  # what the metrics counted: Slurm's accounting adds what it finds beyond
         "accounted": usage.get("source") == "slurm",
     }
 
@@ -69,24 +72,30 @@ def add_to_log(log: list[dict], entry: dict, keep: int = LOG_KEEP) -> list[dict]
     return ([entry] + [e for e in log if e.get("job_id") != entry["job_id"]])[:keep]
 
 
-def gpu_hours(usage: dict, wall_hours: float) -> tuple[float, float]:
+def gpu_hours(gpus: int, hours: float, usage: dict) -> tuple[float, float]:
     """(GPU-hours allocated, GPU-hours weighted by each GPU's mean utilisation) of one session.
 
-    The tally is the user's own (their session reports it): its hours count no longer than the hub saw the
-    session exist (`wall_hours`, from its submission to its end), and no more GPUs count busy than were
-    given, each at most 100 %, so a forged report cannot lift the admins' efficiency ranking."""
-    hours = min(usage.get("hours", 0) or 0, max(wall_hours, 0.0))
-    given = usage.get("gpus_given", 0) or 0
-    means = sorted((min(g["mean"], 100) for g in usage.get("gpus") or []), reverse=True)[:given]
-    return given * hours, sum(means) / 100 * hours
+    Allocated: the GPUs the hub gave times the hours the hub saw the job run (`hours`, session_hours); the
+    session's report plays no part, so a session that reports nothing, or `{}`, still counts in full.
+    Busy: self-reported (the tally is the user's own: their session sends it), so bounded by what the hub
+    knows: no more GPUs than were given, each at most 100 %, for no longer than `hours`; never more than
+    the allocated GPU-hours, and 0 for a session that reported nothing."""
+    hours = max(hours, 0.0)
+    reported = min(usage.get("hours", 0) or 0, hours)
+    means = sorted((min(max(g["mean"], 0), 100) for g in usage.get("gpus") or []), reverse=True)[:gpus]
+    return gpus * hours, sum(means) / 100 * reported
 
 
-def wall_hours(submitted: str, ended: datetime) -> float:
-    """Hours from the submission (ISO, to the minute: a minute is added) to the end; 0 when not known."""
-    try:
-        return max(0.0, (ended - datetime.fromisoformat(submitted)).total_seconds() + 60) / 3600
-    except ValueError:
-        return 0.0
+def session_hours(started: str, submitted: str, ended: datetime) -> float:
+    """Hours the session's job held its allocation, by the hub's clock: from when the hub saw it running
+    (`started`, ISO to the second) to its end; without that, from its submission (ISO, to the minute: a
+    minute is added, so never less than it ran); 0 when neither reads."""
+    for since, slack in ((started, 0), (submitted, 60)):
+        try:
+            return max(0.0, (ended - datetime.fromisoformat(since)).total_seconds() + slack) / 3600
+        except ValueError:
+            continue
+    return 0.0
 
 
 def hours_left(end: str, now: datetime) -> float:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 
+import psutil
 import pytest
 
-from tests.support.cluster import HUB, NVML_READINGS, job_gpus, supervisorctl, url_for
+from tests.perf.memory import job_pids
+from tests.support.cluster import HUB, NVML_READINGS, Cluster, job_gpus, supervisorctl, url_for
 from tests.support.demo import password_of
 from tests.support.http import json_request, wait_until
 from tests.support.hub import FormBrowser
@@ -175,3 +178,67 @@ def test_without_accounting_the_usage_page_says_so_and_keeps_the_sessions_own_nu
     assert 'id="dsportal-week"' not in text  # no GPU-hours without Slurm
     assert 'id="dsportal-plot-efficiency"' in text  # the sessions' own readings still are
     assert cluster.request("GET", "/hub/api/")[0] == 200
+
+
+def session_token(user: str, job_id: str) -> str:
+    """The session's own API token, as the user's code in it reads it (here as root, from /proc/PID/environ)."""
+    for pid in job_pids(user, job_id):
+        token = psutil.Process(pid).environ().get("JUPYTERHUB_API_TOKEN")
+        if token:
+            return token
+    raise AssertionError(f"no process of job {job_id} holds a token")
+
+
+def counted_gpu_hours(cluster: Cluster, user: str) -> float:
+    """The user's GPU-hours counter on the hub's /hub/metrics (0 before their first session)."""
+    status, text = cluster.request("GET", "/hub/metrics")
+    assert status == 200
+    match = re.search(rf'^dsportal_user_gpu_hours_total{{user="{user}"}} (\S+)$', text, re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def ranked(carol: FormBrowser, user: str) -> tuple[float, int] | None:
+    """(GPU-hours, % busy) of `user`'s row in the status page's least efficient heavy users; None if absent."""
+    table = re.search(r'id="dsportal-users">(.*?)</table>', carol.get("/hub/dsportal/status")[1], re.S)
+    row = re.search(rf"<tr><td>{user}</td><td>([0-9.]+)</td><td>([0-9]+)%</td></tr>", table.group(1)) if table else None
+    return (float(row.group(1)), int(row.group(2))) if row else None
+
+
+def test_a_session_that_reports_an_empty_tally_still_counts_its_gpu_hours_and_ranks(cluster):
+    """dave's code in his 2-GPU session sends {} as the session's usage report every half second (59 times,
+    then on while the session stops, so that his is the last report): the hub counts his GPUs x the time
+    it saw the job run, whatever he reports, and the admins' ranking lists him as the least efficient."""
+    before = counted_gpu_hours(cluster, "dave")
+    assert cluster.start("dave", TWO_GPUS) in (201, 202)
+    cluster.wait_ready("dave")
+    job = cluster.job_of("dave")
+    token = session_token("dave", job)
+    report = url_for("/hub/api/dsportal/session/usage")
+    accepted, stopping, stopped = [], threading.Event(), threading.Event()
+
+    def forge() -> None:
+        while not stopped.is_set():
+            status, _ = json_request("POST", report, {}, token=token)
+            if not stopping.is_set():  # once the stop began, the hub refuses them (the session is ending)
+                accepted.append(status)
+            stopped.wait(0.5 if len(accepted) < 59 else 0.05)  # the attack's pace; faster while it stops
+
+    forger = threading.Thread(target=forge, daemon=True)
+    forger.start()
+    cluster.wait(lambda: len(accepted) >= 59, 90, "59 forged reports")
+    assert set(accepted) == {204}, accepted  # the hub takes them: the report is his to send
+    ran_at_least = elapsed_seconds(job)
+    stopping.set()
+    try:
+        cluster.stop("dave")
+    finally:
+        stopped.set()
+        forger.join(30)
+    grown = counted_gpu_hours(cluster, "dave") - before
+    cluster.wait(lambda: sacct_lines("-j", job, "--format=State")[0][0] != "RUNNING", 60, "the job accounted ended")
+    ran = elapsed_seconds(job)
+    assert 2 * ran_at_least / 3600 <= grown <= 2 * (ran + 5) / 3600, (grown, ran_at_least, ran)
+    # the admins' ranking (Prometheus scrapes the hub every 5 s): dave is there
+    carol = logged_in("carol")
+    row = cluster.wait(lambda: ranked(carol, "dave"), 60, "dave in the status page's ranking")
+    assert row[0] >= 0.01, row

@@ -16,8 +16,8 @@ from spawner.hub.sessionusage import (
     gpu_hours,
     hours_left,
     log_entry,
+    session_hours,
     session_usage,
-    wall_hours,
 )
 from spawner.hub.usage import charts
 from spawner.hub.usage.accounting import fill, waiting
@@ -56,8 +56,8 @@ def test_an_ended_sessions_usage_keeps_its_tally_and_allocation_for_slurms_numbe
         REPORT,
         {"gpus": 2, "cpus": 16, "memory_mib": 98304},
     )
-    assert gpu_hours(usage, wall_hours("2026-11-24T11:00", ENDED)) == (2.0, 0.8)
-    assert log_entry("42", ENDED, "sxm2", usage) == {
+    assert gpu_hours(2, session_hours("2026-11-24T11:00:00", "", ENDED), usage) == (2.0, 0.8)
+    assert log_entry("42", ENDED, "sxm2", usage, allocation_of(TWO_GPUS), 1.0) == {
         "job_id": "42",
         "ended": "2026-11-24T12:00",
         "partition": "sxm2",
@@ -66,6 +66,7 @@ def test_an_ended_sessions_usage_keeps_its_tally_and_allocation_for_slurms_numbe
         "gpus_worked": 1,
         "cpu_efficiency": 12,
         "hours": 1.0,
+        "gpu_hours": 2.0,
         "accounted": False,
     }
     assert session_usage({}, allocation_of(None))["source"] == "none"
@@ -78,8 +79,28 @@ def test_a_forged_report_counts_no_more_than_the_hub_saw_and_the_session_was_giv
         gpus=[GpuTally(i, 10, 10, 1000, 100) for i in range(4)], samples=10, seconds=3.6e6, cpu_seconds=1e12
     ).to_dict()
     usage = session_usage(forged, allocation_of(TWO_GPUS))
-    assert gpu_hours(usage, wall_hours("2026-11-24T10:59", ENDED)) == (2 * (61 + 1) / 60, 2 * (61 + 1) / 60)
-    assert wall_hours("not a time", ENDED) == 0.0
+    assert gpu_hours(2, session_hours("2026-11-24T11:00:00", "", ENDED), usage) == (2.0, 2.0)
+
+
+def test_a_session_that_reports_nothing_or_an_empty_tally_still_counts_its_gpu_hours_in_full():
+    # alice's session sends {} every half second: its tally reads, with no seconds and no GPUs
+    empty = UsageTally.from_dict({}).to_dict()
+    for reported in ({}, empty):
+        usage = session_usage(reported, allocation_of(TWO_GPUS))
+        assert gpu_hours(2, 1.5, usage) == (3.0, 0.0)  # the hub's GPUs x hours; nothing busy, self-reported
+        entry = log_entry("42", ENDED, "sxm2", usage, allocation_of(TWO_GPUS), 1.5)
+        assert (entry["gpus"], entry["hours"], entry["gpu_hours"], entry["gpu_mean"]) == (2, 1.5, 3.0, None)
+    # a tally of a longer session than the hub saw adds busy hours only for the hours the hub saw
+    assert gpu_hours(2, 0.5, session_usage(REPORT, allocation_of(TWO_GPUS))) == (1.0, 0.4)  # 0 % and 80 %
+    assert gpu_hours(2, -1.0, session_usage(REPORT, allocation_of(TWO_GPUS))) == (0.0, 0.0)
+
+
+def test_a_sessions_hours_are_the_hubs_from_its_start_to_its_end():
+    assert session_hours("2026-11-24T11:30:00", "2026-11-24T10:00", ENDED) == 0.5  # seen running at 11:30
+    # not seen running (a record of an older hub): from its submission, a minute added (it is to the minute)
+    assert session_hours("", "2026-11-24T11:00", ENDED) == pytest.approx(61 / 60)
+    assert session_hours("", "", ENDED) == session_hours("not a time", "nor this", ENDED) == 0.0
+    assert session_hours("2026-11-24T12:30:00", "", ENDED) == 0.0  # a clock set back: never negative
 
 
 def test_a_tally_whose_seconds_are_nearly_none_makes_a_summary_not_an_error():
@@ -93,18 +114,20 @@ def test_a_tally_whose_seconds_are_nearly_none_makes_a_summary_not_an_error():
 
 def test_slurms_numbers_are_filled_into_the_history_and_the_log_once_the_job_has_ended():
     history = [{"job_id": "42", "ended": "2026-11-24T12:00", "usage": session_usage(REPORT, allocation_of(TWO_GPUS))}]
-    log = [log_entry("42", ENDED, "sxm2", history[0]["usage"])]
+    # the hub counted 1.9 GPU-hours (it saw the job run 57 min); Slurm's accounting says 2 x 1 h
+    log = [log_entry("42", ENDED, "sxm2", history[0]["usage"], allocation_of(TWO_GPUS), 0.95)]
     assert waiting(history, log, ENDED, 31) == {"42"}
-    assert not fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})}, "alice")  # still running: not yet
+    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})}, "alice") == (False, 0.0)  # running
     # the same id as another user's job (Slurm's ids started again): not alice's numbers
-    assert not fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "user": "bob"})}, "alice")
-    assert fill(history, log, {"42": JOB}, "alice")
+    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "user": "bob"})}, "alice") == (False, 0.0)
+    changed, beyond = fill(history, log, {"42": JOB}, "alice")
+    assert changed and beyond == pytest.approx(0.1)  # what the metrics' counter gains
     usage = history[0]["usage"]
     assert (usage["source"], usage["cpu_efficiency"], usage["memory_peak_mib"]) == ("slurm", 50, 20480)
     assert usage["advice"] == "1 of 2 GPUs did work; next time ask for 1."  # the GPUs are still the session's
-    assert (log[0]["cpu_efficiency"], log[0]["accounted"]) == (50, True)
+    assert (log[0]["cpu_efficiency"], log[0]["accounted"], log[0]["hours"], log[0]["gpu_hours"]) == (50, True, 1.0, 2.0)
     assert waiting(history, log, ENDED, 31) == set()
-    assert not fill(history, log, {"42": JOB}, "alice")
+    assert fill(history, log, {"42": JOB}, "alice") == (False, 0.0)
     assert waiting(history, log, datetime(2027, 1, 1), 31) == set()  # too old to wait for
 
 
@@ -208,6 +231,16 @@ def test_the_status_pages_tables_from_the_last_readings():
     assert drawn["culled"]["data"][0] == {"type": "bar", "name": "GPU-hours", "x": ["sxm2"], "y": [1.5]}
 
 
+def test_a_user_whose_sessions_reported_nothing_ranks_first_and_a_forged_busy_share_stops_at_100():
+    hours = [Series({"user": u}, [(0, h)]) for u, h in [("alice", 0.02), ("bob", 4), ("dave", 1)]]
+    busy = [Series({"user": u}, [(0, h)]) for u, h in [("bob", 3), ("dave", 5)]]  # alice: none reported
+    assert heavy_users(hours, busy) == [
+        {"user": "alice", "gpu_hours": 0.02, "efficiency": 0},
+        {"user": "bob", "gpu_hours": 4, "efficiency": 75},
+        {"user": "dave", "gpu_hours": 1, "efficiency": 100},
+    ]
+
+
 def test_a_line_plot_is_plotly_json():
     figure = charts.lines("T", "GPUs", {"a": [(0, 1.0)]})
     assert figure["data"] == [
@@ -239,7 +272,7 @@ def test_gpu_hours_this_week_count_the_part_of_each_job_inside_it():
 
 
 def test_the_usage_page_without_accounting_keeps_the_sessions_own_numbers():
-    log = [log_entry("42", ENDED, "sxm2", session_usage(REPORT, allocation_of(TWO_GPUS)))]
+    log = [log_entry("42", ENDED, "sxm2", session_usage(REPORT, allocation_of(TWO_GPUS)), allocation_of(TWO_GPUS), 1.0)]
     page = usage_page(None, log, ENDED, "no accounting")
     assert (page["error"], page["week_gpu_hours"], sorted(page["figures"])) == ("no accounting", None, ["efficiency"])
     assert page["figures"]["efficiency"]["data"][0]["y"] == [40]

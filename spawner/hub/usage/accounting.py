@@ -7,6 +7,10 @@ cadence, not the number of users.  A session's summary is first made from
 its own report; once its job is in the accounting (slurmdbd writes it when
 the job ends), Slurm's CPU time and peak memory replace the session's.
 Without accounting (no slurmdbd) the summaries keep the session's numbers.
+GPU-hours never come from the session: the hub counts the GPUs it gave
+times the time it saw the job run, and Slurm's GPUs x elapsed time replace
+that in the usage log, the metrics' counter gaining whatever Slurm counted
+beyond the hub (a counter only grows).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from portal.settings import UsageSettings
 
 from ...slurmaccounting import UsedJob
 from ..clusterinfo import SharedAnswers
+from ..metrics import USER_GPU_HOURS
 from ..sessionusage import with_accounting
 from ..slurm import SlurmClient, SlurmError
 
@@ -61,12 +66,13 @@ def waiting(history: list[dict], usage_log: list[dict], now: datetime, days: int
     return pending
 
 
-def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], user: str) -> bool:
-    """Slurm's numbers into the summaries and log lines of `user`'s ended jobs it has accounted; True if any
-    changed.  A job of the same id but another user (Slurm's ids start again after its state is lost) is
-    not theirs."""
+def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], user: str) -> tuple[bool, float]:
+    """Slurm's numbers into the summaries and log lines of `user`'s ended jobs it has accounted: (whether any
+    changed, the GPU-hours Slurm counted beyond what the hub had counted of them, for the metrics).  A job of
+    the same id but another user (Slurm's ids start again after its state is lost) is not theirs."""
     jobs = {job_id: job for job_id, job in jobs.items() if job.user == user}
     changed = False
+    beyond = 0.0
     for entry in history:
         job = jobs.get(entry.get("job_id", ""))
         usage = entry.get("usage")
@@ -76,9 +82,12 @@ def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], u
     for entry in usage_log:
         job = jobs.get(entry.get("job_id", ""))
         if job and job.end and not entry.get("accounted"):
-            entry.update(cpu_efficiency=job.cpu_efficiency, hours=round(job.elapsed_seconds / 3600, 2), accounted=True)
+            if "gpu_hours" in entry:  # counted by the hub at the session's end (a line of an older hub was not)
+                beyond += max(0.0, job.gpu_hours - entry["gpu_hours"])
+                entry["gpu_hours"] = max(job.gpu_hours, entry["gpu_hours"])
+            entry.update(cpu_efficiency=job.cpu_efficiency, hours=round(job.elapsed_seconds / 3600, 3), accounted=True)
             changed = True
-    return changed
+    return changed, beyond
 
 
 async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
@@ -91,7 +100,9 @@ async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
     changed = 0
     for spawner in owners:
         try:
-            if fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name):
+            filled, beyond = fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name)
+            if filled:
+                USER_GPU_HOURS.labels(spawner.user.name).inc(beyond)
                 spawner.save_state()
                 changed += 1
         except Exception:  # noqa: BLE001 - one user's records must not keep the others' from Slurm's numbers

@@ -51,10 +51,15 @@ def gpus_now(series: list[Series]) -> list[dict]:
 
 
 def heavy_users(hours: list[Series], busy: list[Series]) -> list[dict]:
-    """The heaviest users by GPU-hours, least efficient first (pure)."""
+    """The heaviest users by GPU-hours (the hub's and Slurm's), least efficient first (pure).  Efficiency is
+    the self-reported busy share, at most 100 %: a user cannot leave the ranking by reporting nothing (0 %)."""
     used = {key[0]: value for key, value in latest(busy, "user").items()}
     rows = [
-        {"user": key[0], "gpu_hours": round(value, 2), "efficiency": round(100 * used.get(key[0], 0) / value)}
+        {
+            "user": key[0],
+            "gpu_hours": round(value, 2),
+            "efficiency": min(100, round(100 * max(used.get(key[0], 0), 0) / value)),
+        }
         for key, value in latest(hours, "user").items()
         if value >= MIN_HEAVY_GPU_HOURS
     ]
@@ -86,8 +91,8 @@ def figures(answers: dict[str, list[Series]]) -> dict[str, dict]:
             [round(v, 2) for v in culled.values()],
         ),
         "users": charts.bars(
-            "Least efficient heavy users (share of their GPU-hours that did work)",
-            "% of GPU time busy",
+            "Least efficient heavy users (share of their GPU-hours that did work, as their sessions reported it)",
+            "% of GPU time busy (self-reported)",
             [r["user"] for r in users],
             [r["efficiency"] for r in users],
         ),
