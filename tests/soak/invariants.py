@@ -32,8 +32,8 @@ def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpu
     seen: dict[tuple[str, tuple[str, ...]], list] = {}
     for sample in samples:
         held = defaultdict(list)
-        for job in sample.jobs:
-            if job.holding and job.name == job_name:
+        for job in sample.holding:
+            if job.name == job_name:
                 held[job.user].append(job)
         for user, jobs in held.items():
             gpus = sum(j.gpus for j in jobs)
@@ -56,13 +56,14 @@ def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpu
 def orphans(samples: list[Sample], grace: float) -> list[Violation]:
     """Jobs Slurm held for the soak's users while the hub, answering, owned none of them, for `grace` seconds or
     more in a row (the reconciler cancels an unowned session job at its second pass; a start's job exists in
-    Slurm a moment before the hub saves its id).  Samples without the hub's answer neither start nor end a run."""
+    Slurm a moment before the hub saves its id).  Samples without the hub's or Slurm's answer neither start nor
+    end a run."""
     since: dict[str, float] = {}
     found: dict[str, tuple[float, float, str, str]] = {}
     for sample in samples:
-        if sample.hub is None:
+        if sample.hub is None or sample.jobs is None:
             continue
-        holding = {j.job_id: j for j in sample.jobs if j.holding}
+        holding = {j.job_id: j for j in sample.holding}
         owned = sample.hub.owned
         for job_id in list(since):
             if job_id not in holding or job_id in owned:
@@ -222,9 +223,10 @@ def leftovers(final: Sample, down: list[str], restore_problems: list[str]) -> li
             for s in final.hub.servers
             if s.running
         ]
+    if final.jobs is None:
+        found.append(Violation("not whole", "slurmctld did not answer after the soak"))
     found += [
         Violation("not whole", f"job {j.job_id} ({j.name}) of {j.user} is still {j.state} in Slurm after the soak")
-        for j in final.jobs
-        if j.holding
+        for j in final.holding
     ]
     return found

@@ -88,11 +88,16 @@ class HubView:
 
 @dataclass(frozen=True)
 class Sample:
-    """Slurm's and the hub's view at one moment; `hub` is None when the hub did not answer."""
+    """Slurm's and the hub's view at one moment; `hub` is None when the hub did not answer, `jobs` None when
+    slurmctld did not."""
 
     at: float
-    jobs: tuple[SlurmJob, ...]
+    jobs: tuple[SlurmJob, ...] | None
     hub: HubView | None
+
+    @property
+    def holding(self) -> list[SlurmJob]:
+        return [j for j in self.jobs or () if j.holding]
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,12 @@ def test_history_entries_keep_their_order_and_the_minute_they_ended():
 
 def test_a_user_over_the_session_limit_is_one_violation_however_many_samples_saw_it():
     over = (job("1"), job("2"), job("3"), job("4"), job("5", "soak02"))
-    samples = [Sample(T, over, None), Sample(T + 3, over, None), Sample(T + 6, over[:3], None)]
+    samples = [
+        Sample(T, over, None),
+        Sample(T + 3, over, None),
+        Sample(T + 6, over[:3], None),
+        Sample(T + 9, None, None),
+    ]
     assert invariants.over_limits(samples, "dsportal", 3, 4) == [
         Violation(
             "over limit",
@@ -117,6 +122,7 @@ def test_an_orphan_is_a_job_the_hub_does_not_own_for_the_whole_grace():
         Sample(T, (job("1"), job("2")), hub()),  # both unowned: a start's job before the hub saved its id
         Sample(T + 10, (job("1"), job("2")), hub(server("2"))),  # 2 owned now
         Sample(T + 40, (job("1"),), None),  # the hub did not answer: neither ends nor extends the run
+        Sample(T + 50, None, hub()),  # nor did slurmctld this time
         Sample(T + 70, (job("1"),), hub()),
     ]
     assert invariants.orphans(samples, 60) == [
@@ -250,8 +256,9 @@ def test_what_the_soak_leaves_behind():
         Violation("not whole", "job 8 (dsportal) of soak01 is still PENDING in Slurm after the soak"),
     ]
     assert invariants.leftovers(Sample(T, (), hub()), [], []) == []
-    assert invariants.leftovers(Sample(T, (), None), [], []) == [
-        Violation("not whole", "the hub did not answer after the soak")
+    assert invariants.leftovers(Sample(T, None, None), [], []) == [
+        Violation("not whole", "the hub did not answer after the soak"),
+        Violation("not whole", "slurmctld did not answer after the soak"),
     ]
 
 
