@@ -128,5 +128,6 @@ def job_script(slurm: SlurmSettings, account: Account, command: list[str]) -> st
         username=account.name,
         bin_dir=str(Path(command[0]).parent),
         extra_sbatch=slurm.extra_sbatch,
+        warning_signal=WARNING_SIGNAL_NAME,
         command=command,
     )

@@ -91,10 +91,14 @@ class EndedHandler(SessionTokenHandler):
         if spawner is None:
             raise web.HTTPError(400, "This token does not belong to a session")
         if spawner.pending == "spawn":
-            # Proven but not routed yet, perhaps: the start must fail first (the keeper's held port answers
-            # nothing, so JupyterHub's check times out), and no route is then added.
-            raise web.HTTPError(503, "The session is still starting; report again")
-        if spawner.ready and not spawner.pending:
+            # Exited while starting: a start not yet proven fails at once (spawner.start raises with the session
+            # log's last lines; JupyterHub's cleanup then cancels the job) and no route is added; the answer waits
+            # for that.  Proven but not routed yet, perhaps: JupyterHub's own check fails first (the keeper's held
+            # port answers nothing), and no route is then added.
+            spawner.server_exited()
+            if not (spawner.exited_in_start and await self.start_failed(spawner)):
+                raise web.HTTPError(503, "The session is still starting; report again")
+        elif spawner.ready and not spawner.pending:
             # The session ended outside the portal (shut down, time limit, scancel): stop it.  JupyterHub's stop
             # removes the route first; its poll then waits for the job's final state (spawner.server_exited).
             self.log.info("Session of %s: its server has exited; stopping it", spawner._log_name)
@@ -107,6 +111,15 @@ class EndedHandler(SessionTokenHandler):
             raise web.HTTPError(503, "The session's route is still there; report again")
         self.set_status(200)
         self.finish(json.dumps({"routed": False}))
+
+    async def start_failed(self, spawner) -> bool:
+        """Wait (up to ROUTE_WAIT) for the start of a session whose server exited to have failed."""
+        deadline = time.monotonic() + ROUTE_WAIT
+        while spawner.pending == "spawn":
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
     async def route_gone(self, spawner) -> bool:
         """Wait (up to ROUTE_WAIT) for the session's route to be gone; remove it here if the stop did not."""

@@ -6,6 +6,13 @@ JupyterLab's countdown follows Slurm, not a browser timer.  Slurm's advance
 warning (`sbatch --signal=B:USR2@N`, see spawner/hub/jobspec.py) marks the
 session as ending: from then on JupyterLab saves every open document with
 unsaved changes, and reports what it saved here, for the session log.
+
+A session shorter than the warning window gets the warning at once, while
+JupyterLab is still importing, and USR2's default action ends a process
+(seen: exit 140).  So the job script ignores it, dsportal-singleuser notes
+it from its first line on (`hold_warning`), the port keeper passes a noted
+one on to the server, and the server takes a noted one as arrived once its
+own handler is in place (`held_warning`, spawner/jupyter/sessionapi.py).
 """
 
 from __future__ import annotations
@@ -26,6 +33,23 @@ FRESH_SECONDS = 5.0  # "ask now" (after an extension) is still answered from an 
 SQUEUE_TIMEOUT = 10.0
 MAX_REPORTED = 200  # paths in one "saved" report
 WARNING_SIGNAL = getattr(signal, "SIG" + WARNING_SIGNAL_NAME)  # not USR1: Jupyter Server's "print server info"
+
+
+_HELD: list[float] = []  # when Slurm's warning arrived before the server had its own handler (time.monotonic())
+
+
+def _note_warning(signum, frame) -> None:
+    _HELD.append(time.monotonic())
+
+
+def hold_warning() -> None:
+    """Until the server's own handler is installed, Slurm's warning is noted instead of ending the process."""
+    signal.signal(WARNING_SIGNAL, _note_warning)
+
+
+def held_warning() -> float | None:
+    """When a warning noted by `hold_warning` arrived (None: none did)."""
+    return _HELD[0] if _HELD else None
 
 
 def saved_paths(body: object) -> tuple[list[str], list[str]]:

@@ -17,7 +17,11 @@ gone, and only then is the port released.
 
 Signals Slurm sends to the batch step (TERM at scancel or the time limit,
 USR2 before the time limit) reach the keeper, which passes them on to the
-server.  The keeper itself ignores them: it ends when the server has.
+server.  The keeper itself ignores them: it ends when the server has.  They
+are blocked from just before the fork (`fork_server`) until each side has
+its handlers: one that reaches a freshly forked Python before its after-fork
+cleanup is dropped, and one that reaches the keeper before `keep` would end
+it.  Blocked, they wait in the kernel and arrive once each side can take them.
 """
 
 from __future__ import annotations
@@ -79,6 +83,16 @@ def exit_code(status: int) -> int:
     return code if code >= 0 else 128 - code
 
 
+def fork_server() -> int:
+    """os.fork, the passed-on signals blocked across it: 0 in the server (unblocked again), its pid in the keeper,
+    where they stay blocked until `keep` has its handlers."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, PASSED_ON)
+    child = os.fork()
+    if child == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, PASSED_ON)  # after Python's own after-fork work: none is lost
+    return child
+
+
 def keep(sockets: list[socket.socket], child: int, report=None) -> int:
     """Hold `sockets` while the server (`child`) runs, report its end, then release them.  -> its exit code."""
 
@@ -94,6 +108,7 @@ def keep(sockets: list[socket.socket], child: int, report=None) -> int:
 
     for sig in PASSED_ON:
         signal.signal(sig, pass_on)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, PASSED_ON)  # what came since the fork arrives now (fork_server)
     _, status = os.waitpid(child, 0)  # retried by Python when a signal interrupts it (PEP 475)
     reaped = True
     code = exit_code(status)

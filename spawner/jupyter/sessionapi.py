@@ -29,7 +29,7 @@ from tornado.ioloop import IOLoop
 from ..contract import EXTEND_PATH
 from ..sessionspec import ClockSpec, IdleSpec, UsageSpec
 from .activity import GpuWatch, SessionActivity
-from .clock import WARNING_SIGNAL, SessionClock, saved_paths
+from .clock import WARNING_SIGNAL, SessionClock, held_warning, saved_paths
 from .gpus import NoGpuReadings, load_nvml, visible
 from .hubcall import ask_hub
 from .usagesampler import UsageSampler, job_allocation, process_use, report_to_hub
@@ -143,6 +143,8 @@ def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec, usage: UsageSpec) -> 
         )
 
     signal.signal(WARNING_SIGNAL, lambda signum, frame: IOLoop.current().add_callback_from_signal(warned))
+    if held_warning() is not None:  # it came while JupyterLab was loading (spawner/jupyter/clock.py)
+        IOLoop.current().add_callback(warned)
 
 
 def start_activity(serverapp, idle: IdleSpec) -> SessionActivity:

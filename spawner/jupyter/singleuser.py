@@ -33,7 +33,8 @@ from ..contract import PORT_CALLBACK
 from ..job.isolation import server_args
 from ..job.session import prepare, say
 from .deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
-from .keeper import keep
+from .clock import hold_warning
+from .keeper import fork_server, keep
 
 CALLBACK_TIMEOUT = 30
 
@@ -110,11 +111,12 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    hold_warning()  # Slurm's warning may come at once (a short session): noted for the server, not fatal
     os.environ.update(prepare())
     # a mark in the session's log for the start's timeline (tests/perf/bench_spawn.py)
     say(f"prepared at {datetime.now().astimezone().isoformat(timespec='milliseconds')}")
     sockets = session_sockets(urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "")).hostname or "")
-    child = os.fork()
+    child = fork_server()  # Slurm's signals blocked across the fork: none is lost (keeper.py)
     if child:
         sys.exit(keep(sockets, child))
     serve(sockets, sys.argv[1:] if argv is None else argv)

@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from spawner.contract import ENDED_CALLBACK
-from spawner.jupyter.keeper import exit_code, keep, report_ended
+from spawner.jupyter.clock import held_warning, hold_warning
+from spawner.jupyter.keeper import exit_code, fork_server, keep, report_ended
 from spawner.jupyter.singleuser import session_sockets
 
 
@@ -71,6 +72,54 @@ def test_the_keeper_holds_the_port_until_the_report_is_answered_and_passes_signa
             signal.signal(sig, signal.SIG_DFL)
     assert seen == [False]
     assert port_is_free(port) and port_is_free(port, socket.AF_INET6)  # released once the hub answered
+
+
+def in_a_child(body) -> int:
+    """Run `body` in a forked process (its signal handlers are its own) -> its exit code."""
+    child = os.fork()
+    if child == 0:
+        try:
+            os._exit(body())
+        finally:
+            os._exit(99)
+    return exit_code(os.waitpid(child, 0)[1])
+
+
+def test_slurms_warning_before_the_server_can_take_it_is_noted_not_fatal():
+    # A session shorter than the warning window gets USR2 at once, while JupyterLab still imports: its default
+    # action ended the server (exit 140) and with it the start.  From dsportal-singleuser's first line it is noted.
+    def session() -> int:
+        hold_warning()  # singleuser.main's first line
+        os.kill(os.getpid(), signal.SIGUSR2)  # Slurm's warning, while "JupyterLab imports"
+        deadline = time.monotonic() + 5
+        while held_warning() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return 0 if held_warning() is not None else 1
+
+    assert in_a_child(session) == 0
+
+
+def test_a_warning_between_the_fork_and_the_keepers_handlers_reaches_the_server_once_it_has_its_own():
+    # Between the fork and keep(), the warning reaches the keeper only (the batch step): it waits, blocked, and is
+    # passed on once keep() has its handlers; the server notes it (a signal that reaches a freshly forked Python
+    # before its after-fork cleanup is dropped: blocked across the fork, it is not), and once its own handler is in
+    # place takes a noted one as arrived (spawner/jupyter/sessionapi.py): here it exits 12 when it has it.
+    def session() -> int:
+        hold_warning()
+        sockets = session_sockets("127.0.0.1")
+        child = fork_server()
+        if child == 0:  # the server: loads, installs its handler, then looks at what was noted
+            time.sleep(0.3)
+            signal.signal(signal.SIGUSR2, lambda *a: os._exit(12))
+            if held_warning() is not None:
+                os._exit(12)
+            signal.alarm(5)  # never got it: ends with SIGALRM (142), not a hung test
+            signal.pause()
+            os._exit(1)
+        os.kill(os.getpid(), signal.SIGUSR2)  # after the fork, before keep(): noted by the keeper alone
+        return keep(sockets, child, lambda: "reported")
+
+    assert in_a_child(session) == 12
 
 
 def test_exit_codes_read_like_a_shells():

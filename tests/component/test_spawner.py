@@ -202,6 +202,46 @@ async def test_job_dying_before_jupyter_starts_shows_the_log_tail(a_spawner, moc
     assert tail["user"] == "alice"  # read as the user, not as root
 
 
+@pytest.mark.parametrize("port_reported", [False, True])
+async def test_a_server_that_exits_while_starting_fails_the_start_at_once_with_the_logs_last_lines(
+    a_spawner, mock_slurm, a_home, a_web_server, port_reported
+):
+    # The port keeper holds the port and its job runs on, RUNNING to Slurm: only its report says the server exited.
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1")
+    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
+    if port_reported:  # it listened and reported its port, then died before it could prove itself
+        a_web_server.loaded.clear()
+        a_spawner.port = a_web_server.port
+        await until(lambda: len(a_web_server.asked) >= 2)
+    (a_home / f".dsportal-session-{job_id}.log").write_text(
+        "dsportal: prepared\n[I LabApp] loading\n"
+        "dsportal: the session's server has exited (140); the port stays held until the hub stops routing to it\n"
+    )
+    exited = time.monotonic()
+    a_spawner.server_exited()  # what the hub's ended report does (spawner/hub/portapi.py)
+    with pytest.raises(RuntimeError) as info:
+        await asyncio.wait_for(task, 30)  # before: only start_timeout (15 min) or the job's end ended the wait
+    assert time.monotonic() - exited < 3
+    assert str(info.value) == (
+        f"JupyterLab exited while your session (job {job_id}) was starting; its job is cancelled. "
+        f"Last lines of {a_home}/.dsportal-session-{job_id}.log:\n"
+        "dsportal: prepared\n[I LabApp] loading\n"
+        "dsportal: the session's server has exited (140); the port stays held until the hub stops routing to it"
+    )
+    # JupyterHub's cleanup of a failed start: the normal stop, which cancels the job as the user
+    await a_spawner.stop()
+    [scancel] = mock_slurm.calls("scancel")
+    assert (scancel["argv"], scancel["user"]) == ([job_id], "alice")
+    assert a_spawner.record.last_end.startswith("Your session's server exited while it started at ")
+    assert a_spawner.record.last_end.endswith(
+        f"; its job (job {job_id}) was cancelled. Its log: ~/.dsportal-session-{job_id}.log."
+    )
+
+
 async def test_refused_options_are_a_400_and_submit_nothing(a_spawner, mock_slurm):
     with pytest.raises(SpawnException) as info:
         a_spawner.apply_session_options({"gpus": 5})
