@@ -93,7 +93,8 @@ class SoakUser:
         while not stop.wait(self.rng.uniform(*self.knobs.think)):
             if time.time() - self.view.at > self.knobs.stale:
                 self.look()
-            op = self.rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
+            weights = {**WEIGHTS, "revoke": WEIGHTS["revoke"] * (3 if self.view.shares else 0)}  # revoke what it shared
+            op = self.rng.choices(list(weights), weights=list(weights.values()))[0]
             getattr(self, op)()
 
     def call(self, op: str, method: str, path: str, body=None) -> tuple[int, object]:
@@ -175,8 +176,6 @@ class SoakUser:
             self.view.shares.add((name, guest))
 
     def revoke(self) -> None:
-        if not self.view.shares:
-            return self.look()
         server, guest = self.rng.choice(sorted(self.view.shares))
         status, _ = self.call("revoke", "DELETE", f"{SHARES}?server={quote(server)}&user={guest}")
         self.view.shares.discard((server, guest))
