@@ -18,8 +18,11 @@ import os
 import pwd
 import random
 import subprocess
+import sys
 import threading
 import time
+import traceback
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -63,6 +66,15 @@ class Admin:
         return status, answer
 
 
+@contextmanager
+def said_and_survived(what: str):
+    """A watcher's own mistake is printed and the watcher goes on (a dead thread would leave the checks blind)."""
+    try:
+        yield
+    except Exception:
+        print(f"soak: {what} failed in the soak itself:\n{traceback.format_exc()}", file=sys.stderr)
+
+
 def _wait(predicate, timeout: float, every: float = 1.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -98,13 +110,15 @@ class Soak:
 
     def sampler(self) -> None:
         while not self.stop.wait(self.plan.sample_every):
-            self.ledger.add("samples", self.sample())
-            self.ledger.add("pids", (time.time(), faults.pids()))
+            with said_and_survived("sampling Slurm and the hub"):
+                self.ledger.add("samples", self.sample())
+                self.ledger.add("pids", (time.time(), faults.pids()))
 
     def harvester(self) -> None:
         while not self.stop.wait(self.plan.harvest_every):
-            for token, user, server, job_id in session_tokens(self.uids):
-                self.ledger.harvested(Harvest(token, user, server, job_id, time.time()))
+            with said_and_survived("reading the sessions' tokens"):
+                for token, user, server, job_id in session_tokens(self.uids):
+                    self.ledger.harvested(Harvest(token, user, server, job_id, time.time()))
 
     # --- before and after -------------------------------------------------------------------------------------------
     def check_cluster(self) -> None:

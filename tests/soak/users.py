@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import http.client
 import random
+import sys
 import threading
 import time
+import traceback
 import urllib.error
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -95,7 +97,10 @@ class SoakUser:
                 self.look()
             weights = {**WEIGHTS, "revoke": WEIGHTS["revoke"] * (3 if self.view.shares else 0)}  # revoke what it shared
             op = self.rng.choices(list(weights), weights=list(weights.values()))[0]
-            getattr(self, op)()
+            try:
+                getattr(self, op)()
+            except Exception:  # the soak's own mistake: said, and the user goes on (a dead thread would skew it)
+                print(f"soak: {self.name}'s {op} failed in the soak itself:\n{traceback.format_exc()}", file=sys.stderr)
 
     def call(self, op: str, method: str, path: str, body=None) -> tuple[int, object]:
         started = time.time()
