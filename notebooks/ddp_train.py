@@ -1,7 +1,9 @@
 """Data-parallel training of a digit classifier: one process per GPU (or 2 on the CPU).
 
-Started by multi-gpu-pytorch.ipynb with torchrun; also runs from a terminal or a Slurm job:
-    torchrun --standalone --nproc_per_node=4 ddp_train.py
+Started by multi-gpu-pytorch.ipynb through the portal's launcher, which gives each process its rank and
+a private folder where the processes meet (never a TCP port another account could reach, as torchrun's
+is).  Also from a terminal of the session, or in an sbatch script over several nodes:
+    python3 -m spawner.job.distributed --per-node 4 ddp_train.py --epochs 1
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
+
+from spawner.job.distributed import init_process_group
 
 
 def say(message: str) -> None:
@@ -72,9 +76,8 @@ def main() -> None:
     parser.add_argument("--log-dir", default="logs/ddp")
     args = parser.parse_args()
 
-    dist.init_process_group(args.backend)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    # the portal's: the process group through the launcher's private folder, then every peer proven
+    rank, world, local_rank = init_process_group(args.backend)
     device = torch.device(f"cuda:{local_rank}") if args.backend == "nccl" else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)

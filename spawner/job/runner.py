@@ -4,9 +4,11 @@ The hub writes SPEC (JSON) into the job script: what to run, where the output
 notebook goes, the checked parameters and the GPUs per node.  A notebook runs
 with papermill, which saves the output notebook after every cell, so a time
 limit or a failure keeps what ran.  A Python script over several GPUs or nodes
-runs as one process per GPU: `srun` starts torchrun on every node and torchrun
-its processes (c10d rendezvous on the first node); without torch, srun starts
-the script once per node.  A shell script runs with bash (it may srun itself).
+runs as one process per GPU (spawner/job/distributed.py: on one node as child
+processes, over several through srun, one task per GPU); the processes find
+each other through a private folder, never a TCP store (torchrun's c10d
+rendezvous unpickles what any account on the network writes into it).  A
+shell script runs with bash (it may srun itself).
 
 Lines starting with contract.RUN_MARK tell the hub how the run ended (it reads
 the log's tail as the user); everything else in the log is the run's own output.
@@ -14,7 +16,6 @@ the log's tail as the user); everything else in the log is the run's own output.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..contract import RUN_MARK, run_output
+from . import distributed
 
 
 def say(message: str) -> None:
@@ -63,45 +65,13 @@ def _stop(signum, frame):
     raise Stopped()
 
 
-def processes_argv(spec: RunSpec, nodes: int, python: str, head: str, port: int, has_torch: bool) -> list[str]:
-    """How a Python script runs: one process, or one per GPU across the job's nodes (pure)."""
-    per_node = max(1, spec.gpus)
-    if nodes * per_node == 1:
+def one_process_argv(spec: RunSpec, nodes: int, python: str) -> list[str] | None:
+    """How a script runs as one process (pure); None: one process per GPU on every node (distributed.run)."""
+    if spec.kind == "shell":
+        return ["bash", spec.path]
+    if nodes * max(1, spec.gpus) == 1:
         return [python, spec.path]
-    if not has_torch:
-        return ["srun", "--ntasks-per-node=1", "--kill-on-bad-exit=1", python, spec.path]
-    return [
-        "srun",
-        "--ntasks-per-node=1",
-        "--kill-on-bad-exit=1",
-        python,
-        "-m",
-        "torch.distributed.run",
-        f"--nnodes={nodes}",
-        f"--nproc-per-node={per_node}",
-        f"--rdzv-id={os.environ.get('SLURM_JOB_ID', '0')}",
-        "--rdzv-backend=c10d",
-        f"--rdzv-endpoint={head}:{port}",
-        spec.path,
-    ]
-
-
-def free_port() -> int:
-    """A port free on this node (the first of the job's) for torchrun's rendezvous."""
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
-
-
-def first_node() -> str:
-    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
-    try:
-        names = subprocess.run(
-            ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30, check=True
-        ).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        names = []
-    return names[0] if names else socket.gethostname()
+    return None
 
 
 def private_runtime(job_id: str) -> str:
@@ -167,21 +137,24 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
 
 
 def run_script(spec: RunSpec) -> int:
-    if spec.kind == "shell":
-        argv = ["bash", spec.path]
+    nodes = distributed.job_nodes(os.environ)
+    argv = one_process_argv(spec, nodes, sys.executable)
+    if argv is None:
+        per_node = max(1, spec.gpus)
+        say(
+            f"running {spec.path} as {nodes * per_node} processes ({per_node} per node on {nodes} node"
+            + ("s" if nodes > 1 else "")
+            + "), meeting in a private folder"
+        )
+        code = distributed.run([spec.path], per_node)  # a SIGTERM (Stopped) ends the processes on its way out
     else:
-        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-        many = nodes * max(1, spec.gpus) > 1
-        head, port = (first_node(), free_port()) if many else ("", 0)
-        has_torch = many and importlib.util.find_spec("torch") is not None
-        argv = processes_argv(spec, nodes, sys.executable, head, port, has_torch)
-    say("running " + " ".join(argv))
-    child = subprocess.Popen(argv, cwd=str(Path(spec.path).parent))
-    try:
-        code = child.wait()
-    except Stopped:
-        child.terminate()
-        raise
+        say("running " + " ".join(argv))
+        child = subprocess.Popen(argv, cwd=str(Path(spec.path).parent))
+        try:
+            code = child.wait()
+        except Stopped:
+            child.terminate()
+            raise
     if code:
         say(f"failed cell= error=the script exited with status {code}")
     return 1 if code else 0

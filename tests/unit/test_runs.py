@@ -27,7 +27,7 @@ from spawner.hub.runs.notebook import NotRunnable, Parameter, check_values, note
 from spawner.hub.runs.request import RunRequest, parse_run, run_name
 from spawner.hub.runs.tracker import GONE_AFTER, final_state
 from spawner.hub.slurm import last_lines, tail_argv
-from spawner.job.runner import RunSpec, processes_argv
+from spawner.job.runner import RunSpec, one_process_argv
 from spawner.slurmvocab import AccountedJob, ListedJob, parse_accounting, parse_all_jobs
 from tests.support.mockslurm import config_data
 
@@ -405,28 +405,14 @@ def test_a_run_has_ended_only_when_slurm_says_so_or_long_after():
 
 
 # --- the runner -------------------------------------------------------------------------
-def test_one_process_per_gpu_across_the_nodes():
-    spec = RunSpec("python", "/home/a/train.py", "", gpus=2)
-    assert processes_argv(spec, 1, "/v/python", "", 0, True)[:1] == ["srun"]
-    argv = processes_argv(spec, 2, "/v/python", "node001", 29400, True)
-    assert argv[:6] == [
-        "srun",
-        "--ntasks-per-node=1",
-        "--kill-on-bad-exit=1",
-        "/v/python",
-        "-m",
-        "torch.distributed.run",
-    ]
-    assert "--nnodes=2" in argv and "--nproc-per-node=2" in argv and "--rdzv-endpoint=node001:29400" in argv
-    assert argv[-1] == "/home/a/train.py"
-    assert processes_argv(RunSpec("python", "/a.py", ""), 1, "/v/python", "", 0, True) == ["/v/python", "/a.py"]
-    assert processes_argv(RunSpec("python", "/a.py", ""), 2, "/v/python", "n", 1, False) == [
-        "srun",
-        "--ntasks-per-node=1",
-        "--kill-on-bad-exit=1",
-        "/v/python",
-        "/a.py",
-    ]
+def test_a_script_runs_as_one_process_or_one_per_gpu_across_the_nodes():
+    python = RunSpec("python", "/home/a/train.py", "", gpus=2)
+    assert one_process_argv(python, 2, "/v/python") is None  # distributed.run: one per GPU, the private folder
+    assert one_process_argv(python, 1, "/v/python") is None
+    assert one_process_argv(RunSpec("python", "/a.py", ""), 2, "/v/python") is None  # one per node
+    assert one_process_argv(RunSpec("python", "/a.py", ""), 1, "/v/python") == ["/v/python", "/a.py"]
+    assert one_process_argv(RunSpec("python", "/a.py", "", gpus=1), 1, "/v/python") == ["/v/python", "/a.py"]
+    assert one_process_argv(RunSpec("shell", "/a.sh", "", gpus=4), 2, "/v/python") == ["bash", "/a.sh"]
 
 
 def test_the_output_notebook_is_named_by_the_job():

