@@ -144,6 +144,7 @@ def load(serverapp, clock_spec: ClockSpec, idle: IdleSpec, usage: UsageSpec) -> 
 
     signal.signal(WARNING_SIGNAL, lambda signum, frame: IOLoop.current().add_callback_from_signal(warned))
     if held_warning() is not None:  # it came while JupyterLab was loading (spawner/jupyter/clock.py)
+        serverapp.log.warning("dsportal: Slurm's warning came while the session was starting; taken now")
         IOLoop.current().add_callback(warned)
 
 
