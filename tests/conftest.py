@@ -6,6 +6,7 @@ The folders say what a test needs:
   integration/  the real dev cluster (deploy/devcluster up): marker `integration`
   browser/      the dev cluster in real Chromium: markers `integration` and `browser`
   perf/         benchmarks, run by `deploy/devcluster bench` (print numbers, assert no speed)
+  soak/         the soak, run by `deploy/devcluster soak` (a short one: integration/test_soak.py)
 
 Fixtures:
 mock_slurm     a MockSlurm: fake sbatch/squeue/scancel (+ sudo stand-in) in a temp bin folder
