@@ -194,6 +194,29 @@ class HubSettings(Section):
     token_max_days: number(0, 3650) = key(
         30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one)."
     )
+    api_max_body_bytes: integer(1024, 16 * 1024 * 1024) = key(
+        65536,
+        "Largest request body, in bytes, that the portal's own endpoints (/hub/api/dsportal/..., the session "
+        "start and stop, shares, the usage pages) read; a larger one is refused with 413 before it is read. "
+        "Their largest real body is a usage report of a 64-GPU node, about 11 KB.",
+    )
+    api_rate_per_minute: integer(1, 100_000) = key(
+        300,
+        "Requests a minute each user (or service, or client address when nobody is logged in) may send to the "
+        "portal's own endpoints; more get 429 with the seconds to wait. The home page asks about 6 a minute, "
+        "a session and its JupyterLab a few more.",
+    )
+    api_burst: integer(1, 100_000) = key(
+        150,
+        "Requests to the portal's own endpoints a user may send at once, above the steady rate "
+        "(api_rate_per_minute), before they wait.",
+    )
+    max_body_bytes: integer(65536, 100 * 1024 * 1024) = key(
+        1024 * 1024,
+        "Largest request body, in bytes, the hub's server reads for any endpoint, JupyterHub's own included "
+        "(tornado's default: 100 MB); over it the connection is closed without an answer. At least "
+        "api_max_body_bytes.",
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> HubSettings:
@@ -205,6 +228,10 @@ class HubSettings(Section):
             problems.append((".bind_url", self.bind_url, "with tls_cert the portal serves https://; write https://..."))
         if https and not self.tls_cert:
             problems.append((".tls_cert", "", "an https:// bind_url needs tls_cert and tls_key"))
+        if self.max_body_bytes < self.api_max_body_bytes:
+            problems.append(
+                (".max_body_bytes", self.max_body_bytes, "must be at least api_max_body_bytes, which it caps")
+            )
         if problems:
             raise rule_error(*problems)
         return self

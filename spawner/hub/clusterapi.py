@@ -17,6 +17,7 @@ import json
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
+from .requestlimits import Bounded
 from .services import TooManyEstimates, hub_services
 from .slurm import SlurmError
 
@@ -25,7 +26,7 @@ ESTIMATE_URL = "/api/dsportal/estimate"
 UNAVAILABLE = "The scheduler (Slurm) is not answering; what is free cannot be shown right now."
 
 
-class _Base(APIHandler):
+class _Base(Bounded, APIHandler):
     def check_user(self):
         # Not tornado's @web.authenticated: for a GET it redirects to the login page
         # (a 200 with HTML to a script); an API answers 403.

@@ -25,6 +25,7 @@ from .homepage import home_template_var, hub_cards, hub_spawners
 from .idle import culler_services
 from .ignored import ignored_settings
 from .metrics import register_session_collector
+from .requestlimits import limit_hub_bodies
 from .runs import tracker as runs_tracker
 from .services import start_in_hub
 from .usage import accounting as usage_accounting
@@ -59,6 +60,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     # the home page's session card and history: templates/home.html calls dsportal_home()
     c.JupyterHub.template_vars.update({"dsportal_home": home_template_var})
     routes.install()  # the portal's API beside JupyterHub's, before JupyterHub builds its application
+    limit_hub_bodies(hub.max_body_bytes)  # JupyterHub's endpoints too, before it creates its server
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users; session jobs no session owns are cancelled

@@ -25,6 +25,7 @@ from jupyterhub.utils import safe_log
 from tornado import web
 
 from ..contract import ENDED_CALLBACK, PORT_CALLBACK
+from .requestlimits import Bounded
 
 PORT_URL = "/api" + PORT_CALLBACK  # under the hub's /hub prefix
 ENDED_URL = "/api" + ENDED_CALLBACK
@@ -44,7 +45,7 @@ def parse_port_body(body: object) -> int:
     return port
 
 
-class SessionTokenHandler(APIHandler):
+class SessionTokenHandler(Bounded, APIHandler):
     def session_spawner(self):
         """The spawner whose session's own token made this request (None: any other token)."""
         token = self.get_auth_token() or ""

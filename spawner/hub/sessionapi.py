@@ -30,6 +30,7 @@ from ..contract import EXTEND_PATH
 from .clusterapi import UNAVAILABLE, what_is_free
 from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, own_spawner
+from .requestlimits import Bounded
 from .runs import service as runs_service
 from .services import hub_services
 from .sessions import user_sessions
@@ -40,7 +41,7 @@ SESSION_URL = "/api/dsportal/session"
 FREE_WAIT = 3.0  # seconds a home page's refresh waits for what is free
 
 
-class _Base(APIHandler):
+class _Base(Bounded, APIHandler):
     def own_spawner(self):
         return own_spawner(self, "Log in to see your session.")
 

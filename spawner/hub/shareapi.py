@@ -24,6 +24,7 @@ from tornado import web
 from portal.settings import SharingSettings
 
 from .homepage import own_spawner
+from .requestlimits import Bounded
 from .services import hub_services
 from .sessions import label, user_sessions
 from .sharing import (
@@ -78,7 +79,7 @@ def shares_view(users, default) -> dict:
     }
 
 
-class SharesHandler(APIHandler):
+class SharesHandler(Bounded, APIHandler):
     def _rules(self, spawner) -> SharingSettings:
         return spawner.settings.sharing
 
@@ -142,7 +143,7 @@ class SharesHandler(APIHandler):
         self.finish("{}")
 
 
-class PortalShareAPIHandler(ServerShareAPIHandler):
+class PortalShareAPIHandler(Bounded, ServerShareAPIHandler):
     """JupyterHub's share API (admins', by name), with the admin's switch."""
 
     async def post(self, user_name, server_name=None):
@@ -151,7 +152,7 @@ class PortalShareAPIHandler(ServerShareAPIHandler):
         return await super().post(user_name, server_name)
 
 
-class PortalShareCodeAPIHandler(ServerShareCodeAPIHandler):
+class PortalShareCodeAPIHandler(Bounded, ServerShareCodeAPIHandler):
     """JupyterHub's share codes, only where the admin allows them (sharing.codes)."""
 
     async def post(self, user_name, server_name=None):

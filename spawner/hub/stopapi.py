@@ -17,10 +17,11 @@ from jupyterhub.apihandlers.users import UserServerAPIHandler
 from tornado import web
 
 from .idle import culler_timeout, is_culler
+from .requestlimits import Bounded
 from .sessions import name_problem
 
 
-class PortalUserServerAPIHandler(UserServerAPIHandler):
+class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
     async def post(self, user_name, server_name=""):
         user = self.find_user(user_name)
         new = bool(server_name) and user is not None and server_name not in user.orm_spawners

@@ -53,6 +53,39 @@ def answers(url: str, proc=None, what: str = "the server") -> bool:
         return False
 
 
+def raw_request(
+    method: str, url: str, headers: dict[str, str], chunks: list[bytes] = (), timeout: float = 10
+) -> tuple[int, str, dict[str, str]] | str:
+    """A request over a bare socket: (status, body, headers by lower-case name), or "cut off" when the server closed on the body,
+    or "no answer" when it waited (for a body it meant to read) past `timeout`.
+
+    urllib sends a whole body before it reads a response, so a server that answers early and closes (as it
+    should for a body it refuses) makes urllib fail at random with a broken pipe.
+    """
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    head = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}"] + [f"{k}: {v}" for k, v in headers.items()]
+    with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+        try:
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+            for chunk in chunks:
+                sock.sendall(chunk)
+            response = http.client.HTTPResponse(sock)  # skips an interim "100 Continue"
+            response.begin()
+            return (
+                response.status,
+                response.read().decode(errors="replace"),
+                {k.lower(): v for k, v in response.getheaders()},
+            )
+        except TimeoutError:
+            return "no answer"
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            return "cut off"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -29,6 +29,7 @@ from portal.throttle import LoginThrottle
 from ...slurmvocab import JOB_ID
 from ..homepage import own_spawner
 from ..notices import mail_address
+from ..requestlimits import Bounded
 from ..services import hub_services
 from . import service
 from .service import RunRefused
@@ -43,7 +44,7 @@ NOTIFY_URL = "/api/dsportal/notify"
 MAX_LOG_LINES = 2000
 
 
-class _Base(APIHandler):
+class _Base(Bounded, APIHandler):
     def own_spawner(self):
         return own_spawner(self, "Log in to see your jobs.")
 

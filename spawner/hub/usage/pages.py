@@ -20,6 +20,7 @@ from jupyterhub.handlers import BaseHandler
 from tornado import web
 
 from ..homepage import portal_spawner
+from ..requestlimits import Bounded
 from ..services import hub_services
 from ..slurm import SlurmError
 from .accounting import NO_ACCOUNTING, usage_listing
@@ -38,7 +39,7 @@ def plotly_folder() -> str:
     return str(Path(list(spec.submodule_search_locations)[0]) / "package_data")
 
 
-class UsagePageHandler(BaseHandler):
+class UsagePageHandler(Bounded, BaseHandler):
     @web.authenticated
     async def get(self):
         user = self.current_user
@@ -71,7 +72,7 @@ class StatusPageHandler(UsagePageHandler):
         self.finish(await self.render_template("status.html", data=data, plotly_url=self.plotly_url()))
 
 
-class PlotlyHandler(web.StaticFileHandler):
+class PlotlyHandler(Bounded, web.StaticFileHandler):
     def set_extra_headers(self, path):
         self.set_header("Cache-Control", "public, max-age=86400")
 

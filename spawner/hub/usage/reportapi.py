@@ -19,10 +19,11 @@ from tornado import web
 from ...contract import USAGE_PATH
 from ...usage import UsageTally
 from ..homepage import own_spawner
+from ..requestlimits import Bounded
 from ..sessions import user_sessions
 
 
-class UsageReportHandler(APIHandler):
+class UsageReportHandler(Bounded, APIHandler):
     def post(self):
         default = own_spawner(self, "Only a session's own server reports what it used.")
         token = self.get_auth_token() or ""

@@ -1,0 +1,61 @@
+"""The portal's request limits (spawner/hub/requestlimits.py): the token bucket, whose bucket a request takes
+from, and that every portal route's handler is bounded."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from tornado.httputil import HTTPHeaders
+
+from spawner.hub import routes
+from spawner.hub.requestlimits import Bounded, RateLimiter, caller_key, declared_size
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_gives_its_burst_at_once_then_its_rate_and_says_how_long_to_wait():
+    clock = Clock()
+    limiter = RateLimiter(rate_per_minute=60, burst=3, clock=clock)
+    assert [limiter.take("user alice") for _ in range(3)] == [0, 0, 0]
+    assert limiter.take("user alice") == pytest.approx(1.0)  # one a second: the next in 1 s
+    assert limiter.take("user bob") == 0  # each caller has a bucket of their own
+    clock.now += 0.5
+    assert limiter.take("user alice") == pytest.approx(0.5)  # a refused request takes nothing
+    clock.now += 0.5
+    assert limiter.take("user alice") == 0
+    clock.now += 3600
+    assert [limiter.take("user alice") for _ in range(4)][-1] > 0  # saved up: the burst, never more
+
+
+def test_a_bucket_forgets_the_least_recently_seen_callers_past_its_bound():
+    limiter = RateLimiter(rate_per_minute=1, burst=1, clock=Clock(), max_keys=2)
+    for key in ("a", "b", "c"):
+        assert limiter.take(key) == 0
+    assert limiter.take("c") > 0 and limiter.take("b") > 0
+    assert limiter.take("a") == 0  # forgotten: starts full again (memory stays bounded)
+
+
+def test_whose_bucket_a_request_takes_from():
+    assert caller_key(SimpleNamespace(kind="user", name="alice"), "10.0.0.5") == "user alice"
+    assert caller_key(SimpleNamespace(kind="service", name="alice"), "10.0.0.5") == "service alice"
+    assert caller_key(None, "10.0.0.5") == "address 10.0.0.5"
+
+
+def test_a_declared_body_size_reads_only_as_a_plain_number():
+    assert declared_size(HTTPHeaders({"Content-Length": "31457280"})) == 31457280
+    assert declared_size(HTTPHeaders({"Transfer-Encoding": "chunked"})) is None
+    assert declared_size(HTTPHeaders({"Content-Length": "-1"})) is None
+
+
+def test_every_portal_route_is_bounded_before_its_body_is_read():
+    handlers = [route[1] for route in routes.ADDED] + list(routes.REPLACED.values())
+    unbounded = [h.__name__ for h in handlers if not issubclass(h, Bounded)]
+    assert unbounded == []
+    assert all(h._stream_request_body for h in handlers)  # tornado hands the body over as it arrives
