@@ -662,18 +662,26 @@ class SlurmGPUSpawner(SlurmSpawner):
 
         The job stays this spawner's ("stopping", saved) until then: a failed
         scancel is retried with back-off for stop_timeout, then by the reconciler.
+        The session's history entry is written with the "stopping" mark, in the
+        same step: a hub that restarts before Slurm confirms hands the job to its
+        reconciler, which writes no history (the soak lost a session so).
         """
         self.claimed = False  # a start that ends here (stopped, or failed before its job existed) frees its claim
         if not self.job_id:
             return
         job_id = self.job_id
-        left = hours_left(self.job_info.end if self.job_info else "", datetime.now())
+        if not self.record.stopping:  # once per session, whichever stop comes first
+            self._remember_stop(job_id, datetime.now())
         self.record.stopping = True
         self.save_state()  # a hub that dies from here on leaves the job to the reconciler, not to a "running" session
         self.log.info("Stopping session job %s of %s", job_id, self._log_name)
         if await self._end_job(job_id, timeout=self.stop_timeout):
             self.gone_confirmed = True
-        now = datetime.now()
+        self.stop_cause = ""
+
+    def _remember_stop(self, job_id: str, now: datetime) -> None:
+        """The history entry of a session being stopped, with why (and the idle cullers' metrics)."""
+        left = hours_left(self.job_info.end if self.job_info else "", now)
         if self.stop_cause == "idle":
             self.record.last_end = idle_words(
                 self.orm_spawner.last_activity if self.orm_spawner is not None else None, now, datetime.utcnow()
@@ -698,7 +706,6 @@ class SlurmGPUSpawner(SlurmSpawner):
             self.remember_session(self.record.last_end, now)
         else:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
-        self.stop_cause = ""
 
     def remember_session(self, why: str, ended: datetime) -> None:
         """Add the session that just ended to the home page's list: the user's, in the unnamed session's record
