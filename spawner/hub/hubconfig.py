@@ -20,7 +20,7 @@ from portal.huburl import connect_url
 from portal.settings import PortalSettings
 
 from ..contract import data_dir
-from . import gcpolicy, routes, sharing
+from . import gcpolicy, routes, sharing, shutdown
 from .homepage import home_template_var, hub_cards, hub_spawners
 from .idle import culler_services
 from .ignored import ignored_settings
@@ -69,6 +69,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     if shared is not None:
         runs_tracker.start(shared, asyncio.get_running_loop(), hub_spawners)  # runs' ends, sessions' time left
         register_session_collector(hub_cards)  # the portal's sessions and GPUs at /hub/metrics
+        shutdown.install_in_hub()  # at SIGTERM: no new request or Slurm command before JupyterHub cancels its tasks
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
         sharing.start(asyncio.get_running_loop(), hub_spawners)  # shares end at their time; groups follow the directory
         clustermetrics.start(asyncio.get_running_loop(), shared, hub_spawners)  # GPUs, queue, waits for Prometheus

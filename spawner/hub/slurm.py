@@ -75,6 +75,46 @@ class SlurmUnavailable(SlurmError):
     """The Slurm controller is unreachable or did not answer in time."""
 
 
+class CommandStarts:
+    """The commands being started, and whether any may start (shut at the hub's stop: spawner/hub/shutdown.py).
+
+    CPython 3.11 never finishes a subprocess start whose pipe-connecting task was cancelled: it waits for an exit
+    that is never reported.  JupyterHub's stop cancels every task at once and waits for all of them, so a command
+    starting at that moment kept the hub serving, and submitting, until it was killed.  Once shut, a command
+    waits to be cancelled with the rest instead of starting.
+    """
+
+    def __init__(self) -> None:
+        self.starting = 0
+        self.shut = False
+        self._none_left: asyncio.Event | None = None
+
+    async def enter(self) -> None:
+        if self.shut:
+            await asyncio.get_running_loop().create_future()  # never set: the hub's stop cancels this wait
+        self.starting += 1
+
+    def leave(self) -> None:
+        self.starting -= 1
+        if not self.starting and self._none_left is not None:
+            self._none_left.set()
+
+    async def shut_down(self, timeout: float) -> bool:
+        """No command starts from now on; wait until none is starting (at most `timeout` s).  Whether none is."""
+        self.shut = True
+        if self.starting:
+            self._none_left = asyncio.Event()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._none_left.wait()
+            except TimeoutError:
+                return False
+        return True
+
+
+STARTS = CommandStarts()  # the hub process's
+
+
 async def run(argv: list[str], *, timeout: float, input: str | None = None, env: dict[str, str] | None = None) -> str:
     """Run `argv`; return stdout, or raise SlurmError / SlurmUnavailable."""
     return (await run_both(argv, timeout=timeout, input=input, env=env))[0]
@@ -120,6 +160,7 @@ def command_environment(environ: dict[str, str]) -> dict[str, str]:
 async def _run_both(
     argv: list[str], *, timeout: float, input: str | None, env: dict[str, str] | None
 ) -> tuple[str, str]:
+    await STARTS.enter()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -131,6 +172,8 @@ async def _run_both(
         )
     except OSError as e:
         raise SlurmError(argv, None, str(e), f"cannot run {argv[0]}: {e.strerror}") from e
+    finally:
+        STARTS.leave()
     try:
         out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
     except (TimeoutError, asyncio.CancelledError) as e:
