@@ -175,7 +175,10 @@ async def _run_both(
     finally:
         STARTS.leave()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
+        # not wait_for: CPython 3.11's returns the answer of a command that ended as its caller was cancelled, and
+        # the caller went on (a start stopped in its first second went on starting, the stop answered 500)
+        async with asyncio.timeout(timeout):
+            out, err = await proc.communicate(input.encode() if input is not None else None)
     except (TimeoutError, asyncio.CancelledError) as e:
         # SIGTERM first: sudo passes it on to the command it runs as the user, which the hub itself may not
         # signal (a `head` blocked on a FIFO a user planted); SIGKILL for whatever is left after a moment.

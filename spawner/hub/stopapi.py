@@ -18,7 +18,7 @@ from tornado import web
 
 from .idle import culler_timeout, is_culler
 from .requestlimits import Bounded
-from .sessions import name_problem
+from .sessions import label, name_problem
 
 
 class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
@@ -31,6 +31,13 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
                 raise web.HTTPError(400, why)
         try:
             return await super().post(user_name, server_name)
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():
+                raise  # this request itself is cancelled (the hub is stopping): tornado's answer
+            # The start it waits for was cancelled: a stop of the same session came in the start's first second
+            # (JupyterHub's DELETE cancels a pending start), and JupyterHub's handler lets that through (a 500).
+            self.log.info("The start of %s/%s was stopped before it was answered", user_name, server_name)
+            raise web.HTTPError(409, stopped_while_starting(server_name)) from None
         except Exception:  # a 400 of JupyterHub's, or the spawner's refusal that JupyterHub turns into one
             # a new name whose start was refused (one session too many, bad options) leaves no kept session behind
             if new and server_name in user.orm_spawners:
@@ -49,20 +56,31 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
                 spawner.stop_cause = "idle"
         try:
             return await super().delete(user_name, server_name)
-        except RuntimeError:
+        except (RuntimeError, KeyError):
             # JupyterHub's handler cancels a pending start, waits a second, then stops; a session whose start is
             # cancelled exits and reports its end (spawner/hub/portapi.py), which begins the stop meanwhile, and
-            # JupyterHub's stop_single_user raises on a stop already pending (a 500).  The server is stopping, as
-            # asked: answer as JupyterHub does when the stop was pending from the first.
+            # JupyterHub's stop_single_user raises on a stop already pending, or (KeyError) on a spawner that
+            # stop has already forgotten (a 500 either way).  The server is stopping or stopped, as asked: answer
+            # as JupyterHub does when the stop was pending from the first, or was done.
             user = self.find_user(user_name)
-            spawner = user.spawners.get(server_name) if user is not None else None
-            if spawner is None or spawner.pending != "stop":
+            if user is None or (server_name in user.spawners and user.spawners[server_name].pending != "stop"):
                 raise
-            self.log.info("%s was already stopping (its own end report)", spawner._log_name)
+            stopped = server_name not in user.spawners
+            state = "stopped" if stopped else "stopping"
+            self.log.info("%s/%s was already %s (its own end report)", user_name, server_name, state)
             if server_name and (self.get_json_body() or {}).get("remove"):
                 _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name, wait=STOP_WAIT)))
             self.set_header("Content-Type", "text/plain")
-            self.set_status(202)
+            self.set_status(204 if stopped else 202)
+
+
+def stopped_while_starting(server_name: str) -> str:
+    """The answer to a start that a stop of the same session interrupted before the start was answered."""
+    what = label(server_name)
+    return (
+        f"{what[0].upper()}{what[1:]} was stopped while it started (a stop request came before the start was "
+        "answered); what it had started is being stopped. Start it again when you want it."
+    )
 
 
 _FORGETTING: set = set()  # held until done: the loop keeps only weak references to tasks

@@ -3,7 +3,8 @@ Slurm).
 
 JupyterHub's DELETE of a starting server cancels the start, waits a second, then stops the server.  A session
 whose start is cancelled exits and reports its end; the hub then begins the stop itself, and JupyterHub's
-handler, finding a stop already pending, raised ("carol pending stop") and answered 500 (seen in CI).
+handler, finding a stop already pending, raised ("carol pending stop") and answered 500 (seen in CI); or, the stop
+done within that second, raised on the spawner it had forgotten (KeyError, a 500 too).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def test_a_stop_that_meets_the_sessions_own_end_report_is_a_202_not_a_500(a_hub_
         stopping.join(60)
         assert reported < stopped["at"]  # the end report came while JupyterHub's handler still waited
         assert ended == 200
-        assert stopped["status"] == 202  # the stop already under way: what was asked is being done
+        # the stop already under way (202), or done within JupyterHub's wait (204): what was asked is being done
+        assert stopped["status"] in (202, 204)
     finally:
         a_web_server.loaded.set()
     wait_until(lambda: not hub.api("GET", "/users/carol")[1]["servers"], timeout=60, what="carol stopped")
