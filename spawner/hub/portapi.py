@@ -96,7 +96,7 @@ class EndedHandler(SessionTokenHandler):
             # log's last lines; JupyterHub's cleanup then cancels the job) and no route is added; the answer waits
             # for that.  Proven but not routed yet, perhaps: JupyterHub's own check fails first (the keeper's held
             # port answers nothing), and no route is then added.
-            spawner.server_exited()
+            spawner.server_exited_while_starting()
             if not (spawner.exited_in_start and await self.start_failed(spawner)):
                 raise web.HTTPError(503, "The session is still starting; report again")
         elif spawner.ready and not spawner.pending:

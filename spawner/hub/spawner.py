@@ -603,20 +603,26 @@ class SlurmGPUSpawner(SlurmSpawner):
     def server_exited(self) -> None:
         """The session's port keeper says the server has exited (spawner/hub/portapi.py).
 
-        During the start, before the server proved itself, the start fails at
-        once: start() raises with the session log's last lines (the keeper
-        holds the port, so the job would otherwise run on, GPUs held, until
-        start_timeout), and JupyterHub's cleanup stops the session: scancel.
-
-        Once started, JupyterHub's stop removes the route (first: no await comes
+        JupyterHub's stop then removes the route (first: no await comes
         before it) and polls: poll waits for the job's final state, which says
         why (COMPLETED: JupyterLab shut down; CANCELLED: scancel outside the
         portal; TIMEOUT ...).
         """
-        if not self.record.start_done:
-            self.exited_in_start = True
-            return
         self.stop_cause = "ended"
+
+    def server_exited_while_starting(self) -> None:
+        """The port keeper's report came while the start is pending (spawner/hub/portapi.py).
+
+        Before the server proved itself the start fails at once: start() raises
+        with the session log's last lines (the keeper holds the port, so the job
+        would otherwise run on, GPUs held, until start_timeout), and JupyterHub's
+        cleanup stops the session: scancel.  Proven already, JupyterHub's own
+        check of the server fails the start; its stop then ends as an ended one.
+        """
+        if self.record.start_done:
+            self.server_exited()
+        else:
+            self.exited_in_start = True
 
     async def poll(self):
         if not self.job_id:

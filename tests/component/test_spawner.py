@@ -222,7 +222,7 @@ async def test_a_server_that_exits_while_starting_fails_the_start_at_once_with_t
         "dsportal: the session's server has exited (140); the port stays held until the hub stops routing to it\n"
     )
     exited = time.monotonic()
-    a_spawner.server_exited()  # what the hub's ended report does (spawner/hub/portapi.py)
+    a_spawner.server_exited_while_starting()  # what the hub's ended report does (spawner/hub/portapi.py)
     with pytest.raises(RuntimeError) as info:
         await asyncio.wait_for(task, 30)  # before: only start_timeout (15 min) or the job's end ended the wait
     assert time.monotonic() - exited < 3
