@@ -52,12 +52,12 @@ async def test_once_shut_no_command_starts_and_those_starting_are_waited_for():
     await starts.enter()  # a command starting
     shutting = asyncio.ensure_future(starts.shut_down(5))
     later = asyncio.ensure_future(starts.enter())  # a command asked for after the stop began
-    await asyncio.sleep(0.05)
-    assert not shutting.done() and starts.starting == 1
+    done, _ = await asyncio.wait({shutting, later}, timeout=0.05)
+    assert not done and starts.starting == 1
     starts.leave()  # the first one has started
     assert await shutting is True
-    await asyncio.sleep(0.05)
-    assert not later.done() and starts.starting == 0  # never starts: it waits for the hub's stop to cancel it
+    done, _ = await asyncio.wait({later}, timeout=0.05)
+    assert not done and starts.starting == 0  # never starts: it waits for the hub's stop to cancel it
     later.cancel()
     await asyncio.gather(later, return_exceptions=True)
     assert later.cancelled()
