@@ -31,6 +31,13 @@ EXTEND_PATH = "/dsportal/session/extend"
 # POST {JUPYTERHUB_API_URL}USAGE_PATH; the hub keeps the last report for the ended session's summary.
 USAGE_PATH = "/dsportal/session/usage"
 
+# A share ended: the hub hands the session a new token (the old one is dead), POSTing {"token": NEW} to the
+# session's server at its own address, {base_url}TOKEN_PUSH_PATH.  The session takes it only once the hub has
+# answered GET {JUPYTERHUB_API_URL}TOKEN_CHECK_PATH, asked with that token, with {"user", "server"} of this very
+# session: only the current token of a running session gets that answer (spawner/hub/sessiontoken.py).
+TOKEN_PUSH_PATH = "dsportal/session/token"
+TOKEN_CHECK_PATH = "/dsportal/session/token"
+
 # Slurm's advance warning before the time limit (sbatch --signal=B:USR2@N): the
 # session's server then has JupyterLab save every open document.
 WARNING_SIGNAL_NAME = "USR2"

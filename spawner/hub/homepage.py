@@ -19,6 +19,7 @@ from .dashboard import session_card
 from .extension import limits_of
 from .progress import start_progress
 from .sessions import NAME_PATTERN, NAME_RULE, user_sessions
+from .sessiontoken import refuse_ended
 from .sessionusage import live_usage
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ def own_spawner(handler, login_words: str) -> SlurmGPUSpawner:
         raise web.HTTPError(403, login_words)
     if not any(handler.has_scope(f"access:servers!server={user.name}/{name}") for name in [""] + list(user.spawners)):
         raise web.HTTPError(403, "This token may not act for you; use one that may access your server.")
+    refuse_ended(handler, user_sessions(user))  # a session's token only while that session runs
     spawner = portal_spawner(user)
     if spawner is None:
         raise web.HTTPError(404, "This hub's sessions are not the portal's.")

@@ -20,7 +20,7 @@ from portal.huburl import connect_url
 from portal.settings import PortalSettings
 
 from ..contract import data_dir
-from . import gcpolicy, routes, sharing, shutdown
+from . import gcpolicy, routes, sessiontoken, sharing, shutdown
 from .homepage import home_template_var, hub_cards, hub_spawners
 from .idle import culler_services
 from .ignored import ignored_settings
@@ -72,6 +72,8 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
         shutdown.install_in_hub()  # at SIGTERM: no new request or Slurm command before JupyterHub cancels its tasks
         gcpolicy.start(asyncio.get_running_loop())  # no long collector pauses at a whole cluster's scale
         sharing.start(asyncio.get_running_loop(), hub_spawners)  # shares end at their time; groups follow the directory
+        # server tokens of no running session deleted (at the start too); replaced tokens handed to their sessions
+        sessiontoken.start(asyncio.get_running_loop(), hub_spawners)
         clustermetrics.start(asyncio.get_running_loop(), shared, hub_spawners)  # GPUs, queue, waits for Prometheus
         usage_accounting.start(asyncio.get_running_loop(), shared, hub_spawners)  # Slurm's numbers into summaries
     # Several sessions per user: each a named server of its own, each its own Slurm job; how many run at once

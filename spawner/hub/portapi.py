@@ -47,10 +47,18 @@ def parse_port_body(body: object) -> int:
 
 class SessionTokenHandler(Bounded, APIHandler):
     def session_spawner(self):
-        """The spawner whose session's own token made this request (None: any other token)."""
+        """The spawner whose session's own token made this request, while the session starts, runs or stops
+        (None: any other token, or a session that has ended)."""
         token = self.get_auth_token() or ""
         spawners = getattr(self.current_user, "spawners", {}).values()
-        return next((s for s in spawners if hasattr(s, "holds_token") and s.holds_token(token)), None)
+        return next(
+            (
+                s
+                for s in spawners
+                if hasattr(s, "holds_token") and s.holds_token(token) and (s.active or s.record.stopping)
+            ),
+            None,
+        )
 
 
 class PortHandler(SessionTokenHandler):

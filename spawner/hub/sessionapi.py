@@ -13,6 +13,8 @@
                                              (and "jobs_error": a sentence when a Slurm source did not answer)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
          ?server=NAME                       of the named session NAME (a session's own token: that session)
+    GET  /hub/api/dsportal/session/token    {"user", "server"}: asked with a running session's current token
+                                             only (a session checks a token the hub hands it; 403 otherwise)
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
 check) or a token of theirs that may use their server: the session's own
@@ -26,7 +28,7 @@ import json
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
-from ..contract import EXTEND_PATH
+from ..contract import EXTEND_PATH, TOKEN_CHECK_PATH
 from .clusterapi import UNAVAILABLE, what_is_free
 from .extension import ExtendRefused, extend_session
 from .homepage import card, home_data, own_spawner
@@ -34,6 +36,7 @@ from .requestlimits import Bounded
 from .runs import service as runs_service
 from .services import hub_services
 from .sessions import user_sessions
+from .sessiontoken import running
 from .shareapi import shares_view
 from .slurm import SlurmError
 
@@ -92,4 +95,22 @@ class ExtendHandler(_Base):
         self.finish(json.dumps({"session": card(spawner)}))
 
 
-HANDLERS = [(SESSION_URL, SessionHandler), ("/api" + EXTEND_PATH, ExtendHandler)]  # installed by spawner/hub/routes.py
+class TokenCheckHandler(Bounded, APIHandler):
+    """Whose session's current token this is: a session takes a token the hub hands it (a share ended) only
+    once this answers for it (spawner/jupyter/sessiontoken.py); a guest's copy of an earlier one gets 403."""
+
+    def get(self):
+        token = self.get_auth_token() or ""
+        user = self.current_user
+        sessions = user_sessions(user) if user is not None and hasattr(user, "spawners") else []
+        session = next((s for s in sessions if hasattr(s, "holds_token") and s.holds_token(token)), None)
+        if session is None or not running(session):
+            raise web.HTTPError(403, "This is not the token of a running session.")
+        self.finish(json.dumps({"user": user.name, "server": session.name}))
+
+
+HANDLERS = [
+    (SESSION_URL, SessionHandler),
+    ("/api" + EXTEND_PATH, ExtendHandler),
+    ("/api" + TOKEN_CHECK_PATH, TokenCheckHandler),
+]  # installed by spawner/hub/routes.py

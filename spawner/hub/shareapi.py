@@ -27,6 +27,7 @@ from .homepage import own_spawner
 from .requestlimits import Bounded
 from .services import hub_services
 from .sessions import label, user_sessions
+from .sessiontoken import replace_in_session
 from .sharing import (
     WARNING,
     ShareRefused,
@@ -138,18 +139,37 @@ class SharesHandler(Bounded, APIHandler):
         kind, name = ("user", user) if user else ("group", group)
         session.record.shares = without(session.record.shares, kind, name)
         session.save_state()
-        await apply_shares(session, fresh_groups=True)
+        delivery = await apply_shares(session, fresh_groups=True)
+        if delivery is not None:  # the session's token was replaced: answer once the session has the new one
+            await delivery
         self.log.info("%s stopped sharing %s with %s %s", default.user.name, label(server), kind, name)
         self.finish("{}")
 
 
 class PortalShareAPIHandler(Bounded, ServerShareAPIHandler):
-    """JupyterHub's share API (admins', by name), with the admin's switch."""
+    """JupyterHub's share API (admins', by name), with the admin's switch; a revoke through it replaces the
+    session's token as the portal's own does (spawner/hub/sessiontoken.py)."""
 
     async def post(self, user_name, server_name=None):
         if not _rules().enabled:
             raise web.HTTPError(403, "Sharing sessions is turned off on this portal.")
         return await super().post(user_name, server_name)
+
+    async def patch(self, user_name, server_name=None):
+        await super().patch(user_name, server_name)
+        await self._replace_token(user_name, server_name)
+
+    async def delete(self, user_name, server_name=None):
+        await super().delete(user_name, server_name)
+        await self._replace_token(user_name, server_name)
+
+    async def _replace_token(self, user_name, server_name) -> None:
+        # no await between JupyterHub's revoke and the replacement: the old token is dead before any other request
+        user = self.find_user(user_name)
+        if user is not None and server_name in user.orm_spawners:
+            spawner = user.spawners[server_name]
+            if hasattr(spawner, "record") and (delivery := replace_in_session(spawner)) is not None:
+                await delivery
 
 
 class PortalShareCodeAPIHandler(Bounded, ServerShareCodeAPIHandler):

@@ -36,6 +36,8 @@ from sqlalchemy.orm import object_session
 
 from portal.settings import SharingSettings, is_username
 
+from .sessiontoken import replace_in_session
+
 EXPIRE_SECONDS = 2.0  # how often shares whose time is up are ended
 GROUP_SECONDS = 60.0  # how long a directory group's members are taken as known
 
@@ -187,12 +189,14 @@ async def members_of(groups: set[str], hub_users, fresh: bool = False) -> dict[s
     return result
 
 
-async def apply_shares(spawner, fresh_groups: bool = False) -> None:
-    """Make JupyterHub's shares of `spawner`'s session what its owner chose (none while it is not running)."""
+async def apply_shares(spawner, fresh_groups: bool = False) -> asyncio.Task | None:
+    """Make JupyterHub's shares of `spawner`'s session what its owner chose (none while it is not running).
+    When someone's access ended, the session's token is replaced at once: -> the new token's delivery to the
+    session (a revoke's answer awaits it)."""
     orm_spawner = spawner.orm_spawner
     db = object_session(orm_spawner) if orm_spawner is not None else None
     if db is None:
-        return
+        return None
     now = utcnow()
     choices = live(spawner.record.shares, now) if spawner.ready else []
     if choices != spawner.record.shares and spawner.ready:
@@ -210,11 +214,11 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> None:
     members = await members_of(groups, lambda: [name for (name,) in db.query(orm.User.name)], fresh_groups)
     wanted = wanted_users(choices, members, spawner.user.name)
     existing = {share.user.name: share for share in list(orm_spawner.shares) if share.user is not None}
-    changed = False
+    changed = ended = False
     for share in list(orm_spawner.shares):
         if share.user is None or share.user.name not in wanted:  # a group's share, or one no choice names now
             db.delete(share)
-            changed = True
+            changed = ended = True
     users = {u.name: u for u in db.query(orm.User).filter(orm.User.name.in_(list(wanted)))} if wanted else {}
     for name, until in wanted.items():
         if name not in users:
@@ -225,6 +229,11 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> None:
             changed = True
     if changed:
         db.commit()
+    if not ended:
+        return None
+    # Whoever was let in could read the session's token (their code ran as the owner): it is replaced, the old
+    # one dead before this returns, and the new one handed to the session (spawner/hub/sessiontoken.py).
+    return replace_in_session(spawner)
 
 
 def end_shares(db, orm_spawner) -> int:

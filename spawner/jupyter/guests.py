@@ -7,12 +7,16 @@ share); everything they do runs as the owner.  JupyterHub's identity
 provider is kept and extended where it falls short for guests:
 
 - it caches the hub's answer for a token for 5 minutes (HubAuth.cache_max_age),
-  so a revoked or expired share would let its guest in for minutes: a guest's
-  token is asked about afresh on every request;
+  so a revoked or expired share would let its guest in for minutes: an answer
+  that names a guest is never kept (however many tokens a guest brings), and
+  the session's own token, which a guest's code could copy and which the hub
+  replaces when a share ends (spawner/jupyter/sessiontoken.py), is asked about
+  afresh on every request too;
 - it checks a websocket once, when it opens, so a guest's open kernel, terminal
   and collaboration connections would outlive the share: every
-  `sharing.check_seconds` the open ones are asked about again, and closed
-  (code 4403) once the hub no longer lets their guest in;
+  `sharing.check_seconds` (and at once when the session's token is replaced)
+  the open ones of guests, and those opened with the session's own token, are
+  asked about again, and closed (code 4403) once the hub no longer lets them in;
 - it lets any user it admits do anything: stopping the session (JupyterLab's
   Shut Down), extending it and the jobs panel stay the owner's (HTTP 403);
 - it logs nothing of who came in: the session log gets a line when a guest
@@ -35,9 +39,9 @@ from tornado.websocket import WebSocketHandler
 from traitlets import default
 
 from ..sessionspec import SessionSpec
+from .sessiontoken import is_session_token
 
 REJOIN_SECONDS = 600.0  # a guest seen again after this long away "joins" again in the log
-MAX_GUEST_TOKENS = 1000  # tokens remembered as guests' (each never cached)
 CLOSED_CODE = 4403  # the websocket close code a guest's connections get when their access ends
 
 log = logging.getLogger("dsportal.guests")
@@ -53,20 +57,17 @@ def is_guest(model: dict | None, owner: str) -> bool:
 
 
 class SessionHubOAuth(HubOAuth):
-    """JupyterHub's HubOAuth, asking the hub afresh about every guest's token (see the module's words)."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.guest_tokens: dict[str, str] = {}  # token -> guest's name
+    """JupyterHub's HubOAuth, asking the hub afresh about every guest's token and the session's own (see the
+    module's words)."""
 
     async def _check_hub_authorization(self, url, api_token, cache_key=None, use_cache=True):
-        if api_token in self.guest_tokens:
-            use_cache = False  # a guest's answer is never reused: a revoked share refuses the next request
+        if is_session_token(api_token):
+            use_cache = False  # a share's end replaces it: its holder is asked about at each request
         model = await super()._check_hub_authorization(url, api_token, cache_key, use_cache)
-        if is_guest(model, owner_name()):
-            if len(self.guest_tokens) >= MAX_GUEST_TOKENS:
-                self.guest_tokens.clear()
-            self.guest_tokens[api_token] = model["name"]
+        if use_cache and is_guest(model, owner_name()):
+            # a guest's answer is never reused: a revoked share refuses the guest's next request.  Dropped, not
+            # remembered as a guest's token to skip: no list of guests' tokens for a flood of fresh ones to clear
+            self.cache.pop(cache_key, None)
         return model
 
     async def still_admitted(self, token: str) -> bool:
@@ -96,7 +97,14 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
             return handler._jupyterhub_user
         user = await super().get_user(handler)
         model = getattr(user, "hub_user", None)
-        if user is None or not is_guest(model, owner_name()):
+        if user is None:
+            return user
+        if not is_guest(model, owner_name()):
+            if isinstance(handler, WebSocketHandler):
+                token = self.hub_auth.get_token(handler) or ""
+                if is_session_token(token):  # a copy of it may be a guest's: its connection ends with the token
+                    self.sockets[handler] = (owner_name(), token)
+                    self._watch()
             return user
         name = model["name"]
         if isinstance(handler, self.owner_only):
@@ -138,6 +146,8 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
                 cut_off(handler)
                 if self.seen.pop(name, None) is not None:
                     say(f"{name}'s access ended (the share was revoked or expired): their connections were closed")
+                elif name == owner_name():
+                    say("a connection opened with the session's replaced token was closed")
 
 
 def socket_state(handler) -> str:

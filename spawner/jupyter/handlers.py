@@ -30,7 +30,7 @@ from tornado.wsgi import WSGIContainer
 
 from ..contract import READY_PATH, readiness_proof
 from ..sessionspec import SessionSpec
-from . import jobs, sessionapi
+from . import jobs, sessionapi, sessiontoken
 from .tensorboard import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
@@ -93,7 +93,7 @@ class ReadyHandler(JupyterHandler):
         if not re.fullmatch(r"[0-9a-f]{16,64}", nonce):
             raise web.HTTPError(400, "nonce must be 16 to 64 hex digits")
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"proof": readiness_proof(os.environ.get("JUPYTERHUB_API_TOKEN", ""), nonce)}))
+        self.finish(json.dumps({"proof": readiness_proof(sessiontoken.current(), nonce)}))
 
 
 class ListPageHandler(_Base):
@@ -185,4 +185,5 @@ def _load_jupyter_server_extension(serverapp):
     )
     sessionapi.load(serverapp, spec.clock, spec.idle, spec.usage)
     jobs.load(serverapp)
+    sessiontoken.load(serverapp)  # the hub hands the session a new token when a share ends
     serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock, the jobs panel", prefix)

@@ -2,7 +2,8 @@
 
 JupyterLab cannot reach the hub's API itself (the session is its own web
 origin); its requests come here and go on with the token the hub gave the
-session, which may act only for this user.  The hub's refusal words come back
+session (the one it handed over last when a share ended: sessiontoken.py),
+which may act only for this user.  The hub's refusal words come back
 unchanged.
 """
 
@@ -13,6 +14,8 @@ import os
 from tornado import web
 from tornado.escape import json_decode
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+from . import sessiontoken
 
 HUB_TIMEOUT = 60  # the hub may run Slurm commands (sbatch, an extension) before it answers
 NO_ANSWER = "The hub did not answer; try again in a minute."
@@ -27,7 +30,7 @@ async def ask_hub(
         os.environ["JUPYTERHUB_API_URL"].rstrip("/") + path,
         method=method,
         body=(body or "{}") if method in ("POST", "PUT", "PATCH") else None,
-        headers={"Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}", "Content-Type": "application/json"},
+        headers={"Authorization": f"token {sessiontoken.current()}", "Content-Type": "application/json"},
         request_timeout=timeout,
     )
     try:

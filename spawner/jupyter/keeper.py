@@ -93,8 +93,9 @@ def fork_server() -> int:
     return child
 
 
-def keep(sockets: list[socket.socket], child: int, report=None) -> int:
-    """Hold `sockets` while the server (`child`) runs, report its end, then release them.  -> its exit code."""
+def keep(sockets: list[socket.socket], child: int, report=None, token=None) -> int:
+    """Hold `sockets` while the server (`child`) runs, report its end, then release them.  -> its exit code.
+    `token()`: the session's token at the end (the server passes on a new one: spawner/jupyter/tokenpipe.py)."""
 
     reaped = False
 
@@ -113,7 +114,8 @@ def keep(sockets: list[socket.socket], child: int, report=None) -> int:
     reaped = True
     code = exit_code(status)
     say(f"the session's server has exited ({code}); the port stays held until the hub stops routing to it")
-    report = report or (lambda: report_ended(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"]))
+    token = token or (lambda: os.environ["JUPYTERHUB_API_TOKEN"])
+    report = report or (lambda: report_ended(os.environ["JUPYTERHUB_API_URL"], token()))
     say(report())
     for held in sockets:
         held.close()

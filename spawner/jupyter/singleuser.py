@@ -32,8 +32,9 @@ from tornado.netutil import bind_sockets
 from ..contract import PORT_CALLBACK
 from ..job.isolation import server_args
 from ..job.session import prepare, say
-from .deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
+from . import tokenpipe
 from .clock import hold_warning
+from .deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
 from .keeper import fork_server, keep
 
 CALLBACK_TIMEOUT = 30
@@ -116,9 +117,13 @@ def main(argv: list[str] | None = None) -> None:
     # a mark in the session's log for the start's timeline (tests/perf/bench_spawn.py)
     say(f"prepared at {datetime.now().astimezone().isoformat(timespec='milliseconds')}")
     sockets = session_sockets(urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "")).hostname or "")
+    tokens, to_keeper = os.pipe()  # the session's token when a share's end replaces it (tokenpipe.py)
     child = fork_server()  # Slurm's signals blocked across the fork: none is lost (keeper.py)
     if child:
-        sys.exit(keep(sockets, child))
+        os.close(to_keeper)
+        sys.exit(keep(sockets, child, token=tokenpipe.Latest(tokens, os.environ["JUPYTERHUB_API_TOKEN"])))
+    os.close(tokens)
+    tokenpipe.to_keeper(to_keeper)
     serve(sockets, sys.argv[1:] if argv is None else argv)
 
 

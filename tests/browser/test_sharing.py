@@ -6,8 +6,9 @@ home page with a name); each has its own card, job and JupyterLab.  She shares
 her.  bob sees it on his home page, opens it, and both edit one notebook at
 once: what bob types appears in alice's open notebook.  The session log says
 bob joined.  alice revokes: bob's next request is refused and his open
-connection is closed by the session within seconds.  dave, never shared with,
-never gets in.
+connection is closed by the session within seconds, and the session's token is
+replaced: a fresh login of alice's to the session (its OAuth secret is that
+token) still goes through.  dave, never shared with, never gets in.
 """
 
 from __future__ import annotations
@@ -180,7 +181,15 @@ def test_two_sessions_and_a_shared_one_edited_together(browser, cluster):
     wait_until(lambda: status_of(bob, base + "api/contents/") == 403, 10, "bob refused")
     print(f"revoke to bob cut off: {time.monotonic() - started:.1f} s")
     wait_until(lambda: "bob's access ended" in log.read_text(errors="replace"), 30, "the cut-off in the log")
-    for context in (owner, guest, outsider):
+
+    # the revoke replaced the session's token, which is also the secret of its logins (JupyterHub's OAuth): a
+    # fresh login of alice's to the session goes through, without a restart of the session
+    again = browser.new_context(viewport={"width": 1366, "height": 900})
+    fresh = logged_in(again, "alice")
+    fresh.goto(url_for("/user/alice/train/lab"))
+    expect(fresh.locator(".jp-LabShell")).to_be_attached(timeout=60_000)
+    assert status_of(fresh, url_for("/user/alice/train/api/contents/")) == 200
+    for context in (owner, guest, outsider, again):
         context.close()
 
 

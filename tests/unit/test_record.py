@@ -96,3 +96,11 @@ def test_a_version_that_is_no_number_is_read_as_the_oldest():
     assert SessionRecord.from_state({"version": ["x"], "job_id": "42", "minutes": "60"}) == SessionRecord(
         job_id="42", minutes=60
     )
+
+
+def test_the_session_tokens_row_and_an_undelivered_token_are_saved_with_the_job():
+    record = SessionRecord(job_id="9", token_sha256="cd" * 32, token_id=17, token_undelivered=True)
+    saved = record.to_state()
+    assert (saved["token_id"], saved["token_undelivered"]) == (17, True)
+    assert SessionRecord.from_state(saved) == record
+    assert "token_id" not in SessionRecord(job_id="9").to_state()  # a record of a hub that did not keep it

@@ -50,6 +50,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/ended", portapi.EndedHandler),
         ("/api/dsportal/session", sessionapi.SessionHandler),
         ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
+        ("/api/dsportal/session/token", sessionapi.TokenCheckHandler),
         ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
         ("/api/dsportal/estimate", clusterapi.EstimateHandler),
         ("/api/dsportal/jobs", runsapi.JobsHandler),

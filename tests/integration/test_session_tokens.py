@@ -1,0 +1,127 @@
+"""A session's API token, as an attacker holds it, on the real dev cluster (real hub, Slurm, sessions).
+
+The session's token is in the job's environment: the user's own code and, while
+the session is shared, every guest's code can read it.  It must stop working
+when the session ends, even when the hub restarted while the session ran (a
+restarted hub keeps only the token's digest), and when a share ends: bob, a
+guest who copied it, then has nothing left, while alice's session goes on with
+a new token the hub hands it, without a restart.  Tokens that earlier hubs left
+behind are removed when the hub starts.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from datetime import UTC, datetime
+
+from tests.support.cluster import Cluster
+from tests.support.http import wait_until
+from tests.support.jobs import JobsClient
+from tests.support.jupyter import run_code
+
+from .test_sessions import call, ready
+
+SCRIPT = "tokens/hello.py"
+READ_TOKEN = "import os; print(os.environ['JUPYTERHUB_API_TOKEN'])"
+
+
+def session_token(cluster: Cluster, owner: str, server: str = "") -> str:
+    """The token in the session job's environment, read by code running in it (a kernel of the session)."""
+    path = f"{owner}/{server}" if server else owner
+    status, printed = run_code(cluster, path, "python3", READ_TOKEN)
+    assert status == "ok", printed
+    return printed.strip()
+
+
+def submit(token: str) -> tuple[int, object]:
+    return call(token, "POST", "/hub/api/dsportal/jobs", {"path": SCRIPT, "hours": 0.1})
+
+
+def test_a_sessions_token_ends_with_its_session_after_a_hub_restart(cluster):
+    alice = JobsClient.for_user("alice")
+    alice.write(SCRIPT, "print('hello')\n")
+    # what an earlier hub left behind: a server token of a session that ended while it was down
+    left = cluster.request(
+        "POST",
+        "/hub/api/users/alice/tokens",
+        {"note": "Server at /user/alice/", "scopes": ["access:servers!server=alice/"]},
+    )[1]["token"]
+    assert call(left, "GET", "/hub/api/user")[0] == 200
+    assert call(alice.token, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
+    ready(cluster, "alice", "")
+    old = session_token(cluster, "alice")
+    assert call(old, "GET", "/hub/api/user")[0] == 200  # the session's own token works while it runs
+
+    Cluster.restart_hub()
+    wait_until(lambda: (cluster.server("alice") or {}).get("ready"), 60, "alice's session ready again")
+    assert call(old, "GET", "/hub/api/user")[0] == 200  # the restart kept the running session's token
+    assert call(left, "GET", "/hub/api/user")[0] == 403  # and removed the one left behind
+
+    cluster.stop("alice")
+    status, _ = call(old, "GET", "/hub/api/user")
+    assert status == 403, "the ended session's token still works"
+    status, answer = submit(old)
+    assert status == 403, answer
+    assert call(old, "POST", "/hub/api/dsportal/session/extend")[0] == 403
+
+    # a new session of the same name: the old token does not come back to life
+    assert call(alice.token, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
+    ready(cluster, "alice", "")
+    assert call(old, "GET", "/user/alice/api/status")[0] == 403
+    assert submit(old)[0] == 403
+
+
+def fresh_tokens(cluster: Cluster, user: str, count: int) -> list[str]:
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        return list(pool.map(lambda i: cluster.user_token(user, f"flood {i}"), range(count)))
+
+
+def flood(tokens: list[str], path: str) -> list[int]:
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        return list(pool.map(lambda token: call(token, "GET", path)[0], tokens))
+
+
+def last_activity(cluster: Cluster) -> datetime:
+    return datetime.fromisoformat(cluster.server("alice")["last_activity"].replace("Z", "+00:00"))
+
+
+def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
+    alice = JobsClient.for_user("alice")
+    alice.write(SCRIPT, "print('hello')\n")
+    bob = cluster.user_token("bob")
+    assert call(alice.token, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] == 202
+    ready(cluster, "alice", "")
+    status, share = call(alice.token, "POST", "/hub/api/dsportal/shares", {"server": "", "user": "bob", "hours": 1})
+    assert status == 200, share
+
+    # bob, a guest, runs code as alice in her session and copies its token
+    copied = session_token(Cluster(bob), "alice")
+    assert call(copied, "GET", "/user/alice/api/kernels")[0] == 200  # the session admits it (as alice)
+    # ... and floods the session with 1,000 fresh tokens of his, each admitted as a guest
+    guest_tokens = fresh_tokens(cluster, "bob", 1000)
+    started = time.monotonic()
+    assert set(flood(guest_tokens, "/user/alice/api/status")) == {200}
+    print(f"1,000 guest tokens admitted in {time.monotonic() - started:.1f} s")
+
+    revoked_at = datetime.now(UTC)
+    assert call(alice.token, "DELETE", "/hub/api/dsportal/shares?server=&user=bob")[0] == 200
+
+    # nothing bob copied works any more, at once
+    assert call(copied, "GET", "/hub/api/user")[0] == 403
+    assert call(copied, "POST", "/hub/api/dsportal/session/extend")[0] == 403
+    status, answer = submit(copied)
+    assert status == 403, answer
+    assert call(copied, "GET", "/user/alice/api/kernels")[0] == 403
+    assert call(bob, "GET", "/user/alice/api/status")[0] == 403
+    refused = flood(guest_tokens, "/user/alice/api/status")
+    assert set(refused) == {403}, {code: refused.count(code) for code in set(refused)}
+
+    # alice's session goes on without a restart, with a token bob never saw
+    assert call(alice.token, "GET", "/user/alice/api/kernels")[0] == 200
+    status, extended = call(alice.token, "POST", "/user/alice/dsportal/session/extend")
+    assert status == 200, extended
+    assert extended["session"]["state"] == "running"
+    # the session's activity reaches the hub (JupyterHub's own report, with the session's new token)
+    assert run_code(cluster, "alice", "python3", "print(1)")[0] == "ok"
+    wait_until(lambda: last_activity(cluster) > revoked_at, 60, "alice's activity reported after the revoke", every=1)

@@ -1,0 +1,230 @@
+"""A session's API token: which server tokens a hub deletes, and what a session takes as its new token.
+
+Hub side (spawner/hub/sessiontoken.py): the note JupyterHub gives a server's
+token, which tokens are stale (pure, and against JupyterHub's own tables in
+memory).  Session side (spawner/jupyter/sessiontoken.py, tokenpipe.py,
+guests.py): what an offer must look like, the new token reaching every holder
+and the port keeper, and the answers about tokens a session keeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from types import SimpleNamespace
+
+import pytest
+from jupyterhub import orm
+from tornado import web
+
+from spawner.hub import sessiontoken as hub_tokens
+from spawner.jupyter import guests, tokenpipe
+from spawner.jupyter import sessiontoken as session_tokens
+
+
+def test_the_note_is_jupyterhubs_for_each_server():
+    assert hub_tokens.server_note("/user/alice/", "") == "Server at /user/alice/"
+    assert hub_tokens.server_note("/user/alice/", "train") == "Server at /user/alice/train/"
+    assert hub_tokens.server_note("/portal/user/a%40b/", "x y") == "Server at /portal/user/a%40b/x%20y/"
+
+
+def test_stale_tokens_are_all_but_each_running_servers_current_one():
+    tokens = [
+        (1, 10, "Server at /user/alice/"),  # left by an earlier session of alice's
+        (2, 10, "Server at /user/alice/"),  # her running session's
+        (3, 10, "Server at /user/alice/gone/"),  # a session that no longer runs
+        (4, 20, "Server at /user/bob/"),  # bob's running session, its row unknown (an older record)
+        (5, 20, "Server at /user/bob/"),  # ... the newest: his latest start's
+        (6, 20, "Server at /user/alice/"),  # bob's token with alice's note: not alice's session's
+    ]
+    live = {(10, "Server at /user/alice/"): 2, (20, "Server at /user/bob/"): 0}
+    assert hub_tokens.stale_tokens(tokens, live) == [1, 3, 4, 6]
+    assert hub_tokens.stale_tokens(tokens, {}) == [1, 2, 3, 4, 5, 6]
+    assert hub_tokens.stale_tokens([], live) == []
+
+
+@pytest.fixture
+def a_hub_database():
+    db = orm.new_session_factory("sqlite:///:memory:")()
+    db.add(orm.OAuthClient(identifier="jupyterhub"))
+    db.add(orm.OAuthClient(identifier="jupyterhub-user-alice"))
+    db.commit()
+    yield db
+    db.close()
+
+
+def server_token(db, user, note: str, client: str = "jupyterhub") -> int:
+    token = orm.APIToken.new(user=user, note=note, scopes=[], client_id=client)
+    return orm.APIToken.find(db, token).id
+
+
+def test_a_sweep_deletes_the_server_tokens_of_no_running_session(a_hub_database):
+    db = a_hub_database
+    alice, bob = orm.User(name="alice"), orm.User(name="bob")
+    db.add_all([alice, bob])
+    db.commit()
+    running = orm.Spawner(user=alice, name="", server=orm.Server(base_url="/user/alice/"))
+    stopped = orm.Spawner(user=alice, name="old", state={"token_id": 99})
+    db.add_all([running, stopped])
+    db.commit()
+    left = server_token(db, alice, "Server at /user/alice/")
+    current = server_token(db, alice, "Server at /user/alice/")
+    newer = server_token(db, alice, "Server at /user/alice/")  # say, a replacement this hub made but not saved yet
+    ended = server_token(db, alice, "Server at /user/alice/old/")
+    personal = server_token(db, alice, "my script")
+    browser = server_token(db, alice, "Server at /user/alice/", client="jupyterhub-user-alice")
+    bobs = server_token(db, bob, "Server at /user/bob/")
+    running.state = {"token_id": current}
+    db.commit()
+
+    assert hub_tokens.sweep(db, []) == 4  # the newer one is not the record's
+    kept = {row.id for row in db.query(orm.APIToken)}
+    assert kept == {current, personal, browser}
+    assert {left, newer, ended, bobs}.isdisjoint(kept)
+
+    # a spawner this hub holds knows its current token before the database does
+    replacement = server_token(db, alice, "Server at /user/alice/")
+    held = SimpleNamespace(
+        user=SimpleNamespace(orm_user=alice, base_url="/user/alice/"),
+        name="",
+        record=SimpleNamespace(token_id=replacement),
+    )
+    assert hub_tokens.sweep(db, [held]) == 1
+    assert {row.id for row in db.query(orm.APIToken)} == {replacement, personal, browser}
+
+
+def test_an_offered_token_reads_or_is_refused_with_words():
+    assert session_tokens.parse_offer(b'{"token": "0123456789abcdef0123456789abcdef"}') == "0123456789abcdef" * 2
+    for body, words in [
+        (b"", "send"),
+        (b"not json", "not JSON"),
+        (b'{"token": "abc"}', "no token"),
+        (b'{"token": "a b c d e f g h"}', "no token"),
+        (b'{"token": "0123456789abcdef", "more": 1}', "send"),
+        (b'{"token": 12345678901}', "send"),
+        (b'{"token": "' + b"a" * 2000 + b'"}', "too long"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            session_tokens.parse_offer(body)
+
+
+class FakeHubAuth:
+    def __init__(self, token: str):
+        self.api_token = token
+        self.cache = {"token:x:y": {"name": "alice"}}
+
+
+def test_a_taken_token_reaches_every_holder_and_the_keeper(monkeypatch):
+    monkeypatch.setattr(session_tokens, "_TOKEN", [])
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "old-token-from-the-start")
+    provider_auth, app_auth = FakeHubAuth("old-token-from-the-start"), FakeHubAuth("old-token-from-the-start")
+    other = FakeHubAuth("another-services-token")  # not the session's: left alone
+    points = {"jupyterhub-singleuser": app_auth, "jupyterlab": None, "other": other}
+    serverapp = SimpleNamespace(
+        identity_provider=SimpleNamespace(hub_auth=provider_auth),
+        extension_manager=SimpleNamespace(
+            extension_points={name: SimpleNamespace(app=SimpleNamespace(hub_auth=a)) for name, a in points.items()}
+        ),
+    )
+    reader, writer = os.pipe()
+    monkeypatch.setattr(tokenpipe, "_WRITER", [])
+    tokenpipe.to_keeper(writer)
+    latest = tokenpipe.Latest(reader, "old-token-from-the-start")
+    assert session_tokens.is_session_token("old-token-from-the-start")
+
+    session_tokens.take(serverapp, "new-token-1")
+    session_tokens.take(serverapp, "new-token-2")
+
+    assert session_tokens.current() == "new-token-2"
+    assert os.environ["JUPYTERHUB_API_TOKEN"] == "old-token-from-the-start"  # kernels inherit the dead one only
+    assert (provider_auth.api_token, app_auth.api_token) == ("new-token-2", "new-token-2")
+    assert provider_auth.cache == app_auth.cache == {}
+    assert other.api_token == "another-services-token" and other.cache
+    assert not session_tokens.is_session_token("old-token-from-the-start")
+    os.close(writer)  # the server's end
+    deadline = time.monotonic() + 5
+    while latest() != "new-token-2":
+        assert time.monotonic() < deadline, latest()
+        time.sleep(0.01)
+
+
+class AnsweringHubAuth(guests.SessionHubOAuth):
+    """The session's HubOAuth with the hub's answers from a dict (a token -> its user model, None: refused)."""
+
+    def __init__(self, answers: dict, **kwargs):
+        super().__init__(api_token="session-token", oauth_client_id="jupyterhub-user-alice", **kwargs)
+        self.answers = answers
+        self.asked: list[str] = []
+
+    async def _api_request(self, method, url, /, **kwargs):
+        token = kwargs["headers"]["Authorization"].split()[1]
+        self.asked.append(token)
+        return self.answers.get(token)
+
+
+def check(auth: AnsweringHubAuth, token: str):
+    return asyncio.run(auth._check_hub_authorization("http://hub/api/user", token, f"token:{token}"))
+
+
+def test_no_answer_about_a_guest_or_the_sessions_own_token_is_kept(monkeypatch):
+    monkeypatch.setenv("JUPYTERHUB_USER", "alice")
+    monkeypatch.setattr(session_tokens, "_TOKEN", ["session-token"])
+    alice, bob = {"kind": "user", "name": "alice"}, {"kind": "user", "name": "bob"}
+    answers = {"alices-browser": alice, "session-token": alice, "bob-1": bob}
+    answers.update({f"bob-flood-{i}": bob for i in range(1001)})
+    auth = AnsweringHubAuth(answers)
+
+    check(auth, "bob-1")
+    for i in range(1001):  # a guest's flood of fresh tokens: nothing of theirs is remembered to be cleared
+        check(auth, f"bob-flood-{i}")
+    check(auth, "alices-browser")
+    check(auth, "session-token")
+    assert len(auth.cache) == 1 and "token:alices-browser" in auth.cache  # the owner's own, as JupyterHub keeps it
+
+    answers["bob-1"] = {"kind": "user", "name": "bob", "scopes": []}  # alice revoked the share
+    answers["session-token"] = None  # and the hub replaced the session's token
+    assert check(auth, "bob-1")["scopes"] == []  # asked afresh: no cached "admitted"
+    assert check(auth, "session-token") is None
+    assert auth.asked.count("bob-1") == 2 and auth.asked.count("session-token") == 2
+    check(auth, "alices-browser")
+    assert auth.asked.count("alices-browser") == 1
+
+
+class Request:
+    """What refuse_ended reads of a request: its token, and JupyterHub's row of it."""
+
+    def __init__(self, token: str | None, row=None):
+        self.token, self.row = token, row
+
+    def get_auth_token(self):
+        return self.token
+
+    def get_token(self):
+        return self.row
+
+
+def a_session(token: str, state: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        ready=state == "running",
+        pending="spawn" if state == "starting" else ("stop" if state == "stopping" else None),
+        record=SimpleNamespace(stopping=state == "stopping"),
+        holds_token=lambda t: t == token,
+    )
+
+
+def test_the_portals_apis_take_a_server_token_only_from_a_running_session():
+    server_row = SimpleNamespace(user_id=1, client_id="jupyterhub", note="Server at /user/alice/")
+    personal_row = SimpleNamespace(user_id=1, client_id="jupyterhub", note="my script")
+    sessions = [a_session("live", "running"), a_session("starting", "starting"), a_session("ending", "stopping")]
+    for request in (
+        Request(None),  # the browser's cookie
+        Request("live", server_row),
+        Request("starting", server_row),
+        Request("personal", personal_row),
+    ):
+        hub_tokens.refuse_ended(request, sessions)
+    for request in (Request("ending", server_row), Request("left-behind", server_row)):
+        with pytest.raises(web.HTTPError) as refused:
+            hub_tokens.refuse_ended(request, sessions)
+        assert refused.value.status_code == 403 and "no longer running" in refused.value.log_message
