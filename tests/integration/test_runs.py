@@ -141,7 +141,7 @@ def test_the_multi_gpu_template_trains_across_both_nodes(alice, cluster):
         text=True,
         timeout=30,
     ).stdout.split()
-    assert f"{run['job_id']}.0|2|COMPLETED" in steps, steps  # srun's step: one torchrun on each of the two nodes
+    assert f"{run['job_id']}.0|2|COMPLETED" in steps, steps  # srun's step: the processes of both nodes
 
 
 def test_bad_input_is_refused_with_words_and_submits_nothing(alice, cluster):
@@ -252,7 +252,7 @@ def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
         row = alice.wait_ended(run["job_id"], timeout=180)
         assert row["state"] == "COMPLETED", (row, alice.log(run["job_id"]))
     ranks = re.findall(r"rank ([0-9]+) of ([0-9]+) on (node[0-9]+)", alice.log(python["job_id"]))
-    # one process per GPU: ranks 0-3 of 4, two on each node (which node gets which ranks is torchrun's choice)
+    # one process per GPU: ranks 0-3 of 4, two on each node (Slurm's task numbers as ranks)
     assert sorted(int(r[0]) for r in ranks) == [0, 1, 2, 3] and {r[1] for r in ranks} == {"4"}, ranks
     assert sorted(r[2] for r in ranks) == ["node001", "node001", "node002", "node002"], ranks
     shells = sorted(line for line in alice.log(shell["job_id"]).splitlines() if line.startswith("shell on "))

