@@ -13,8 +13,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 import struct
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,11 +82,12 @@ def alice() -> JobsClient:
 
 
 @pytest.fixture
-def marker() -> Path:
+def marker() -> Iterator[Path]:
     """Where bob's pickle writes, if it ever runs: a folder every account may write to."""
     folder = tempfile.mkdtemp(prefix="dsportal-attack-", dir="/tmp")
     os.chmod(folder, 0o1777)
-    return Path(folder) / "pwned"
+    yield Path(folder) / "pwned"
+    shutil.rmtree(folder)
 
 
 def ran_as(marker: Path) -> str:
