@@ -170,12 +170,13 @@ def run(
             reader.start()
         return _wait_all(children)
     finally:
+        # first: a cancel or the time limit allows only Slurm's KillWait (seconds) before SIGKILL
+        shutil.rmtree(folder, ignore_errors=True)
         _end(children)
         if output is not None:
             os.close(output)
         if reader is not None and reader.is_alive():
             reader.join(timeout=10)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pass_lines(fd: int, show: Callable[[str], object]) -> None:
@@ -292,12 +293,17 @@ def prove_peers(secret: bytes, group=None, timeout: timedelta = PROOF_TIMEOUT) -
             )
 
 
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)  # through run()'s cleanup: the folder removed, the processes ended
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[0] == TASK_FLAG:
         script = args[1:]
         os.execve(sys.executable, [sys.executable, *script], slurm_rank_environment(os.environ))
     if len(args) >= 3 and args[0] == "--per-node" and args[1].isdigit() and int(args[1]) >= 1:
+        signal.signal(signal.SIGTERM, _terminated)
         raise SystemExit(run(args[2:], int(args[1])))
     print(USAGE, file=sys.stderr)
     raise SystemExit(2)

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 from spawner.job import distributed
+from tests.support.http import wait_until
 from tests.support.neighbour import GlooStranger
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -71,6 +75,28 @@ def test_the_processes_meet_in_the_private_folder_and_leave_nothing(tmp_path):
         for r in range(3)  # a MASTER_PORT of the shell is not passed
     ]
     assert not list(tmp_path.glob(".dsportal-dist-*"))  # the folder went with the processes
+
+
+def test_a_stopped_launcher_removes_the_folder_and_ends_its_processes(tmp_path):
+    # what Slurm's cancel or time limit does: SIGTERM, and SIGKILL KillWait seconds later
+    script = tmp_path / "wait.py"
+    script.write_text(
+        "import os, sys, time\nsys.stdout.write(f'pid {os.getpid()}\\n'); sys.stdout.flush()\ntime.sleep(600)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path))
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "spawner.job.distributed", "--per-node", "2", str(script)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    pids = [int(launcher.stdout.readline().split()[1]) for _ in range(2)]
+    assert len(list(tmp_path.glob(".dsportal-dist-*"))) == 1
+    launcher.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=5) == 128 + signal.SIGTERM
+    assert not list(tmp_path.glob(".dsportal-dist-*"))
+    for pid in pids:
+        wait_until(lambda pid=pid: not Path(f"/proc/{pid}").exists(), 5, f"process {pid} ended")
 
 
 def hijacked_run(tmp_path: Path, mode: str) -> tuple[int, str, dict]:
