@@ -113,6 +113,7 @@ def test_a_neighbour_cannot_plant_a_pickle_in_a_multi_node_run_nor_take_its_port
     assert seen["listeners"], seen
     assert seen["raw_sent"] >= len(seen["listeners"]), seen
     assert seen["ports_held"] == 200, seen
+    assert not list(alice.home.glob(".dsportal-dist-*"))  # the private folder went with the processes
 
 
 def test_a_neighbour_who_takes_a_ranks_connection_reads_nothing_and_the_run_stops(alice, cluster, marker):
@@ -134,3 +135,4 @@ def test_a_neighbour_who_takes_a_ranks_connection_reads_nothing_and_the_run_stop
         assert (state, "did not prove" in log) == ("FAILED", True), (log, seen)
     else:
         assert (state, "dsportal-run: done" in log) == ("COMPLETED", True), (log, seen)
+    assert not list(alice.home.glob(".dsportal-dist-*"))
