@@ -217,10 +217,17 @@ class SlurmGPUSpawner(SlurmSpawner):
 
     def counts_against_limits(self) -> bool:
         """Whether this session holds a share of the user's limits: a start that passed them and has not ended
-        (its job may not exist yet), or a job that is not being stopped."""
+        (its job may not exist yet), or a job Slurm still holds: one being stopped counts until the shared listing
+        shows it gone (a stop followed at once by a start must not hold both sessions' GPUs at one time)."""
         if self.claimed and self.pending == "spawn":  # JupyterHub ends "spawn" when the start succeeds or fails
             return True
-        return bool(self.job_id) and not self.record.stopping
+        if not self.job_id:
+            return False
+        if not self.record.stopping:
+            return True
+        watcher = self.slurm_client.watcher
+        info = watcher.last_known(self.job_id)
+        return not (watcher.listed() and (info is None or not info.in_queue))
 
     def held_beside(self) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count)."""

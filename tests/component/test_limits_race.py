@@ -109,3 +109,32 @@ def test_a_refused_or_failed_start_frees_its_share_at_once(a_limited_hub):
     finally:
         mock.heal()
         stop_all(hub, mock, "alice")
+
+
+def test_a_session_being_stopped_counts_until_slurm_lets_its_job_go(a_limited_hub):
+    """Stop, then start at once: while Slurm still holds the stopped session's job (scancel refused here), its
+    GPUs are still the user's, so a second 4-GPU start is refused; once the job is gone it is accepted.  (Before,
+    a session counted no more from the moment its stop was asked for: alice held 8 GPUs with a limit of 4.)"""
+    hub, mock = a_limited_hub
+    try:
+        status, body = hub.api("POST", "/users/alice/servers/first", {"gpus": 4, "hours": 1})
+        assert status in (201, 202), body
+        wait_until(lambda: held_by(mock, "alice"), 30, "the first session's job")
+        mock.fail("scancel", "error", "scancel: error: Slurm is busy")
+        cancels = len(mock.calls("scancel"))
+        hub.api("DELETE", "/users/alice/servers/first")
+        wait_until(lambda: len(mock.calls("scancel")) > cancels, 30, "the stop's first scancel")
+        status, body = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
+        assert status == 400 and f"may hold {MAX_GPUS} GPUs together here" in body["message"], (status, body)
+        assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
+        mock.heal()
+        wait_until(lambda: not held_by(mock, "alice"), 60, "the first session's job cancelled")
+
+        def second_accepted():
+            status, _ = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
+            return status in (201, 202)
+
+        wait_until(second_accepted, 30, "the second start accepted once the first job is gone")
+    finally:
+        mock.heal()
+        stop_all(hub, mock, "alice")
