@@ -46,6 +46,10 @@ def parse_port_body(body: object) -> int:
 
 
 class SessionTokenHandler(Bounded, APIHandler):
+    # The session's lifeline (its port, its end): never refused for a rate that its guests' flood with the same
+    # token could use up (spawner/hub/requestlimits.py)
+    rate_limited = False
+
     def session_spawner(self):
         """The spawner whose session's own token made this request, while the session starts, runs or stops
         (None: any other token, or a session that has ended)."""

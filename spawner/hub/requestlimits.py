@@ -11,10 +11,16 @@ doubling its memory.  So every portal handler (spawner/hub/routes.py) has
   client that sent `Expect: 100-continue` never sends it), an undeclared one
   that grows past it is cut off; what arrives is `request.body` (a bytearray,
   which json.loads and JupyterHub's get_json_body read as they read bytes);
-- once JupyterHub has said who asks (its prepare), a token bucket per user
-  (or service, or client address when nobody logged in) of
-  hub.api_rate_per_minute with room for hub.api_burst at once: a caller over it
-  gets a 429 with words and Retry-After, before the body is read.
+- once JupyterHub has said who asks (its prepare), a token bucket per
+  credential (caller_key) of hub.api_rate_per_minute with room for
+  hub.api_burst at once: a caller over it gets a 429 with words and
+  Retry-After, before the body is read.  A bucket per credential, not per
+  user: a session's token authenticates as its owner and is readable by the
+  session's guests and code, so a guest flooding with it must not drain what
+  the owner's own browser (which revokes the share, stops the session) or
+  scripts need.  The admin's services (the idle culler stops many sessions at
+  once) and the session's own reports of its port and end (its lifeline,
+  accepted only with its live token) are not rate-limited.
 
 JupyterHub's own endpoints keep their handlers: `limit_hub_bodies` caps
 every request body of the hub's server at hub.max_body_bytes through
@@ -24,6 +30,7 @@ later takes it); over that the connection is closed without an answer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -32,6 +39,8 @@ from collections.abc import Callable
 
 from tornado import web
 from tornado.httpserver import HTTPServer
+
+from portal.clientaddress import client_address, peer_of
 
 log = logging.getLogger("JupyterHub").getChild("requestlimits")
 
@@ -77,11 +86,17 @@ class RateLimiter:
         return wait
 
 
-def caller_key(user, address: str) -> str:
-    """Whose bucket a request takes from: the user's, a service's, or the client address's when nobody logged in."""
+def caller_key(user, token: str | None, address: str) -> str | None:
+    """Whose bucket a request takes from (pure): the token's when one authenticated it (a session's token, shared
+    with its guests, drains its own bucket only), the user's for their browser's cookie, the client address's when
+    nobody logged in; None for the admin's services (not limited)."""
     if user is None:
         return f"address {address}"
-    return f"{getattr(user, 'kind', 'user')} {user.name}"
+    if getattr(user, "kind", "user") == "service":
+        return None
+    if token:
+        return f"token {hashlib.sha256(token.encode()).hexdigest()[:24]} of {user.name}"
+    return f"user {user.name}"
 
 
 def declared_size(headers) -> int | None:
@@ -110,6 +125,8 @@ def limit_hub_bodies(max_body_bytes: int) -> None:
 class Bounded(web.RequestHandler):
     """First among a portal handler's bases: its body and its caller's rate, bounded before the body is read."""
 
+    rate_limited = True  # False for a session's own lifeline reports (its port, its end, its token check)
+
     def _limits(self):
         from .services import hub_services  # the hub's settings (spawner/hub/services.py)
 
@@ -137,7 +154,12 @@ class Bounded(web.RequestHandler):
             await ready
         if self._finished:
             return None
-        key = caller_key(self.current_user, self.request.remote_ip or "")
+        if not self.rate_limited and self.current_user is not None:
+            return None  # nobody logged in (a forged token) is limited by address everywhere
+        address = client_address(peer_of(self), self.request.headers.get("X-Forwarded-For"), hub.proxy_addresses)
+        key = caller_key(self.current_user, self.get_auth_token(), address)
+        if key is None:
+            return None
         wait = rate_limiter(hub.api_rate_per_minute, hub.api_burst).take(key)
         if wait:
             log.warning("%s %s refused: %s over the portal's request rate", self.request.method, self.request.path, key)

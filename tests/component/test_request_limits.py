@@ -158,3 +158,32 @@ def test_a_user_over_the_rate_gets_429_with_words_and_others_go_on(a_limited_hub
         timeout=5,
     )
     assert isinstance(refused, tuple) and refused[0] == 429, refused
+
+
+def test_a_flood_with_one_of_alices_tokens_leaves_her_other_credentials_their_own_rate(a_limited_hub):
+    """The attack: a guest of alice's session floods the portal with the session's token (it authenticates as
+    alice) so that alice's own requests (revoking the share, stopping the session) get 429.  A bucket per
+    credential: the flooded token is refused, alice's own token still answers (and so does her browser's cookie,
+    a bucket of its own)."""
+    copied, her_own = user_token(a_limited_hub, "alice"), user_token(a_limited_hub, "alice")
+    url = f"{a_limited_hub.url}/hub/api/dsportal/session"
+
+    def status(token: str) -> int:
+        answer = raw_request("GET", url, {"Authorization": f"token {token}"}, timeout=30)
+        assert isinstance(answer, tuple), answer
+        return answer[0]
+
+    flood = [status(copied) for _ in range(BURST + 2)]
+    assert flood[-1] == 429, flood
+    assert status(her_own) == 200
+
+
+def test_nobody_logged_in_cannot_leave_their_bucket_by_naming_another_address(a_limited_hub):
+    """Tornado takes the client's address from X-Real-Ip whoever sends it: a caller who rotates it would escape
+    the limit (or drain another person's address); only the proxy's own word counts."""
+    url = f"{a_limited_hub.url}/hub/api/dsportal/partitions"
+    answers = [
+        raw_request("GET", url, {"X-Real-Ip": f"10.9.{i // 250}.{i % 250 + 1}"}, timeout=30) for i in range(BURST + 2)
+    ]
+    assert all(isinstance(a, tuple) for a in answers), answers
+    assert answers[-1][0] == 429, [a[0] for a in answers]

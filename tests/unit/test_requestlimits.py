@@ -43,9 +43,25 @@ def test_a_bucket_forgets_the_least_recently_seen_callers_past_its_bound():
 
 
 def test_whose_bucket_a_request_takes_from():
-    assert caller_key(SimpleNamespace(kind="user", name="alice"), "10.0.0.5") == "user alice"
-    assert caller_key(SimpleNamespace(kind="service", name="alice"), "10.0.0.5") == "service alice"
-    assert caller_key(None, "10.0.0.5") == "address 10.0.0.5"
+    alice = SimpleNamespace(kind="user", name="alice")
+    assert caller_key(alice, None, "10.0.0.5") == "user alice"  # her browser's cookie
+    session, own = caller_key(alice, "session-token", "10.0.0.5"), caller_key(alice, "her-script-token", "10.0.0.5")
+    # a session's token (its guests have it) drains its own bucket, not her browser's or her scripts'
+    assert session.startswith("token ") and session.endswith(" of alice") and "session-token" not in session
+    assert len({session, own, "user alice"}) == 3
+    assert caller_key(SimpleNamespace(kind="service", name="cull-idle"), "tok", "10.0.0.5") is None
+    assert caller_key(None, "forged", "10.0.0.5") == "address 10.0.0.5"
+
+
+def test_a_sessions_lifeline_reports_are_not_rate_limited():
+    """A guest flooding with the session's token must not get its port or end report refused (the start would
+    wait with its job held); every other portal handler is limited."""
+    from spawner.hub import routes
+    from spawner.hub.portapi import EndedHandler, PortHandler
+
+    assert not PortHandler.rate_limited and not EndedHandler.rate_limited
+    limited = [h for h in {r[1] for r in routes.ADDED} if issubclass(h, Bounded) and h.rate_limited]
+    assert limited and all(h not in (PortHandler, EndedHandler) for h in limited)
 
 
 def test_a_declared_body_size_reads_only_as_a_plain_number():
