@@ -78,6 +78,8 @@ class SlurmGPUSpawner(SlurmSpawner):
         quiet_refusals(self.log)  # a refused start: the spawner's one WARNING, not JupyterHub's ERRORs
         # What outlives the hub (saved by get_state; job_id and job_status are batchspawner's traits).
         self.record = SessionRecord()
+        if self.api_token:  # given to the constructor, before the record existed
+            self._remember(self.api_token)
         # What lives only as long as this hub process:
         self.request: SessionRequest | None = None  # the user's validated options
         self.resources: Resources | None = None  # what they come to in Slurm's terms
@@ -147,11 +149,13 @@ class SlurmGPUSpawner(SlurmSpawner):
     def _remember_token(self, change) -> None:
         """The record keeps what a restarted hub needs of the session's token: its digest and its row
         (JupyterHub gives a restarted hub no token; spawner/hub/sessiontoken.py)."""
-        if not change.new:
-            return  # JupyterHub's clear_state: the record says what is left
-        self.record.token_sha256 = token_digest(change.new)
+        if change.new and hasattr(self, "record"):  # "": JupyterHub's clear_state; no record: given to __init__
+            self._remember(change.new)
+
+    def _remember(self, token: str) -> None:
+        self.record.token_sha256 = token_digest(token)
         db = object_session(self.orm_spawner) if self.orm_spawner is not None else None
-        self.record.token_id = sessiontoken.token_id_of(db, change.new) if db is not None else 0
+        self.record.token_id = sessiontoken.token_id_of(db, token) if db is not None else 0
 
     def run_post_stop_hook(self):
         """The session has ended: so has every server token of it, also those a restarted hub does not know
