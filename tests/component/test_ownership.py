@@ -343,7 +343,7 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     # and the usage page's log: both sessions, their GPU-hours the hub's own (given GPUs x the time it saw them run)
     log = state.pop("usage_log")
     assert [(e["job_id"], e["accounted"]) for e in log] == [(str(int(job_id) + 1), False), (job_id, False)]
-    assert [(e["gpus"], e["gpu_hours"] > 0) for e in log] == [(1, True), (1, True)], log
+    assert [(e["gpus"], e["gpu_hours"] > 0) for e in log] == [(2, True), (2, True)], log
     assert state == {"version": RECORD_VERSION}  # and the record's version (spawner/hub/record.py)
 
 
