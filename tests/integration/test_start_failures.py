@@ -86,12 +86,18 @@ def test_a_session_shorter_than_the_warning_window_starts_and_takes_the_warning_
     assert dave.start(USER, {"gpus": 1, "hours": 0.02}) in (201, 202)  # 1 minute: inside Slurm's warning window
     job_id = dave.job_of(USER)
     assert "TimeLimit=00:01:00" in dave.scontrol(job_id)
-    wait_for_server(job_id)
-    # Slurm's warning while JupyterLab loads, sent as Slurm sends it (to the batch step), so that it surely comes
-    # then (Slurm's own comes at its next time-limit check, anywhere in the first 30 s)
+    server = wait_for_server(job_id)
+    # Held still from the moment it appears (it loads JupyterLab for seconds), so that Slurm's warning surely comes
+    # while it loads, however fast this machine is (CI once saw JupyterLab up before the test's scancel ran)
+    os.kill(server, signal.SIGSTOP)
     log = session_log(job_id)
-    subprocess.run(["scancel", "--signal=USR2", "--batch", job_id], timeout=30, check=True)
-    assert "reported to the hub" not in log.read_text(), "JupyterLab was up before the warning: nothing tested"
+    try:
+        assert "reported to the hub" not in log.read_text(), "JupyterLab was up before the warning: nothing tested"
+        # Slurm's warning, sent as Slurm sends it (to the batch step); Slurm's own comes at its next time-limit
+        # check, anywhere in the first 30 s
+        subprocess.run(["scancel", "--signal=USR2", "--batch", job_id], timeout=30, check=True)
+    finally:
+        os.kill(server, signal.SIGCONT)
     dave.wait_ready(USER, timeout=40)
     text = log.read_text()
     assert "the session's server has exited" not in text
