@@ -43,7 +43,9 @@ OPEN_SOCKET = """async (base) => {
 
 
 def status_of(page, url: str) -> int:
-    return page.evaluate("async (u) => (await fetch(u, {credentials: 'include'})).status", url)
+    """What a GET of `url` from the page's JavaScript answers (with the XSRF token, as JupyterLab sends it: without
+    it the session takes no cookie, and every such request would be a 403 whoever made it)."""
+    return cluster_status(page, url, "GET")
 
 
 def logged_in(context, user: str):
@@ -171,6 +173,7 @@ def test_two_sessions_and_a_shared_one_edited_together(browser, cluster):
     base = url_for("/user/alice/train/")
     bob.evaluate(OPEN_SOCKET, base)
     wait_until(lambda: bob.evaluate("window.guestSocket.opened"), 30, "bob's kernel websocket open")
+    assert status_of(bob, base + "api/contents/") == 200  # bob is in, until the revoke
     page.goto(f"{HUB}/hub/home")
     started = time.monotonic()
     browser.allow(r"/user/alice/train/", 403, why="alice revoked bob's share: the session refuses him")
