@@ -157,7 +157,8 @@ class Bounded(web.RequestHandler):
         if not self.rate_limited and self.current_user is not None:
             return None  # nobody logged in (a forged token) is limited by address everywhere
         address = client_address(peer_of(self), self.request.headers.get("X-Forwarded-For"), hub.proxy_addresses)
-        key = caller_key(self.current_user, self.get_auth_token(), address)
+        token_of = getattr(self, "get_auth_token", None)  # JupyterHub's handlers; a plain static file has none
+        key = caller_key(self.current_user, token_of() if token_of else None, address)
         if key is None:
             return None
         wait = rate_limiter(hub.api_rate_per_minute, hub.api_burst).take(key)
