@@ -187,3 +187,10 @@ def test_nobody_logged_in_cannot_leave_their_bucket_by_naming_another_address(a_
     ]
     assert all(isinstance(a, tuple) for a in answers), answers
     assert answers[-1][0] == 429, [a[0] for a in answers]
+
+
+def test_a_plain_static_file_of_the_portal_is_still_served_within_the_limits(a_hub):
+    """The usage pages' plotly file is a tornado static-file handler (no JupyterHub token lookup): the limits must
+    not turn it into a 500 (they did once, and the pages' plots stayed blank)."""
+    answer = raw_request("GET", f"{a_hub.url}/hub/dsportal/static/plotly.min.js", {}, timeout=30)
+    assert isinstance(answer, tuple) and answer[0] == 200, answer
