@@ -228,7 +228,7 @@ async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
     return False
 
 
-_DELIVERING: set[asyncio.Task] = set()  # held until done: the loop keeps only weak references to tasks
+_DELIVERING: dict[asyncio.Task, object] = {}  # delivery -> its spawner, held until done (the loop keeps weak refs)
 
 
 def replace_in_session(spawner) -> asyncio.Task | None:
@@ -237,8 +237,8 @@ def replace_in_session(spawner) -> asyncio.Task | None:
     if not (spawner.ready and running(spawner)):
         return None
     task = asyncio.ensure_future(deliver(spawner, replace(spawner)))
-    _DELIVERING.add(task)
-    task.add_done_callback(_DELIVERING.discard)
+    _DELIVERING[task] = spawner
+    task.add_done_callback(lambda done: _DELIVERING.pop(done, None))
     return task
 
 
@@ -261,7 +261,9 @@ async def keep_tokens(spawners, db, interval: float = KEEP_SECONDS, sweep_every:
                     swept = time.monotonic()
                     if deleted:
                         log.warning("Deleted %d server token(s) of no running session", deleted)
-            for spawner in [s for s in held if s.record.token_undelivered and s.ready and not s.pending]:
+            delivering = {id(s) for s in _DELIVERING.values()}
+            waiting = [s for s in held if s.record.token_undelivered and s.ready and not s.pending]
+            for spawner in [s for s in waiting if id(s) not in delivering]:
                 try:
                     if spawner.api_token:
                         await deliver(spawner, spawner.api_token, pauses=(0.0,))

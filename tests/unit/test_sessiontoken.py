@@ -228,3 +228,44 @@ def test_the_portals_apis_take_a_server_token_only_from_a_running_session():
         with pytest.raises(web.HTTPError) as refused:
             hub_tokens.refuse_ended(request, sessions)
         assert refused.value.status_code == 403 and "no longer running" in refused.value.log_message
+
+
+def test_a_token_that_did_not_reach_its_session_is_delivered_again_or_replaced_after_a_restart(
+    a_hub_database, monkeypatch
+):
+    delivered, replaced = [], []
+
+    async def deliver(spawner, token, pauses=hub_tokens.DELIVERY_TRIES):
+        delivered.append((spawner.name, token))
+        return True
+
+    def replace_in_session(spawner):
+        replaced.append(spawner.name)
+        return None
+
+    monkeypatch.setattr(hub_tokens, "deliver", deliver)
+    monkeypatch.setattr(hub_tokens, "replace_in_session", replace_in_session)
+
+    def session(name: str, token: str, undelivered: bool = True, pending=None) -> SimpleNamespace:
+        record = SimpleNamespace(token_undelivered=undelivered, token_id=0)
+        return SimpleNamespace(name=name, api_token=token, record=record, ready=True, pending=pending)
+
+    held = [
+        session("this-hub-made-it", "new-token"),
+        session("after-a-restart", ""),  # the hub that made it is gone, and its token with it
+        session("delivered", "a-token", undelivered=False),
+        session("stopping", "b-token", pending="stop"),
+    ]
+
+    async def one_pass():
+        loop = asyncio.create_task(hub_tokens.keep_tokens(lambda: held, lambda: a_hub_database, interval=0.01))
+        deadline = time.monotonic() + 5
+        while not (delivered and replaced):
+            assert time.monotonic() < deadline, (delivered, replaced)
+            await asyncio.sleep(0.01)
+        loop.cancel()
+
+    asyncio.run(one_pass())
+    assert delivered[0] == ("this-hub-made-it", "new-token")
+    assert set(replaced) == {"after-a-restart"}
+    assert {name for name, _ in delivered} == {"this-hub-made-it"}
