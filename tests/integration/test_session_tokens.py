@@ -11,11 +11,15 @@ behind are removed when the hub starts.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import time
 from datetime import UTC, datetime
 
-from tests.support.cluster import Cluster
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
+
+from tests.support.cluster import Cluster, url_for
 from tests.support.http import wait_until
 from tests.support.jobs import JobsClient
 from tests.support.jupyter import run_code
@@ -82,6 +86,23 @@ def flood(tokens: list[str], path: str) -> list[int]:
         return list(pool.map(lambda token: call(token, "GET", path)[0], tokens))
 
 
+async def closed_after(path: str, token: str, action, timeout: float = 20) -> int | None:
+    """Open a websocket at `path` with `token`, run `action` (blocking), then wait for the server to close the
+    connection: its close code (None: still open after `timeout` s)."""
+    request = HTTPRequest(url_for(path).replace("https", "wss", 1), headers={"Authorization": f"token {token}"})
+    ws = await websocket_connect(request)
+    await asyncio.get_running_loop().run_in_executor(None, action)
+    deadline = time.monotonic() + timeout
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if await asyncio.wait_for(ws.read_message(), left) is None:
+                return ws.close_code
+    except TimeoutError:
+        pass
+    ws.close()
+    return None
+
+
 def last_activity(cluster: Cluster) -> datetime:
     return datetime.fromisoformat(cluster.server("alice")["last_activity"].replace("Z", "+00:00"))
 
@@ -104,8 +125,16 @@ def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
     assert set(flood(guest_tokens, "/user/alice/api/status")) == {200}
     print(f"1,000 guest tokens admitted in {time.monotonic() - started:.1f} s")
 
+    # ... and keeps a kernel connection open with the copy (it authenticates as alice, not as a guest)
+    status, kernel = call(copied, "POST", "/user/alice/api/kernels", {"name": "python3"})
+    assert status == 201, kernel
+
+    def revoke() -> None:
+        assert call(alice.token, "DELETE", "/hub/api/dsportal/shares?server=&user=bob")[0] == 200
+
     revoked_at = datetime.now(UTC)
-    assert call(alice.token, "DELETE", "/hub/api/dsportal/shares?server=&user=bob")[0] == 200
+    code = asyncio.run(closed_after(f"/user/alice/api/kernels/{kernel['id']}/channels", copied, revoke))
+    assert code == 4403, f"the connection opened with the copied token ended with {code}"
 
     # nothing bob copied works any more, at once
     assert call(copied, "GET", "/hub/api/user")[0] == 403
