@@ -19,6 +19,8 @@ granted (`check_rules`, pure with the directory lookup passed in); the end of a
 session ends its shares (`end_shares`, from the spawner's clear_state).  The
 API is spawner/hub/shareapi.py; the session cuts a guest off once the hub
 stops letting them in, open connections included (spawner/jupyter/guests.py).
+When anyone's access ends, the session's token (which their code could read)
+is replaced at once and handed to the session (spawner/hub/sessiontoken.py).
 """
 
 from __future__ import annotations
