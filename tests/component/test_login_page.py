@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
-import socket
 import threading
 import time
 import urllib.error
@@ -14,7 +12,7 @@ import pytest
 import yaml
 
 from tests.support.demo import password_of
-from tests.support.http import wait_until
+from tests.support.http import raw_request, wait_until
 from tests.support.hub import HubProcess, form_login
 from tests.support.mockslurm import MockSlurm, config_data
 from tests.support.slapd import ldap_settings
@@ -105,23 +103,9 @@ def test_hung_directory_blocks_only_that_login(tmp_path, a_slapd, a_hung_server)
 
 
 def raw_post(url: str, headers: dict[str, str], chunks: list[bytes] = ()) -> int | str:
-    """POST over a bare socket: the response's status, or "cut off" when the server closed on the body.
-
-    urllib sends a whole body before it reads a response, so a server that answers early and closes
-    (as it should for a body it refuses) makes urllib fail at random with a broken pipe.
-    """
-    parts = urllib.parse.urlsplit(url)
-    head = [f"POST {parts.path} HTTP/1.1", f"Host: {parts.netloc}"] + [f"{k}: {v}" for k, v in headers.items()]
-    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
-        try:
-            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
-            for chunk in chunks:
-                sock.sendall(chunk)
-            response = http.client.HTTPResponse(sock)  # skips an interim "100 Continue"
-            response.begin()
-        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-            return "cut off"
-        return response.status
+    """POST over a bare socket (tests/support/http.py): the response's status, or "cut off"/"no answer"."""
+    answer = raw_request("POST", url, headers, chunks, timeout=30)
+    return answer[0] if isinstance(answer, tuple) else answer
 
 
 def test_the_login_form_accepts_small_bodies_only(an_ldap_hub):
