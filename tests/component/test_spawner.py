@@ -22,14 +22,20 @@ async def until(predicate, timeout=10.0):
         await asyncio.sleep(0.02)
 
 
-async def start_running(spawner, mock, jupyter, node="127.0.0.1"):
-    """Start a session and walk the mock job to running; return (start result, job id)."""
-    spawner.apply_session_options({"gpus": 2, "hours": 8})
+async def start_until_its_job_runs(spawner, mock, options: dict, node="127.0.0.1"):
+    """Start a session and walk the mock job to running, its server not reported yet; return (start task, job id)."""
+    spawner.apply_session_options(options)
     task = asyncio.ensure_future(spawner.start())
     await until(lambda: mock.jobs())
     job_id = next(iter(mock.jobs()))
     mock.set_job(job_id, state="RUNNING", node=node)
     await until(lambda: spawner.job_info is not None and spawner.job_info.running)
+    return task, job_id
+
+
+async def start_running(spawner, mock, jupyter, node="127.0.0.1"):
+    """Start a session and walk the mock job to running; return (start result, job id)."""
+    task, job_id = await start_until_its_job_runs(spawner, mock, {"gpus": 2, "hours": 8}, node)
     spawner.port = jupyter.port  # what the port callback does
     return await asyncio.wait_for(task, 10), job_id
 
@@ -207,12 +213,7 @@ async def test_a_server_that_exits_while_starting_fails_the_start_at_once_with_t
     a_spawner, mock_slurm, a_home, a_web_server, port_reported
 ):
     # The port keeper holds the port and its job runs on, RUNNING to Slurm: only its report says the server exited.
-    a_spawner.apply_session_options({"gpus": 1})
-    task = asyncio.ensure_future(a_spawner.start())
-    await until(lambda: mock_slurm.jobs())
-    job_id = next(iter(mock_slurm.jobs()))
-    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1")
-    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
+    task, job_id = await start_until_its_job_runs(a_spawner, mock_slurm, {"gpus": 1})
     if port_reported:  # it listened and reported its port, then died before it could prove itself
         a_web_server.loaded.clear()
         a_spawner.port = a_web_server.port
@@ -379,12 +380,7 @@ async def test_only_the_sessions_own_server_counts_as_ready(a_spawner, mock_slur
     """Something else on the reported port (another account's server on a shared node) is never taken for it."""
     impostor = a_web_server
     impostor.token = "not-the-session-token"  # it answers HTTP, but cannot prove it is alice's session
-    a_spawner.apply_session_options({"gpus": 1})
-    task = asyncio.ensure_future(a_spawner.start())
-    await until(lambda: mock_slurm.jobs())
-    job_id = next(iter(mock_slurm.jobs()))
-    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1")
-    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.running)
+    task, job_id = await start_until_its_job_runs(a_spawner, mock_slurm, {"gpus": 1})
     a_spawner.port = impostor.port
     await until(lambda: len(impostor.asked) >= 5)  # asked again and again: its answers do not count
     assert not task.done() and not a_spawner.answering
