@@ -227,11 +227,13 @@ class SlurmGPUSpawner(SlurmSpawner):
             return True
         if not self.job_id:
             return False
-        if not self.record.stopping:
-            return True
+        return not self.record.stopping or not self._listed_gone()
+
+    def _listed_gone(self) -> bool:
+        """Whether the hub's latest shared listing shows this session's job out of the queue (Slurm not asked)."""
         watcher = self.slurm_client.watcher
         info = watcher.last_known(self.job_id)
-        return not (watcher.listed() and (info is None or not info.in_queue))
+        return watcher.listed() and (info is None or not info.in_queue)
 
     def held_beside(self) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count)."""
@@ -395,9 +397,9 @@ class SlurmGPUSpawner(SlurmSpawner):
         """What the user reads while an old job is not confirmed gone ("" when there is none)."""
         if not (self.record.stopping and self.job_id):
             return ""
+        if self._listed_gone():
+            return ""  # the next start confirms it gone and forgets it
         info = self.slurm_client.watcher.last_known(self.job_id)
-        if self.slurm_client.watcher.listed() and (info is None or not info.in_queue):
-            return ""  # the latest listing shows it gone; the next start confirms and forgets it
         if info is not None and info.state in ENDING:
             return (
                 f"Your previous session (job {self.job_id}) is still ending: Slurm is cleaning up "
