@@ -13,7 +13,7 @@
 # its files.  The dev cluster writes its own additions there (deploy/dev/portal.py).
 from pathlib import Path
 
-from spawner.hub.hubconfig import apply_portal_config, report_ignored_settings
+from spawner.hub.wiring.hubconfig import apply_portal_config, report_ignored_settings
 
 c = get_config()  # noqa: F821  (provided by JupyterHub)
 apply_portal_config(c)

@@ -3,7 +3,7 @@
 Started by multi-gpu-pytorch.ipynb through the portal's launcher, which gives each process its rank and
 a private folder where the processes meet (never a TCP port another account could reach, as torchrun's
 is).  Also from a terminal of the session, or in an sbatch script over several nodes:
-    python3 -m spawner.job.distributed --per-node 4 ddp_train.py --epochs 1
+    python3 -m spawner.job.runs.distributed --per-node 4 ddp_train.py --epochs 1
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-from spawner.job.distributed import init_process_group
+from spawner.job.runs.distributed import init_process_group
 
 
 def say(message: str) -> None:

@@ -20,7 +20,7 @@ from tornado import web
 from traitlets import Integer, Unicode, default
 
 from .clientaddress import client_address, peer_of
-from .config import config_path, load_config
+from .config import config_path, loaded_config
 from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
 from .loginhandler import SmallLoginHandler
 from .settings import PortalSettings, is_username
@@ -74,7 +74,7 @@ class PortalLDAPAuthenticator(Authenticator):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.settings: PortalSettings = load_config(self.config_file)
+        self.settings: PortalSettings = loaded_config(self.config_file)
         ldap = self.settings.ldap
         self.directory = Directory(ldap)
         # see "Login (LDAP)" in the README for the policy these three make

@@ -200,3 +200,21 @@ def load_config(path: str | os.PathLike | None = None) -> PortalSettings:
         problem = getattr(e, "problem", None) or str(e)
         raise ConfigError(path.name, [f"{where}not valid YAML ({problem})"]) from e
     return parse_config(data, path.name)
+
+
+_LOADED: dict[str, tuple[tuple[int, int], PortalSettings]] = {}
+
+
+def loaded_config(path: str | os.PathLike | None = None) -> PortalSettings:
+    """The admin file, read and validated once per process while it stays the same: the hub's config, its
+    spawners, handlers and login share one `PortalSettings` (a changed file, size or mtime, is read again)."""
+    path = config_path(path)
+    try:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        return load_config(path)  # its words: the file cannot be read
+    key = str(path)
+    if key not in _LOADED or _LOADED[key][0] != stamp:
+        _LOADED[key] = (stamp, load_config(path))
+    return _LOADED[key][1]

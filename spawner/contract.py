@@ -12,14 +12,14 @@ import hmac
 from pathlib import Path
 
 # The job's environment variable holding the session spec (JSON: storage links
-# and kernels from the admin config), written by the hub, read by spawner/job/session.py.
+# and kernels from the admin config), written by the hub, read by spawner/job/session/start.py.
 SESSION_VAR = "DSPORTAL_SESSION"
 
 # The port callback, under the hub's API URL (JUPYTERHUB_API_URL ends in /hub/api):
 # the job POSTs {"port": N} there with the session's own token.
 PORT_CALLBACK = "/dsportal/port"
 
-# The session's server has exited: its port keeper (spawner/jupyter/keeper.py) POSTs here with the
+# The session's server has exited: its port keeper (spawner/jupyter/session/keeper.py) POSTs here with the
 # session's token; the hub removes the route before it answers, and only then is the port released.
 ENDED_CALLBACK = "/dsportal/ended"
 
@@ -34,7 +34,7 @@ USAGE_PATH = "/dsportal/session/usage"
 # A share ended: the hub hands the session a new token (the old one is dead), POSTing {"token": NEW} to the
 # session's server at its own address, {base_url}TOKEN_PUSH_PATH.  The session takes it only once the hub has
 # answered GET {JUPYTERHUB_API_URL}TOKEN_CHECK_PATH, asked with that token, with {"user", "server"} of this very
-# session: only the current token of a running session gets that answer (spawner/hub/sessiontoken.py).
+# session: only the current token of a running session gets that answer (spawner/hub/session/token.py).
 TOKEN_PUSH_PATH = "dsportal/session/token"
 TOKEN_CHECK_PATH = "/dsportal/session/token"
 
@@ -70,7 +70,7 @@ def data_dir(name: str) -> Path:
     raise FileNotFoundError(f"DS Portal data folder {name!r} is missing from the installation")
 
 
-# --- notebooks and scripts run as jobs (the hub submits, spawner/job/runner.py runs) ---
+# --- notebooks and scripts run as jobs (the hub submits, spawner/job/runs/runner.py runs) ---
 # The runner's lines in the job's log that the hub reads to say how a run ended.
 RUN_MARK = "dsportal-run:"
 

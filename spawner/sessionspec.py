@@ -1,8 +1,8 @@
 """The session spec: what the hub tells a session's job of the admin config (JSON in contract.SESSION_VAR).
 
-The hub builds it (spawner/hub/sessionspec.py); the node reads it once at the
-session's start (spawner/job/session.py, and the server extension in
-spawner/jupyter/handlers.py).  Standard library only, like spawner/contract.py:
+The hub builds it (spawner/hub/request/sessionspec.py); the node reads it once at the
+session's start (spawner/job/session/start.py, and the server extension in
+spawner/jupyter/extension.py).  Standard library only, like spawner/contract.py:
 importing it on a compute node pulls in no hub code.
 
 Every default is declared once, on the fields below; a key the hub did not
@@ -23,7 +23,7 @@ from .contract import SESSION_VAR
 
 @dataclass(frozen=True)
 class ClockSpec:
-    """The session's clock in JupyterLab (spawner/jupyter/clock.py)."""
+    """The session's clock in JupyterLab (spawner/jupyter/clock/clock.py)."""
 
     squeue: str = "squeue"  # the command asked for the job's end time
     warn_minutes: tuple[int, ...] = (15, 5)  # JupyterLab notifies this many minutes before the time limit
@@ -33,7 +33,7 @@ class ClockSpec:
 
 @dataclass(frozen=True)
 class IdleSpec:
-    """What JupyterLab's idle warning shows (spawner/jupyter/activity.py); the hub's culler does the stopping."""
+    """What JupyterLab's idle warning shows (spawner/jupyter/session/activity.py); the hub's culler does the stopping."""
 
     timeout: int = 0  # seconds without use before the hub stops the session; 0 = never
     warning: int = 600  # seconds before that stop at which JupyterLab warns
@@ -41,12 +41,12 @@ class IdleSpec:
 
 @dataclass(frozen=True)
 class TensorBoardSpec:
-    max_instances: int = 3  # TensorBoards one session may run at once (spawner/jupyter/tensorboard.py)
+    max_instances: int = 3  # TensorBoards one session may run at once (spawner/jupyter/tensorboard/instances.py)
 
 
 @dataclass(frozen=True)
 class UsageSpec:
-    """How often the session tallies what it uses and reports it (spawner/jupyter/usagesampler.py)."""
+    """How often the session tallies what it uses and reports it (spawner/jupyter/usage/sampler.py)."""
 
     sample_seconds: int = 30
     report_seconds: int = 60
@@ -56,7 +56,7 @@ class UsageSpec:
 class SessionSpec:
     storage: dict[str, str] = field(default_factory=dict)  # ~/NAME links to storage mounts: name -> path
     # The admin's `kernels` section as the hub's config model dumps it (portal/settings.py, KernelSettings);
-    # spawner/job/kernelspecs.py reads it.  Empty: the session offers only its own Python 3 kernel.
+    # spawner/job/kernels/kernelspecs.py reads it.  Empty: the session offers only its own Python 3 kernel.
     kernels: dict[str, object] = field(default_factory=dict)
     tensorboard: TensorBoardSpec = field(default_factory=TensorBoardSpec)
     clock: ClockSpec = field(default_factory=ClockSpec)

@@ -1,9 +1,9 @@
 """Slurm's vocabulary: what the portal asks Slurm's commands, and what their answers mean.
 
 Standard library only, so that every side uses the same words: the hub
-(spawner/hub/slurm.py runs the commands, spawner/hub/clusterinfo.py does the
+(spawner/hub/slurm/client.py runs the commands, spawner/hub/slurm/clusterinfo.py does the
 arithmetic on sinfo), the user's Jupyter server on the compute node
-(spawner/jupyter/clock.py asks for its job's end), the root helper
+(spawner/jupyter/clock/clock.py asks for its job's end), the root helper
 (spawner/root/extend.py) and `dsportal doctor` (portal/admin/doctor.py).
 
 Job states, output formats, the records answers are read into, pure parsers

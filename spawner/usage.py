@@ -1,7 +1,7 @@
 """What a session used against what it was given, and one line of advice (every side; standard library only).
 
 The session's own server tallies its GPUs (NVML) and its processes' CPU time
-and memory while it runs (spawner/jupyter/usagesampler.py) and reports the
+and memory while it runs (spawner/jupyter/usage/sampler.py) and reports the
 tally to the hub; Slurm's accounting (sacct, through slurmdbd) gives the
 job's CPU time and peak memory after it ended.  `summarise` turns either or
 both into the summary the home page's history and JupyterLab show.  Pure:

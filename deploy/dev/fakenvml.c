@@ -2,7 +2,7 @@
  *
  * The dev nodes have no GPUs: Slurm hands out character devices with /dev/null's
  * numbers (deploy/dev/slurmconf.py).  This library answers the NVML calls the
- * portal makes (spawner/jupyter/gpus.py, through nvidia-ml-py) for those GPUs,
+ * portal makes (spawner/jupyter/session/gpus.py, through nvidia-ml-py) for those GPUs,
  * four per node, with readings the tests set: the file
  * /var/lib/dsportal-nvml/<node>-<index> holds "<utilisation %> <MiB used> <processes>"
  * (no file: idle).  The node is the caller's SLURMD_NODENAME, as in a Slurm job.

@@ -1,10 +1,10 @@
 """`dsportal-singleuser`: the session's Jupyter server, in the Slurm job, on the compute node, as the user.
 
-Prepares the session (spawner/job/session.py), binds the session's port, then
+Prepares the session (spawner/job/session/start.py), binds the session's port, then
 forks: the child runs JupyterHub's single-user server (one interpreter start,
-not two) with kernels no other account can reach (spawner/job/isolation.py);
+not two) with kernels no other account can reach (spawner/job/kernels/isolation.py);
 the parent keeps the port until the hub has stopped routing to it
-(spawner/jupyter/keeper.py).
+(spawner/jupyter/session/keeper.py).
 
 The port is held from the moment it is chosen.  Jupyter Server picks a port
 by binding a socket, closing it and binding again later; between the two,
@@ -30,12 +30,12 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.netutil import bind_sockets
 
 from ..contract import PORT_CALLBACK
-from ..job.isolation import server_args
-from ..job.session import prepare, say
-from . import tokenpipe
-from .clock import hold_warning
-from .deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
-from .keeper import fork_server, keep
+from ..job.kernels.isolation import server_args
+from ..job.session.start import prepare, say
+from .clock.clock import hold_warning
+from .session import tokenpipe
+from .session.deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
+from .session.keeper import fork_server, keep
 
 CALLBACK_TIMEOUT = 30
 
@@ -95,7 +95,9 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     from jupyter_server.services.shutdown import ShutdownHandler
     from jupyterhub.singleuser.extension import JupyterHubSingleUser
 
-    from . import guests, jobs, sessionapi
+    from .clock import handlers as sessionapi
+    from .runs import handlers as jobs
+    from .sharing import guests
 
     # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs
     guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler))

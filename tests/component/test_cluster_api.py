@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from spawner.hub.services import HubServices
+from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import TEST_ONLY_START
 
 
@@ -61,7 +61,7 @@ async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(ser
 
 async def test_minute_by_minute_lengths_share_the_quarter_hours_estimate_and_a_flood_is_bounded(services, mock_slurm):
     # the attack: 700 estimates of lengths one minute apart cost 699 sbatch --test-only runs (and Slurm job ids)
-    from spawner.hub.services import NEW_ESTIMATES_PER_MINUTE, TooManyEstimates
+    from spawner.hub.slurm.services import NEW_ESTIMATES_PER_MINUTE, TooManyEstimates
 
     mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
     for minute in range(61, 76):  # 1 h 01 min .. 1 h 15 min: one quarter hour, one question
@@ -86,7 +86,7 @@ async def test_refused_shapes_and_a_silent_slurm_are_clear(services, mock_slurm)
     with pytest.raises(ValueError, match="gpus: 9 is out of range; choose a whole number from 0 to 4"):
         await services.estimate("alice", {"partition": "sxm2", "gpus": "9"})
     mock_slurm.fail("sinfo", "unreachable")
-    from spawner.hub.slurm import SlurmError
+    from spawner.hub.slurm.client import SlurmError
 
     with pytest.raises(SlurmError):
         await services.cluster.nodes()

@@ -1,4 +1,4 @@
-"""A training's processes meet through the private folder (spawner/job/distributed.py): real torch, real gloo,
+"""A training's processes meet through the private folder (spawner/job/runs/distributed.py): real torch, real gloo,
 processes on this machine; and a stranger on the machine who takes one of gloo's connections.
 
 gloo gives a rank's waiting connection to whoever first connects and names the sequence number its peer
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spawner.job import distributed
+from spawner.job.runs import distributed
 from tests.support.http import wait_until
 from tests.support.neighbour import GlooStranger
 
@@ -32,7 +32,7 @@ import torch.distributed as dist
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 time.sleep(float(sys.argv[2]) * rank)  # later ranks connect later: the window a stranger uses
 if sys.argv[1] == "portal":
-    from spawner.job.distributed import init_process_group
+    from spawner.job.runs.distributed import init_process_group
     init_process_group("gloo")
 else:  # torch's own, through the same private store
     url, limit = os.environ["DSPORTAL_DIST_INIT"], datetime.timedelta(seconds=20)  # a rank left waiting gives up
@@ -85,7 +85,7 @@ def test_a_stopped_launcher_removes_the_folder_and_ends_its_processes(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=ROOT, HOME=str(tmp_path))
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "spawner.job.distributed", "--per-node", "2", str(script)],
+        [sys.executable, "-m", "spawner.job.runs.distributed", "--per-node", "2", str(script)],
         env=env,
         stdout=subprocess.PIPE,
         text=True,

@@ -1,5 +1,5 @@
 """A refused start in a real JupyterHub's log (mock Slurm): one WARNING line, without JupyterHub's ERRORs and
-tracebacks (spawner/hub/refusal.py)."""
+tracebacks (spawner/hub/request/refusal.py)."""
 
 from __future__ import annotations
 

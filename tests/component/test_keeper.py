@@ -1,4 +1,4 @@
-"""The session's port keeper (spawner/jupyter/keeper.py): the port stays taken until the hub stopped routing."""
+"""The session's port keeper (spawner/jupyter/session/keeper.py): the port stays taken until the hub stopped routing."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from spawner.contract import ENDED_CALLBACK
-from spawner.jupyter.clock import held_warning, hold_warning
-from spawner.jupyter.keeper import exit_code, fork_server, keep, report_ended
+from spawner.jupyter.clock.clock import held_warning, hold_warning
+from spawner.jupyter.session.keeper import exit_code, fork_server, keep, report_ended
 from spawner.jupyter.singleuser import session_sockets
 
 
@@ -103,7 +103,7 @@ def test_a_warning_between_the_fork_and_the_keepers_handlers_reaches_the_server_
     # Between the fork and keep(), the warning reaches the keeper only (the batch step): it waits, blocked, and is
     # passed on once keep() has its handlers; the server notes it (a signal that reaches a freshly forked Python
     # before its after-fork cleanup is dropped: blocked across the fork, it is not), and once its own handler is in
-    # place takes a noted one as arrived (spawner/jupyter/sessionapi.py): here it exits 12 when it has it.
+    # place takes a noted one as arrived (spawner/jupyter/clock/handlers.py): here it exits 12 when it has it.
     def session() -> int:
         hold_warning()
         sockets = session_sockets("127.0.0.1")

@@ -1,5 +1,5 @@
 """Kernels over private Unix sockets: every kernel kind the portal offers speaks them, and the server passes
-no debugger request (spawner/job/isolation.py)."""
+no debugger request (spawner/job/kernels/isolation.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 from traitlets.config.loader import KVArgParseConfigLoader
 
-from spawner.job.isolation import ALLOWED_MESSAGES, server_args, socket_path_fits
-from spawner.job.kernelspecs import write_kernelspecs
-from spawner.job.pythonkernel import connection_folder
+from spawner.job.kernels.isolation import ALLOWED_MESSAGES, server_args, socket_path_fits
+from spawner.job.kernels.kernelspecs import write_kernelspecs
+from spawner.job.kernels.pythonkernel import connection_folder
 
 KERNELS = {
     "python": ([sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"], "print(6 * 7)"),
@@ -81,13 +81,13 @@ def listening_tcp_ports(pid: int) -> set[int]:
 
 
 def test_the_sessions_python_kernel_listens_on_no_tcp_port_and_still_shows_subprocess_output(runtime):
-    cwd = Path(__file__).resolve().parents[2]  # the checkout: spawner.job.pythonkernel, as installed on a node
+    cwd = Path(__file__).resolve().parents[2]  # the checkout: spawner.job.kernels.pythonkernel, as installed on a node
     specs = runtime / "kernels"
     write_kernelspecs(
         specs,
         {
             "py": {
-                "argv": [sys.executable, "-m", "spawner.job.pythonkernel", "-f", "{connection_file}"],
+                "argv": [sys.executable, "-m", "spawner.job.kernels.pythonkernel", "-f", "{connection_file}"],
                 "display_name": "py",
                 "language": "python",
                 "env": {"PYTHONPATH": str(cwd)},

@@ -13,7 +13,7 @@ import ssl
 import pytest
 
 from portal.settings import NotifySettings
-from spawner.hub import notices
+from spawner.hub.base import notices
 from tests.support.http import wait_until
 from tests.support.smtprelay import Relay, certificates
 

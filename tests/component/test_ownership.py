@@ -17,10 +17,10 @@ from batchspawner import JobStatus
 from jupyterhub import orm
 from jupyterhub.spawner import SpawnException
 
-from spawner.hub.reconciler import Reconciler, handed_over_in, held_by, orphans, owned_in_states, with_live
-from spawner.hub.record import VERSION as RECORD_VERSION
-from spawner.hub.record import SessionRecord
-from spawner.hub.slurm import JobInfo, SlurmClient
+from spawner.hub.session.reconciler import Reconciler, handed_over_in, held_by, orphans, owned_in_states, with_live
+from spawner.hub.session.record import VERSION as RECORD_VERSION
+from spawner.hub.session.record import SessionRecord
+from spawner.hub.slurm.client import JobInfo, SlurmClient
 from tests.component.test_spawner import start_running, until
 from tests.support.mockslurm import fake_passwd
 
@@ -42,7 +42,7 @@ async def cancelled(task: asyncio.Task, spawner) -> None:
 
 def restarted_spawner(spawner, state, a_config_file, a_home):
     """The spawner a restarted hub builds from the saved state."""
-    from spawner.hub.spawner import SlurmGPUSpawner
+    from spawner.hub.session.spawner import SlurmGPUSpawner
 
     again = SlurmGPUSpawner(
         user=spawner.user, hub=spawner.hub, config_file=str(a_config_file), startup_poll_interval=0.05, stop_timeout=5
@@ -314,7 +314,7 @@ def test_the_spawner_keeps_jupyterhubs_own_state_properties():
     # the hub reads these everywhere (progress, home page, API); a same-named attribute would shadow them
     from jupyterhub.spawner import Spawner
 
-    from spawner.hub.spawner import SlurmGPUSpawner
+    from spawner.hub.session.spawner import SlurmGPUSpawner
 
     for name in ("ready", "active", "pending", "_log_name"):
         assert getattr(SlurmGPUSpawner, name) is getattr(Spawner, name), name
@@ -344,14 +344,14 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     log = state.pop("usage_log")
     assert [(e["job_id"], e["accounted"]) for e in log] == [(str(int(job_id) + 1), False), (job_id, False)]
     assert [(e["gpus"], e["gpu_hours"] > 0) for e in log] == [(2, True), (2, True)], log
-    assert state == {"version": RECORD_VERSION}  # and the record's version (spawner/hub/record.py)
+    assert state == {"version": RECORD_VERSION}  # and the record's version (spawner/hub/session/record.py)
 
 
 async def test_a_restarted_hub_still_knows_the_sessions_token(
     a_spawner, mock_slurm, a_web_server, a_config_file, a_home
 ):
     """JupyterHub gives a restarted hub's spawner no API token; the session's port keeper still reports its end
-    with it (spawner/hub/portapi.py), so the saved state keeps the token's digest."""
+    with it (spawner/hub/session/handlers.py), so the saved state keeps the token's digest."""
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
     token = a_spawner.api_token
     assert token and a_spawner.holds_token(token)

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from jupyterhub import apihandlers
 
-from spawner.hub import routes
+from spawner.hub.wiring import routes
 from tests.support.http import raw_request
 from tests.support.hub import HubProcess
 from tests.support.mockslurm import MockSlurm, config_data

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from portal.config import parse_config
-from spawner.job.homefolder import link_storage, sync_templates
-from spawner.job.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
-from spawner.job.session import prepare
+from spawner.job.kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+from spawner.job.session.homefolder import link_storage, sync_templates
+from spawner.job.session.start import prepare
 from tests.support.http import wait_until
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
@@ -61,7 +61,13 @@ def test_kernelspecs_for_the_example_config():
     assert notes == []
     assert specs == {
         "python3": {
-            "argv": ["/opt/dsportal/venv/bin/python", "-m", "spawner.job.pythonkernel", "-f", "{connection_file}"],
+            "argv": [
+                "/opt/dsportal/venv/bin/python",
+                "-m",
+                "spawner.job.kernels.pythonkernel",
+                "-f",
+                "{connection_file}",
+            ],
             "display_name": "Python 3",
             "language": "python",
             "metadata": {"debugger": False},
@@ -384,7 +390,7 @@ def test_module_kernel_loads_real_modules_with_lmod(tmp_path):
     launcher = [
         sys.executable,
         "-m",
-        "spawner.job.modulekernel",
+        "spawner.job.kernels.modulekernel",
         "--module-command",
         LMOD,
         "--modulepath",

@@ -1,4 +1,4 @@
-"""A Slurm command that ends as its caller is cancelled leaves the caller cancelled (spawner/hub/slurm.py).
+"""A Slurm command that ends as its caller is cancelled leaves the caller cancelled (spawner/hub/slurm/client.py).
 
 CPython 3.11's asyncio.wait_for returns the inner answer when the cancellation arrives in the moment the inner
 awaitable completes.  The hub ran its commands through it, so a start stopped in its first second (JupyterHub's
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from spawner.hub import slurm
+from spawner.hub.slurm import client as slurm
 from tests.component.test_spawner import until
 
 

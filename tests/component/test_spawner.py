@@ -11,8 +11,8 @@ import pytest
 from batchspawner import JobStatus
 from jupyterhub.spawner import SpawnException
 
-from spawner.hub.slurm import JobInfo, SlurmUnavailable
-from spawner.hub.watcher import JobWatcher
+from spawner.hub.slurm.client import JobInfo, SlurmUnavailable
+from spawner.hub.slurm.watcher import JobWatcher
 
 
 async def until(predicate, timeout=10.0):
@@ -65,7 +65,7 @@ async def test_start_submits_one_job_as_the_user_and_returns_node_and_port(a_spa
 
 def test_every_variable_jupyterhub_gives_a_job_is_one_sudo_keeps(a_spawner):
     # a JupyterHub upgrade that adds a variable the server needs must not lose it silently between hub and job
-    from spawner.hub.jobspec import JOB_VARIABLES
+    from spawner.hub.request.jobspec import JOB_VARIABLES
 
     a_spawner.apply_session_options({"gpus": 1})
     given = {k for k in a_spawner.get_env() if k.startswith(("JUPYTERHUB_", "JPY_"))}
@@ -223,7 +223,7 @@ async def test_a_server_that_exits_while_starting_fails_the_start_at_once_with_t
         "dsportal: the session's server has exited (140); the port stays held until the hub stops routing to it\n"
     )
     exited = time.monotonic()
-    a_spawner.server_exited_while_starting()  # what the hub's ended report does (spawner/hub/portapi.py)
+    a_spawner.server_exited_while_starting()  # what the hub's ended report does (spawner/hub/session/handlers.py)
     with pytest.raises(RuntimeError) as info:
         await asyncio.wait_for(task, 30)  # before: only start_timeout (15 min) or the job's end ended the wait
     assert time.monotonic() - exited < 3
@@ -257,7 +257,7 @@ async def test_apply_user_options_hook_is_wired(a_spawner):
 
 
 async def test_hub_restart_keeps_the_session(a_spawner, mock_slurm, a_config_file, a_home, a_web_server):
-    from spawner.hub.spawner import SlurmGPUSpawner
+    from spawner.hub.session.spawner import SlurmGPUSpawner
     from tests.support.mockslurm import fake_passwd
 
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
@@ -403,7 +403,7 @@ async def test_a_queued_start_reads_older_listings_the_longer_it_waits(a_spawner
 async def test_a_hub_without_the_portals_routes_starts_nothing(a_spawner, mock_slurm, monkeypatch):
     from jupyterhub import apihandlers
 
-    from spawner.hub import portapi
+    from spawner.hub.session import handlers as portapi
 
     # a hub config that never called apply_portal_config: no port callback, batchspawner's handler served
     bare = [route for route in apihandlers.default_handlers if route[1] is not portapi.PortHandler]

@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.request
 
-from spawner.jupyter.keeper import report_ended
+from spawner.jupyter.session.keeper import report_ended
 from tests.support.http import wait_until
 from tests.support.hub import ADMIN_TOKEN
 

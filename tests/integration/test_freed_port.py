@@ -8,7 +8,7 @@ port came free as the server exited, the proxy kept routing her origin there
 until the hub's next poll, and bob received her requests with her token; and
 the server bound IPv4 only, so bob could take the same port on IPv6 while
 she worked.  Now the session's port keeper holds the port until the hub has
-removed the route (spawner/jupyter/keeper.py), on both families.
+removed the route (spawner/jupyter/session/keeper.py), on both families.
 """
 
 from __future__ import annotations

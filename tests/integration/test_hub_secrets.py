@@ -2,7 +2,7 @@
 
 The attack: the hub runs `sudo -u alice -- scancel / tail / sbatch --test-only`;
 those processes are alice's, and alice reads their /proc/PID/environ.  Here the
-hub's own code (spawner.hub.slurm, run as the hub's account with a crypt key in
+hub's own code (spawner.hub.slurm.client, run as the hub's account with a crypt key in
 its environment) has alice's `tail` print its own environment: exactly what
 alice could read from the process.  Before the fix it held JUPYTERHUB_CRYPT_KEY.
 """
@@ -15,7 +15,7 @@ SECRET = "hub-secret-" + "5" * 40
 PROBE = """
 import asyncio
 from portal.config import load_config
-from spawner.hub.slurm import SlurmClient
+from spawner.hub.slurm.client import SlurmClient
 print(asyncio.run(SlurmClient(load_config("/etc/dsportal/portal.yaml").slurm).output_tail("alice", "/proc/self/environ")))
 """
 

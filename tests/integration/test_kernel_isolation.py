@@ -1,4 +1,4 @@
-"""Another account on the node cannot read or drive a user's kernel (spawner/job/isolation.py).
+"""Another account on the node cannot read or drive a user's kernel (spawner/job/kernels/isolation.py).
 
 The attack, as bob in a terminal of his own on alice's node: find the TCP
 ports alice's processes listen on (the uid column of /proc/net/tcp), subscribe

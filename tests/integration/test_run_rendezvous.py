@@ -3,7 +3,7 @@ torch script, attacks every socket alice's processes listen on (tests/support/ne
 
 torchrun's c10d rendezvous (what the portal used before) is a TCP store without authentication that every
 agent reads with pickle.loads: bob wrote his pickle into it and it ran as alice.  The portal's processes now
-find each other through a private folder (spawner/job/distributed.py); what still listens is gloo's socket per
+find each other through a private folder (spawner/job/runs/distributed.py); what still listens is gloo's socket per
 process, which carries the training's tensors, and every connection it hands out is proven with the run's
 secret before anything else goes over it.
 """
@@ -39,7 +39,7 @@ import torch.distributed as dist
 
 time.sleep({delay} * int(os.environ.get("RANK", "0")))
 if "DSPORTAL_DIST_INIT" in os.environ:  # started by the portal: a private folder, every peer proven
-    from spawner.job.distributed import init_process_group
+    from spawner.job.runs.distributed import init_process_group
     init_process_group("gloo")
 else:  # started by torchrun: its env:// rendezvous
     dist.init_process_group("gloo")

@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import yaml
 
 from spawner.hub.runs import service
-from spawner.hub.services import HubServices
+from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import MockSlurm, config_data
 
 USERS = 100

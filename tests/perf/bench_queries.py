@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from spawner.hub.services import HubServices
-from spawner.hub.spawner import QUICK_START_SECONDS
+from spawner.hub.session.spawner import QUICK_START_SECONDS
+from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import MockSlurm, config_data, spawner_for
 
 PENDING_SESSIONS = 20
@@ -71,7 +71,7 @@ async def scenario(viewers: int, seconds: float) -> dict[str, float]:
     config = root / "portal.yaml"
     config.write_text(yaml.safe_dump(data))
     services = HubServices(str(config))
-    import spawner.hub.services as registry
+    import spawner.hub.slurm.services as registry
 
     registry._services[str(config)] = services  # the spawners share this one, as in the hub
     home = root / "home"

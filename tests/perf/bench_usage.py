@@ -1,7 +1,7 @@
 """Benchmark: what knowing each session's use costs: the session's sampling, its reports, and the usage pages.
 
   sampling (the dev cluster; `deploy/devcluster bench`): a real 2-GPU session's process tree and the dev
-    cluster's stand-in NVML, read here as the session's sampler reads them (spawner/jupyter/usagesampler.py:
+    cluster's stand-in NVML, read here as the session's sampler reads them (spawner/jupyter/usage/sampler.py:
     NVML for the job's GPUs, psutil over its processes), `--samples` times: wall and CPU time of one sample,
     and what that makes per hour at the default `usage.sample_seconds` (30) and at the dev cluster's (5); the
     size of a report and what the hub spends on one (JupyterHub's own request histogram of the report API,
@@ -61,9 +61,9 @@ def report_requests(cluster: Cluster) -> tuple[float, float]:
 
 
 def sampling(samples: int) -> None:
-    from spawner.jupyter.activity import GpuWatch
-    from spawner.jupyter.gpus import load_nvml, visible
-    from spawner.jupyter.usagesampler import UsageSampler, job_allocation, process_use
+    from spawner.jupyter.session.activity import GpuWatch
+    from spawner.jupyter.session.gpus import load_nvml, visible
+    from spawner.jupyter.usage.sampler import UsageSampler, job_allocation, process_use
 
     with one_session(USER, {"gpus": 2, "hours": 1}) as cluster:
         pid = server_pid(USER)

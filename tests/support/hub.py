@@ -29,7 +29,7 @@ c = get_config()
 {before}
 exec(compile(open({deploy!r}).read(), "jupyterhub_config.py", "exec"))
 
-from spawner.hub.spawner import SlurmGPUSpawner
+from spawner.hub.session.spawner import SlurmGPUSpawner
 
 def _fake_account(name):
     uid = {uids!r}.get(name, 5009)  # the demo directory's uidNumbers

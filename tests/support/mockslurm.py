@@ -422,10 +422,10 @@ def spawner_for(name: str, config_file: Path, home: Path, **traits):
 
     from jupyterhub.objects import Hub
 
-    from spawner.hub import routes
-    from spawner.hub.spawner import SlurmGPUSpawner
+    from spawner.hub.session.spawner import SlurmGPUSpawner
+    from spawner.hub.wiring import routes
 
-    routes.install()  # as the hub's config does (spawner/hub/hubconfig.py): a start refuses to run without them
+    routes.install()  # as the hub's config does (spawner/hub/wiring/hubconfig.py): a start refuses to run without them
 
     async def no_auth_state():
         return None

@@ -1,7 +1,7 @@
 """A session job's own processes on the dev cluster's (local) nodes, as root sees them in /proc.
 
 The batch step is dsportal-singleuser, the session's port keeper
-(spawner/jupyter/keeper.py); its forked child that holds the session's
+(spawner/jupyter/session/keeper.py); its forked child that holds the session's
 listening socket is the Jupyter server.  Tests kill or signal it to play a
 server that dies while it starts.
 """

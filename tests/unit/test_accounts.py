@@ -7,7 +7,7 @@ import re
 import pytest
 
 from portal.settings import SlurmSettings
-from spawner.hub.accounts import AccountRefused, UnixAccount, lookup, refusal
+from spawner.hub.request.accounts import AccountRefused, UnixAccount, lookup, refusal
 
 SLURM = SlurmSettings(min_uid=1000, deny_users=["root", "ops"], user_groups=["datasci"])
 

@@ -68,7 +68,7 @@ def under(modules: set[str], *packages: str) -> set[str]:
 # dsportal-singleuser imports JupyterHub's own single-user server only when it starts it (and that,
 # like the stock jupyterhub-singleuser, loads parts of JupyterHub): the portal's node code loads none.
 @pytest.mark.parametrize(
-    "entry", ["spawner.jupyter.singleuser", "spawner.job.modulekernel", "spawner.jupyter.handlers"]
+    "entry", ["spawner.jupyter.singleuser", "spawner.job.kernels.modulekernel", "spawner.jupyter.extension"]
 )
 def test_node_side_entry_points_load_no_hub_code(entry):
     loaded = loaded_by(entry)
@@ -78,7 +78,7 @@ def test_node_side_entry_points_load_no_hub_code(entry):
     )
 
 
-@pytest.mark.parametrize("entry", ["spawner.hub.spawner", "portal.auth", "spawner.hub.hubconfig"])
+@pytest.mark.parametrize("entry", ["spawner.hub.session.spawner", "portal.auth", "spawner.hub.wiring.hubconfig"])
 def test_hub_side_loads_no_node_code_and_no_tensorboard(entry):
     loaded = loaded_by(entry)
     assert under(loaded, "spawner.job", "spawner.jupyter", "tensorboard") == set()
@@ -88,11 +88,12 @@ def test_spawner_and_authenticator_are_jupyterhub_entry_points():
     from jupyterhub.app import JupyterHub
 
     from portal.auth import PortalLDAPAuthenticator
-    from spawner.hub.spawner import SlurmGPUSpawner
+    from spawner.hub.session.spawner import SlurmGPUSpawner
 
     by_name = JupyterHub(spawner_class="dsportal", authenticator_class="dsportal")
     assert (by_name.spawner_class, by_name.authenticator_class) == (SlurmGPUSpawner, PortalLDAPAuthenticator)
     dotted = JupyterHub(
-        spawner_class="spawner.hub.spawner.SlurmGPUSpawner", authenticator_class="portal.auth.PortalLDAPAuthenticator"
+        spawner_class="spawner.hub.session.spawner.SlurmGPUSpawner",
+        authenticator_class="portal.auth.PortalLDAPAuthenticator",
     )
     assert (dotted.spawner_class, dotted.authenticator_class) == (SlurmGPUSpawner, PortalLDAPAuthenticator)

@@ -8,11 +8,11 @@ from datetime import datetime
 import pytest
 
 from portal.config import parse_config
-from spawner.hub.dashboard import session_card
-from spawner.hub.extension import Limits, extension
-from spawner.hub.record import add_to_history, history_entry
-from spawner.hub.resources import Resources
-from spawner.jupyter.clock import SessionClock, saved_paths
+from spawner.hub.clock.extension import Limits, extension
+from spawner.hub.home.dashboard import session_card
+from spawner.hub.request.resources import Resources
+from spawner.hub.session.record import add_to_history, history_entry
+from spawner.jupyter.clock.clock import SessionClock, saved_paths
 from spawner.root.extend import BAD_ARGUMENTS, REFUSED, Refused, check_arguments, check_request
 from spawner.slurmvocab import Job, JobInfo, parse_job
 

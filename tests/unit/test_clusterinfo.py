@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from portal.config import load_config
-from spawner.hub.clusterinfo import PartitionAvailability, availability, starts_now
+from spawner.hub.slurm.clusterinfo import PartitionAvailability, availability, starts_now
 from spawner.slurmvocab import NodeState, UnreadableAnswer, gpu_count, parse_sinfo, sinfo_nodes_argv
 
 SINFO = (

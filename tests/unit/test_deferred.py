@@ -1,4 +1,4 @@
-"""The session server's deferred import (spawner/jupyter/deferred.py): jsonschema loads without building
+"""The session server's deferred import (spawner/jupyter/session/deferred.py): jsonschema loads without building
 rfc3987_syntax's parser, and the formats it serves still check the same way once asked."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 PROBE = """
 import sys
-from spawner.jupyter.deferred import defer_rfc3987_syntax
+from spawner.jupyter.session.deferred import defer_rfc3987_syntax
 print(defer_rfc3987_syntax() if DEFER else "not deferred")
 from jsonschema import FormatChecker
 import jupyter_events
@@ -38,7 +38,7 @@ def test_the_checks_are_those_of_the_real_module():
 
 def test_its_submodules_and_its_spec_are_still_there():
     code = (
-        "import importlib.util, sys\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax\n"
+        "import importlib.util, sys\nfrom spawner.jupyter.session.deferred import defer_rfc3987_syntax\n"
         "print(defer_rfc3987_syntax())\n"
         "print(importlib.util.find_spec('rfc3987_syntax').name)\n"
         "from rfc3987_syntax.syntax_helpers import is_valid_syntax\n"
@@ -49,7 +49,7 @@ def test_its_submodules_and_its_spec_are_still_there():
 
 def test_two_threads_asking_at_once_import_it_once():
     code = (
-        "import sys, threading\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax, is_valid_syntax\n"
+        "import sys, threading\nfrom spawner.jupyter.session.deferred import defer_rfc3987_syntax, is_valid_syntax\n"
         "defer_rfc3987_syntax()\nanswers = []\n"
         "threads = [threading.Thread(target=lambda: answers.append(is_valid_syntax('iri', 'http://a/b'))) "
         "for _ in range(4)]\n"
@@ -60,13 +60,13 @@ def test_two_threads_asking_at_once_import_it_once():
 
 
 def test_an_imported_module_is_left_alone():
-    code = "import rfc3987_syntax\nfrom spawner.jupyter.deferred import defer_rfc3987_syntax\nprint(defer_rfc3987_syntax())"
+    code = "import rfc3987_syntax\nfrom spawner.jupyter.session.deferred import defer_rfc3987_syntax\nprint(defer_rfc3987_syntax())"
     assert run(code) == ["False"]
 
 
 LABAPP = """
 import sys
-from spawner.jupyter.deferred import import_labapp_without_yarn_probe
+from spawner.jupyter.session.deferred import import_labapp_without_yarn_probe
 print(import_labapp_without_yarn_probe() if DEFER else "not deferred")
 import jupyterlab.labapp, jupyterlab.commands
 print(jupyterlab.labapp.app_version == jupyterlab.commands.get_app_version(jupyterlab.commands.AppOptions(registry="x")))

@@ -1,11 +1,11 @@
-"""How a run's processes find each other (spawner/job/distributed.py): the pure builders, the private folder."""
+"""How a run's processes find each other (spawner/job/runs/distributed.py): the pure builders, the private folder."""
 
 from __future__ import annotations
 
 import os
 import stat
 
-from spawner.job.distributed import (
+from spawner.job.runs.distributed import (
     INIT,
     gloo_contexts,
     init_url,
@@ -28,7 +28,7 @@ def test_srun_starts_one_task_per_gpu_on_every_node_with_the_cores_shared():
         "--kill-on-bad-exit=1",
         "/v/python",
         "-m",
-        "spawner.job.distributed",
+        "spawner.job.runs.distributed",
         "--slurm-task",
         "/home/a/train.py",
         "--epochs",

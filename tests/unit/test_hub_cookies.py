@@ -1,11 +1,11 @@
-"""Per-user origins bring __Host- cookies (spawner/hub/hubconfig.py)."""
+"""Per-user origins bring __Host- cookies (spawner/hub/wiring/hubconfig.py)."""
 
 from __future__ import annotations
 
 import yaml
 from traitlets.config import Config
 
-from spawner.hub.hubconfig import apply_portal_config
+from spawner.hub.wiring.hubconfig import apply_portal_config
 
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
 
@@ -31,8 +31,8 @@ def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):
 
 
 def test_an_admins_template_vars_keep_the_home_pages_data(tmp_path):
-    from spawner.hub.homepage import home_template_var
-    from spawner.hub.hubconfig import report_ignored_settings
+    from spawner.hub.home.page import home_template_var
+    from spawner.hub.wiring.hubconfig import report_ignored_settings
 
     c = hub_config(tmp_path, {})
     c.JupyterHub.template_vars = {"announcement": "Maintenance on Friday"}  # replaces the whole dict

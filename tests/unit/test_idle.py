@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from portal.config import ConfigError, parse_config
-from spawner.hub.idle import culler_services, group_for, timeout_for
-from spawner.job.session import usage_limits
-from spawner.jupyter.activity import GpuWatch, SessionActivity, busy_kernels, last_use
-from spawner.jupyter.gpus import GpuReading, NoGpuReadings, read_gpus, visible
+from spawner.hub.session.idle import culler_services, group_for, timeout_for
+from spawner.job.session.start import usage_limits
+from spawner.jupyter.session.activity import GpuWatch, SessionActivity, busy_kernels, last_use
+from spawner.jupyter.session.gpus import GpuReading, NoGpuReadings, read_gpus, visible
 
 LDAP = {"bind_dn_template": "uid={username},dc=x"}
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -49,7 +49,7 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
             "command": [
                 "/venv/bin/python",
                 "-m",
-                "spawner.hub.childguard",
+                "spawner.hub.base.childguard",
                 "/venv/bin/python",
                 "-m",
                 "jupyterhub_idle_culler",
@@ -62,7 +62,7 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
             "command": [
                 "/venv/bin/python",
                 "-m",
-                "spawner.hub.childguard",
+                "spawner.hub.base.childguard",
                 "/venv/bin/python",
                 "-m",
                 "jupyterhub_idle_culler",
@@ -228,7 +228,7 @@ def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
     import yaml
     from traitlets.config import Config
 
-    from spawner.hub.hubconfig import apply_portal_config
+    from spawner.hub.wiring.hubconfig import apply_portal_config
 
     path = tmp_path / "portal.yaml"
     path.write_text(
@@ -248,7 +248,7 @@ def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
         "command": [
             sys.executable,
             "-m",
-            "spawner.hub.childguard",
+            "spawner.hub.base.childguard",
             sys.executable,
             "-m",
             "jupyterhub_idle_culler",
@@ -274,7 +274,7 @@ def test_a_guarded_command_ends_when_its_parent_is_killed(tmp_path):
             "-c",
             (
                 "import subprocess, sys, time\n"
-                f"subprocess.Popen([sys.executable, '-m', 'spawner.hub.childguard', 'sh', '-c', 'echo $$ > {pidfile}; "
+                f"subprocess.Popen([sys.executable, '-m', 'spawner.hub.base.childguard', 'sh', '-c', 'echo $$ > {pidfile}; "
                 "exec sleep 300'])\n"
                 "time.sleep(300)\n"
             ),

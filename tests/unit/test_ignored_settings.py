@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from traitlets.config import Config
 
-from spawner.hub.ignored import ignored_settings
+from spawner.hub.session.ignored import ignored_settings
 
 
 def test_each_ignored_setting_is_named_with_its_replacement():
@@ -17,7 +17,7 @@ def test_each_ignored_setting_is_named_with_its_replacement():
         "c.Spawner.exec_prefix is ignored by DS Portal's spawner: set slurm.sudo (jobs are submitted with "
         "sudo -n -u USER) in the admin YAML instead. Remove it.",
         "c.BatchSpawnerBase.batch_script is ignored by DS Portal's spawner: the job script is the portal's own "
-        "(spawner/hub/templates/job.sh.j2); put extra #SBATCH lines in slurm.extra_sbatch of the admin YAML. "
+        "(spawner/hub/request/job.sh.j2); put extra #SBATCH lines in slurm.extra_sbatch of the admin YAML. "
         "Remove it.",
         "c.SlurmSpawner.req_partition is ignored by DS Portal's spawner: set slurm.partitions in the admin YAML "
         "instead. Remove it.",

@@ -7,10 +7,10 @@ from datetime import datetime
 import pytest
 
 from portal.config import load_config
-from spawner.hub.jobspec import Account, job_script, sbatch_argv
-from spawner.hub.options import SessionRequest
-from spawner.hub.resources import resources_for
-from spawner.hub.slurm import scancel_argv
+from spawner.hub.request.jobspec import Account, job_script, sbatch_argv
+from spawner.hub.request.options import SessionRequest
+from spawner.hub.request.resources import resources_for
+from spawner.hub.slurm.client import scancel_argv
 from spawner.slurmvocab import JobInfo, jobs_argv
 
 ALICE = Account(name="alice", home="/home/alice")
@@ -71,7 +71,7 @@ def test_job_script(slurm):
         "#SBATCH --constraint=v100\n"
         "set -euo pipefail\n"
         "# Slurm's warning before the time limit comes at once to a session shorter than its window: ignored here,\n"
-        "# where it would end the job, and noted from dsportal-singleuser's first line on (spawner/jupyter/clock.py).\n"
+        "# where it would end the job, and noted from dsportal-singleuser's first line on (spawner/jupyter/clock/clock.py).\n"
         "trap '' USR2\n"
         "# Submitted with umask 077 (sudoers), so Slurm made this job's log private; the\n"
         "# session itself creates files as the user's own sessions do.\n"
@@ -89,7 +89,7 @@ def test_query_and_cancel_arguments(slurm):
 
 @pytest.mark.parametrize("order, place", [(["5", "7", "9"], 2), (["7"], 1), ([], None), (["5"], None)])
 def test_place_in_queue(order, place):
-    from spawner.hub.progress import place_in_queue
+    from spawner.hub.session.progress import place_in_queue
 
     assert place_in_queue(order, "7") == place
 
@@ -109,13 +109,13 @@ def test_place_in_queue(order, place):
     ],
 )
 def test_ordinal(n, words):
-    from spawner.hub.progress import ordinal
+    from spawner.hub.session.progress import ordinal
 
     assert ordinal(n) == words
 
 
 def test_start_progress_in_words():
-    from spawner.hub.progress import start_progress
+    from spawner.hub.session.progress import start_progress
 
     assert start_progress("", None, "sxm2", 0, False) == {
         "progress": 10,
@@ -176,13 +176,13 @@ NOW = datetime(2026, 11, 22, 16, 0)
     ],
 )
 def test_why_a_session_ended_in_words(info, words):
-    from spawner.hub.progress import ended_words
+    from spawner.hub.session.progress import ended_words
 
     assert ended_words("7", info, "8 h", datetime(2026, 11, 22, 14, 5), NOW) == words
 
 
 def test_an_end_on_another_day_says_the_day():
-    from spawner.hub.progress import ended_words
+    from spawner.hub.session.progress import ended_words
 
     assert ended_words("7", JobInfo("7", "TIMEOUT"), "1 min", datetime(2026, 11, 21, 23, 59), NOW) == (
         "Your session reached its time limit (1 min) on 21 Nov at 23:59."

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from portal.config import load_config
-from spawner.hub.form import render_options_form
-from spawner.hub.options import OptionsError, SessionRequest, options_from_form, parse_options
-from spawner.hub.resources import resources_for
+from spawner.hub.request.form import render_options_form
+from spawner.hub.request.options import OptionsError, SessionRequest, options_from_form, parse_options
+from spawner.hub.request.resources import resources_for
 
 
 @pytest.fixture
@@ -122,8 +122,8 @@ def test_form_escapes_admin_labels(slurm):
 
 
 def test_one_resource_rule_serves_the_form_the_job_and_what_is_free(slurm):
-    from spawner.hub.form import shape
-    from spawner.hub.resources import allocation
+    from spawner.hub.request.form import shape
+    from spawner.hub.request.resources import allocation
 
     assert allocation(2, slurm) == (16, 2 * 48 * 1024) and allocation(0, slurm) == (4, 16 * 1024)
     for gpus in range(5):

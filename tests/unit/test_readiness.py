@@ -1,4 +1,4 @@
-"""The readiness proof (spawner/hub/readiness.py): only the holder of the session's token is taken as the session."""
+"""The readiness proof (spawner/hub/session/readiness.py): only the holder of the session's token is taken as the session."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from spawner.contract import readiness_proof
-from spawner.hub import readiness
+from spawner.hub.session import readiness
 
 
 def test_the_proof_is_asked_under_the_sessions_prefix():

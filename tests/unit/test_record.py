@@ -1,8 +1,8 @@
-"""The session's saved record (spawner/hub/record.py): one versioned type, older records migrated."""
+"""The session's saved record (spawner/hub/session/record.py): one versioned type, older records migrated."""
 
 from __future__ import annotations
 
-from spawner.hub.record import VERSION, SessionRecord
+from spawner.hub.session.record import VERSION, SessionRecord
 
 HISTORY = [
     {

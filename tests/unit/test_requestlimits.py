@@ -1,4 +1,4 @@
-"""The portal's request limits (spawner/hub/requestlimits.py): the token bucket, whose bucket a request takes
+"""The portal's request limits (spawner/hub/base/requestlimits.py): the token bucket, whose bucket a request takes
 from, and that every portal route's handler is bounded."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from tornado.httputil import HTTPHeaders
 
-from spawner.hub import routes
-from spawner.hub.requestlimits import Bounded, RateLimiter, caller_key, declared_size
+from spawner.hub.base.requestlimits import Bounded, RateLimiter, caller_key, declared_size
+from spawner.hub.wiring import routes
 
 
 class Clock:
@@ -56,8 +56,8 @@ def test_whose_bucket_a_request_takes_from():
 def test_a_sessions_lifeline_reports_are_not_rate_limited():
     """A guest flooding with the session's token must not get its port or end report refused (the start would
     wait with its job held); every other portal handler is limited."""
-    from spawner.hub import routes
-    from spawner.hub.portapi import EndedHandler, PortHandler
+    from spawner.hub.session.handlers import EndedHandler, PortHandler
+    from spawner.hub.wiring import routes
 
     assert not PortHandler.rate_limited and not EndedHandler.rate_limited
     limited = [h for h in {r[1] for r in routes.ADDED} if issubclass(h, Bounded) and h.rate_limited]

@@ -1,4 +1,4 @@
-"""The portal's routes are installed in one place (spawner/hub/routes.py); importing a module changes none."""
+"""The portal's routes are installed in one place (spawner/hub/wiring/routes.py); importing a module changes none."""
 
 from __future__ import annotations
 
@@ -11,10 +11,15 @@ from pathlib import Path
 from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
-from spawner.hub import clusterapi, portapi, routes, sessionapi, shareapi, stopapi
-from spawner.hub.runs import api as runsapi
-from spawner.hub.usage import pages as usagepages
-from spawner.hub.usage import reportapi as usagereport
+from spawner.hub.home import handlers as sessionapi
+from spawner.hub.runs import handlers as runsapi
+from spawner.hub.session import handlers as portapi
+from spawner.hub.session import handlers as stopapi
+from spawner.hub.sharing import handlers as shareapi
+from spawner.hub.slurm import handlers as clusterapi
+from spawner.hub.usage import handlers as usagepages
+from spawner.hub.usage import handlers as usagereport
+from spawner.hub.wiring import routes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,9 +53,9 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/users/([^/]+)/servers/([^/]*)", stopapi.PortalUserServerAPIHandler, {"extra": 1}),
         ("/api/dsportal/port", portapi.PortHandler),
         ("/api/dsportal/ended", portapi.EndedHandler),
+        ("/api/dsportal/session/token", portapi.TokenCheckHandler),
         ("/api/dsportal/session", sessionapi.SessionHandler),
         ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
-        ("/api/dsportal/session/token", sessionapi.TokenCheckHandler),
         ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
         ("/api/dsportal/estimate", clusterapi.EstimateHandler),
         ("/api/dsportal/jobs", runsapi.JobsHandler),
@@ -74,10 +79,10 @@ import batchspawner  # its own import adds its handler: that is batchspawner's, 
 from jupyterhub import apihandlers
 import spawner.hub
 before = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
-for info in pkgutil.iter_modules(spawner.hub.__path__):
-    importlib.import_module("spawner.hub." + info.name)
+for info in pkgutil.walk_packages(spawner.hub.__path__, "spawner.hub."):  # every concept's folder, every module
+    importlib.import_module(info.name)
 after = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
-from spawner.hub import routes
+from spawner.hub.wiring import routes
 routes.install()
 installed = [(u, h.__name__) for u, h, *_ in apihandlers.default_handlers]
 print(json.dumps([before == after, len(before), before != installed]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from spawner.hub.jobspec import JOB_VARIABLES
-from spawner.hub.slurm import command_environment
+from spawner.hub.request.jobspec import JOB_VARIABLES
+from spawner.hub.slurm.client import command_environment
 
 SUDOERS = Path(__file__).resolve().parents[2] / "deploy" / "sudoers.d" / "dsportal"
 

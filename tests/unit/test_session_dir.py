@@ -7,7 +7,7 @@ lost its runtime folder and exited (seen in CI).
 
 from __future__ import annotations
 
-from spawner.job.session import LOCK, in_use, session_dir
+from spawner.job.session.start import LOCK, in_use, session_dir
 
 
 def test_a_running_sessions_folder_is_kept_and_an_ended_ones_removed(tmp_path):

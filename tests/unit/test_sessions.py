@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spawner.hub.homepage import merged_history
-from spawner.hub.idle import culler_timeout
-from spawner.hub.sessions import NAME_RULE, Held, label, name_problem, room_problem
+from spawner.hub.home.page import merged_history
+from spawner.hub.request.sessionlimits import NAME_RULE, Held, label, name_problem, room_problem
+from spawner.hub.session.idle import culler_timeout
 
 
 @pytest.mark.parametrize("name", ["train", "a", "gpu-4", "x1-y2-z3", "a" * 30])

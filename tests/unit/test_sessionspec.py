@@ -8,8 +8,8 @@ import pytest
 
 from portal.config import parse_config
 from portal.settings import PortalSettings
-from spawner.hub.sessionspec import build_session_spec
-from spawner.job.session import read_spec
+from spawner.hub.request.sessionspec import build_session_spec
+from spawner.job.session.start import read_spec
 from spawner.sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
 
 CONTAINER = {

@@ -1,8 +1,8 @@
 """A session's API token: which server tokens a hub deletes, and what a session takes as its new token.
 
-Hub side (spawner/hub/sessiontoken.py): the note JupyterHub gives a server's
+Hub side (spawner/hub/session/token.py): the note JupyterHub gives a server's
 token, which tokens are stale (pure, and against JupyterHub's own tables in
-memory).  Session side (spawner/jupyter/sessiontoken.py, tokenpipe.py,
+memory).  Session side (spawner/jupyter/session/token.py, tokenpipe.py,
 guests.py): what an offer must look like, the new token reaching every holder
 and the port keeper, and the answers about tokens a session keeps.
 """
@@ -18,9 +18,10 @@ import pytest
 from jupyterhub import orm
 from tornado import web
 
-from spawner.hub import sessiontoken as hub_tokens
-from spawner.jupyter import guests, tokenpipe
-from spawner.jupyter import sessiontoken as session_tokens
+from spawner.hub.session import token as hub_tokens
+from spawner.jupyter.session import token as session_tokens
+from spawner.jupyter.session import tokenpipe
+from spawner.jupyter.sharing import guests
 
 
 def test_the_note_is_jupyterhubs_for_each_server():

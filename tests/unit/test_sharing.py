@@ -10,8 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from portal.settings import SharingSettings
-from spawner.hub.hubconfig import portal_roles
-from spawner.hub.sharing import (
+from spawner.hub.sharing.shares import (
     ShareRefused,
     check_rules,
     choice_model,
@@ -21,7 +20,8 @@ from spawner.hub.sharing import (
     wanted_users,
     without,
 )
-from spawner.jupyter.guests import CLOSED_CODE, GuestIdentityProvider, is_guest, socket_state
+from spawner.hub.wiring.hubconfig import portal_roles
+from spawner.jupyter.sharing.guests import CLOSED_CODE, GuestIdentityProvider, is_guest, socket_state
 
 NOW = datetime(2026, 11, 23, 12, 0, 0)
 RULES = SharingSettings(max_hours=12)

@@ -1,4 +1,4 @@
-"""The hub's stop: what it relies on in JupyterHub, and its gate for Slurm commands (spawner/hub/shutdown.py)."""
+"""The hub's stop: what it relies on in JupyterHub, and its gate for Slurm commands (spawner/hub/wiring/shutdown.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import inspect
 
 from jupyterhub.app import JupyterHub
 
-from spawner.hub import shutdown
-from spawner.hub.slurm import CommandStarts
+from spawner.hub.slurm.client import CommandStarts
+from spawner.hub.wiring import shutdown
 
 
 def test_jupyterhub_awaits_cleanup_before_it_cancels_its_tasks_at_sigterm():
-    """spawner/hub/shutdown.py wraps JupyterHub.cleanup: this fails when JupyterHub's stop no longer goes so."""
+    """spawner/hub/wiring/shutdown.py wraps JupyterHub.cleanup: this fails when JupyterHub's stop no longer goes so."""
     signals = inspect.getsource(JupyterHub.init_signal)
     assert "signal.SIGTERM" in signals and "self.shutdown_cancel_tasks" in signals
     stop = inspect.getsource(JupyterHub.shutdown_cancel_tasks)

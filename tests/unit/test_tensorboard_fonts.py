@@ -1,8 +1,8 @@
-"""TensorBoard's font URLs under the session's prefix (spawner/jupyter/tensorboard.py: fonts_under_prefix)."""
+"""TensorBoard's font URLs under the session's prefix (spawner/jupyter/tensorboard/instances.py: fonts_under_prefix)."""
 
 from __future__ import annotations
 
-from spawner.jupyter.tensorboard import fonts_under_prefix
+from spawner.jupyter.tensorboard.instances import fonts_under_prefix
 
 PAGE = b"<style>@font-face{src: url(/font-roboto/a.woff2)}</style>"
 

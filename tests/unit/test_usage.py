@@ -1,12 +1,12 @@
 """What a session used: the tally, its checks, the summary and its advice (spawner/usage.py), the session's
-sampler (spawner/jupyter/usagesampler.py) and Slurm's accounting of it (spawner/slurmaccounting.py)."""
+sampler (spawner/jupyter/usage/sampler.py) and Slurm's accounting of it (spawner/slurmaccounting.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from spawner.jupyter.activity import GpuWatch
-from spawner.jupyter.usagesampler import UsageSampler
+from spawner.jupyter.session.activity import GpuWatch
+from spawner.jupyter.usage.sampler import UsageSampler
 from spawner.slurmaccounting import UsedJob, cpu_seconds, parse_usage, size_mib, tres, usage_argv
 from spawner.usage import Allocation, GpuTally, JobUse, UsageTally, summarise
 from tests.unit.test_idle import RecordedNvml

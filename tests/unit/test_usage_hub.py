@@ -9,8 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from spawner.hub.resources import Resources
-from spawner.hub.sessionusage import (
+from spawner.hub.request.resources import Resources
+from spawner.hub.session.usagelog import (
     add_to_log,
     allocation_of,
     gpu_hours,
@@ -291,7 +291,7 @@ def test_the_grafana_dashboard_asks_only_for_metrics_the_hub_serves():
 
     from prometheus_client import REGISTRY
 
-    from spawner.hub.metrics import SessionCollector  # its import registers the portal's other metrics
+    from spawner.hub.base.metrics import SessionCollector  # its import registers the portal's other metrics
 
     served = {metric.name for metric in REGISTRY.collect()}
     served |= {metric.name for metric in SessionCollector(list).describe()}  # registered by the running hub

@@ -3,8 +3,8 @@
 `request` validates what a user asks for (JupyterLab's dialog, the REST API),
 `notebook` reads a notebook's papermill parameters, `jobscript` builds the
 sbatch call and the job script, `board` turns the shared listing of every
-user's jobs (spawner/hub/joblisting.py: one squeue, one sacct) into what the
+user's jobs (spawner/hub/slurm/joblisting.py: one squeue, one sacct) into what the
 jobs panel shows, `service` submits, cancels and reads the logs, `tracker`
-notices ends and says so (spawner/hub/notices.py), `api` serves it all.
-The job itself runs spawner/job/runner.py on the compute node, as the user.
+notices ends and says so (spawner/hub/base/notices.py), `handlers` serves it all.
+The job itself runs spawner/job/runs/runner.py on the compute node, as the user.
 """

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from ...contract import RUN_MARK
 from ...slurmvocab import ENDING, PENDING, RUNNING, AccountedJob, ListedJob, parse_limit
-from ..progress import PENDING_REASONS, ordinal
-from ..resources import duration_words
+from ..request.resources import duration_words
+from ..session.progress import PENDING_REASONS, ordinal
 
 _FAILED = re.compile(rf"^{re.escape(RUN_MARK)} failed cell=(\S*) error=(.*)$")
 

@@ -1,9 +1,9 @@
 """Pure builders for a run (a notebook or script as a Slurm job): the sbatch arguments and the job script.
 
-The same shape as a session's (spawner/hub/jobspec.py): sbatch runs as the
+The same shape as a session's (spawner/hub/request/jobspec.py): sbatch runs as the
 user through sudo, every value is on the command line or quoted into the
 script, nothing passes through a shell unquoted.  Per node a run gets what a
-session of that many GPUs gets (spawner/hub/resources.py).
+session of that many GPUs gets (spawner/hub/request/resources.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log
 from ...slurmvocab import time_limit
-from ..jobspec import ACCOUNT_VARIABLES, TEMPLATES, Account, as_user, site_options
-from ..resources import allocation, duration_words, slurm_memory
+from ..request.jobspec import ACCOUNT_VARIABLES, Account, as_user, script_templates, site_options
+from ..request.resources import allocation, duration_words, slurm_memory
 from .request import RunRequest, run_name
 
-RUNNER = "dsportal-run-job"  # spawner/job/runner.py, in the session environment's bin
+RUNNER = "dsportal-run-job"  # spawner/job/runs/runner.py, in the session environment's bin
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Acco
 
 
 def run_spec(settings: PortalSettings, request: RunRequest, home: str, parameters: dict) -> dict:
-    """What the runner on the node reads (spawner/job/runner.py, RunSpec)."""
+    """What the runner on the node reads (spawner/job/runs/runner.py, RunSpec)."""
     home = home.rstrip("/")
     return {
         "kind": request.kind,
@@ -89,6 +89,9 @@ def run_spec(settings: PortalSettings, request: RunRequest, home: str, parameter
         "gpus": request.gpus,
         "parameters": parameters,
     }
+
+
+TEMPLATES = script_templates(Path(__file__).parent)
 
 
 def run_script(settings: PortalSettings, request: RunRequest, account: Account, parameters: dict) -> str:

@@ -1,6 +1,6 @@
 """What a user asks to run as a job -> a validated `RunRequest` (pure; hub side).
 
-The same checks and words as a session's options (spawner/hub/options.py):
+The same checks and words as a session's options (spawner/hub/request/options.py):
 user input is untrusted, every value is checked against the admin config
 before anything reaches a job script or a command line.  The notebook's
 parameters are checked later, against the notebook itself (runs/notebook.py).
@@ -16,7 +16,7 @@ from typing import Any
 from portal.config import show
 from portal.settings import PortalSettings
 
-from ..options import OptionsError, check_gpus, check_hours, check_partition, check_text, single_value
+from ..request.options import OptionsError, check_gpus, check_hours, check_partition, check_text, single_value
 
 ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "parameters")
 KINDS = {".ipynb": "notebook", ".py": "python", ".sh": "shell"}

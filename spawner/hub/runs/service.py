@@ -4,7 +4,7 @@ Every Slurm command runs as the user through the hub's sudo rule (sbatch,
 scancel, head and tail: never a root path); the notebook is read as the user
 too, so a run can only be made of what the user may read.  What the hub
 remembers of each run (its file, settings, output and log, and how it ended)
-is kept in the user's saved record (spawner/hub/record.py, `runs`), so it
+is kept in the user's saved record (spawner/hub/session/record.py, `runs`), so it
 outlives hub restarts.
 """
 
@@ -17,18 +17,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ...contract import run_log, run_output
-from ..options import OptionsError
-from ..refusal import SessionRefused
-from ..sessions import user_sessions
-from ..slurm import SlurmError
+from ..request.options import OptionsError
+from ..request.refusal import SessionRefused
+from ..request.sessionlimits import user_sessions
+from ..slurm.client import SlurmError
 from .board import job_rows
 from .jobscript import run_sbatch_argv, run_script, shape_of
 from .notebook import NotRunnable, check_values, notebook_parameters
 from .request import ALLOWED_KEYS, RunRequest, parse_run
 
 if TYPE_CHECKING:
-    from ..services import HubServices
-    from ..spawner import SlurmGPUSpawner
+    from ..session.spawner import SlurmGPUSpawner
+    from ..slurm.services import HubServices
 
 log = logging.getLogger("JupyterHub").getChild("runs")
 

@@ -1,13 +1,13 @@
 """One loop for the whole hub: notices runs that ended and sessions whose time runs out, and says so.
 
-Every `jobs.list_seconds` it reads the shared listing (spawner/hub/joblisting.py: no
+Every `jobs.list_seconds` it reads the shared listing (spawner/hub/slurm/joblisting.py: no
 Slurm call of its own beyond the shared squeue and sacct) for the users who
 have runs whose end it has not seen.  A run has ended when squeue or the
 accounting lists it in a final state, or when neither has listed it for
 `GONE_AFTER` seconds after its submission.  Then it reads the run's log tail
 once, as the user (the runner's words: the failed cell, a stop at the time
 limit), writes why it ended into the user's record, and mails the user who
-opted in (spawner/hub/notices.py).  JupyterLab and the home page show the same rows.
+opted in (spawner/hub/base/notices.py).  JupyterLab and the home page show the same rows.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ...slurmvocab import ENDING, PENDING, RUNNING
-from ..dashboard import seconds_left
-from ..notices import minutes_left_mail, now_text, open_runs, public_home, run_ended_mail, tell
-from ..refusal import SessionRefused
+from ..base.notices import minutes_left_mail, now_text, open_runs, run_ended_mail, tell
+from ..clock.extension import seconds_left
+from ..request.refusal import SessionRefused
 from .board import ended_why, read_outcome
 from .service import save_record
 
@@ -64,7 +64,6 @@ class Tracker:
         self.spawners = spawners  # the hub's portal spawners (one per user with a record)
         self.public_url = public_url
         self.rounds = 0
-        self.task: asyncio.Task | None = None
         self._sending = asyncio.Semaphore(MAILS_AT_ONCE)
         self._mails: set[asyncio.Task] = set()
 
@@ -162,15 +161,3 @@ class Tracker:
         info = spawner.slurm_client.watcher.last_known(spawner.job_id)
         subject, body = minutes_left_mail(spawner.job_id, max(1, round(left / 60)), info.end, self.public_url())
         self._mail(spawner, True, subject, body)
-
-
-_trackers: dict[int, Tracker] = {}
-
-
-def start(services, loop: asyncio.AbstractEventLoop, spawners: Callable[[], Iterable]) -> Tracker:
-    """The hub's one tracker for these services, started on the hub's event loop (spawner/hub/hubconfig.py)."""
-    if id(services) not in _trackers:
-        tracker = Tracker(services, spawners, lambda: public_home(services.settings))
-        _trackers[id(services)] = tracker
-        tracker.task = loop.create_task(tracker.run_forever())
-    return _trackers[id(services)]

@@ -2,7 +2,7 @@
 
 One `sacct` of every user's jobs and steps of the last `usage.days` days
 serves every usage page and the filling-in for `usage.accounting_seconds`
-(spawner/hub/clusterinfo.py's SharedAnswers): Slurm's calls follow the
+(spawner/hub/slurm/clusterinfo.py's SharedAnswers): Slurm's calls follow the
 cadence, not the number of users.  A session's summary is first made from
 its own report; once its job is in the accounting (slurmdbd writes it when
 the job ends), Slurm's CPU time and peak memory replace the session's.
@@ -23,10 +23,10 @@ from datetime import datetime, timedelta
 from portal.settings import UsageSettings
 
 from ...slurmaccounting import UsedJob
-from ..clusterinfo import SharedAnswers
-from ..metrics import USER_GPU_HOURS
-from ..sessionusage import with_accounting
-from ..slurm import SlurmClient, SlurmError
+from ..base.metrics import USER_GPU_HOURS
+from ..session.usagelog import with_accounting
+from ..slurm.client import SlurmClient, SlurmError
+from ..slurm.clusterinfo import SharedAnswers
 
 log = logging.getLogger("JupyterHub").getChild("usage")
 
@@ -123,20 +123,10 @@ async def keep_filling(listing: UsageListing, spawners: Callable[[], list], seco
 
 
 _LISTINGS: dict[int, UsageListing] = {}
-_TASKS: list[asyncio.Task] = []
 
 
 def usage_listing(services) -> UsageListing:
-    """The one shared listing of the hub's services (spawner/hub/services.py)."""
+    """The one shared listing of the hub's services (spawner/hub/slurm/services.py)."""
     if id(services) not in _LISTINGS:
         _LISTINGS[id(services)] = UsageListing(services.client, services.settings.usage)
     return _LISTINGS[id(services)]
-
-
-def start(loop: asyncio.AbstractEventLoop, services, spawners) -> None:
-    """From the hub's start on, once per process; `spawners()`: the hub's portal spawners."""
-    if not _TASKS:
-        usage = services.settings.usage
-        _TASKS.append(
-            loop.create_task(keep_filling(usage_listing(services), spawners, usage.accounting_seconds, usage.days))
-        )

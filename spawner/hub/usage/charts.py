@@ -2,7 +2,7 @@
 
 The hub builds each figure's data and layout here, tested by equality; the
 browser draws them with plotly.js, served from the `plotly` package
-(spawner/hub/usage/pages.py).  Times are the hub's local time, as the rest of
+(spawner/hub/usage/handlers.py).  Times are the hub's local time, as the rest of
 the portal's pages show them.
 """
 

@@ -1,9 +1,9 @@
 """The cluster as a whole for Prometheus: GPUs per partition, the queue and how long jobs wait (hub side).
 
 Every `usage.cluster_seconds` the hub reads the shared sinfo
-(spawner/hub/clusterinfo.py) and the shared squeue of every user's jobs
-(spawner/hub/joblisting.py), which the pages use too, and sets gauges that
-/hub/metrics serves (spawner/hub/metrics.py).  A job seen running for the
+(spawner/hub/slurm/clusterinfo.py) and the shared squeue of every user's jobs
+(spawner/hub/slurm/joblisting.py), which the pages use too, and sets gauges that
+/hub/metrics serves (spawner/hub/base/metrics.py).  A job seen running for the
 first time, that started within the last RECENT_SECONDS, adds its wait
 (submission to start) to a histogram: the status page's p50/p90 come from
 it.  Older starts (what a restarted hub finds running) are not counted
@@ -17,8 +17,15 @@ import logging
 from datetime import datetime
 
 from ...slurmvocab import ListedJob, NodeState
-from ..metrics import CULLED_GPU_HOURS, JOB_WAIT, PARTITION_GPUS, QUEUE_PENDING, USER_GPU_BUSY_HOURS, USER_GPU_HOURS
-from ..slurm import SlurmError
+from ..base.metrics import (
+    CULLED_GPU_HOURS,
+    JOB_WAIT,
+    PARTITION_GPUS,
+    QUEUE_PENDING,
+    USER_GPU_BUSY_HOURS,
+    USER_GPU_HOURS,
+)
+from ..slurm.client import SlurmError
 
 log = logging.getLogger("JupyterHub").getChild("usage")
 GPU_STATES = ("allocated", "free", "down")
@@ -77,7 +84,7 @@ def zero_series(partitions: list[str], users: set[str]) -> None:
 
 class ClusterReader:
     def __init__(self, services, spawners):
-        self.services = services  # spawner/hub/services.py: the shared sinfo and squeue
+        self.services = services  # spawner/hub/slurm/services.py: the shared sinfo and squeue
         self.spawners = spawners  # () -> the hub's portal spawners
         self.seen: set[str] = set()  # the running jobs of the last reading
 
@@ -103,13 +110,3 @@ class ClusterReader:
             except Exception:  # noqa: BLE001 - one failed reading must not end the loop
                 log.exception("Reading the cluster for the metrics failed")
             await asyncio.sleep(seconds)
-
-
-_TASKS: list[asyncio.Task] = []
-
-
-def start(loop: asyncio.AbstractEventLoop, services, spawners) -> None:
-    """From the hub's start on, once per process; `spawners()`: the hub's portal spawners."""
-    if not _TASKS:
-        reader = ClusterReader(services, spawners)
-        _TASKS.append(loop.create_task(reader.run(services.settings.usage.cluster_seconds)))

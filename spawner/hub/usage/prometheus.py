@@ -2,7 +2,7 @@
 
 Prometheus scrapes the hub's /hub/metrics (deploy/prometheus/prometheus.yml);
 the page's questions are PromQL over the portal's metrics
-(spawner/hub/metrics.py).  A Prometheus that does not answer, or answers an
+(spawner/hub/base/metrics.py).  A Prometheus that does not answer, or answers an
 error, is PrometheusDown with words for the page; the hub is unaffected.
 """
 

@@ -1,0 +1,179 @@
+"""Every portal endpoint's request body and each caller's request rate, bounded before the body is read (hub side).
+
+Tornado reads a request's whole body (JupyterHub's server: up to 100 MB)
+before a handler's code runs, unless the handler streams it: a 30 MB JSON
+body to a portal API was read and parsed whole, stalling the hub and
+doubling its memory.  So every portal handler (spawner/hub/wiring/routes.py) has
+`Bounded` first among its bases:
+
+- its body streams in, limited to hub.api_max_body_bytes while it arrives: a
+  declared length over it is a 413 with words before any of it is read (a
+  client that sent `Expect: 100-continue` never sends it), an undeclared one
+  that grows past it is cut off; what arrives is `request.body` (a bytearray,
+  which json.loads and JupyterHub's get_json_body read as they read bytes);
+- once JupyterHub has said who asks (its prepare), a token bucket per
+  credential (caller_key) of hub.api_rate_per_minute with room for
+  hub.api_burst at once: a caller over it gets a 429 with words and
+  Retry-After, before the body is read.  A bucket per credential, not per
+  user: a session's token authenticates as its owner and is readable by the
+  session's guests and code, so a guest flooding with it must not drain what
+  the owner's own browser (which revokes the share, stops the session) or
+  scripts need.  The admin's services (the idle culler stops many sessions at
+  once) and the session's own reports of its port and end (its lifeline,
+  accepted only with its live token) are not rate-limited.
+
+JupyterHub's own endpoints keep their handlers: `limit_hub_bodies` caps
+every request body of the hub's server at hub.max_body_bytes through
+tornado's HTTPServer.configure (a public hook: the server JupyterHub creates
+later takes it); over that the connection is closed without an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from tornado import web
+from tornado.httpserver import HTTPServer
+
+from portal.clientaddress import client_address, peer_of
+
+log = logging.getLogger("JupyterHub").getChild("requestlimits")
+
+BODY_WORDS = (
+    "This request's body is {size} bytes; the portal takes at most {limit} bytes here. Send only the fields "
+    "this endpoint documents (README: the portal's API)."
+)
+RATE_WORDS = (
+    "Too many requests to the portal from you: at most {rate} a minute ({burst} at once). Wait {wait} s and try "
+    "again; a script should pause between requests."
+)
+
+
+class RateLimiter:
+    """A token bucket per key: `rate_per_minute` tokens a minute, at most `burst` saved (pure, with a clock)."""
+
+    def __init__(
+        self,
+        rate_per_minute: int,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+    ):
+        self.rate = rate_per_minute / 60
+        self.burst = burst
+        self.clock = clock
+        self.max_keys = max_keys  # the least recently seen are forgotten (a forgotten key starts full)
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+
+    def take(self, key: str) -> float:
+        """Take one token for `key`: 0 when it had one, else the seconds until it will (nothing taken)."""
+        now = self.clock()
+        tokens, then = self._buckets.pop(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+        wait = 0.0
+        if tokens >= 1:
+            tokens -= 1
+        else:
+            wait = (1 - tokens) / self.rate
+        self._buckets[key] = (tokens, now)
+        while len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return wait
+
+
+def caller_key(user, token: str | None, address: str) -> str | None:
+    """Whose bucket a request takes from (pure): the token's when one authenticated it (a session's token, shared
+    with its guests, drains its own bucket only), the user's for their browser's cookie, the client address's when
+    nobody logged in; None for the admin's services (not limited)."""
+    if user is None:
+        return f"address {address}"
+    if getattr(user, "kind", "user") == "service":
+        return None
+    if token:
+        return f"token {hashlib.sha256(token.encode()).hexdigest()[:24]} of {user.name}"
+    return f"user {user.name}"
+
+
+def declared_size(headers) -> int | None:
+    """The body's declared length; None when undeclared (chunked) or not a number."""
+    length = headers.get("Content-Length", "")
+    return int(length) if length.isdigit() else None
+
+
+_LIMITERS: dict[tuple[int, int], RateLimiter] = {}
+
+
+def rate_limiter(rate_per_minute: int, burst: int) -> RateLimiter:
+    """The hub's one limiter for these settings (shared by every portal handler)."""
+    key = (rate_per_minute, burst)
+    if key not in _LIMITERS:
+        _LIMITERS[key] = RateLimiter(rate_per_minute, burst)
+    return _LIMITERS[key]
+
+
+def limit_hub_bodies(max_body_bytes: int) -> None:
+    """Every request body of the hub's own server (JupyterHub's endpoints too) at most `max_body_bytes`."""
+    HTTPServer.configure(None, max_body_size=max_body_bytes)
+
+
+SERVICES_KEY = "dsportal"  # tornado settings: the hub's shared services, for every portal handler
+
+
+@web.stream_request_body
+class Bounded(web.RequestHandler):
+    """First among a portal handler's bases: its body and its caller's rate, bounded before the body is read."""
+
+    rate_limited = True  # False for a session's own lifeline reports (its port, its end, its token check)
+
+    @property
+    def services(self):
+        """The hub's shared services (spawner/hub/slurm/services.py: settings, Slurm client, shared answers),
+        put in tornado's settings by the hub's config (spawner/hub/wiring/hubconfig.py)."""
+        return self.settings[SERVICES_KEY]
+
+    def _limits(self):
+        return self.services.settings.hub
+
+    def refuse(self, status: int, words: str, retry_after: float = 0) -> None:
+        """Answer now, in JSON with words, whatever the handler's own error pages are."""
+        self.clear()
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        if retry_after:
+            self.set_header("Retry-After", str(max(1, round(retry_after))))
+        self.finish(json.dumps({"status": status, "message": words}))
+
+    async def prepare(self):
+        hub = self._limits()
+        self.request.body = bytearray()  # filled as the body streams in (data_received)
+        self.request.connection.set_max_body_size(hub.api_max_body_bytes)  # an undeclared body is cut off past it
+        size = declared_size(self.request.headers)
+        if size is not None and size > hub.api_max_body_bytes:
+            log.warning("%s %s refused: a body of %d bytes", self.request.method, self.request.path, size)
+            return self.refuse(413, BODY_WORDS.format(size=size, limit=hub.api_max_body_bytes))
+        ready = super().prepare()  # JupyterHub's: who is asking (and its XSRF check)
+        if ready is not None:
+            await ready
+        if self._finished:
+            return None
+        if not self.rate_limited and self.current_user is not None:
+            return None  # nobody logged in (a forged token) is limited by address everywhere
+        address = client_address(peer_of(self), self.request.headers.get("X-Forwarded-For"), hub.proxy_addresses)
+        token_of = getattr(self, "get_auth_token", None)  # JupyterHub's handlers; a plain static file has none
+        key = caller_key(self.current_user, token_of() if token_of else None, address)
+        if key is None:
+            return None
+        wait = rate_limiter(hub.api_rate_per_minute, hub.api_burst).take(key)
+        if wait:
+            log.warning("%s %s refused: %s over the portal's request rate", self.request.method, self.request.path, key)
+            words = RATE_WORDS.format(rate=hub.api_rate_per_minute, burst=hub.api_burst, wait=max(1, round(wait)))
+            return self.refuse(429, words, retry_after=wait)
+        return None
+
+    def data_received(self, chunk: bytes) -> None:
+        self.request.body += chunk  # within api_max_body_bytes: the connection stops reading past it

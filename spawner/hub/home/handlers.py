@@ -1,0 +1,98 @@
+"""The hub's REST API for a user's own session (the home page's card, JupyterLab's "extend" button).
+
+    GET  /hub/api/dsportal/session          {"session": card, "history": [...], "last_end", "presets",
+                                             "server_url"} of the unnamed session, and "sessions": each
+                                             session's {"name", "session", "last_end", "server_url"},
+                                             "limits" (spawner/hub/home/page.py)
+         ?free=1                            and "partitions": what is free, as GET /hub/api/dsportal/partitions
+                                             answers (or "partitions_error": why not): the home page asks
+                                             for both in one request
+         ?shares=1                          and "shares": the user's shares and those with them, as
+                                             GET /hub/api/dsportal/shares answers (spawner/hub/sharing/handlers.py)
+         ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/jobs answers
+                                             (and "jobs_error": a sentence when a Slurm source did not answer)
+    POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
+         ?server=NAME                       of the named session NAME (a session's own token: that session)
+
+The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
+check) or a token of theirs that may use their server: the session's own
+server asks with its token when the user presses "extend" in JupyterLab.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jupyterhub.apihandlers import APIHandler
+from tornado import web
+
+from ...contract import EXTEND_PATH
+from ..base.requestlimits import Bounded
+from ..clock.extension import ExtendRefused, extend_session
+from ..request.sessionlimits import user_sessions
+from ..runs import service as runs_service
+from ..session.lookup import own_spawner
+from ..sharing.handlers import shares_view
+from ..slurm.client import SlurmError
+from ..slurm.handlers import UNAVAILABLE, what_is_free
+from .page import card, home_data
+
+SESSION_URL = "/api/dsportal/session"
+FREE_WAIT = 3.0  # seconds a home page's refresh waits for what is free
+
+
+class _Base(Bounded, APIHandler):
+    def own_spawner(self):
+        return own_spawner(self, "Log in to see your session.")
+
+
+class SessionHandler(_Base):
+    async def get(self):
+        spawner = self.own_spawner()
+        for session in user_sessions(spawner.user):  # a queued session's place (one shared, cached squeue a partition)
+            await session.update_queue_place()
+        answer = home_data(spawner)
+        if self.get_argument("free", "") == "1":
+            # One request where an open home page made two: JupyterHub's authentication of each request
+            # (a user query and its eager loads) was most of the hub's time at 500 open pages.
+            # A slow sinfo must not hold the card: at most FREE_WAIT.
+            try:
+                answer["partitions"] = await what_is_free(self.services, FREE_WAIT)
+            except (TimeoutError, SlurmError) as e:
+                self.log.warning("sinfo for the home page: %s", e or "no answer yet")
+                answer["partitions_error"] = UNAVAILABLE
+        if self.get_argument("shares", "") == "1":
+            answer["shares"] = shares_view(self.users, spawner)
+        if self.get_argument("jobs", "") == "1":
+            listing = await runs_service.jobs(self.services, spawner)
+            answer["jobs"], answer["jobs_error"] = listing["jobs"], listing["error"]
+        self.finish(json.dumps(answer))
+
+
+class ExtendHandler(_Base):
+    def chosen_session(self, default):
+        """The session to extend: the one whose own token asks (JupyterLab's button), else `?server=NAME`."""
+        token = self.get_auth_token() or ""
+        sessions = user_sessions(default.user)
+        by_token = next((s for s in sessions if s.holds_token(token)), None)
+        if by_token is not None:
+            return by_token
+        name = self.get_argument("server", "")
+        found = next((s for s in sessions if s.name == name), None)
+        if found is None:
+            raise web.HTTPError(404, f"You have no session called {name!r}.")
+        return found
+
+    async def post(self):
+        spawner = self.chosen_session(self.own_spawner())
+        try:
+            await extend_session(spawner)
+        except ExtendRefused as e:
+            raise web.HTTPError(e.status, str(e)) from None
+        self.finish(json.dumps({"session": card(spawner)}))
+
+
+HANDLERS = [
+    (SESSION_URL, SessionHandler),
+    ("/api" + EXTEND_PATH, ExtendHandler),
+]  # installed by spawner/hub/wiring/routes.py

@@ -1,0 +1,55 @@
+"""The spawn options form, rendered from templates/options_form.html."""
+
+from __future__ import annotations
+
+import json
+
+import jinja2
+
+from portal.settings import SlurmSettings
+
+from ...contract import data_dir
+from .options import SessionRequest
+from .resources import allocation, resources_for
+
+_env = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def shape(gpus: int, slurm: SlurmSettings) -> dict:
+    """{"cores": N, "gb": M}: what a session of `gpus` GPUs gets (spawner/hub/request/resources.py's rule)."""
+    cores, memory_mib = allocation(gpus, slurm)
+    return {"cores": cores, "gb": memory_mib / 1024}
+
+
+def form_context(slurm: SlurmSettings) -> dict:
+    """What the form shows and what its live line computes with."""
+    chosen = slurm.default_partition
+    most = max(p.max_gpus for p in slurm.partitions)
+    limits = {
+        # what each GPU count brings, computed by the one rule (the page's script only looks it up)
+        "shapes": {str(g): shape(g, slurm) for g in range(most + 1)},
+        "max_gpus": {p.name: p.max_gpus for p in slurm.partitions},
+    }
+    default_gpus = min(1, chosen.max_gpus)
+    first = resources_for(SessionRequest(chosen.name, default_gpus, slurm.default_hours), slurm)
+    one = shape(1, slurm)
+    return {
+        "summary": first.summary(),
+        "cores_per_gpu": one["cores"],
+        "gb_per_gpu": f"{one['gb']:g}",
+        "partitions": slurm.partitions,
+        "default_partition": chosen.name,
+        "gpu_choices": list(range(chosen.max_gpus + 1)),
+        "default_gpus": default_gpus,
+        "default_hours": f"{slurm.default_hours:g}",
+        "max_hours": f"{slurm.max_hours:g}",
+        "limits_json": json.dumps(limits),
+    }
+
+
+def render_options_form(slurm: SlurmSettings) -> str:
+    return _env.get_template("options_form.html").render(**form_context(slurm))

@@ -1,0 +1,29 @@
+"""The session spec a job gets from the admin config (pure; the node reads it, spawner/sessionspec.py)."""
+
+from __future__ import annotations
+
+from portal.settings import PortalSettings
+
+from ...sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
+
+
+def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSpec:
+    """What the session prepares on the node (storage links, kernels) and what its Jupyter server shows and
+    allows (TensorBoards, the clock, the idle warning).  `idle_timeout`: this session's, in seconds (0 = never)."""
+    sessions, slurm = settings.sessions, settings.slurm
+    return SessionSpec(
+        storage=dict(settings.environment.storage),
+        kernels=settings.kernels.model_dump(),
+        tensorboard=TensorBoardSpec(max_instances=settings.tensorboard.max_instances),
+        clock=ClockSpec(
+            squeue=slurm.squeue,
+            warn_minutes=tuple(sessions.warn_minutes),
+            save_minutes=sessions.save_minutes,
+            extend_hours=float(slurm.extend_step_hours) if slurm.allow_extend else 0.0,
+        ),
+        # the warning comes at most half the timeout early
+        idle=IdleSpec(timeout=idle_timeout, warning=min(sessions.idle_warning_seconds, idle_timeout // 2)),
+        jupyterlab_news=sessions.jupyterlab_news,
+        guest_check_seconds=settings.sharing.check_seconds,
+        usage=UsageSpec(sample_seconds=settings.usage.sample_seconds, report_seconds=settings.usage.report_seconds),
+    )

@@ -1,0 +1,156 @@
+"""The hub's REST API for runs: notebooks and scripts as Slurm jobs of the user.
+
+    GET    /hub/api/dsportal/jobs                   {"jobs": [row ...], "error": ""}   (runs/board.py)
+    GET    /hub/api/dsportal/jobs/form?path=P       the dialog: {"path", "kind", "parameters", "partitions",
+                                                    "defaults", "max_hours"}
+    POST   /hub/api/dsportal/jobs                   {"path", "partition", "nodes", "gpus", "hours",
+                                                    "parameters"} -> 201 {"job": run}
+    POST   /hub/api/dsportal/jobs/ID/cancel         -> {"job_id": ID}
+    POST   /hub/api/dsportal/jobs/ID/again          the same settings again -> 201 {"job": run}
+    GET    /hub/api/dsportal/jobs/ID/log?lines=N    {"log": the tail of the job's log}
+    GET    /hub/api/dsportal/notify                 {"mail": bool, "address": ""}
+    POST   /hub/api/dsportal/notify                 {"mail": bool} -> the same
+
+The caller is the logged-in user (the home page's cookie, with JupyterHub's
+XSRF check), the user's session passing JupyterLab's requests on
+(spawner/jupyter/runs/handlers.py) or a token of theirs that may use their server.
+A refusal is a 4xx with the words a user acts on; nothing is submitted then.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jupyterhub.apihandlers import APIHandler
+from tornado import web
+
+from portal.throttle import LoginThrottle
+
+from ...slurmvocab import JOB_ID
+from ..base.notices import mail_address
+from ..base.requestlimits import Bounded
+from ..session.lookup import own_spawner
+from . import service
+from .service import RunRefused
+
+# Per user and minute: what makes the hub read files as the user (sudo head or tail, a parse); the
+# panel's live log asks every 3 s, a person opens the dialog and submits a few times a minute.
+READS_PER_MINUTE = {"read": 30, "log": 60}
+_reads = {kind: LoginThrottle(limit, 60, 0) for kind, limit in READS_PER_MINUTE.items()}  # counters only
+
+JOBS_URL = "/api/dsportal/jobs"
+NOTIFY_URL = "/api/dsportal/notify"
+MAX_LOG_LINES = 2000
+
+
+class _Base(Bounded, APIHandler):
+    def own_spawner(self):
+        return own_spawner(self, "Log in to see your jobs.")
+
+    def body(self) -> object:
+        try:
+            return json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise web.HTTPError(400, "The request body must be JSON.") from None
+
+    def count(self, kind: str) -> None:
+        """429 with words when this user asked for more file reads of `kind` than a minute allows."""
+        name = self.current_user.name
+        if _reads[kind].failures(name) >= READS_PER_MINUTE[kind]:
+            raise web.HTTPError(
+                429,
+                f"Too many requests for your files in a minute (at most {READS_PER_MINUTE[kind]}); try again shortly.",
+            )
+        _reads[kind].attempt([name])
+
+    async def answer(self, call, status: int = 200) -> None:
+        try:
+            result = await call
+        except RunRefused as e:
+            raise web.HTTPError(e.status, str(e)) from None
+        self.set_status(status)
+        self.finish(json.dumps(result))
+
+
+class JobsHandler(_Base):
+    async def get(self):
+        await self.answer(service.jobs(self.services, self.own_spawner()))
+
+    async def post(self):
+        spawner = self.own_spawner()
+        self.count("read")
+        await self.answer(_wrapped(service.submit(self.services, spawner, self.body())), 201)
+
+
+async def _wrapped(call) -> dict:
+    return {"job": await call}
+
+
+class FormHandler(_Base):
+    async def get(self):
+        spawner = self.own_spawner()
+        self.count("read")
+        await self.answer(service.form(self.services, spawner, self.get_argument("path", "")))
+
+
+class CancelHandler(_Base):
+    async def post(self, job_id: str):
+        spawner = self.own_spawner()
+        await self.answer(_cancelled(service.cancel(self.services, spawner, job_id), job_id))
+
+
+async def _cancelled(call, job_id: str) -> dict:
+    await call
+    return {"job_id": job_id}
+
+
+class AgainHandler(_Base):
+    async def post(self, job_id: str):
+        spawner = self.own_spawner()
+        self.count("read")
+        await self.answer(_wrapped(service.again(self.services, spawner, job_id)), 201)
+
+
+class LogHandler(_Base):
+    async def get(self, job_id: str):
+        lines = self.get_argument("lines", "200")
+        if not lines.isdigit() or not 1 <= int(lines) <= MAX_LOG_LINES:
+            raise web.HTTPError(400, f"lines must be a whole number from 1 to {MAX_LOG_LINES}.")
+        spawner = self.own_spawner()
+        self.count("log")
+        await self.answer(_logged(service.log_tail(self.services, spawner, job_id, int(lines))))
+
+
+async def _logged(call) -> dict:
+    return {"log": await call}
+
+
+class NotifyHandler(_Base):
+    async def _state(self, spawner) -> dict:
+        return {"mail": spawner.record.notify_mail, "address": await mail_address(spawner.user)}
+
+    async def get(self):
+        self.finish(json.dumps(await self._state(self.own_spawner())))
+
+    async def post(self):
+        spawner = self.own_spawner()
+        body = self.body()
+        if not isinstance(body, dict) or set(body) != {"mail"} or not isinstance(body["mail"], bool):
+            raise web.HTTPError(400, 'Send {"mail": true} or {"mail": false}.')
+        if body["mail"] and not await mail_address(spawner.user):
+            raise web.HTTPError(
+                409, "The directory has no e-mail address for you, so no mail can be sent; ask the cluster admins."
+            )
+        spawner.record.notify_mail = body["mail"]
+        service.save_record(spawner)
+        self.finish(json.dumps(await self._state(spawner)))
+
+
+HANDLERS = [
+    (JOBS_URL, JobsHandler),
+    (JOBS_URL + "/form", FormHandler),
+    (JOBS_URL + rf"/({JOB_ID})/cancel", CancelHandler),
+    (JOBS_URL + rf"/({JOB_ID})/again", AgainHandler),
+    (JOBS_URL + rf"/({JOB_ID})/log", LogHandler),
+    (NOTIFY_URL, NotifyHandler),
+]  # installed by spawner/hub/wiring/routes.py

@@ -1,0 +1,135 @@
+"""What is free on the cluster: GPUs, cores and memory per partition, from one shared `sinfo`.
+
+Runs in the hub.  One cached query (at most one per `slurm.cluster_info_seconds`)
+serves every user looking at the form or the REST API, so the number of
+Slurm calls does not grow with the number of users.  sinfo is run by the
+hub's Slurm client (spawner/hub/slurm/client.py) and read by the vocabulary's parser
+(spawner/slurmvocab.py); the arithmetic here is pure and tested by equality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from portal.settings import SlurmSettings
+
+from ...slurmvocab import NodeState
+from ..request.resources import allocation
+from .client import SlurmClient
+
+
+@dataclass(frozen=True)
+class PartitionAvailability:
+    partition: str
+    gpus_free: int
+    gpus_total: int
+    largest_block: int  # most GPUs one session can get on one node right now (cores and memory included)
+    nodes_up: int
+    nodes: int
+
+    def line(self) -> str:
+        """'sxm2: 5 of 8 GPUs free, largest free block 4 on one node'."""
+        if self.nodes_up == 0:
+            return f"{self.partition}: no node is taking jobs"
+        return (
+            f"{self.partition}: {self.gpus_free} of {self.gpus_total} GPUs free, "
+            f"largest free block {self.largest_block} on one node"
+        )
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "summary": self.line()}
+
+
+def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings) -> bool:
+    """A session of `gpus` GPUs (with its cores and memory) could start on `node` now."""
+    if not node.usable:
+        return False
+    cpus, memory = allocation(gpus, slurm)
+    return (
+        node.gpus - node.gpus_used >= gpus
+        and node.cpus_idle >= cpus
+        and node.memory_mib - node.memory_used_mib >= memory
+    )
+
+
+def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, PartitionAvailability]:
+    """Per configured partition: GPUs free and in total, and the largest session that starts now."""
+    result = {}
+    for partition in slurm.partitions:
+        mine = [n for n in nodes if n.partition == partition.name]
+        up = [n for n in mine if n.usable]
+        largest = max((g for n in up for g in range(0, n.gpus + 1) if session_fits(n, g, slurm) and g > 0), default=0)
+        result[partition.name] = PartitionAvailability(
+            partition=partition.name,
+            gpus_free=sum(max(n.gpus - n.gpus_used, 0) for n in up),
+            gpus_total=sum(n.gpus for n in mine),
+            largest_block=largest,
+            nodes_up=len(up),
+            nodes=len(mine),
+        )
+    return result
+
+
+def starts_now(nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSettings) -> bool:
+    return any(session_fits(n, gpus, slurm) for n in nodes if n.partition == partition)
+
+
+class SharedAnswers:
+    """Answers to one question per key, reused for `max_age` seconds; callers of the same moment share one call."""
+
+    def __init__(self, max_age: float, max_keys: int = 10000):
+        self.max_age = max_age
+        self.max_keys = max_keys  # keys are few (partitions, shapes); never let the cache grow without end
+        self._answers: dict[Hashable, tuple[float, Any]] = {}
+        self._inflight: dict[Hashable, asyncio.Future] = {}
+        self.calls = 0  # questions really asked; read by tests and the benchmark
+
+    def fresh(self, key: Hashable) -> bool:
+        """An answer for `key` is at hand (cached, or being asked): get() costs no new question."""
+        cached = self._answers.get(key)
+        return bool(cached and time.monotonic() - cached[0] <= self.max_age) or (
+            key in self._inflight and not self._inflight[key].done()
+        )
+
+    async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
+        cached = self._answers.get(key)
+        if cached and time.monotonic() - cached[0] <= self.max_age:
+            return cached[1]
+        if key not in self._inflight or self._inflight[key].done():
+            self._inflight[key] = asyncio.ensure_future(self._ask(key, ask))
+        # shield: one caller giving up must not cancel the others' answer
+        return await asyncio.shield(self._inflight[key])
+
+    async def _ask(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
+        self.calls += 1
+        try:
+            answer = await ask()
+        finally:
+            self._inflight.pop(key, None)
+        if len(self._answers) >= self.max_keys:
+            self._answers.clear()
+        self._answers[key] = (time.monotonic(), answer)
+        return answer
+
+
+class ClusterInfo:
+    """The latest sinfo, shared: callers within `max_age` seconds of it get it without a new call."""
+
+    def __init__(self, client: SlurmClient, max_age: float):
+        self.client = client
+        self.slurm = client.slurm
+        self._shared = SharedAnswers(max_age)
+
+    @property
+    def calls(self) -> int:  # sinfo calls made; read by the benchmark
+        return self._shared.calls
+
+    async def nodes(self) -> list[NodeState]:
+        return await self._shared.get("nodes", self.client.nodes)
+
+    async def availability(self) -> dict[str, PartitionAvailability]:
+        return availability(await self.nodes(), self.slurm)

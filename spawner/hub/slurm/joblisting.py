@@ -1,0 +1,71 @@
+"""One shared listing of every user's jobs: one squeue and one sacct for everyone (hub side).
+
+A jobs panel asks for its user's jobs every few seconds; at 100 open panels
+that must not become 100 squeue calls.  Callers within `jobs.list_seconds` of
+the last squeue (and `jobs.accounting_seconds` of the last sacct) share its
+answer, and a call in flight is joined, not repeated: Slurm's calls per
+minute follow the cadence, not the number of users or jobs.  Each answer is
+indexed by user once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from portal.settings import JobSettings
+
+from ...slurmvocab import AccountedJob, ListedJob
+from .client import SlurmClient, SlurmError
+from .clusterinfo import SharedAnswers
+
+ByUser = dict[str, list]
+
+
+def by_user(jobs: list) -> ByUser:
+    index: ByUser = defaultdict(list)
+    for job in jobs:
+        index[job.user].append(job)
+    return dict(index)
+
+
+class JobListing:
+    def __init__(self, client: SlurmClient, jobs: JobSettings):
+        self.client = client
+        self.days = jobs.history_days
+        self._queue = SharedAnswers(jobs.list_seconds)
+        self._accounting = SharedAnswers(jobs.accounting_seconds)
+        self._last: dict[str, ByUser] = {}  # the last answer of each source: shown while Slurm does not answer
+
+    @property
+    def calls(self) -> int:  # squeue + sacct calls made; read by the benchmark
+        return self._queue.calls + self._accounting.calls
+
+    async def _queued(self) -> ByUser:
+        return by_user(await self.client.all_jobs())
+
+    async def _accounted(self) -> ByUser:
+        return by_user(await self.client.accounting(self.days))
+
+    async def queued(self) -> ByUser:
+        """Every user's jobs squeue lists, by user (SlurmError when it did not answer)."""
+        return await self._queue.get("queue", self._queued)
+
+    async def accounted(self) -> ByUser:
+        """Every user's jobs of the last days from Slurm's accounting, by user (SlurmError without it)."""
+        return await self._accounting.get("accounting", self._accounted)
+
+    async def of_user(self, username: str) -> tuple[list[ListedJob], list[AccountedJob], list[str]]:
+        """(listed, accounted, problems): what each source says of the user's jobs; a source that did not
+        answer gives [] and a sentence in `problems`, the other still serves."""
+        problems = []
+        try:
+            self._last["queue"] = await self.queued()
+        except SlurmError:
+            problems.append("Slurm is not answering; the jobs below may be out of date.")
+        try:
+            self._last["accounting"] = await self.accounted()
+        except SlurmError:
+            problems.append("Slurm's accounting (slurmdbd) is not answering; finished jobs may be missing.")
+        listed = self._last.get("queue", {}).get(username, [])
+        accounted = self._last.get("accounting", {}).get(username, [])
+        return listed, accounted, problems

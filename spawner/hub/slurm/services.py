@@ -1,0 +1,121 @@
+"""What the hub shares between all sessions of one admin config: the Slurm client and its shared answers.
+
+Runs in the hub.  One `HubServices` per admin YAML file: the spawners, the
+background loops (spawner/hub/wiring/lifecycle.py) and the REST handlers all use
+it, so every user shares the same cached Slurm answers.  Handlers reach it
+through tornado's settings (`Bounded.services`, spawner/hub/base/requestlimits.py),
+spawners through their config file (`services_for`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pwd
+
+from portal.config import loaded_config
+from portal.settings import PortalSettings, is_username
+from portal.throttle import LoginThrottle
+
+from ...slurmvocab import NodeState
+from ..request.jobspec import Account, job_script, sbatch_argv
+from ..request.options import OptionsError, parse_options
+from ..request.resources import resources_for
+from .client import SlurmClient
+from .clusterinfo import ClusterInfo, SharedAnswers, availability, starts_now
+from .joblisting import JobListing
+
+ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
+NEW_ESTIMATES_PER_MINUTE = 10  # per user: questions Slurm really gets (shared, cached answers are free)
+
+
+class TooManyEstimates(Exception):
+    """A user asked for more new estimates than Slurm should run for one person."""
+
+
+def estimate_minutes(minutes: int) -> int:
+    """A session length rounded up to the form's quarter hour: one estimate (and one cache entry) per step,
+    whatever minute a script asks for."""
+    return -(-minutes // ESTIMATE_STEP_MINUTES) * ESTIMATE_STEP_MINUTES
+
+
+class HubServices:
+    def __init__(self, path: str):
+        self.path = path
+        self.settings: PortalSettings = loaded_config(path)
+        slurm = self.settings.slurm
+        self.client = SlurmClient(slurm)
+        self.cluster = ClusterInfo(self.client, slurm.cluster_info_seconds)
+        self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
+        self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
+        self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
+        self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
+
+    def __copy__(self) -> HubServices:
+        return self  # shared by design: JupyterHub's config copies tornado_settings, where the handlers find it
+
+    def __deepcopy__(self, memo: dict) -> HubServices:
+        return self
+
+    async def queue_order(self, partition: str) -> list[str]:
+        """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
+        return await self._orders.get(partition, lambda: self.client.queue_order(partition))
+
+    def partitions(self, nodes: list[NodeState]) -> list[dict]:
+        slurm = self.settings.slurm
+        free = availability(nodes, slurm)
+        return [
+            {
+                **free[p.name].to_dict(),
+                "display_name": p.display_name or p.name,
+                "max_gpus": p.max_gpus,
+                "starts_now": {str(g): starts_now(nodes, p.name, g, slurm) for g in range(p.max_gpus + 1)},
+            }
+            for p in slurm.partitions
+        ]
+
+    async def estimate(self, username: str, query: dict) -> dict:
+        """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
+        slurm = self.settings.slurm
+        try:
+            request = parse_options(query, slurm)
+        except OptionsError as e:
+            raise ValueError(str(e)) from None
+        res = resources_for(request, slurm)
+        if starts_now(await self.cluster.nodes(), request.partition, request.gpus, slurm):
+            return {"starts_now": True, "start": None, "message": f"{res.summary()}: can start now."}
+        try:
+            home = pwd.getpwnam(username).pw_dir if is_username(username) else None
+        except KeyError:
+            home = None
+        if home is None:  # e.g. a service's token: estimates are asked as a cluster account
+            raise ValueError(f"{username!r} has no cluster account, so Slurm cannot estimate its start.")
+        account = Account(name=username, home=home)
+        shape = dataclasses.replace(res, minutes=estimate_minutes(res.minutes))
+        argv = sbatch_argv(slurm, shape, account, [])
+        script = job_script(slurm, account, ["/bin/true"])
+        # cached per shape, whoever asks: one estimate serves every user looking at the same choice
+        key = (request.partition, request.gpus, shape.minutes)
+        if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
+            if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
+                raise TooManyEstimates(
+                    f"Too many start estimates asked; try again in a minute "
+                    f"(at most {NEW_ESTIMATES_PER_MINUTE} new ones a minute)."
+                )
+            self.estimate_asks.attempt([username])
+        when = await self.estimates.get(key, lambda: self.client.expected_start(argv, script))
+        if when is None:
+            message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."
+        else:
+            message = f"{res.summary()}: not free now; Slurm expects it could start at {when.replace('T', ' ')}."
+        return {"starts_now": False, "start": when, "message": message}
+
+
+_services: dict[str, HubServices] = {}
+
+
+def services_for(path: str) -> HubServices:
+    """The one `HubServices` of the admin file at `path` (the hub's config, its spawners and handlers share it)."""
+    path = str(path)
+    if path not in _services:
+        _services[path] = HubServices(path)
+    return _services[path]

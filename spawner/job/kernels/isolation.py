@@ -1,0 +1,67 @@
+"""How the session's Jupyter server talks to its kernels on a shared node (README "Security").
+
+Jupyter's default is ZMQ over TCP on 127.0.0.1: every account on the node
+can connect to those ports.  The HMAC key signs messages but does not stop a
+subscriber, so another user could read a kernel's code and output on its
+iopub socket.  Here kernels talk over `ipc` (Unix sockets, which every
+kernel of the portal's speaks: ipykernel, IRkernel) in the session's private
+runtime folder (mode 0700, made at session start by spawner/job/session/start.py):
+only the session's own account can connect to them.
+
+ipykernel's debugger starts debugpy listening on 127.0.0.1 with no
+authentication, which would let any account on the node pause the kernel and
+run code as its user.  debugpy has no other transport, so the server passes
+no `debug_request` from the browser (jupyter_server's own
+allowed_message_types), and JupyterLab's debugger is switched off in the
+session's page config so that nothing offers it.
+"""
+
+from __future__ import annotations
+
+# Every message a client may send on the shell, control and stdin channels (Jupyter messaging
+# protocol 5.4), except debug_request.
+ALLOWED_MESSAGES = (
+    "execute_request",
+    "inspect_request",
+    "complete_request",
+    "history_request",
+    "is_complete_request",
+    "comm_info_request",
+    "kernel_info_request",
+    "connect_request",
+    "comm_open",
+    "comm_msg",
+    "comm_close",
+    "shutdown_request",
+    "interrupt_request",
+    "input_reply",
+    "create_subshell_request",
+    "delete_subshell_request",
+    "list_subshell_request",
+)
+
+DEBUGGER_PLUGIN = "@jupyterlab/debugger-extension"
+
+# The longest socket name jupyter_client makes in the runtime folder: kernel-<uuid>-ipc-<n>.
+LONGEST_SOCKET_NAME = len("kernel-00000000-0000-0000-0000-000000000000-ipc-99")
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes, the last one NUL
+
+
+def server_args() -> list[str]:
+    """Command-line settings of the session's server (they win over any config file).
+
+    The runtime folder itself comes as JUPYTER_RUNTIME_DIR (spawner/job/session/start.py).
+    """
+    return [
+        "--KernelManager.transport=ipc",
+        *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
+    ]
+
+
+def socket_path_fits(runtime_dir: str) -> bool:
+    return len(runtime_dir) + 1 + LONGEST_SOCKET_NAME <= SOCKET_PATH_MAX
+
+
+def page_config() -> dict:
+    """labconfig/page_config.json of the session: JupyterLab without its debugger."""
+    return {"disabledExtensions": {DEBUGGER_PLUGIN: True}}

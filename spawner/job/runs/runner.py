@@ -1,0 +1,187 @@
+"""A notebook or script run as a Slurm job (compute node, as the user): `dsportal-run-job SPEC`.
+
+The hub writes SPEC (JSON) into the job script: what to run, where the output
+notebook goes, the checked parameters and the GPUs per node.  A notebook runs
+with papermill, which saves the output notebook after every cell, so a time
+limit or a failure keeps what ran.  A Python script over several GPUs or nodes
+runs as one process per GPU (spawner/job/runs/distributed.py: on one node as child
+processes, over several through srun, one task per GPU); the processes find
+each other through a private folder, never a TCP store (torchrun's c10d
+rendezvous unpickles what any account on the network writes into it).  A
+shell script runs with bash (it may srun itself).
+
+Lines starting with contract.RUN_MARK tell the hub how the run ended (it reads
+the log's tail as the user); everything else in the log is the run's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...contract import RUN_MARK, run_output
+from . import distributed
+
+
+def say(message: str) -> None:
+    print(f"{RUN_MARK} {message}", flush=True)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    kind: str  # "notebook", "python", "shell"
+    path: str  # absolute
+    output_dir: str  # absolute; notebooks only
+    gpus: int = 0  # per node
+    parameters: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSpec:
+        data = json.loads(text)
+        return cls(
+            kind=str(data["kind"]),
+            path=str(data["path"]),
+            output_dir=str(data.get("output_dir", "")),
+            gpus=int(data.get("gpus", 0)),
+            parameters=dict(data.get("parameters") or {}),
+        )
+
+
+class Stopped(BaseException):
+    """Slurm ended the job (its time limit, or a cancel): SIGTERM arrived.  A BaseException, so that no
+    library's catch-all (nbclient, papermill) can swallow it."""
+
+
+def _stop(signum, frame):
+    raise Stopped()
+
+
+def one_process_argv(spec: RunSpec, nodes: int, python: str) -> list[str] | None:
+    """How a script runs as one process (pure); None: one process per GPU on every node (distributed.run)."""
+    if spec.kind == "shell":
+        return ["bash", spec.path]
+    if nodes * max(1, spec.gpus) == 1:
+        return [python, spec.path]
+    return None
+
+
+def private_runtime(job_id: str) -> str:
+    """A fresh folder only this account can enter (mkdtemp: mode 0700, unpredictable name) for the kernel's
+    connection file and sockets; short, so the socket paths fit (spawner/job/kernels/isolation.py)."""
+    return tempfile.mkdtemp(prefix=f"dsportal-run-{job_id}-", dir="/tmp")
+
+
+def ipc_kernel_manager(runtime: str):
+    """The kernel manager of a run: ZMQ over Unix sockets in the private runtime folder, as in sessions.
+
+    Jupyter's default, TCP on 127.0.0.1, is reachable by every account on a shared node
+    (spawner/job/kernels/isolation.py says why the HMAC key is not enough).  The connection file is named
+    here: a kernel manager without one writes it to the temp folder and puts the sockets in its
+    working directory.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IpcKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
+
+        @default("connection_file")
+        def _private_connection_file(self) -> str:
+            return os.path.join(runtime, f"kernel-{uuid.uuid4()}.json")
+
+    return IpcKernelManager
+
+
+def run_notebook(spec: RunSpec, job_id: str) -> int:
+    import papermill  # noqa: PLC0415  (two seconds: only the notebook runs pay it)
+    from papermill.exceptions import PapermillExecutionError
+
+    output = run_output(spec.output_dir, spec.path, job_id)
+    Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
+    runtime = private_runtime(job_id)
+    os.environ["JUPYTER_RUNTIME_DIR"] = runtime
+    say(f"output {output}")
+    try:
+        papermill.execute_notebook(
+            spec.path,
+            output,
+            parameters=spec.parameters,
+            cwd=str(Path(spec.path).parent),
+            # what the cells print goes to the job's log as it comes (the jobs panel's live tail)
+            stdout_file=sys.stdout,
+            stderr_file=sys.stderr,
+            progress_bar=False,
+            request_save_on_cell_execute=True,  # the output notebook after every cell: a time limit keeps what ran
+            kernel_manager_class=ipc_kernel_manager(runtime),
+        )
+    except PapermillExecutionError as e:
+        say(f"failed cell={e.exec_count} error={e.ename}: {str(e.evalue)[:300]}")
+        return 1
+    except Stopped:
+        raise
+    except Exception as e:  # the kernel would not start, the notebook would not read ...: the run failed, say why
+        say(f"failed cell= error={type(e).__name__}: {str(e)[:300]}")
+        return 1
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+    return 0
+
+
+def run_script(spec: RunSpec) -> int:
+    nodes = distributed.job_nodes(os.environ)
+    argv = one_process_argv(spec, nodes, sys.executable)
+    if argv is None:
+        per_node = max(1, spec.gpus)
+        say(
+            f"running {spec.path} as {nodes * per_node} processes ({per_node} per node on {nodes} node"
+            + ("s" if nodes > 1 else "")
+            + "), meeting in a private folder"
+        )
+        code = distributed.run([spec.path], per_node)  # a SIGTERM (Stopped) ends the processes on its way out
+    else:
+        say("running " + " ".join(argv))
+        child = subprocess.Popen(argv, cwd=str(Path(spec.path).parent))
+        try:
+            code = child.wait()
+        except Stopped:
+            child.terminate()
+            raise
+    if code:
+        say(f"failed cell= error=the script exited with status {code}")
+    return 1 if code else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        spec = RunSpec.from_json(args[0])
+    except (IndexError, ValueError, KeyError, TypeError) as e:
+        say(f"failed cell= error=the job's description does not read ({e}); submit it again from the portal")
+        raise SystemExit(2) from None
+    signal.signal(signal.SIGTERM, _stop)
+    job_id = os.environ.get("SLURM_JOB_ID", "0")
+    say(f"started {spec.kind} {spec.path} on {os.environ.get('SLURM_JOB_NODELIST', socket.gethostname())}")
+    try:
+        code = run_notebook(spec, job_id) if spec.kind == "notebook" else run_script(spec)
+    except Stopped:
+        say(
+            "stopped by Slurm (time limit or cancel)"
+            + ("; the output notebook keeps the cells that ran" if spec.kind == "notebook" else "")
+        )
+        raise SystemExit(143) from None
+    if code == 0:
+        say("done")
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()

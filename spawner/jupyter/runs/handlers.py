@@ -1,0 +1,52 @@
+"""JupyterLab's jobs panel and "Run as a job" dialog, passed on to the hub (the user's Jupyter server).
+
+    GET  {base}dsportal/jobs                  the user's jobs          -> GET  {hub api}/dsportal/jobs
+    GET  {base}dsportal/jobs/form?path=P      the dialog's fields      -> GET  .../dsportal/jobs/form?path=P
+    POST {base}dsportal/jobs                  submit                   -> POST .../dsportal/jobs
+    POST {base}dsportal/jobs/ID/cancel|again  cancel, run again        -> POST .../dsportal/jobs/ID/cancel|again
+    GET  {base}dsportal/jobs/ID/log?lines=N   the log's tail           -> GET  .../dsportal/jobs/ID/log?lines=N
+    GET|POST {base}dsportal/notify            e-mail opt-in            -> .../dsportal/notify
+
+The hub does everything (it validates, runs Slurm as the user, shares one
+listing of every user's jobs); this only carries the session's own token
+(spawner/jupyter/session/hubcall.py).  The frontend is spawner/labext/lib/jobs.js.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+from ..session.hubcall import ask_hub
+
+# what may be passed on: the hub's routes for jobs, nothing else (a job id is Slurm's: 123, 123_4, 82+1)
+ROUTE = r"(jobs|jobs/form|jobs/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log)|notify)"
+QUERY_KEYS = ("path", "lines")
+
+
+class JobsHandler(APIHandler):
+    def _query(self) -> str:
+        query = {k: self.get_argument(k) for k in QUERY_KEYS if self.get_argument(k, None) is not None}
+        return "?" + urlencode(query) if query else ""
+
+    async def _pass_on(self, method: str, route: str) -> None:
+        status, body = await ask_hub(method, f"/dsportal/{route}{self._query()}", self.request.body or None)
+        self.set_status(status)
+        self.finish(body)
+
+    @web.authenticated
+    async def get(self, route: str):
+        await self._pass_on("GET", route)
+
+    @web.authenticated
+    async def post(self, route: str):
+        await self._pass_on("POST", route)
+
+
+def load(serverapp) -> None:
+    """Install the handler (spawner/jupyter/extension.py calls this)."""
+    base = serverapp.web_app.settings["base_url"]
+    serverapp.web_app.add_handlers(".*$", [(url_path_join(base, "dsportal", ROUTE), JobsHandler)])

@@ -1,0 +1,144 @@
+"""The session's API token in its Jupyter server, and the new one the hub hands it when a share ends.
+
+Runs in the session's Jupyter server (in the Slurm job, as the owner).  The job
+starts with the token JupyterHub made for the session (JUPYTERHUB_API_TOKEN):
+the session calls the hub with it (spawner/jupyter/session/hubcall.py, JupyterHub's
+activity reports), and it is the secret of the session's OAuth logins.  A
+guest's code ran as the owner and could copy it, so when a share ends the hub
+replaces it (spawner/hub/session/token.py: the old one is dead at once) and
+POSTs the new one here, to the server's own address:
+
+    POST {base}dsportal/session/token   {"token": NEW}  -> 204 taken; 403 not this session's live token
+
+Anyone who reaches the port could post here, so an offered token is taken
+only once the hub, asked with it (GET {hub api}/dsportal/session/token),
+answers that it is the current token of this very session (its user and
+server name).  The guest holds only the old token, which the hub now refuses.
+Taken, the new token serves every call the session makes to the hub from then
+on (JupyterHub's HubOAuth objects, hubcall.py, the port keeper's end report
+through tokenpipe.py); the hub's cached answers about tokens are dropped and
+the open connections are checked again (spawner/jupyter/sharing/guests.py).  It is kept
+in this process's memory only: the environment that kernels and terminals
+inherit keeps the start's token, now dead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import os
+
+from jupyter_server.auth.decorator import allow_unauthenticated
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.ioloop import IOLoop
+
+from ...contract import TOKEN_CHECK_PATH, TOKEN_PUSH_PATH
+from . import tokenpipe
+
+CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
+MAX_BODY = 1024
+
+_TOKEN: list[str] = []  # the token taken from the hub; the environment's until one is
+
+
+def current() -> str:
+    """The session's token now."""
+    return _TOKEN[0] if _TOKEN else os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+
+def is_session_token(token: str) -> bool:
+    """Whether `token` is the session's own token now (which a guest's code could have copied)."""
+    own = current()
+    return bool(token and own) and hmac.compare_digest(token.encode(), own.encode())
+
+
+def parse_offer(body: bytes) -> str:
+    """The request body -> the offered token; ValueError with the reason (pure)."""
+    if len(body) > MAX_BODY:
+        raise ValueError("the body is too long")
+    try:
+        offer = json.loads(body or b"null")
+    except ValueError:
+        raise ValueError("the body is not JSON") from None
+    if not isinstance(offer, dict) or set(offer) != {"token"} or not isinstance(offer["token"], str):
+        raise ValueError('send {"token": TOKEN}')
+    token = offer["token"]
+    if not 8 <= len(token) <= 255 or not token.isascii() or not token.isalnum():
+        raise ValueError("that is no token")
+    return token
+
+
+async def hub_says_ours(token: str, environ=os.environ) -> bool:
+    """Whether the hub, asked with `token`, says it is the current token of this session (user and server)."""
+    request = HTTPRequest(
+        environ["JUPYTERHUB_API_URL"].rstrip("/") + TOKEN_CHECK_PATH,
+        headers={"Authorization": f"token {token}"},
+        request_timeout=CHECK_TIMEOUT,
+        follow_redirects=False,
+    )
+    try:
+        answer = await AsyncHTTPClient().fetch(request)
+        whose = json.loads(answer.body)
+    except (HTTPClientError, OSError, ValueError):
+        return False
+    return (
+        isinstance(whose, dict)
+        and whose.get("user") == environ.get("JUPYTERHUB_USER", "")
+        and whose.get("server") == environ.get("JUPYTERHUB_SERVER_NAME", "")
+    )
+
+
+def hub_auths(serverapp, token: str) -> list:
+    """Every HubOAuth of this server that holds `token`: the identity provider's (logins, the check of each
+    request's token) and JupyterHub's extension app's (activity reports), each once."""
+    found = [getattr(serverapp.identity_provider, "hub_auth", None)]
+    found += [getattr(point.app, "hub_auth", None) for point in serverapp.extension_manager.extension_points.values()]
+    unique = {id(auth): auth for auth in found if auth is not None and getattr(auth, "api_token", None) == token}
+    return list(unique.values())
+
+
+def take(serverapp, token: str) -> None:
+    """Make `token` the session's token everywhere this server holds it."""
+    for auth in hub_auths(serverapp, current()):
+        auth.api_token = token
+        auth.cache.clear()  # answers about tokens given while the old one was live are asked for again
+    _TOKEN[:] = [token]
+    tokenpipe.send(token)
+    check = getattr(serverapp.identity_provider, "check_guests", None)
+    if check is not None:  # the open connections of guests and of the old token, now
+        IOLoop.current().add_callback(check)
+
+
+class TokenHandler(JupyterHandler):
+    """The hub hands the session its new token (see the module's words)."""
+
+    _taking = asyncio.Lock()  # one offer at a time: the hub's retries must not race each other
+
+    def check_xsrf_cookie(self):
+        return None  # no cookie or login is used here: the offered token itself is checked with the hub
+
+    @allow_unauthenticated
+    async def post(self):
+        try:
+            token = parse_offer(self.request.body)
+        except ValueError as e:
+            raise web.HTTPError(400, f"Not a token offer: {e}.") from None
+        async with self._taking:
+            if not is_session_token(token):
+                if not await hub_says_ours(token):
+                    self.log.warning("dsportal: refused a token offered as the session's new one (the hub denies it)")
+                    raise web.HTTPError(403, "The hub does not say this is the session's token.")
+                take(self.settings["serverapp"], token)
+                self.log.warning("dsportal: the hub replaced the session's token (a share ended); the old one is dead")
+        self.set_status(204)
+        self.finish()
+
+
+def load(serverapp) -> None:
+    """Install the handler (spawner/jupyter/extension.py calls this)."""
+    base = serverapp.web_app.settings["base_url"]
+    serverapp.web_app.add_handlers(".*$", [(url_path_join(base, TOKEN_PUSH_PATH), TokenHandler)])
