@@ -104,3 +104,35 @@ def test_the_session_tokens_row_and_an_undelivered_token_are_saved_with_the_job(
     assert (saved["token_id"], saved["token_undelivered"]) == (17, True)
     assert SessionRecord.from_state(saved) == record
     assert "token_id" not in SessionRecord(job_id="9").to_state()  # a record of a hub that did not keep it
+
+
+# Every field, as the hub saved it before the code was grouped by concept (commit 594f470's SessionRecord.to_state):
+# a database written then reads the same now (issue 41: the saved state is unchanged by the reorganisation).
+SAVED_BEFORE_THE_CONCEPT_FOLDERS = {
+    "version": 1,
+    "job_id": "4711",
+    "job_status": "RUNNING|None|node001",
+    "token_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "start_done": True,
+    "limit": "8 h",
+    "minutes": 480,
+    "submitted": "2026-11-24T09:12:03",
+    "started": "2026-11-24T09:12:09",
+    "stopping": True,
+    "token_id": 42,
+    "token_undelivered": True,
+    "usage": {"cpu_seconds": 120.5, "max_rss_bytes": 1048576, "gpu_busy": [0.5]},
+    "last_end": "Your session ended: its time was up (8 h).",
+    "history": [{"job_id": "4700", "summary": "1 GPU, 8 cores, 48 GB, 8 h", "ended": "2026-11-23T18:00:00"}],
+    "shares": [{"kind": "user", "name": "bob", "expires": "2026-11-24T17:12:00+00:00"}],
+    "runs": [{"job_id": "4712", "path": "train.ipynb", "kind": "notebook", "submitted": "2026-11-24T09:30:00"}],
+    "usage_log": [{"job_id": "4700", "ended": "2026-11-23T18:00:00", "gpu_hours": 8.0}],
+    "notify_mail": True,
+    "warned_job": "4711",
+}
+
+
+def test_a_record_saved_before_the_concept_folders_reads_the_same():
+    record = SessionRecord.from_state(SAVED_BEFORE_THE_CONCEPT_FOLDERS)
+    assert record.job_id == "4711" and record.token_id == 42 and record.shares[0]["name"] == "bob"
+    assert record.to_state() == SAVED_BEFORE_THE_CONCEPT_FOLDERS
