@@ -55,7 +55,7 @@ class UsageSpec:
 @dataclass(frozen=True)
 class SessionSpec:
     storage: dict[str, str] = field(default_factory=dict)  # ~/NAME links to storage mounts: name -> path
-    # The admin's `kernels` section as the hub's config model dumps it (portal/settings.py, KernelSettings);
+    # The admin's `kernels` section as the hub's config model dumps it (portal/settings/kernels.py, KernelSettings);
     # spawner/job/kernels/kernelspecs.py reads it.  Empty: the session offers only its own Python 3 kernel.
     kernels: dict[str, object] = field(default_factory=dict)
     tensorboard: TensorBoardSpec = field(default_factory=TensorBoardSpec)

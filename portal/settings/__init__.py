@@ -1,0 +1,142 @@
+"""The admin settings, declared once on pydantic: each key's type, limits, default and help text.
+
+Runs in the hub and in `dsportal check-config`.  The loader (portal/config.py)
+turns pydantic's errors into sentences an admin can act on, and the commented
+example file (portal/example.py) is rendered from these declarations.
+
+One module per section of the admin YAML (hub.py for `hub:`, ldap.py for
+`ldap:` ...), on kinds.py (the kinds of value, each with its "allowed" text)
+and section.py (a section's base model and `key`).  This module holds the
+whole file's model, `PortalSettings`, with the rules across sections, and is
+the package's public surface: importers write `from portal.settings import X`.
+"""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from .environment import EnvironmentSettings
+from .hub import HubSettings
+from .jobs import JobSettings
+from .kernels import ContainerKernel, KernelSettings, ModuleKernel
+from .kinds import Rule, is_username, size_to_mib
+from .ldap import LdapSettings
+from .notify import NotifySettings
+from .section import Reserved, Section, rule_error, section
+from .sessions import Preset, SessionSettings
+from .sharing import SharingSettings
+from .slurm import Partition, SlurmSettings
+from .tensorboard import TensorBoardSettings
+from .usage import UsageSettings
+
+__all__ = [
+    "ContainerKernel",
+    "EnvironmentSettings",
+    "HubSettings",
+    "JobSettings",
+    "KernelSettings",
+    "LdapSettings",
+    "ModuleKernel",
+    "NotifySettings",
+    "Partition",
+    "PortalSettings",
+    "Preset",
+    "Reserved",
+    "Rule",
+    "Section",
+    "SessionSettings",
+    "SharingSettings",
+    "SlurmSettings",
+    "TensorBoardSettings",
+    "UsageSettings",
+    "is_username",
+    "size_to_mib",
+]
+
+
+class PortalSettings(Section):
+    hub: HubSettings = section(HubSettings, "The hub: addresses, admins, state.")
+    ldap: LdapSettings = section(LdapSettings, "LDAP login with the cluster username and password.")
+    slurm: SlurmSettings = section(SlurmSettings, "Slurm: partitions and what a session gets.")
+    environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
+    kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
+    tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
+    sessions: SessionSettings = section(
+        SessionSettings, "Sessions' clock (warnings, saving before the end), history and presets on the home page."
+    )
+    jobs: JobSettings = section(JobSettings, "Notebooks and scripts run as Slurm jobs from JupyterLab and the API.")
+    notify: NotifySettings = section(
+        NotifySettings, "E-mail when a job ends, a queued session starts or time runs out."
+    )
+    sharing: SharingSettings = section(SharingSettings, "Sharing a running session with colleagues.")
+    usage: UsageSettings = section(
+        UsageSettings, "What each session used, the users' usage page and the admins' status page."
+    )
+    notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
+
+    @model_validator(mode="after")
+    def _idle_rules(self) -> PortalSettings:
+        """Idle timeouts long enough for the activity reports; per-partition ones for offered partitions."""
+        problems: list = []
+        sessions = self.sessions
+        shortest = 2 * sessions.activity_seconds
+        timeouts = {"": sessions.idle_timeout, **sessions.idle_timeout_by_partition}
+        for partition, timeout in timeouts.items():
+            where = f".sessions.idle_timeout_by_partition.{partition}" if partition else ".sessions.idle_timeout"
+            if 0 < timeout < shortest:
+                problems.append(
+                    (
+                        where,
+                        timeout,
+                        f"at least {shortest} s (twice sessions.activity_seconds, "
+                        "so a session in use never looks idle), or 0 for never",
+                    )
+                )
+        names = [p.name for p in self.slurm.partitions]
+        for partition in sessions.idle_timeout_by_partition:
+            if partition not in names:
+                problems.append(
+                    (
+                        f".sessions.idle_timeout_by_partition.{partition}",
+                        partition,
+                        f"must be one of slurm.partitions: {', '.join(names)}",
+                    )
+                )
+        if problems:
+            raise rule_error(*problems)
+        return self
+
+    @model_validator(mode="after")
+    def _presets_fit(self) -> PortalSettings:
+        """Each preset names a partition users may choose and asks no more than it allows."""
+        problems: list = []
+        partitions = {p.name: p for p in self.slurm.partitions}
+        for i, preset in enumerate(self.sessions.presets):
+            partition = partitions.get(preset.partition or self.slurm.default_partition.name)
+            if partition is None:
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].partition",
+                        preset.partition,
+                        f"must be one of slurm.partitions: {', '.join(partitions)}",
+                    )
+                )
+            elif preset.gpus > partition.max_gpus:
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].gpus",
+                        preset.gpus,
+                        f"at most {partition.max_gpus} on {partition.name}, its max_gpus",
+                    )
+                )
+            if preset.hours > self.slurm.max_hours:
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].hours",
+                        preset.hours,
+                        f"at most slurm.max_hours, {self.slurm.max_hours:g}",
+                    )
+                )
+        if problems:
+            raise rule_error(*problems)
+        return self
