@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from spawner.hub.session.spawner import QUICK_START_SECONDS
+from spawner.hub.session.start import QUICK_START_SECONDS
 from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import MockSlurm, config_data, spawner_for
 

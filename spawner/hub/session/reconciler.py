@@ -11,7 +11,7 @@ marks its job "stopping", which the reconciler takes over by its id and user,
 whatever its owner renamed it to), and a start abandoned by a hub crash.
 
 Ownership is read from the hub's database, where the spawner saves the job id
-the moment sbatch answers (spawner/hub/session/spawner.py), so it is right from the
+the moment sbatch answers (spawner/hub/session/submit.py), so it is right from the
 hub's first second, before any spawner object exists; and from the spawners the
 hub holds, which are what acts on a job: a job a live spawner holds (and does
 not hand over as "stopping") is never cancelled, and a record that lost it is

@@ -1,0 +1,115 @@
+"""A session's job: the unix account it runs as, its environment, and its sbatch.
+
+Mixed into SlurmGPUSpawner (spawner/hub/session/spawner.py).  The arguments
+and the script are pure builders (spawner/hub/request/jobspec.py); sbatch runs
+as the user through the shared Slurm client, never a shell.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shlex
+from datetime import datetime
+
+from ...contract import SESSION_VAR
+from ..base.metrics import count_user
+from ..request.accounts import AccountRefused, UnixAccount, lookup, refusal
+from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, sbatch_argv
+from ..request.refusal import SessionRefused
+from ..request.resources import duration_words
+from ..request.sessionlimits import user_sessions
+from ..request.sessionspec import build_session_spec
+from ..slurm.client import SlurmError, SlurmUnavailable
+from .idle import join_idle_groups, timeout_for
+
+
+class SubmitMixin:
+    """The account the job runs as, what it gets, and its submission."""
+
+    # batchspawner's shell path is never used
+    async def run_command(self, cmd, input=None, env=None):
+        raise NotImplementedError("SlurmGPUSpawner runs Slurm through spawner.hub.slurm.client, never a shell")
+
+    # The unix account lookups, seams tests replace (no test hook in this code).
+    getpwnam = staticmethod(pwd.getpwnam)
+    getgrouplist = staticmethod(os.getgrouplist)
+
+    def unix_account(self) -> UnixAccount:
+        """The account the job runs as; HTTP 403 for root, system accounts and anyone else refused."""
+        try:
+            return lookup(self.user.name, self.settings.slurm, self.getpwnam, self.getgrouplist)
+        except AccountRefused as e:
+            self.log.warning("Session of %s refused: %s", self._log_name, e)
+            raise SessionRefused(str(e), 403) from None
+
+    async def check_directory_account(self, account: UnixAccount) -> None:
+        """With auth_state, the directory's uidNumber must be the unix account's uid (HTTP 403 otherwise)."""
+        auth_state = await self.user.get_auth_state() or {}
+        uid_number = auth_state.get("uidNumber")
+        why = refusal(account, self.settings.slurm, uid_number if isinstance(uid_number, int) else None)
+        if why:
+            self.log.warning("Session of %s refused: %s", self._log_name, why)
+            raise SessionRefused(why, 403)
+
+    def account(self) -> Account:
+        return Account(name=self.user.name, home=self.unix_account().home)
+
+    def user_env(self, env: dict[str, str]) -> dict[str, str]:
+        """batchspawner's hook: the account's basics, from the same lookup as the job."""
+        account = self.unix_account()
+        env.update(USER=account.name, LOGNAME=account.name, HOME=account.home, SHELL=account.shell, LANG="C.UTF-8")
+        return env
+
+    def job_command(self) -> list[str]:
+        prefix = self.settings.environment.prefix.rstrip("/")
+        return [f"{prefix}/bin/dsportal-singleuser", *self.get_args()]
+
+    def session_spec(self) -> str:
+        """The typed session spec (spawner/sessionspec.py) the job reads once on the node."""
+        return build_session_spec(self.settings, self.idle_timeout).to_json()
+
+    def job_environment(self) -> dict[str, str]:
+        """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
+        env = {k: v for k, v in self.get_env().items() if k in HUB_VARIABLES or k in ACCOUNT_VARIABLES}
+        env[SESSION_VAR] = self.session_spec()
+        # how often the session tells the hub when it was last used (the idle cullers read it)
+        env["JUPYTERHUB_ACTIVITY_INTERVAL"] = str(self.settings.sessions.activity_seconds)
+        return env
+
+    async def submit_batch_script(self) -> str:
+        if self.resources is None:  # options not applied yet (e.g. a direct start)
+            self.apply_session_options(self.user_options)
+        unix = self.unix_account()  # one lookup for the checks and the job
+        await self.check_directory_account(unix)
+        account = Account(name=unix.name, home=unix.home)
+        self.idle_timeout = timeout_for(self.resources.partition, unix.groups, self.settings.sessions)
+        others = [s for s in user_sessions(self.user) if s is not self and s.job_id]
+        join_idle_groups(self.user, [self.idle_timeout, *(s.session_idle_timeout() for s in others)])
+        env = self.job_environment()
+        names = sorted(env)
+        argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
+        script = job_script(self.settings.slurm, account, self.job_command())
+        # sudo needs a PATH of its own; everything else reaches it only as named variables
+        call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+        self.log.info("Submitting session of %s (%s): %s", self._log_name, self.resources.summary(), shlex.join(argv))
+        try:
+            self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
+        except SlurmUnavailable as e:
+            self.log.error("sbatch for %s: %s", self._log_name, e)
+            raise RuntimeError(
+                "The cluster's scheduler (Slurm) is not answering, so no session was started. "
+                "Try again in a few minutes; if this persists, tell the cluster admins."
+            ) from None
+        except SlurmError as e:
+            self.log.error("sbatch for %s refused: %s", self._log_name, e)
+            raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
+        self.record.minutes = self.resources.minutes
+        self.record.limit = duration_words(self.record.minutes)
+        self.record.submitted = datetime.now().isoformat(timespec="minutes")
+        self.record.started = ""  # set when the hub sees it run
+        count_user(self.user.name)  # the user's GPU-hours series, at 0 until the session ends
+        self.record.usage = {}  # a new job: nothing of an earlier one's tally
+        self.save_state()  # now: a hub that dies while the job waits or starts still knows it
+        self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
+        return self.job_id
