@@ -34,10 +34,20 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     """Load and validate the admin file, then set JupyterHub's traits from it."""
     path = config_path(path)
     settings = loaded_config(path)
-    hub = settings.hub
-    state = Path(hub.data_dir)
+    state = Path(settings.hub.data_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _apply_addresses(c, settings, state)
+    services = _install_portal(c, settings, path)
+    _apply_sessions(c, settings, services)
+    _apply_login(c, settings, path)
+    _apply_idle_culling(c, settings)
+    _apply_proxy(c, settings.hub)
+    return settings
 
+
+def _apply_addresses(c, settings: PortalSettings, state: Path) -> None:
+    """Where the hub listens (its TLS, one origin per user) and where it keeps its state."""
+    hub = settings.hub
     c.JupyterHub.bind_url = hub.bind_url
     if hub.subdomain_host:  # each user's server is its own origin
         c.JupyterHub.subdomain_host = hub.subdomain_host
@@ -54,11 +64,15 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.JupyterHub.hub_connect_url = connect_url(hub)
     c.JupyterHub.db_url = hub.db_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"
     c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+
+
+def _install_portal(c, settings: PortalSettings, path: Path) -> HubServices:
+    """The portal's pages, routes and spawner, and its shared services (started with the hub when it runs)."""
     c.JupyterHub.template_paths = [str(data_dir("templates"))]
     # the home page's session card and history: templates/home.html calls dsportal_home()
     c.JupyterHub.template_vars.update({"dsportal_home": home_template_var})
     routes.install()  # the portal's API beside JupyterHub's, before JupyterHub builds its application
-    limit_hub_bodies(hub.max_body_bytes)  # JupyterHub's endpoints too, before it creates its server
+    limit_hub_bodies(settings.hub.max_body_bytes)  # JupyterHub's endpoints too, before it creates its server
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users (spawner/hub/slurm/services.py), in tornado's settings for the handlers
@@ -66,13 +80,18 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     app = running_hub()
     if app is not None:
         start_with_hub(app, services)
+    return services
+
+
+def _apply_sessions(c, settings: PortalSettings, services: HubServices) -> None:
+    """Sessions: named servers, the roles and services the YAML adds, what every session's server gets."""
     # Several sessions per user: each a named server of its own, each its own Slurm job; how many run at once
     # and their GPUs together are the spawner's checks (spawner/hub/request/sessionlimits.py), how many are kept JupyterHub's.
     c.JupyterHub.allow_named_servers = True
     c.JupyterHub.named_server_limit_per_user = settings.sessions.max_kept_per_user
     c.JupyterHub.load_roles.extend(portal_roles(settings))
-    services, roles = scraper_service(settings)
-    c.JupyterHub.services.extend(services)
+    scrapers, roles = scraper_service(settings)
+    c.JupyterHub.services.extend(scrapers)
     c.JupyterHub.load_roles.extend(roles)
     c.Spawner.default_url = "/lab"
     # A user's own ~/.jupyter config could add handlers to what their session serves;
@@ -84,9 +103,13 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     # after 1 s (refused options fail well within it and still get their 400),
     # and let the progress page follow the job.
     c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 1, SERVICES_KEY: services}
+
+
+def _apply_login(c, settings: PortalSettings, path: Path) -> None:
+    """The portal's LDAP login, its admins, and how often an account is looked up again."""
     c.JupyterHub.authenticator_class = "dsportal"
     c.PortalLDAPAuthenticator.config_file = str(path)
-    c.Authenticator.admin_users = set(hub.admin_users)
+    c.Authenticator.admin_users = set(settings.hub.admin_users)
     # auth_state (the account's uid, uidNumber, gidNumber, home and groups) is
     # stored encrypted; JupyterHub needs JUPYTERHUB_CRYPT_KEY for that.
     c.Authenticator.enable_auth_state = bool(os.environ.get("JUPYTERHUB_CRYPT_KEY"))
@@ -97,19 +120,24 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     c.Authenticator.auth_refresh_age = ldap.refresh_seconds
     c.Authenticator.auth_refresh_strict = True
     c.Authenticator.refresh_pre_spawn = bool(ldap.refresh_seconds)
-    c.JupyterHub.token_expires_in_max_seconds = int(hub.token_max_days * 86400)
-    # Idle sessions give their GPUs back: jupyterhub-idle-culler services, each reaching only
-    # the users of its timeout's group (spawner/hub/session/idle.py).  A session's last activity is
-    # what the session reports (spawner/jupyter/session/activity.py), not the proxy's traffic, which
-    # an open but untouched JupyterLab tab keeps up by polling.
+    c.JupyterHub.token_expires_in_max_seconds = int(settings.hub.token_max_days * 86400)
+
+
+def _apply_idle_culling(c, settings: PortalSettings) -> None:
+    """Idle sessions give their GPUs back: jupyterhub-idle-culler services, each reaching only
+    the users of its timeout's group (spawner/hub/session/idle.py).  A session's last activity is
+    what the session reports (spawner/jupyter/session/activity.py), not the proxy's traffic, which
+    an open but untouched JupyterLab tab keeps up by polling."""
     services, roles = culler_services(settings.sessions, sys.executable)
     c.JupyterHub.services.extend(services)
     c.JupyterHub.load_roles.extend(roles)
     c.JupyterHub.last_activity_interval = 0
+
+
+def _apply_proxy(c, hub) -> None:
     if hub.external_proxy:  # its own service; CONFIGPROXY_AUTH_TOKEN in both environments
         c.ConfigurableHTTPProxy.should_start = False
         c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url
-    return settings
 
 
 def start_with_hub(app, services: HubServices) -> HubLifecycle:
