@@ -44,33 +44,20 @@ INVALID_JOB = "Invalid job id specified"
 
 # --- output formats --------------------------------------------------------------------
 # A job's name (and its comment) is the one field its owner chooses freely, and Slurm lets it hold a line break
-# and "|": printed before Slurm's own fields it could forge them, or a whole line of another job.  So the hub's
-# listings print no name at all, and the one answer that needs it prints it last (JOB_FORMAT).
-# The reason goes last: it is the one free-text field (Slurm's state description),
-# so a "|" inside it cannot shift the other fields.  No job name is printed: the hub
-# follows its sessions' jobs by id, whatever their owners rename them to.
+# and "|": printed before Slurm's own fields it could forge them, or a whole line of another job (a job named
+# "x\n123|alice|FAILED|..." would read as alice's).  So the hub's listings print no name at all (it follows its
+# sessions' jobs by id, whatever their owners rename them to), and the one answer that needs it prints it last
+# (JOB_FORMAT).  The reason goes last: it is the one free-text field (Slurm's state description), so a "|"
+# inside it cannot shift the other fields.
 SQUEUE_FORMAT = "%i|%u|%T|%N|%S|%e|%r"
 SINFO_FIELDS = ("NodeList", "Partition", "StateCompact", "Gres", "GresUsed", "CPUsState", "AllocMem", "Memory")
 # The extension helper's look at one job: the name last, read as everything after the fifth "|" (parse_job).
 JOB_FORMAT = "%i|%u|%T|%l|%P|%j"
-# Every user's jobs, for the jobs panel (one shared listing).  No job name: a name is the one field
-# any user chooses freely, and Slurm lets it hold a line break, so another user's job named
-# "x\n123|alice|FAILED|..." would print a line that reads as alice's job.  Every field here is Slurm's own.
+# Every user's jobs, for the jobs panel (one shared listing); no job name, every field is Slurm's own.
 ALL_JOBS_FORMAT = "%i|%u|%T|%P|%D|%N|%M|%L|%l|%V|%S|%r"
 # Slurm's accounting of finished jobs (sacct --parsable2); no JobName, for the same reason.
-ACCOUNTING_FIELDS = (
-    "JobID",
-    "User",
-    "Partition",
-    "State",
-    "ExitCode",
-    "Submit",
-    "Start",
-    "End",
-    "Elapsed",
-    "NNodes",
-    "NodeList",
-    "Timelimit",
+ACCOUNTING_FIELDS = tuple(
+    "JobID User Partition State ExitCode Submit Start End Elapsed NNodes NodeList Timelimit".split()
 )
 JOB_ID = r"[0-9]+(?:[_+][0-9]+)?"  # 123, an array element 123_4, a hetjob component 82+1
 END_FORMAT = "%e"  # a job's end time
