@@ -112,18 +112,31 @@ def build_kernelspecs(
         )
     }
     notes: list[str] = []
+    for found, left_out in (
+        _r_kernel(kernels, probe),
+        _module_kernels(kernels, bin_dir, probe),
+        _container_kernels(kernels, storage, home, probe, sockets),
+    ):
+        specs.update(found)
+        notes += left_out
+    return specs, notes
 
-    if kernels["r"]:
-        r = probe.which(kernels["r_command"])
-        if r is None:
-            notes.append(f"R kernel left out: {kernels['r_command']} is not installed on this node")
-        elif not probe.r_has_irkernel(r):
-            notes.append("R kernel left out: the R package IRkernel is not installed on this node")
-        else:
-            specs["ir"] = _spec(
-                [r, "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"], kernels["r_display_name"], "R"
-            )
 
+def _r_kernel(kernels: dict, probe: NodeProbe) -> tuple[dict[str, dict], list[str]]:
+    if not kernels["r"]:
+        return {}, []
+    r = probe.which(kernels["r_command"])
+    if r is None:
+        return {}, [f"R kernel left out: {kernels['r_command']} is not installed on this node"]
+    if not probe.r_has_irkernel(r):
+        return {}, ["R kernel left out: the R package IRkernel is not installed on this node"]
+    argv = [r, "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"]
+    return {"ir": _spec(argv, kernels["r_display_name"], "R")}, []
+
+
+def _module_kernels(kernels: dict, bin_dir: str, probe: NodeProbe) -> tuple[dict[str, dict], list[str]]:
+    specs: dict[str, dict] = {}
+    notes: list[str] = []
     module_command = kernels["module_command"]
     for kernel in kernels["modules"]:
         if not probe.exists(module_command):
@@ -139,38 +152,49 @@ def build_kernelspecs(
         for name in kernel["load"]:
             launcher += ["--load", name]
         specs[kernel["name"]] = _spec([*launcher, "--", *kernel["command"]], kernel["display_name"], kernel["language"])
-
-    for kernel in kernels["containers"]:
-        runtime_name = kernel["runtime"] or kernels["container_runtime"]
-        runtime_command = probe.which(RUNTIME_COMMANDS[runtime_name])
-        if runtime_command is None:
-            notes.append(
-                f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
-                "is not installed on this node"
-            )
-            continue
-        if not probe.exists(kernel["image"]):
-            notes.append(f"kernel {kernel['name']} left out: image {kernel['image']} not found")
-            continue
-        binds = list(dict.fromkeys([*storage.values(), sockets, *kernel["binds"]]))
-        python = [kernel["python"], *PYTHON_KERNEL_ARGS]
-        if runtime_name == "charliecloud":
-            argv, missing = charliecloud_argv(runtime_command, kernel["image"], binds, home, python, probe)
-            if sockets in missing:
-                notes.append(
-                    f"kernel {kernel['name']} left out: the image has no {sockets} to mount the "
-                    "session's kernel sockets on (set TMPDIR under /tmp for the session)"
-                )
-                continue
-            notes += [
-                f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)"
-                for path in missing
-            ]
-        else:
-            everything = dict.fromkeys([*storage.values(), home, sockets, *kernel["binds"]])
-            argv = [runtime_command, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python]
-        specs[kernel["name"]] = _spec(argv, kernel["display_name"], "python")
     return specs, notes
+
+
+def _container_kernels(
+    kernels: dict, storage: dict[str, str], home: str, probe: NodeProbe, sockets: str
+) -> tuple[dict[str, dict], list[str]]:
+    specs: dict[str, dict] = {}
+    notes: list[str] = []
+    for kernel in kernels["containers"]:
+        argv, kernel_notes = _container_argv(kernel, kernels["container_runtime"], storage, home, probe, sockets)
+        notes += kernel_notes
+        if argv is not None:
+            specs[kernel["name"]] = _spec(argv, kernel["display_name"], "python")
+    return specs, notes
+
+
+def _container_argv(
+    kernel: dict, default_runtime: str, storage: dict[str, str], home: str, probe: NodeProbe, sockets: str
+) -> tuple[list[str] | None, list[str]]:
+    """The command of one container kernel (None: left out), and what to tell about it."""
+    runtime_name = kernel["runtime"] or default_runtime
+    runtime_command = probe.which(RUNTIME_COMMANDS[runtime_name])
+    if runtime_command is None:
+        return None, [
+            f"kernel {kernel['name']} left out: {runtime_name} ({RUNTIME_COMMANDS[runtime_name]}) "
+            "is not installed on this node"
+        ]
+    if not probe.exists(kernel["image"]):
+        return None, [f"kernel {kernel['name']} left out: image {kernel['image']} not found"]
+    binds = list(dict.fromkeys([*storage.values(), sockets, *kernel["binds"]]))
+    python = [kernel["python"], *PYTHON_KERNEL_ARGS]
+    if runtime_name != "charliecloud":
+        everything = dict.fromkeys([*storage.values(), home, sockets, *kernel["binds"]])
+        return [runtime_command, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python], []
+    argv, missing = charliecloud_argv(runtime_command, kernel["image"], binds, home, python, probe)
+    if sockets in missing:
+        return None, [
+            f"kernel {kernel['name']} left out: the image has no {sockets} to mount the "
+            "session's kernel sockets on (set TMPDIR under /tmp for the session)"
+        ]
+    return argv, [
+        f"kernel {kernel['name']}: {path} is not bound (the image has no {path} to mount it on)" for path in missing
+    ]
 
 
 def write_kernelspecs(kernels_dir: Path, specs: dict[str, dict]) -> None:
