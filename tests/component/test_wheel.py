@@ -4,15 +4,18 @@ JupyterLab extension, and an environment it is installed into lists it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-EXTENSION = "share/jupyter/labextensions/dsportal-tensorboard/package.json"
+EXTENSION = "share/jupyter/labextensions/dsportal/package.json"
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def clean_checkout(target: Path) -> Path:
@@ -39,7 +42,7 @@ def clean_checkout(target: Path) -> Path:
 def test_a_wheel_from_a_clean_checkout_carries_the_extension(tmp_path):
     source = clean_checkout(tmp_path / "src")
     assert not (source / "spawner/labext/dist").exists()
-    # without build isolation the build's tools (jupyter, for `jupyter labextension build`) come from this environment
+    # without build isolation the build's tools (jlpm and jupyter-builder) come from this environment
     built = subprocess.run(
         [
             str(BIN / "pip"),
@@ -87,7 +90,8 @@ def test_a_wheel_from_a_clean_checkout_carries_the_extension(tmp_path):
         timeout=120,
         env={"PATH": f"{BIN}:/usr/bin:/bin", "JUPYTER_PATH": str(data), "HOME": str(tmp_path)},
     )
-    out = listing.stdout + listing.stderr
+    out = re.sub(r"\x1b\[[0-9;]*m", "", listing.stdout + listing.stderr)  # without its colours
     section = out.split(str(data / "labextensions"), 1)
     assert len(section) == 2, out  # the fresh environment's folder is listed...
-    assert "dsportal-tensorboard" in section[1].split("\n\n")[0] and "enabled" in section[1], out  # ...with it
+    # ...with it, at the project's version, as a Python package's
+    assert f"dsportal v{VERSION} enabled OK (python, dsportal)" in section[1].split("\n\n")[0], out

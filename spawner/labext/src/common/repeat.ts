@@ -1,26 +1,23 @@
 // A task run again and again, never two at once: a run asked for while one is under way happens
 // right after it, and the next run is planned only when the last one is over.
 export class Repeat {
-  constructor(task, delayMs) {
-    this.task = task;
-    this.delayMs = delayMs; // a function: the pace may change (a panel shown or hidden)
-    this.timer = 0;
-    this.running = null;
-    this.again = false;
-    this.stopped = true;
-  }
+  // delayMs is a function: the pace may change (a panel shown or hidden).
+  constructor(
+    private readonly task: () => Promise<void> | void,
+    private readonly delayMs: () => number
+  ) {}
 
-  start() {
+  start(): Promise<void> {
     this.stopped = false;
     return this.now();
   }
 
-  stop() {
+  stop(): void {
     this.stopped = true;
     window.clearTimeout(this.timer);
   }
 
-  now() {
+  now(): Promise<void> {
     window.clearTimeout(this.timer);
     if (this.running) {
       this.again = true;
@@ -30,7 +27,7 @@ export class Repeat {
     return this.running;
   }
 
-  async runUntilDone() {
+  private async runUntilDone(): Promise<void> {
     do {
       this.again = false;
       try {
@@ -44,4 +41,9 @@ export class Repeat {
       this.timer = window.setTimeout(() => this.now(), this.delayMs());
     }
   }
+
+  private timer = 0;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
 }

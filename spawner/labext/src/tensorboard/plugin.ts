@@ -1,14 +1,16 @@
-// DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher,
-// the session's clock (lib/clock.js), and notebooks and scripts as Slurm jobs (lib/jobsplugin.js).
-// The server side is spawner/jupyter/handlers.py; TensorBoard opens in a new browser tab.
+// DS Portal: "Open TensorBoard" for a folder, from the file browser and the launcher; TensorBoard opens in
+// a new browser tab. The server side is spawner/jupyter/tensorboard/ (dsportal/tensorboard).
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { URLExt } from '@jupyterlab/coreutils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ILauncher } from '@jupyterlab/launcher';
-import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 
-import { clockPlugin } from './clock';
-import { jobsPlugin } from './jobsplugin';
+import { NO_ARGUMENTS, pathArgument, pathArguments } from '../common/commands';
 
 const OPEN = 'dsportal:open-tensorboard';
 const OPEN_HERE = 'dsportal:open-tensorboard-here';
@@ -21,12 +23,15 @@ const icon = new LabIcon({
     '<path d="M3 20h18v2H3zM5 10h3v8H5zm5-4h3v12h-3zm5 6h3v6h-3z"/></g></svg>'
 });
 
-function api(path) {
+function api(path: string): [string, ServerConnection.ISettings] {
   const settings = ServerConnection.makeSettings();
-  return [URLExt.join(settings.baseUrl, 'dsportal/tensorboard', path), settings];
+  return [
+    URLExt.join(settings.baseUrl, 'dsportal/tensorboard', path),
+    settings
+  ];
 }
 
-async function openTensorBoard(logdir) {
+async function openTensorBoard(logdir: string | null): Promise<void> {
   // Open the tab at once (inside the click), so pop-up blockers allow it.
   const tab = window.open('', '_blank');
   const [url, settings] = api('api/instances');
@@ -35,7 +40,7 @@ async function openTensorBoard(logdir) {
     { method: 'POST', body: JSON.stringify({ logdir }) },
     settings
   );
-  const body = await response.json();
+  const body = (await response.json()) as { url: string; message?: string };
   if (!response.ok) {
     if (tab) {
       tab.close();
@@ -50,35 +55,47 @@ async function openTensorBoard(logdir) {
   }
 }
 
-function selectedFolder(factory) {
+// The one folder selected in the file browser, or null.
+function selectedFolder(factory: IFileBrowserFactory): string | null {
   const browser = factory.tracker.currentWidget;
   if (!browser) {
     return null;
   }
   const items = Array.from(browser.selectedItems());
-  return items.length === 1 && items[0].type === 'directory' ? items[0].path : null;
+  return items.length === 1 && items[0].type === 'directory'
+    ? items[0].path
+    : null;
 }
 
-const plugin = {
-  id: 'dsportal-tensorboard:plugin',
+export const tensorboardPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'dsportal:tensorboard',
   description: 'Open TensorBoard for a folder in its own tab.',
   autoStart: true,
   requires: [IFileBrowserFactory],
   optional: [ILauncher],
-  activate: (app, factory, launcher) => {
+  activate: (
+    app: JupyterFrontEnd,
+    factory: IFileBrowserFactory,
+    launcher: ILauncher | null
+  ) => {
     app.commands.addCommand(OPEN, {
       label: 'Open TensorBoard',
       caption: 'Show the logs in this folder in TensorBoard, in a new tab',
       icon,
+      describedBy: pathArguments(
+        'The folder of logs (else the one selected in the file browser)'
+      ),
       isVisible: () => selectedFolder(factory) !== null,
-      execute: args => openTensorBoard(args.path || selectedFolder(factory))
+      execute: args =>
+        openTensorBoard(pathArgument(args) || selectedFolder(factory))
     });
     app.commands.addCommand(OPEN_HERE, {
       label: 'TensorBoard',
       caption: 'TensorBoard for the folder shown in the file browser',
       icon,
+      describedBy: NO_ARGUMENTS,
       execute: () => {
-        const browser = factory.tracker.currentWidget || factory.defaultBrowser;
+        const browser = factory.tracker.currentWidget;
         return openTensorBoard(browser ? browser.model.path || '.' : '.');
       }
     });
@@ -86,6 +103,7 @@ const plugin = {
       label: 'Running TensorBoards',
       caption: 'See and stop the TensorBoards of this session',
       icon,
+      describedBy: NO_ARGUMENTS,
       execute: () => window.open(api('')[0] + '/', '_blank')
     });
     app.contextMenu.addItem({
@@ -99,5 +117,3 @@ const plugin = {
     }
   }
 };
-
-export default [plugin, clockPlugin, jobsPlugin];

@@ -1,0 +1,61 @@
+// DS Portal: the Jupyter server's runs API (dsportal/jobs, dsportal/notify), as the browser calls it.
+// Every answer is JSON; a refusal is {"message": "..."} with a 4xx/5xx status, shown to the user as is.
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import { jsonBody } from '../common/request';
+import { IJob, IJobList, INotify, IRunForm, IRunRequest } from './types';
+
+// What the user reads when the server sent no sentence of its own (a proxy's HTML page, no network).
+const NO_ANSWER =
+  'The Jupyter server did not answer; check your connection and try again.';
+
+export type Reply<T> =
+  | { ok: true; status: number; body: T }
+  | { ok: false; status: number; body: { message: string } };
+
+async function call<T>(
+  path: string,
+  init: RequestInit = {}
+): Promise<Reply<T>> {
+  const settings = ServerConnection.makeSettings();
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(
+      URLExt.join(settings.baseUrl, path),
+      init,
+      settings
+    );
+  } catch {
+    return { ok: false, status: 0, body: { message: NO_ANSWER } };
+  }
+  let body = jsonBody(await response.text()) as { message?: string };
+  if (!response.ok && !body.message) {
+    body = { message: `${NO_ANSWER} (HTTP ${response.status})` };
+  }
+  return { ok: response.ok, status: response.status, body } as Reply<T>;
+}
+
+function post<T>(path: string, body?: object): Promise<Reply<T>> {
+  return call<T>(path, { method: 'POST', body: JSON.stringify(body || {}) });
+}
+
+export const runsApi = {
+  list: () => call<IJobList>('dsportal/jobs'),
+  form: (path: string) =>
+    call<IRunForm>(`dsportal/jobs/form?path=${encodeURIComponent(path)}`),
+  submit: (request: IRunRequest) =>
+    post<{ job: IJob }>('dsportal/jobs', request),
+  cancel: (jobId: string) =>
+    post<{ job_id: string }>(
+      `dsportal/jobs/${encodeURIComponent(jobId)}/cancel`
+    ),
+  again: (jobId: string) =>
+    post<{ job: IJob }>(`dsportal/jobs/${encodeURIComponent(jobId)}/again`),
+  log: (jobId: string, lines: number) =>
+    call<{ log: string }>(
+      `dsportal/jobs/${encodeURIComponent(jobId)}/log?lines=${lines}`
+    ),
+  notify: () => call<INotify>('dsportal/notify'),
+  setNotify: (mail: boolean) => post<INotify>('dsportal/notify', { mail })
+};

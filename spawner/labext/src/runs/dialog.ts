@@ -1,0 +1,283 @@
+// DS Portal: "Run as a job…" — the dialog that submits a notebook or script as a Slurm batch job.
+// Its fields' values, bounds and hints are runs/parameters.ts; this file builds them on the page and
+// keeps what the user typed when the server refuses.
+import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { element } from '../common/dom';
+import { runsApi } from './api';
+import {
+  buildRequest,
+  clampToPartition,
+  firstPartition,
+  hoursField,
+  initialValues,
+  parameterField,
+  parameterHint,
+  partitionFields,
+  partitionLabel
+} from './parameters';
+import {
+  FieldValue,
+  IJob,
+  IParameter,
+  IPartition,
+  IRunForm,
+  IRunRequest,
+  IRunValues
+} from './types';
+
+const INTRO: Record<string, string> = {
+  notebook:
+    'The notebook runs top to bottom in a Slurm batch job of its own, apart from this session. ' +
+    "The values below replace those of its cell tagged 'parameters'.",
+  python:
+    'The script runs with Python in a Slurm batch job of its own, apart from this session.',
+  shell:
+    'The script runs with bash in a Slurm batch job of its own, apart from this session.'
+};
+
+function input(
+  name: string,
+  type: string,
+  value: FieldValue
+): HTMLInputElement {
+  const node = element('input', type === 'checkbox' ? '' : 'jp-mod-styled');
+  node.name = name;
+  node.type = type;
+  if (type === 'checkbox') {
+    node.checked = Boolean(value);
+  } else {
+    node.value = String(value);
+  }
+  return node;
+}
+
+class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
+  constructor(
+    private readonly form: IRunForm,
+    values: IRunValues,
+    error: string
+  ) {
+    super();
+    this.addClass('dsportal-run');
+    if (error) {
+      const alert = element('div', 'dsportal-run-error', error);
+      alert.setAttribute('role', 'alert');
+      this.node.append(alert);
+    }
+    this.node.append(
+      element('p', 'dsportal-run-intro', INTRO[form.kind] || INTRO.python)
+    );
+    this.partition = element('select', 'jp-mod-styled');
+    this.nodes = input('nodes', 'number', values.nodes);
+    this.gpus = input('gpus', 'number', values.gpus);
+    this.hours = input('hours', 'number', values.hours);
+    this.addResources(values);
+    this.addParameters(values.parameters);
+    this.partitionChanged(false);
+    // JupyterLab's dialog disables Submit while a field is out of its bounds; say which and why.
+    this.node.addEventListener('input', () => this.showValidity());
+  }
+
+  getValue(): IRunValues {
+    const parameters: Record<string, FieldValue> = {};
+    for (const [name, control] of this.parameterInputs) {
+      parameters[name] =
+        control.type === 'checkbox' ? control.checked : control.value;
+    }
+    return {
+      partition: this.partition.value,
+      nodes: this.nodes.value,
+      gpus: this.gpus.value,
+      hours: this.hours.value,
+      parameters
+    };
+  }
+
+  private showValidity(): void {
+    for (const [control, hint] of this.hints) {
+      const invalid = !control.validity.valid;
+      hint.node.textContent = invalid ? control.validationMessage : hint.text;
+      hint.node.classList.toggle('dsportal-run-invalid', invalid);
+    }
+  }
+
+  // A labelled row: the label, the control, and a hint under it.
+  private row(
+    label: string,
+    control: HTMLInputElement | HTMLSelectElement,
+    hint = ''
+  ): HTMLLabelElement {
+    const node = element('label', 'dsportal-run-field');
+    const small = element('small', 'dsportal-run-hint');
+    node.append(element('span', 'dsportal-run-label', label), control, small);
+    this.hints.set(control, { node: small, text: '' });
+    this.setHint(control, hint);
+    return node;
+  }
+
+  private setHint(
+    control: HTMLInputElement | HTMLSelectElement,
+    text: string
+  ): void {
+    const hint = this.hints.get(control);
+    if (hint) {
+      hint.text = text;
+      hint.node.textContent = text;
+    }
+  }
+
+  private addResources(values: IRunValues): void {
+    const partitions = this.form.partitions || [];
+    this.partition.name = 'partition';
+    for (const p of partitions) {
+      const option = element('option', '', partitionLabel(p));
+      option.value = p.name;
+      this.partition.append(option);
+    }
+    if (!partitions.length) {
+      this.partition.append(
+        element('option', '', 'No partition is open to you')
+      );
+      this.partition.disabled = true;
+    }
+    this.partition.value = firstPartition(this.form, values);
+    this.partition.addEventListener('change', () =>
+      this.partitionChanged(true)
+    );
+    // bounds and "required" let JupyterLab's dialog hold Submit back until the values fit
+    Object.assign(this.nodes, { min: '1', step: '1', required: true });
+    Object.assign(this.gpus, { min: '0', step: '1', required: true });
+    Object.assign(this.hours, { min: '0.25', step: '0.25', required: true });
+    const hours = hoursField(this.form);
+    if (hours.max) {
+      this.hours.max = hours.max;
+    }
+    const fields = element('div', 'dsportal-run-resources');
+    fields.append(
+      this.row('Partition', this.partition),
+      this.row('Nodes', this.nodes)
+    );
+    fields.append(
+      this.row('GPUs per node', this.gpus),
+      this.row('Hours', this.hours, hours.hint)
+    );
+    this.node.append(fields);
+  }
+
+  private addParameters(values: Record<string, FieldValue>): void {
+    const parameters = this.form.parameters || [];
+    if (this.form.kind !== 'notebook' || !parameters.length) {
+      return;
+    }
+    const box = element('fieldset', 'dsportal-run-parameters');
+    box.append(element('legend', '', 'Parameters'));
+    for (const parameter of parameters) {
+      const control = this.parameterInput(parameter, values[parameter.name]);
+      const hint = parameterHint(parameter);
+      control.title = hint;
+      box.append(this.row(parameter.name, control, hint));
+      this.parameterInputs.set(parameter.name, control);
+    }
+    this.node.append(box);
+  }
+
+  private parameterInput(
+    parameter: IParameter,
+    value: FieldValue
+  ): HTMLInputElement {
+    const name = `param-${parameter.name}`;
+    const field = parameterField(parameter);
+    const control = input(name, field.type, value);
+    if (field.type === 'number') {
+      control.step = field.step;
+      control.required = field.required;
+    } else if (field.type === 'text' && field.placeholder) {
+      control.placeholder = field.placeholder;
+    }
+    return control;
+  }
+
+  private chosenPartition(): IPartition | undefined {
+    return (this.form.partitions || []).find(
+      p => p.name === this.partition.value
+    );
+  }
+
+  // The chosen partition bounds nodes and GPUs; a change of partition brings the values within them.
+  private partitionChanged(clamp: boolean): void {
+    const p = this.chosenPartition();
+    if (!p) {
+      return;
+    }
+    const fields = partitionFields(p);
+    this.nodes.max = fields.nodesMax;
+    this.gpus.max = fields.gpusMax;
+    this.gpus.disabled = fields.gpusDisabled;
+    this.setHint(this.nodes, fields.nodesHint);
+    this.setHint(this.gpus, fields.gpusHint);
+    if (clamp) {
+      const clamped = clampToPartition(this.nodes.value, this.gpus.value, p);
+      this.nodes.value = clamped.nodes;
+      this.gpus.value = clamped.gpus;
+      // the dialog checked the fields against the old bounds (the select's input event came first)
+      this.nodes.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+  }
+
+  private readonly partition: HTMLSelectElement;
+  private readonly nodes: HTMLInputElement;
+  private readonly gpus: HTMLInputElement;
+  private readonly hours: HTMLInputElement;
+  private readonly parameterInputs = new Map<string, HTMLInputElement>();
+  // control -> the hint under it and the text it shows while the value is valid
+  private readonly hints = new Map<
+    HTMLInputElement | HTMLSelectElement,
+    { node: HTMLElement; text: string }
+  >();
+}
+
+function basename(path: string): string {
+  return path.split('/').pop() || '';
+}
+
+// Shows the dialog until the job is submitted or the user cancels; a refusal (the server's, or a
+// field that is not a number) re-opens it with the sentence on top and every value kept.
+// Resolves to the submitted job, or null.
+export async function runAsJob(path: string): Promise<IJob | null> {
+  const { ok, body: form } = await runsApi.form(path);
+  if (!ok) {
+    await showErrorMessage(
+      `${basename(path)} cannot run as a job`,
+      form.message
+    );
+    return null;
+  }
+  let values = initialValues(form);
+  let error = '';
+  for (;;) {
+    const result = await showDialog({
+      title: `Run ${basename(path)} as a job`,
+      body: new RunForm(form, values, error),
+      buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Submit' })],
+      focusNodeSelector: 'select[name="partition"]'
+    });
+    if (!result.button.accept || result.value === null) {
+      return null;
+    }
+    values = result.value;
+    let request: IRunRequest;
+    try {
+      request = buildRequest(form, values);
+    } catch (e) {
+      error = (e as Error).message;
+      continue;
+    }
+    const answer = await runsApi.submit(request);
+    if (answer.ok) {
+      return answer.body.job;
+    }
+    error = answer.body.message;
+  }
+}

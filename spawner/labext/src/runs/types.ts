@@ -1,0 +1,90 @@
+// What the runs API answers and takes (spawner/hub/runs/api.py, forwarded by spawner/jupyter/runs/handlers.py).
+
+// One row of GET dsportal/jobs: a Slurm job of the user's, run by the portal or not (spawner/hub/runs/board.py).
+export interface IJob {
+  job_id: string;
+  name: string;
+  portal: boolean; // submitted by "Run as a job…"
+  kind: string; // "notebook", "python", "shell"; "session" for a JupyterLab session; '' for another job
+  path: string;
+  state: string; // Slurm's word: PENDING, RUNNING, COMPLETED, ...
+  words: string; // what the job is doing, in a sentence
+  active: boolean;
+  partition: string;
+  nodes: number;
+  node_list: string;
+  gpus: number;
+  elapsed: string;
+  time_left: string;
+  submitted: string; // ISO time
+  ended: string; // ISO time
+  why: string; // how it ended, in words
+  summary: string;
+  output: string; // the path of what it wrote
+  log: string;
+  can_cancel: boolean;
+  can_again: boolean;
+}
+
+export interface IJobList {
+  jobs?: IJob[];
+  error?: string; // Slurm or its accounting did not answer
+}
+
+// A parameter of the notebook's cell tagged "parameters" (spawner/hub/runs/notebook.py); papermill gives
+// its default as the source text of the assignment.
+export interface IParameter {
+  name: string;
+  type?: string; // "int", "float", "bool", "str", "list", "dict", "None" or "expression"
+  default?: string | null;
+  help?: string;
+}
+
+export interface IPartition {
+  name: string;
+  display_name?: string;
+  max_gpus: number;
+  max_nodes: number;
+}
+
+// GET dsportal/jobs/form?path=P: what the dialog offers.
+export interface IRunForm {
+  path: string;
+  kind: string;
+  parameters?: IParameter[];
+  partitions?: IPartition[];
+  defaults?: {
+    partition?: string;
+    nodes?: number;
+    gpus?: number;
+    hours?: number;
+  };
+  max_hours?: number;
+}
+
+// The dialog's fields as the user left them: text, or a checkbox's state.
+export type FieldValue = string | boolean;
+
+export interface IRunValues {
+  partition: string;
+  nodes: string;
+  gpus: string;
+  hours: string;
+  parameters: Record<string, FieldValue>;
+}
+
+// POST dsportal/jobs
+export interface IRunRequest {
+  path: string;
+  partition: string;
+  nodes: number;
+  gpus: number;
+  hours: number;
+  parameters: Record<string, unknown>;
+}
+
+// GET and POST dsportal/notify: whether the portal mails the user when a job ends.
+export interface INotify {
+  mail: boolean;
+  address: string; // '' when the directory has none
+}
