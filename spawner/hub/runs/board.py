@@ -156,6 +156,16 @@ def job_rows(
     saving and bookkeeping), and any other job by its id.
     """
     rows: dict[str, dict] = {}
+    _add_accounted(rows, accounted)
+    _add_listed(rows, listed, places)  # what squeue says now wins over the accounting's last word
+    _add_runs(rows, runs)
+    _name_rows(rows, sessions)
+    active = sorted((r for r in rows.values() if r["active"]), key=_newest)
+    finished = sorted((r for r in rows.values() if not r["active"]), key=_newest)
+    return active + finished
+
+
+def _add_accounted(rows: dict[str, dict], accounted: list[AccountedJob]) -> None:
     for job in accounted:
         row = rows.setdefault(job.job_id, _blank(job.job_id))
         row.update(
@@ -171,7 +181,10 @@ def job_rows(
             row.update(active=True, can_cancel=True, words=f"{job.state.capitalize()} (Slurm's accounting).")
         else:
             row["why"] = ended_why(job.state, job.exit_code, job.limit, "", Outcome(), bool(job.start))
-    for job in listed:  # what squeue says now wins over the accounting's last word
+
+
+def _add_listed(rows: dict[str, dict], listed: list[ListedJob], places: dict[str, int]) -> None:
+    for job in listed:
         row = rows.setdefault(job.job_id, _blank(job.job_id))
         active = job.in_queue
         row.update(
@@ -188,7 +201,11 @@ def job_rows(
         )
         if not active and not row["why"]:
             row["why"] = ended_why(job.state, "", job.limit, "", Outcome(), bool(job.elapsed and job.elapsed != "0:00"))
-    for run in runs:  # the portal's own runs: what the hub knows of them
+
+
+def _add_runs(rows: dict[str, dict], runs: list[dict]) -> None:
+    """The portal's own runs: what the hub knows of them."""
+    for run in runs:
         job_id = run.get("job_id", "")
         known = job_id in rows
         row = rows.setdefault(job_id, _blank(job_id))
@@ -207,6 +224,9 @@ def job_rows(
             )
         if row["active"]:
             row["why"] = ""
+
+
+def _name_rows(rows: dict[str, dict], sessions: frozenset[str]) -> None:
     for row in rows.values():
         if row["portal"]:
             row["name"] = row["path"].rsplit("/", 1)[-1]
@@ -214,9 +234,6 @@ def job_rows(
             row.update(kind="session", can_cancel=False, name="JupyterLab session")
         else:
             row["name"] = f"job {row['job_id']}"
-    active = sorted((r for r in rows.values() if r["active"]), key=_newest)
-    finished = sorted((r for r in rows.values() if not r["active"]), key=_newest)
-    return active + finished
 
 
 def _newest(row: dict) -> tuple:
