@@ -100,6 +100,41 @@ class PortalLDAPAuthenticator(Authenticator):
         return is_username(username)
 
     async def authenticate(self, handler, data):
+        credentials = self._credentials(data)
+        if credentials is None:
+            return None
+        username, password = credentials
+        client = (
+            client_address(
+                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), self.settings.hub.proxy_addresses
+            )
+            if handler is not None
+            else ""
+        )
+        pair = f"{username}|{client}"
+        delay = self._throttle_delay(username, client, pair)
+        # counted before the directory is asked: a burst of guesses cannot outrun the throttle
+        self._count_attempt(username, client, pair)
+        if delay > 0:
+            await self._slowed_wait(client, delay)
+        if self._waiting >= self.directory_slots(slowed=delay > 0):
+            self._take_back_attempt(username, client, pair)  # the directory was not asked
+            self.log.warning("Login of %s refused: %d logins already wait for the directory", username, self._waiting)
+            raise login_error(503, TOO_MANY)
+        user = await self._ask_directory(username, password)
+        if user is None:
+            self.log.warning("Login failed for %s from %s", username, client)
+            return None
+        self._count_success(username, client, pair)
+
+        why = self.refusal(user)
+        if why:
+            self.log.warning("Login of %s refused: %s", username, why)
+            raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
+        return self.auth_model(user)
+
+    def _credentials(self, data) -> tuple[str, str] | None:
+        """The normalized username and the password, checked before anything else (None: refused, logged)."""
         raw = data.get("username") or ""
         password = data.get("password") or ""
         if not isinstance(raw, str) or not isinstance(password, str):
@@ -113,14 +148,10 @@ class PortalLDAPAuthenticator(Authenticator):
         if len(password) > MAX_INPUT or "\x00" in password:
             self.log.warning("Login refused before LDAP for %s: unusable password", username)
             return None
-        client = (
-            client_address(
-                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), self.settings.hub.proxy_addresses
-            )
-            if handler is not None
-            else ""
-        )
-        pair = f"{username}|{client}"
+        return username, password
+
+    def _throttle_delay(self, username: str, client: str, pair: str) -> float:
+        """Seconds this login waits before the directory is asked; 429 for a throttled pair or a full address."""
         wait = self.pair_throttle.wait_seconds([pair])
         if wait > 0:
             self.log.warning("Login of %s from %s refused: throttled for %.0f s more", username, client, wait)
@@ -134,18 +165,14 @@ class PortalLDAPAuthenticator(Authenticator):
                 self._slowed[client],
             )
             raise login_error(429, TOO_MANY_HERE)
-        # counted before the directory is asked: a burst of guesses cannot outrun the throttle
-        self._count_attempt(username, client, pair)
-        if delay > 0:
-            await self._slowed_wait(client, delay)
-        if self._waiting >= self.directory_slots(slowed=delay > 0):
-            self._take_back_attempt(username, client, pair)  # the directory was not asked
-            self.log.warning("Login of %s refused: %d logins already wait for the directory", username, self._waiting)
-            raise login_error(503, TOO_MANY)
+        return delay
+
+    async def _ask_directory(self, username: str, password: str) -> DirectoryUser | None:
+        """The directory's answer, in a worker thread, holding one of its waiting slots meanwhile."""
         self._waiting += 1
         try:
             loop = asyncio.get_running_loop()
-            user = await loop.run_in_executor(self._pool, self.directory.authenticate, username, password)
+            return await loop.run_in_executor(self._pool, self.directory.authenticate, username, password)
         except DirectoryUnavailable as e:
             self.log.error("Login of %s: no directory server answered (%s)", username, e)
             raise login_error(503, DIRECTORY_DOWN) from None
@@ -154,20 +181,13 @@ class PortalLDAPAuthenticator(Authenticator):
             raise login_error(500, DIRECTORY_REFUSED) from None
         finally:
             self._waiting -= 1
-        if user is None:
-            self.log.warning("Login failed for %s from %s", username, client)
-            return None
+
+    def _count_success(self, username: str, client: str, pair: str) -> None:
         self.pair_throttle.success([pair])
         self.user_counter.success([username])
         self.address_throttle.forgive([client])  # others' failures from this address still count
         self.address_successes.attempt([client])
         self.known_pairs.attempt([pair])
-
-        why = self.refusal(user)
-        if why:
-            self.log.warning("Login of %s refused: %s", username, why)
-            raise login_error(403, "Your account is not allowed to use this portal; ask the cluster admins for access.")
-        return self.auth_model(user)
 
     def directory_slots(self, slowed: bool) -> int:
         """Logins that may wait for the directory at once: max_waiting, half of it for slowed ones (those of

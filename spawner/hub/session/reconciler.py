@@ -169,32 +169,37 @@ class Reconciler:
             if job.job_id not in seen_before:
                 log.info("Job %s of %s has no owner in the hub; cancelled if still so next check", job.job_id, job.user)
                 continue
-            failures, due = self._retry.get(job.job_id, (0, 0.0))
-            if now < due:
-                continue
-            where = f" on {job.node}" if job.node else ""
-            log.warning(
-                "Job %s of %s (%s%s) is a portal session job no session owns: cancelling it",
-                job.job_id,
-                job.user,
-                job.state,
-                where,
-            )
-            try:
-                await self.client.cancel(job.user, job.job_id)
-            except SlurmError as e:
-                delay = min(self.interval * 2**failures, MAX_BACKOFF)
-                self._retry[job.job_id] = (failures + 1, now + delay)
-                log.error("Could not cancel job %s of %s (%s); trying again in %g s", job.job_id, job.user, e, delay)
-                continue
-            self._retry[job.job_id] = (failures, now + self.interval)  # cancelled: check it left next time
-            self.cancelled.append(job.job_id)
-            done.append(job.job_id)
+            if await self._cancel_orphan(job, now):
+                done.append(job.job_id)
         still = self._unowned  # found now, or passed over while its user submits
         for job_id in [j for j in self._retry if j not in still]:
             log.info("Job %s is no longer in the queue", job_id)
             del self._retry[job_id]
         return done
+
+    async def _cancel_orphan(self, job: JobInfo, now: float) -> bool:
+        """Cancel a job found without an owner at two checks in a row, unless its retry is not due; whether it was."""
+        failures, due = self._retry.get(job.job_id, (0, 0.0))
+        if now < due:
+            return False
+        where = f" on {job.node}" if job.node else ""
+        log.warning(
+            "Job %s of %s (%s%s) is a portal session job no session owns: cancelling it",
+            job.job_id,
+            job.user,
+            job.state,
+            where,
+        )
+        try:
+            await self.client.cancel(job.user, job.job_id)
+        except SlurmError as e:
+            delay = min(self.interval * 2**failures, MAX_BACKOFF)
+            self._retry[job.job_id] = (failures + 1, now + delay)
+            log.error("Could not cancel job %s of %s (%s); trying again in %g s", job.job_id, job.user, e, delay)
+            return False
+        self._retry[job.job_id] = (failures, now + self.interval)  # cancelled: check it left next time
+        self.cancelled.append(job.job_id)
+        return True
 
     async def run_forever(self, first_delay: float = 5.0) -> None:
         await asyncio.sleep(first_delay)
