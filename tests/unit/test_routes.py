@@ -12,6 +12,7 @@ from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCode
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from spawner.hub.home import handlers as sessionapi
+from spawner.hub.home import script as homescript
 from spawner.hub.runs import handlers as runsapi
 from spawner.hub.session import handlers as portapi
 from spawner.hub.session import handlers as stopapi
@@ -69,6 +70,8 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/dsportal/usage", usagepages.UsagePageHandler),
         ("/dsportal/status", usagepages.StatusPageHandler),
         (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),
+        (r"/dsportal/static/(home\.js)", sessionapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(homerules\.js)", sessionapi.ScriptHandler, {"path": str(homescript.folder())}),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

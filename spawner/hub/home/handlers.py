@@ -13,6 +13,9 @@
                                              (and "jobs_error": a sentence when a Slurm source did not answer)
     POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
          ?server=NAME                       of the named session NAME (a session's own token: that session)
+    GET  /hub/dsportal/static/home.js       the page's script and its rules (templates/static/, to anyone:
+         /hub/dsportal/static/homerules.js  it holds no secret), kept for years when asked with ?v=
+                                            (spawner/hub/home/script.py)
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
 check) or a token of theirs that may use their server: the session's own
@@ -22,6 +25,7 @@ server asks with its token when the user presses "extend" in JupyterLab.
 from __future__ import annotations
 
 import json
+import re
 
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
@@ -35,6 +39,7 @@ from ..session.lookup import own_spawner
 from ..sharing.handlers import shares_view
 from ..slurm.client import SlurmError
 from ..slurm.handlers import UNAVAILABLE, what_is_free
+from . import script
 from .page import card, home_data
 
 SESSION_URL = "/api/dsportal/session"
@@ -92,7 +97,20 @@ class ExtendHandler(_Base):
         self.finish(json.dumps({"session": card(spawner)}))
 
 
+class ScriptHandler(Bounded, web.StaticFileHandler):
+    def get_content_type(self) -> str:
+        return "text/javascript; charset=utf-8"  # what a module script needs, whatever the OS's mime types say
+
+
 HANDLERS = [
     (SESSION_URL, SessionHandler),
     ("/api" + EXTEND_PATH, ExtendHandler),
 ]  # installed by spawner/hub/wiring/routes.py
+
+
+def handlers() -> list[tuple]:
+    """The page's script files, each by its name only (pages' routes: JupyterHub prefixes them with /hub)."""
+    return [
+        (f"/{script.STATIC_URL}({re.escape(name)})", ScriptHandler, {"path": str(script.folder())})
+        for name in script.FILES
+    ]

@@ -9,7 +9,6 @@ on each refresh: both read `home_data`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from ..session.lookup import is_portal_spawner, portal_spawner
 from ..session.progress import start_progress
 from ..session.usagelog import live_usage
 from .dashboard import session_card
+from .script import script_path
 
 if TYPE_CHECKING:
     from ..session.spawner import SlurmGPUSpawner
@@ -112,15 +112,26 @@ def home_data(spawner: SlurmGPUSpawner) -> dict:
     }
 
 
-def home_template_var(user) -> Callable[[], dict | None]:
-    """`c.JupyterHub.template_vars["dsportal_home"]`: JupyterHub calls this for every page it renders;
-    the page that shows the data (templates/home.html) calls what it returns, so other pages cost nothing."""
+class HomePage:
+    """What templates/home.html reads of `dsportal_home`: calling it gives the page's data (None for a hub
+    whose sessions are not the portal's), `script` the page script's URL under the hub's base URL."""
 
-    def data() -> dict | None:
-        spawner = portal_spawner(user)
+    def __init__(self, user):
+        self.user = user
+
+    def __call__(self) -> dict | None:
+        spawner = portal_spawner(self.user)
         return home_data(spawner) if spawner is not None else None
 
-    return data
+    @property
+    def script(self) -> str:
+        return script_path()
+
+
+def home_template_var(user) -> HomePage:
+    """`c.JupyterHub.template_vars["dsportal_home"]`: JupyterHub calls this for every page it renders;
+    the page that shows the data (templates/home.html) calls what it returns, so other pages cost nothing."""
+    return HomePage(user)
 
 
 def hub_cards(spawners: list[SlurmGPUSpawner]) -> list[dict]:

@@ -27,7 +27,9 @@ ADDED = (
     *runs.HANDLERS,
     *sharing.HANDLERS,
     *usage.HANDLERS,
-    *usage.handlers(),  # pages, not API: JupyterHub prefixes this list with /hub as its own
+    # pages and their static files, not API: JupyterHub prefixes this list with /hub as its own
+    *usage.handlers(),
+    *home.handlers(),
 )
 REPLACED = {**session.REPLACED, **sharing.REPLACED}  # JupyterHub's handler -> the portal's
 # batchspawner's port callback: its import adds it to JupyterHub's list (spawner/hub/session/handlers.py)
