@@ -291,9 +291,10 @@ class PortalLDAPAuthenticator(Authenticator):
             if not (spawner.active or spawner.pending):
                 continue
             self.log.warning("Stopping the session %r of %s, who lost access", name or "default", user.name)
-            if spawner.pending == "spawn" and spawner._spawn_future:
-                # as JupyterHub's own DELETE does with a start under way: interrupt it, then stop
-                spawner._spawn_future.cancel()
+            # as JupyterHub's own DELETE does with a start under way: interrupt it, then stop (the portal's spawner
+            # cancels it: spawner/hub/session/stop.py)
+            cancel = getattr(spawner, "cancel_start", None)
+            if spawner.pending == "spawn" and cancel is not None and cancel():
                 deadline = asyncio.get_running_loop().time() + 10
                 while spawner.pending == "spawn" and asyncio.get_running_loop().time() < deadline:
                     await asyncio.sleep(0.1)

@@ -28,10 +28,16 @@ def client_address(peer: str, forwarded_for: str | None, proxies: list[str]) -> 
     return last if _valid(last) else peer
 
 
+UNIX_PEER = "0.0.0.0"  # tornado's own remote_ip for a peer without an IP address (a Unix socket)
+
+
 def peer_of(handler) -> str:
-    """The address the hub's connection comes from (tornado keeps it before applying xheaders)."""
+    """The address the hub's connection comes from (tornado's connection context keeps the socket's address,
+    which xheaders do not change)."""
     context = handler.request.connection.context
-    address = getattr(context, "address", None)
+    if not hasattr(context, "address"):  # not a connection of tornado's HTTP server: what the request says
+        return str(handler.request.remote_ip)
+    address = context.address
     if isinstance(address, tuple) and address:
         return str(address[0])
-    return str(getattr(context, "_orig_remote_ip", handler.request.remote_ip))
+    return UNIX_PEER

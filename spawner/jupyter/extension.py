@@ -33,6 +33,7 @@ from ..sessionspec import SessionSpec
 from .clock import handlers as sessionapi
 from .runs import handlers as jobs
 from .session import token as sessiontoken
+from .session.upstream_tornado import answered_by_container
 from .tensorboard.instances import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
@@ -134,8 +135,7 @@ class TensorBoardHandler(_Base):
         if instance is None:
             raise web.HTTPError(404, "This TensorBoard was stopped; open it again from the file browser.")
         await WSGIContainer(instance.app, executor=self.executor).handle_request(self.request)
-        self._finished = True  # the container wrote the whole response
-        self.on_finish()
+        answered_by_container(self)  # the container wrote the whole response
 
     get = post = head = _serve
 

@@ -10,8 +10,8 @@ The port is held from the moment it is chosen.  Jupyter Server picks a port
 by binding a socket, closing it and binding again later; between the two,
 another account on a shared node could take the port and receive the
 traffic the hub routes there.  Here the socket bound first is the one that
-serves (`_find_http_port` and `_bind_http_server_tcp` are replaced on this
-one server), on IPv4 and IPv6 alike (the proxy reaches the node by name,
+serves (spawner/jupyter/session/upstream_jupyter_server.py: Jupyter Server has
+no hook for it), on IPv4 and IPv6 alike (the proxy reaches the node by name,
 which may resolve to either), and the port goes to the hub's callback only
 once the server listens on it.
 """
@@ -36,6 +36,7 @@ from .clock.clock import hold_warning
 from .session import tokenpipe
 from .session.deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
 from .session.keeper import fork_server, keep
+from .session.upstream_jupyter_server import serve_on_sockets
 
 CALLBACK_TIMEOUT = 30
 
@@ -65,17 +66,7 @@ def session_sockets(ip: str) -> list[socket.socket]:
 
 def hold_port(serverapp, sockets: list[socket.socket]) -> None:
     """Make `serverapp` serve on `sockets`, bound before it started, and report the port once it listens."""
-
-    def find_http_port() -> None:
-        serverapp.port = sockets[0].getsockname()[1]
-
-    def bind_http_server_tcp() -> bool:
-        serverapp.http_server.add_sockets(sockets)
-        serverapp.io_loop.add_callback(report_port, serverapp)
-        return True
-
-    serverapp._find_http_port = find_http_port
-    serverapp._bind_http_server_tcp = bind_http_server_tcp
+    serve_on_sockets(serverapp, sockets, lambda: serverapp.io_loop.add_callback(report_port, serverapp))
 
 
 async def report_port(serverapp) -> None:
@@ -93,24 +84,15 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     defer_rfc3987_syntax()
     import_labapp_without_yarn_probe()
     from jupyter_server.services.shutdown import ShutdownHandler
-    from jupyterhub.singleuser.extension import JupyterHubSingleUser
 
     from .clock import handlers as sessionapi
     from .runs import handlers as jobs
+    from .session.upstream_jupyterhub import launch_singleuser
     from .sharing import guests
 
     # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs
     guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler))
-
-    make_serverapp = JupyterHubSingleUser.make_serverapp.__func__
-
-    def make_held_serverapp(cls, **kwargs):
-        serverapp = make_serverapp(cls, **kwargs)
-        hold_port(serverapp, sockets)
-        return serverapp
-
-    JupyterHubSingleUser.make_serverapp = classmethod(make_held_serverapp)
-    JupyterHubSingleUser.launch_instance([*server_args(), *argv])
+    launch_singleuser([*server_args(), *argv], prepare=lambda serverapp: hold_port(serverapp, sockets))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import sqlite3
+from types import SimpleNamespace
 
 import pytest
 from batchspawner import JobStatus
@@ -294,7 +295,7 @@ class LiveSpawner:
     def __init__(self, job_id: str, stopping: bool = False):
         self.job_id = job_id
         self.record = SessionRecord(job_id=job_id, stopping=stopping)
-        self._log_name = f"user{job_id}"
+        self.user, self.name = SimpleNamespace(name=f"user{job_id}"), ""  # the log's "user12"
         self.saved = 0
 
     def save_state(self):

@@ -42,6 +42,8 @@ from tornado.httpserver import HTTPServer
 
 from portal.clientaddress import client_address, peer_of
 
+from .upstream_tornado import finished
+
 log = logging.getLogger("JupyterHub").getChild("requestlimits")
 
 BODY_WORDS = (
@@ -159,7 +161,7 @@ class Bounded(web.RequestHandler):
         ready = super().prepare()  # JupyterHub's: who is asking (and its XSRF check)
         if ready is not None:
             await ready
-        if self._finished:
+        if finished(self):  # a base's prepare has answered
             return None
         if not self.rate_limited and self.current_user is not None:
             return None  # nobody logged in (a forged token) is limited by address everywhere

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from portal.settings import SlurmSettings
 
+from ..base.logname import log_name
 from ..request.resources import duration_words
 from ..slurm.client import JobInfo, SlurmError
 
@@ -75,7 +76,7 @@ async def extend_session(spawner: SlurmGPUSpawner) -> None:
     try:
         await client.extend(spawner.job_id, new)
     except SlurmError as e:
-        spawner.log.warning("Extending job %s of %s to %s min: %s", spawner.job_id, spawner._log_name, new, e)
+        spawner.log.warning("Extending job %s of %s to %s min: %s", spawner.job_id, log_name(spawner), new, e)
         if e.returncode == 3:  # the helper refused, in words for the user (spawner/root/extend.py)
             raise ExtendRefused(e.stderr, 400) from None
         raise ExtendRefused(
@@ -86,7 +87,7 @@ async def extend_session(spawner: SlurmGPUSpawner) -> None:
     record.minutes = new
     record.limit = duration_words(new)
     spawner.save_state()
-    spawner.log.info("Session job %s of %s extended to %s", spawner.job_id, spawner._log_name, record.limit)
+    spawner.log.info("Session job %s of %s extended to %s", spawner.job_id, log_name(spawner), record.limit)
     try:
         spawner.job_info = await client.status(spawner.job_id) or spawner.job_info  # the new end time
     except SlurmError:

@@ -4,17 +4,19 @@ JupyterHub logs a refused start up to three times as an ERROR, twice with a
 traceback ("Exception applying user_options", "Not starting ...'s server",
 "Failed to spawn single-user server with form", "Error starting server"): it cannot tell a user's
 mistake from a fault.  The spawner logs each refusal once as a WARNING
-before raising it; `QuietRefusals` drops JupyterHub's ERROR records made while
-that refusal is being handled, and nothing else.
+before raising it; a log filter drops JupyterHub's ERROR records made while
+that refusal is being handled, and nothing else (it reads JupyterHub's
+records: spawner/hub/base/upstream_jupyterhub.py, QuietRefusals).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 
 from jupyterhub.spawner import SpawnException
 from tornado.log import app_log, gen_log
+
+from ..base.upstream_jupyterhub import QuietRefusals
 
 
 class SessionRefused(SpawnException):
@@ -25,17 +27,7 @@ class SessionRefused(SpawnException):
         self.jupyterhub_message = message
 
 
-class QuietRefusals(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        # JupyterHub logs from inside its `except` blocks, with or without exc_info: either names the refusal
-        if record.levelno < logging.ERROR:
-            return True
-        handled = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
-        # the spawn page logs a finished start's exception outside any `except`, by its text (the class's name)
-        return not (isinstance(handled, SessionRefused) or f"{SessionRefused.__name__}(" in record.getMessage())
-
-
-_FILTER = QuietRefusals()
+_FILTER = QuietRefusals(SessionRefused)
 
 
 def quiet_refusals(hub_log: logging.Logger) -> None:

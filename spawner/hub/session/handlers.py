@@ -39,10 +39,11 @@ import time
 from batchspawner.api import BatchSpawnerAPIHandler
 from jupyterhub.apihandlers import APIHandler
 from jupyterhub.apihandlers.users import UserServerAPIHandler
-from jupyterhub.utils import safe_log
+from jupyterhub.utils import maybe_future, safe_log
 from tornado import web
 
 from ...contract import ENDED_CALLBACK, PORT_CALLBACK, TOKEN_CHECK_PATH
+from ..base.logname import log_name
 from ..base.requestlimits import Bounded
 from ..request.sessionlimits import label, name_problem, user_sessions
 from .idle import culler_timeout, is_culler
@@ -98,20 +99,20 @@ class PortHandler(SessionTokenHandler):
             body = json.loads(self.request.body or b"null")
             port = parse_port_body(body)
         except ValueError as e:  # json.JSONDecodeError is a ValueError too
-            self.log.warning("Port callback refused for %s: %s", spawner._log_name, e)
+            self.log.warning("Port callback refused for %s: %s", log_name(spawner), e)
             raise web.HTTPError(400, "Invalid port callback: %s", str(e)) from None
         if spawner.port:
             # One report per start: the hub proves and routes the port it was told first.  A second report
             # (a session switching ports during the readiness check) would route to an unproven listener.
             self.log.warning(
                 "Port callback refused for %s: port %d was already reported (this one: %d)",
-                spawner._log_name,
+                log_name(spawner),
                 spawner.port,
                 port,
             )
             raise web.HTTPError(409, "This session has reported its port already")
         spawner.port = port
-        self.log.info("Session of %s reported port %d", spawner._log_name, port)
+        self.log.info("Session of %s reported port %d", log_name(spawner), port)
         self.set_status(201)
         self.finish(json.dumps({"port": port}))
 
@@ -135,12 +136,12 @@ class EndedHandler(SessionTokenHandler):
         elif spawner.ready and not spawner.pending:
             # The session ended outside the portal (shut down, time limit, scancel): stop it.  JupyterHub's stop
             # removes the route first; its poll then waits for the job's final state (spawner.server_exited).
-            self.log.info("Session of %s: its server has exited; stopping it", spawner._log_name)
+            self.log.info("Session of %s: its server has exited; stopping it", log_name(spawner))
             spawner.server_exited()
             asyncio.ensure_future(self.stop_single_user(self.current_user, spawner.name))
         if not await self.route_gone(spawner):
             self.log.warning(
-                "Session of %s: its route is still there %d s after its server exited", spawner._log_name, ROUTE_WAIT
+                "Session of %s: its route is still there %d s after its server exited", log_name(spawner), ROUTE_WAIT
             )
             raise web.HTTPError(503, "The session's route is still there; report again")
         self.set_status(200)
@@ -270,8 +271,12 @@ async def forget_refused(user, server_name: str, wait: float = 5.0) -> None:
     while spawner.active and loop.time() < deadline:
         await asyncio.sleep(0.1)
     if not spawner.active and server_name in user.orm_spawners and not spawner.job_id:
-        # as JupyterHub's DELETE with {"remove": true} does (its `_remove_spawner`)
-        await user._delete_spawner(spawner)
+        # as JupyterHub's DELETE with {"remove": true} does (its `_remove_spawner`), through the public hook
+        # its own removal calls first (a failure there is logged and the session removed all the same)
+        try:
+            await maybe_future(spawner.delete_forever())
+        except Exception:
+            spawner.log.exception("Error cleaning up persistent resources on %s", log_name(spawner))
         user.db.delete(spawner.orm_spawner)
         user.spawners.pop(server_name, None)
         user.db.commit()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.logname import log_name
 from ..request.options import OptionsError, options_from_form, parse_options
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
@@ -31,7 +32,7 @@ class LimitsMixin:
 
         Raising makes JupyterHub show the form instead, with this message.
         """
-        self.log.warning("Refused a start from a link for %s (options in the URL)", self._log_name)
+        self.log.warning("Refused a start from a link for %s (options in the URL)", log_name(self))
         raise LinkSpawnRefused("A link cannot start a session: choose the resources below and press Start.")
 
     def apply_session_options(self, user_options: Any) -> None:
@@ -39,7 +40,7 @@ class LimitsMixin:
         try:
             self.request = parse_options(user_options, self.settings.slurm)
         except OptionsError as e:
-            self.log.warning("Refused session options for %s: %s", self._log_name, e)
+            self.log.warning("Refused session options for %s: %s", log_name(self), e)
             raise SessionRefused(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
@@ -52,7 +53,7 @@ class LimitsMixin:
             self.held_beside(), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
         )
         if why:
-            self.log.warning("Session %s refused: %s", self._log_name, why)
+            self.log.warning("Session %s refused: %s", log_name(self), why)
             raise SessionRefused(why)
         self.claimed = True
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 
 from portal.settings import is_username
 
+from ..base.logname import log_name
 from ..slurm.client import JobInfo, SlurmClient, SlurmError
 from ..slurm.watcher import Listing
 from .record import SessionRecord
@@ -109,7 +110,7 @@ def with_live(saved: set[str], live: dict) -> set[str]:
         log.warning(
             "Job %s of %s is held by the hub but was missing from its database: saving its record again",
             job_id,
-            spawner._log_name,
+            log_name(spawner),
         )
         spawner.save_state()
     return saved | set(live)

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 from batchspawner import JobStatus
 from jupyterhub import apihandlers
 
+from ..base.logname import log_name
 from ..base.metrics import START_SECONDS
 from ..base.notices import public_home, session_started_mail, tell, waited_words
 from ..request.jobspec import output_path
@@ -66,14 +67,14 @@ class StartMixin:
         self._tell_if_it_waited(asyncio.get_running_loop().time() - self._submitted_at)
         START_SECONDS.labels(self.resources.partition).observe(asyncio.get_running_loop().time() - self._submitted_at)
         self.port = port  # the proven one, whatever was reported since
-        self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, self._log_name, self.ip, port)
+        self.log.info("Session job %s of %s: JupyterLab at %s:%s", self.job_id, log_name(self), self.ip, port)
         return self.ip, port
 
     async def _settle_earlier_job(self) -> None:
         """Cancel what is left of an earlier session; refuse the start until Slurm confirms it gone."""
         job_id = self.job_id
         self.record.stopping = True
-        self.log.info("Session of %s: earlier job %s is not confirmed gone; ending it first", self._log_name, job_id)
+        self.log.info("Session of %s: earlier job %s is not confirmed gone; ending it first", log_name(self), job_id)
         if await self._end_job(job_id, timeout=min(self.stop_timeout, 15.0)):
             # forget the old job only: clear_state() would also drop this start's new API token
             self.job_id = self.job_status = ""
@@ -84,7 +85,7 @@ class StartMixin:
         why = (
             self.stopping_message() or f"Your previous session (job {job_id}) is still stopping. Try again in a minute."
         )
-        self.log.warning("Start of %s refused: earlier job %s is not confirmed gone", self._log_name, job_id)
+        self.log.warning("Start of %s refused: earlier job %s is not confirmed gone", log_name(self), job_id)
         raise SessionRefused(why, 409)
 
     async def _status_during_start(self) -> JobStatus:
@@ -129,7 +130,7 @@ class StartMixin:
             self.log.warning(
                 "Session job %s of %s: nothing that proves to be the session answers on %s:%s yet",
                 self.job_id,
-                self._log_name,
+                log_name(self),
                 self.ip,
                 port,
             )
@@ -144,7 +145,7 @@ class StartMixin:
         return await self._error_with_log(f"Your session job {self.job_id} ended before JupyterLab started ({how}).")
 
     async def _exited_error(self) -> RuntimeError:
-        self.log.warning("Session job %s of %s: its server exited while it started", self.job_id, self._log_name)
+        self.log.warning("Session job %s of %s: its server exited while it started", self.job_id, log_name(self))
         return await self._error_with_log(
             f"JupyterLab exited while your session (job {self.job_id}) was starting; its job is cancelled."
         )

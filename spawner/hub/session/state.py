@@ -16,6 +16,7 @@ from batchspawner import JobStatus
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
 
+from ..base.logname import log_name
 from ..slurm.client import SlurmError
 from . import token as sessiontoken
 from .record import SessionRecord
@@ -68,7 +69,7 @@ class StateMixin:
         if session is not None and sessiontoken.end_shares(
             session, self.orm_spawner
         ):  # a share is of a running session
-            self.log.info("Session %s has ended: its shares ended with it", self._log_name)
+            self.log.info("Session %s has ended: its shares ended with it", log_name(self))
         if self.record.stopping and self.job_id and not self.gone_confirmed:
             # Slurm has not confirmed the job gone: it stays ours, saved as "stopping"
             # (the reconciler cancels it; the next start waits for it).
@@ -76,7 +77,7 @@ class StateMixin:
             self.log.warning(
                 "Session job %s of %s is not confirmed gone yet; the hub keeps cancelling it",
                 self.job_id,
-                self._log_name,
+                log_name(self),
             )
             return
         super().clear_state()
@@ -101,7 +102,7 @@ class StateMixin:
             info = await self.slurm_client.status(self.job_id, max_age)
         except SlurmError as e:
             self.log.warning(
-                "Slurm did not answer about job %s of %s (%s); keeping the session", self.job_id, self._log_name, e
+                "Slurm did not answer about job %s of %s (%s); keeping the session", self.job_id, log_name(self), e
             )
             return JobStatus.UNKNOWN
         self.job_info = info

@@ -13,7 +13,9 @@ from datetime import datetime
 from batchspawner import JobStatus
 
 from ...slurmvocab import ENDING
+from ..base.logname import log_name
 from ..base.metrics import CULLED, CULLED_GPU_HOURS, USER_GPU_BUSY_HOURS, USER_GPU_HOURS
+from ..base.upstream_jupyterhub import cancel_start
 from ..slurm.client import SlurmError
 from . import token as sessiontoken
 from .idle import idle_words
@@ -26,6 +28,11 @@ ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to 
 
 class StopMixin:
     """Stopping the job, noticing that it ended, and the ended session's history entry."""
+
+    def cancel_start(self) -> bool:
+        """Cancel this session's start under way, as JupyterHub's stop API does; whether there was one
+        (portal/auth.py: the starts of an account that lost access)."""
+        return cancel_start(self)
 
     async def stop(self, now: bool = False):
         """scancel the job (as the user) and wait until Slurm confirms it has left the queue.
@@ -44,7 +51,7 @@ class StopMixin:
             self._remember_stop(job_id, datetime.now())
         self.record.stopping = True
         self.save_state()  # a hub that dies from here on leaves the job to the reconciler, not to a "running" session
-        self.log.info("Stopping session job %s of %s", job_id, self._log_name)
+        self.log.info("Stopping session job %s of %s", job_id, log_name(self))
         if await self._end_job(job_id, timeout=self.stop_timeout):
             self.gone_confirmed = True
         self.stop_cause = ""
@@ -54,13 +61,13 @@ class StopMixin:
             return 1
         if self.record.stopping:
             return 1  # asked to stop: not a session any more, though Slurm has not confirmed the job gone
-        if not self.record.start_done and not (self._spawn_pending or self._stop_pending):
+        if not self.record.start_done and self.pending not in ("spawn", "stop"):
             # Saved by a start the hub did not live to finish (it restarted meanwhile):
             # nothing will connect to this job, so it must not keep its GPUs.
             self.log.warning(
                 "Session job %s of %s was still starting when the hub restarted: cancelling it",
                 self.job_id,
-                self._log_name,
+                log_name(self),
             )
             await self.stop()
             return 1
@@ -78,7 +85,7 @@ class StopMixin:
         self.log.info(
             "Session job %s of %s has ended (%s)",
             self.job_id,
-            self._log_name,
+            log_name(self),
             f"{info.state}|{info.reason}|{info.node}" if info else "gone",
         )
         now = datetime.now()
@@ -126,17 +133,17 @@ class StopMixin:
                 break
             except SlurmError as e:
                 if loop.time() + delay >= deadline:
-                    self.log.error("scancel %s for %s failed for %.0f s (%s)", job_id, self._log_name, timeout, e)
+                    self.log.error("scancel %s for %s failed for %.0f s (%s)", job_id, log_name(self), timeout, e)
                     return False
                 self.log.warning(
-                    "scancel %s for %s failed (%s); trying again in %g s", job_id, self._log_name, e, delay
+                    "scancel %s for %s failed (%s); trying again in %g s", job_id, log_name(self), e, delay
                 )
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
         if await self._gone_by(job_id, deadline):
             return True
         self.log.warning(
-            "Session job %s of %s is still in the queue %.0f s after scancel", job_id, self._log_name, timeout
+            "Session job %s of %s is still in the queue %.0f s after scancel", job_id, log_name(self), timeout
         )
         return False
 
@@ -162,7 +169,7 @@ class StopMixin:
             self.record.last_end = idle_words(
                 self.orm_spawner.last_activity if self.orm_spawner is not None else None, now, datetime.utcnow()
             )
-            self.log.info("Session job %s of %s stopped for being idle", job_id, self._log_name)
+            self.log.info("Session job %s of %s stopped for being idle", job_id, log_name(self))
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             CULLED_GPU_HOURS.labels(resources.partition if resources else "").inc(
@@ -221,5 +228,5 @@ class StopMixin:
         (JupyterHub deletes only the one it holds), then the admin's post_stop_hook."""
         revoked = sessiontoken.revoke(self)
         if revoked:
-            self.log.info("Session %s has ended: %d server token(s) of it deleted", self._log_name, revoked)
+            self.log.info("Session %s has ended: %d server token(s) of it deleted", log_name(self), revoked)
         return super().run_post_stop_hook()

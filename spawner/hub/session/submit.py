@@ -13,6 +13,7 @@ import shlex
 from datetime import datetime
 
 from ...contract import SESSION_VAR
+from ..base.logname import log_name
 from ..base.metrics import count_user
 from ..request.accounts import AccountRefused, UnixAccount, lookup, refusal
 from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, sbatch_argv
@@ -40,7 +41,7 @@ class SubmitMixin:
         try:
             return lookup(self.user.name, self.settings.slurm, self.getpwnam, self.getgrouplist)
         except AccountRefused as e:
-            self.log.warning("Session of %s refused: %s", self._log_name, e)
+            self.log.warning("Session of %s refused: %s", log_name(self), e)
             raise SessionRefused(str(e), 403) from None
 
     async def check_directory_account(self, account: UnixAccount) -> None:
@@ -49,7 +50,7 @@ class SubmitMixin:
         uid_number = auth_state.get("uidNumber")
         why = refusal(account, self.settings.slurm, uid_number if isinstance(uid_number, int) else None)
         if why:
-            self.log.warning("Session of %s refused: %s", self._log_name, why)
+            self.log.warning("Session of %s refused: %s", log_name(self), why)
             raise SessionRefused(why, 403)
 
     def account(self) -> Account:
@@ -92,17 +93,17 @@ class SubmitMixin:
         script = job_script(self.settings.slurm, account, self.job_command())
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
-        self.log.info("Submitting session of %s (%s): %s", self._log_name, self.resources.summary(), shlex.join(argv))
+        self.log.info("Submitting session of %s (%s): %s", log_name(self), self.resources.summary(), shlex.join(argv))
         try:
             self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
         except SlurmUnavailable as e:
-            self.log.error("sbatch for %s: %s", self._log_name, e)
+            self.log.error("sbatch for %s: %s", log_name(self), e)
             raise RuntimeError(
                 "The cluster's scheduler (Slurm) is not answering, so no session was started. "
                 "Try again in a few minutes; if this persists, tell the cluster admins."
             ) from None
         except SlurmError as e:
-            self.log.error("sbatch for %s refused: %s", self._log_name, e)
+            self.log.error("sbatch for %s refused: %s", log_name(self), e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
         self.record.minutes = self.resources.minutes
         self.record.limit = duration_words(self.record.minutes)
@@ -111,5 +112,5 @@ class SubmitMixin:
         count_user(self.user.name)  # the user's GPU-hours series, at 0 until the session ends
         self.record.usage = {}  # a new job: nothing of an earlier one's tally
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
-        self.log.info("Session job %s submitted for %s", self.job_id, self._log_name)
+        self.log.info("Session job %s submitted for %s", self.job_id, log_name(self))
         return self.job_id

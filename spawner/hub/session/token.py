@@ -42,6 +42,8 @@ from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 from ...contract import TOKEN_PUSH_PATH
+from ..base.logname import log_name
+from ..base.upstream_jupyterhub import default_server_scopes
 
 NOTE_PREFIX = "Server at "  # JupyterHub's note on the token it makes for a server (jupyterhub/user.py spawn)
 HUB_CLIENT = "jupyterhub"  # the OAuth client of tokens the hub makes itself (a browser's are the server's client's)
@@ -162,7 +164,7 @@ def replace(spawner) -> str:
     orm_user = spawner.user.orm_user
     note = session_note(spawner)
     old = server_tokens(db, orm_user.id, note)
-    scopes = list(old[-1].scopes) if old else list(_server_scopes(spawner))
+    scopes = list(old[-1].scopes) if old else default_server_scopes(spawner.user.name, spawner.name)
     token = orm_user.new_api_token(note=note, scopes=scopes)  # committed
     client = db.query(orm.OAuthClient).filter_by(identifier=spawner.oauth_client_id).one_or_none()
     if client is not None:
@@ -172,14 +174,8 @@ def replace(spawner) -> str:
     spawner.api_token = token  # the spawner's observer keeps the record's digest and id
     spawner.record.token_undelivered = True
     spawner.save_state()  # commits the deletions too
-    log.info("%s's session token replaced (%d old one(s) deleted)", spawner._log_name, len(old))
+    log.info("%s's session token replaced (%d old one(s) deleted)", log_name(spawner), len(old))
     return token
-
-
-def _server_scopes(spawner) -> list[str]:
-    """What JupyterHub gives a server token by default, for a session whose token rows are all gone."""
-    user, server = spawner.user.name, spawner.name
-    return [f"access:servers!server={user}/{server}", f"users:activity!user={user}"]
 
 
 def delivery_request(spawner, token: str) -> HTTPRequest:
@@ -221,11 +217,11 @@ async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
                 continue
             spawner.record.token_undelivered = False
             spawner.save_state()
-            log.info("%s's session took its new token", spawner._log_name)
+            log.info("%s's session took its new token", log_name(spawner))
             return True
     finally:
         client.close()
-    log.warning("%s's session did not take its new token yet (%s); trying again", spawner._log_name, problem)
+    log.warning("%s's session did not take its new token yet (%s); trying again", log_name(spawner), problem)
     return False
 
 
@@ -271,7 +267,7 @@ async def keep_tokens(spawners, db, interval: float = KEEP_SECONDS, sweep_every:
                     elif (task := replace_in_session(spawner)) is not None:
                         await task
                 except Exception:
-                    log.exception("Handing %s its new token failed", spawner._log_name)
+                    log.exception("Handing %s its new token failed", log_name(spawner))
         await asyncio.sleep(interval)
 
 

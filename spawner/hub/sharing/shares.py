@@ -39,6 +39,7 @@ from sqlalchemy.orm import object_session
 
 from portal.settings import SharingSettings, is_username
 
+from ..base.logname import log_name
 from ..session.token import replace_in_session
 
 EXPIRE_SECONDS = 2.0  # how often shares whose time is up are ended
@@ -207,7 +208,7 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> asyncio.Task | No
             log.info(
                 "%s's share of %s with %s %s has expired",
                 spawner.user.name,
-                spawner._log_name,
+                log_name(spawner),
                 gone.get("kind"),
                 gone.get("name"),
             )
@@ -249,7 +250,7 @@ async def keep_shares(spawners, interval: float = EXPIRE_SECONDS) -> None:
             try:
                 await apply_shares(spawner)
             except Exception:  # the loop must outlive one bad pass
-                log.exception("Keeping the shares of %s failed", spawner._log_name)
+                log.exception("Keeping the shares of %s failed", log_name(spawner))
                 db = object_session(spawner.orm_spawner)
                 if db is not None:
                     db.rollback()

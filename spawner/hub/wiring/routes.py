@@ -3,7 +3,8 @@
 Each concept's handlers module (spawner/hub/CONCEPT/handlers.py) declares its
 handlers (`HANDLERS`, `REPLACED`) and changes nothing when imported; `install` puts them into JupyterHub's API handler
 list once, from the hub's config (spawner/hub/wiring/hubconfig.py), before
-JupyterHub builds its application from that list.  Not
+JupyterHub builds its application from that list (a list JupyterHub offers
+no hook for: spawner/hub/base/upstream_jupyterhub.py changes it).  Not
 `c.JupyterHub.extra_handlers`: JupyterHub deprecates it (with a warning in
 the log) and adds its handlers after its own, so it could not serve the
 stop API in place of JupyterHub's.
@@ -11,8 +12,7 @@ stop API in place of JupyterHub's.
 
 from __future__ import annotations
 
-from jupyterhub import apihandlers
-
+from ..base.upstream_jupyterhub import change_api_handlers
 from ..home import handlers as home
 from ..runs import handlers as runs
 from ..session import handlers as session
@@ -45,4 +45,4 @@ def installed(handlers: list[tuple]) -> list[tuple]:
 
 def install() -> None:
     """Serve the portal's API with JupyterHub's: in the list JupyterHub builds its application from (idempotent)."""
-    apihandlers.default_handlers[:] = installed(apihandlers.default_handlers)
+    change_api_handlers(installed)

@@ -9,7 +9,7 @@ sessions and runs, until supervisord killed it 30 s later (seen in the soak).
 
 JupyterHub has no hook for its stop: `install` wraps the application's
 `cleanup`, a public method that its signal handler awaits first (its `stop()`
-too).  Before JupyterHub's cleanup: the hub's HTTP server stops listening (as
+too), through spawner/hub/base/upstream_jupyterhub.py.  Before JupyterHub's cleanup: the hub's HTTP server stops listening (as
 JupyterHub's own `stop()` does), no Slurm command starts any more and those
 starting are awaited (milliseconds).  The rest is JupyterHub's, unchanged:
 what is in flight is cancelled.  tests/unit/test_shutdown.py fails when
@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from ..base.upstream_jupyterhub import run_before_cleanup
 from ..slurm.client import STARTS, CommandStarts
 
 log = logging.getLogger("JupyterHub").getChild("shutdown")  # in the hub's log, its format
@@ -42,16 +43,10 @@ def install(app, starts: CommandStarts = STARTS, then: Callable[[], Awaitable[No
 
     `starts`: the gate of the Slurm commands (the hub process's own, spawner/hub/slurm/client.py); `then`: what
     stops next, before JupyterHub's cleanup (the portal's background loops, spawner/hub/wiring/lifecycle.py)."""
-    upstream = app.cleanup
-    if getattr(upstream, "takes_no_work", False):
-        return False
 
-    async def cleanup() -> None:
+    async def first() -> None:
         await stop_taking_work(app, starts)
         if then is not None:
             await then()
-        await upstream()
 
-    cleanup.takes_no_work = True
-    app.cleanup = cleanup
-    return True
+    return run_before_cleanup(app, first)

@@ -31,6 +31,7 @@ from ...sessionspec import ClockSpec, IdleSpec, UsageSpec
 from ..session.activity import GpuWatch, SessionActivity
 from ..session.gpus import NoGpuReadings, load_nvml, visible
 from ..session.hubcall import ask_hub
+from ..session.upstream_jupyter_server import report_activity_by
 from ..usage.sampler import UsageSampler, job_allocation, process_use, report_to_hub
 from .clock import WARNING_SIGNAL, SessionClock, held_warning, saved_paths
 
@@ -164,6 +165,6 @@ def start_activity(serverapp, idle: IdleSpec) -> SessionActivity:
     )
     serverapp.web_app.settings[ACTIVITY_KEY] = activity
     # the single-user server reports this to the hub; Jupyter Server's /api/status shows it too
-    serverapp.web_app.last_activity = activity.last_activity
+    report_activity_by(serverapp, activity.last_activity)
     IOLoop.current().add_callback(lambda: asyncio.ensure_future(activity.run()))
     return activity

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from .gpus import GpuReading, NoGpuReadings, read_gpus
+from .upstream_jupyter_server import last_activity_without
 
 IGNORED = ("api_last_activity",)  # the open tab's polling is no use
 SETTING = "dsportal_last_activity"
@@ -35,10 +36,7 @@ def utcnow() -> datetime:
 
 def last_use(settings: dict) -> datetime:
     """Jupyter Server's last_activity() without the polling of open tabs (pure)."""
-    sources = [settings["started"], settings["kernel_manager"].last_kernel_activity]
-    sources += [value for name, value in settings.items() if name.endswith("_last_activity") and name not in IGNORED]
-    sources += list(settings.get("last_activity_times", {}).values())
-    return max(s for s in sources if s is not None)
+    return last_activity_without(settings, IGNORED)
 
 
 def busy_kernels(kernel_manager) -> int:

@@ -31,7 +31,6 @@ import time
 import weakref
 from datetime import datetime
 
-from jupyterhub.services.auth import HubOAuth
 from jupyterhub.singleuser import extension as singleuser
 from tornado import web
 from tornado.ioloop import PeriodicCallback
@@ -40,6 +39,8 @@ from traitlets import default
 
 from ...sessionspec import SessionSpec
 from ..session.token import is_session_token
+from ..session.upstream_jupyterhub import HubOAuthAsked, identified, identified_user, use_identity_provider
+from ..session.upstream_tornado import ended_before_open, ignore_further_frames
 
 REJOIN_SECONDS = 600.0  # a guest seen again after this long away "joins" again in the log
 CLOSED_CODE = 4403  # the websocket close code a guest's connections get when their access ends
@@ -56,19 +57,17 @@ def is_guest(model: dict | None, owner: str) -> bool:
     return bool(model) and model.get("kind", "user") == "user" and model.get("name") != owner
 
 
-class SessionHubOAuth(HubOAuth):
+class SessionHubOAuth(HubOAuthAsked):
     """JupyterHub's HubOAuth, asking the hub afresh about every guest's token and the session's own (see the
     module's words)."""
 
-    async def _check_hub_authorization(self, url, api_token, cache_key=None, use_cache=True):
-        if is_session_token(api_token):
-            use_cache = False  # a share's end replaces it: its holder is asked about at each request
-        model = await super()._check_hub_authorization(url, api_token, cache_key, use_cache)
-        if use_cache and is_guest(model, owner_name()):
-            # a guest's answer is never reused: a revoked share refuses the guest's next request.  Dropped, not
-            # remembered as a guest's token to skip: no list of guests' tokens for a flood of fresh ones to clear
-            self.cache.pop(cache_key, None)
-        return model
+    def ask_afresh(self, token: str) -> bool:
+        return is_session_token(token)  # a share's end replaces it: its holder is asked about at each request
+
+    def may_keep(self, model: dict | None) -> bool:
+        # a guest's answer is never reused: a revoked share refuses the guest's next request.  Dropped, not
+        # remembered as a guest's token to skip: no list of guests' tokens for a flood of fresh ones to clear
+        return not is_guest(model, owner_name())
 
     async def still_admitted(self, token: str) -> bool:
         """Whether the hub still lets the holder of `token` into this session (False when it did not answer
@@ -93,8 +92,8 @@ class GuestIdentityProvider(singleuser.JupyterHubIdentityProvider):
         self.watch: PeriodicCallback | None = None
 
     async def get_user(self, handler):
-        if hasattr(handler, "_jupyterhub_user"):
-            return handler._jupyterhub_user
+        if identified(handler):  # asked before about this request: the additions below ran then
+            return identified_user(handler)
         user = await super().get_user(handler)
         model = getattr(user, "hub_user", None)
         if user is None:
@@ -158,7 +157,7 @@ def socket_state(handler) -> str:
     ws = handler.ws_connection
     if ws is not None:
         return "closed" if getattr(ws, "stream", None) is None or ws.is_closing() else "open"
-    if getattr(handler, "_on_close_called", False) or getattr(handler, "_finished", False):
+    if ended_before_open(handler):
         return "closed"
     return "opening"
 
@@ -173,7 +172,7 @@ def cut_off(handler) -> None:
     except Exception as e:  # noqa: BLE001 - one broken connection must not keep the others open
         log.warning("dsportal: closing a guest's connection failed: %s", e)
     if ws is not None:
-        ws.client_terminated = True  # tornado drops every frame that arrives after this
+        ignore_further_frames(ws)
 
 
 def say(line: str) -> None:
@@ -182,10 +181,6 @@ def say(line: str) -> None:
 
 
 def install(owner_only: tuple[type, ...]) -> None:
-    """Make JupyterHub's single-user server use the guests' identity provider (call before it starts).
-
-    JupyterHub's single-user app sets its identity provider class in its config
-    loading, from its module's name for it: that name is the one replaced.
-    """
+    """Make JupyterHub's single-user server use the guests' identity provider (call before it starts)."""
     GuestIdentityProvider.owner_only = owner_only
-    singleuser.JupyterHubIdentityProvider = GuestIdentityProvider
+    use_identity_provider(GuestIdentityProvider)

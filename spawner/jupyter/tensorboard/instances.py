@@ -7,6 +7,13 @@ jupyter-server-proxy it would still listen.  Here TensorBoard's own WSGI
 application runs in the Jupyter server and is reached only through its
 authenticated handlers: no TensorBoard listener exists at all.  `--load_fast
 false` keeps TensorBoard's Rust data server (a gRPC TCP listener) out of it.
+
+TensorBoard offers its application only with its server, so two private names
+of it are used here (pinned tensorboard>=2.16,<3; checked against 2.21.0):
+`TensorBoard._make_data_provider`, the step of `TensorBoard.main` that reads the
+folder, and `_ingester._reload_interval`, which its reload thread reads after
+each pass (0: it ends).  tests/unit/test_tensorboard.py serves a real folder
+and waits for the reload thread's end: it fails when TensorBoard changes them.
 """
 
 from __future__ import annotations

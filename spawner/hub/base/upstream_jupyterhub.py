@@ -1,0 +1,97 @@
+"""Where the hub goes past JupyterHub's public hooks: each place, why, and what it relies on (hub side).
+
+Checked against JupyterHub 6.1.1 (pyproject.toml pins jupyterhub>=6.1,<7 for
+this module); tests/unit/test_upstream_jupyterhub.py fails when JupyterHub
+changes what a place below relies on.  Everything else of the hub's uses
+JupyterHub's public API: config traits, handler classes to subclass, the
+spawner's and authenticator's override points, its ORM.
+
+- `apihandlers.default_handlers`, the module's list of API routes, changed in
+  place (`change_api_handlers`): the portal's API is served from the list
+  JupyterHub builds its application from (`JupyterHub.init_handlers` reads it
+  when the hub starts), some of JupyterHub's handlers replaced by the portal's
+  subclasses (spawner/hub/wiring/routes.py).  The public hook,
+  `c.JupyterHub.extra_handlers`, is deprecated and puts its routes after
+  JupyterHub's own, so it could not serve the stop API in place of
+  JupyterHub's.  batchspawner's import appends its `/api/batchspawner`
+  handler to the same list (batchspawner/api.py, batchspawner>=1.3,<2): the
+  portal takes it out there (spawner/hub/session/handlers.py says why).
+- `JupyterHub.cleanup`, a public method, replaced on the running application
+  (`run_before_cleanup`): JupyterHub has no hook for its stop, and its signal
+  handler awaits `cleanup()` before it cancels its tasks
+  (spawner/hub/wiring/shutdown.py; tests/unit/test_shutdown.py checks that order).
+- `Spawner._spawn_future`, the start under way (`cancel_start`): only
+  JupyterHub's own stop API cancels a start; an account that loses access has
+  its starts cancelled the same way (portal/auth.py, through the spawner).
+- JupyterHub's ERROR lines about a start the portal refused, dropped by a log
+  filter (`QuietRefusals`): they are recognised by the exception being handled
+  when JupyterHub logs from its `except` blocks, and for the spawn page's
+  "Previous spawn ... failed" line by the message's text, which holds the
+  exception's class name (`SpawnException.__str__`).
+- The scopes of JupyterHub's default `server` role, copied
+  (`default_server_scopes`): a session whose every token row is gone gets a new
+  token with them (spawner/hub/session/token.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+
+from jupyterhub import apihandlers
+
+Routes = list[tuple]
+
+
+def change_api_handlers(change: Callable[[Routes], Routes]) -> None:
+    """Replace JupyterHub's API routes by `change(routes)`, in the list JupyterHub builds its application from
+    (before the hub starts; the list object stays the same)."""
+    apihandlers.default_handlers[:] = change(apihandlers.default_handlers)
+
+
+def run_before_cleanup(app, first: Callable[[], Awaitable[None]]) -> bool:
+    """Await `first()` before the cleanup of `app` (the running JupyterHub) whenever it stops; once per
+    application.  Whether it was put in place now."""
+    upstream = app.cleanup
+    if getattr(upstream, "runs_portal_stop", False):
+        return False
+
+    async def cleanup() -> None:
+        await first()
+        await upstream()
+
+    cleanup.runs_portal_stop = True
+    app.cleanup = cleanup
+    return True
+
+
+def cancel_start(spawner) -> bool:
+    """Cancel the start under way of `spawner`'s session, as JupyterHub's stop API does with a pending start.
+    Whether there was one to cancel."""
+    future = spawner._spawn_future
+    if not future:
+        return False
+    future.cancel()
+    return True
+
+
+class QuietRefusals(logging.Filter):
+    """Drops JupyterHub's ERROR records about a start refused with a `refused` exception; nothing else."""
+
+    def __init__(self, refused: type[Exception]):
+        super().__init__()
+        self.refused = refused
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # JupyterHub logs from inside its `except` blocks, with or without exc_info: either names the refusal
+        if record.levelno < logging.ERROR:
+            return True
+        handled = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        # the spawn page logs a finished start's exception outside any `except`, by its text (the class's name)
+        return not (isinstance(handled, self.refused) or f"{self.refused.__name__}(" in record.getMessage())
+
+
+def default_server_scopes(user_name: str, server_name: str) -> list[str]:
+    """What JupyterHub gives a server token by default (its `server` role), for this user's session."""
+    return [f"access:servers!server={user_name}/{server_name}", f"users:activity!user={user_name}"]

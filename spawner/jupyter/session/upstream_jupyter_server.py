@@ -1,0 +1,57 @@
+"""Where the session's server goes past Jupyter Server's public hooks: each place, why, what it relies on.
+
+Runs in the session's Jupyter server (in the Slurm job, as the user).
+Checked against jupyter_server 2.21.1 (pyproject.toml pins
+jupyter-server>=2.4,<3 for this module); tests/unit/test_upstream_jupyter_server.py
+fails when Jupyter Server changes what a place below relies on.
+
+- `ServerApp._find_http_port` and `ServerApp._bind_http_server_tcp`, replaced
+  on the one server of the session (`serve_on_sockets`): Jupyter Server picks a
+  port by binding a socket, closing it and binding again later, and offers no
+  way to serve on sockets bound before it started; between its two binds
+  another account on a shared node could take the port
+  (spawner/jupyter/singleuser.py says why that matters).
+- `ServerWebApplication.last_activity`, a public method, replaced on the
+  server's application (`report_activity_by`), and its body copied without
+  some of its sources (`last_activity_without`): JupyterHub's single-user
+  server reports what it returns to the hub, and Jupyter Server counts every
+  API request (an open tab's polling) as activity; its public hook, settings
+  whose names end in `_last_activity`, can add sources but not leave one out
+  (spawner/jupyter/session/activity.py).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Collection
+from datetime import datetime
+
+
+def serve_on_sockets(serverapp, sockets: list[socket.socket], listening: Callable[[], None]) -> None:
+    """Make `serverapp` (a ServerApp not started yet) serve on `sockets`, bound already, on their port;
+    `listening()` once it does."""
+
+    def find_http_port() -> None:
+        serverapp.port = sockets[0].getsockname()[1]
+
+    def bind_http_server_tcp() -> bool:
+        serverapp.http_server.add_sockets(sockets)
+        listening()
+        return True
+
+    serverapp._find_http_port = find_http_port
+    serverapp._bind_http_server_tcp = bind_http_server_tcp
+
+
+def report_activity_by(serverapp, last_activity: Callable[[], datetime]) -> None:
+    """What `serverapp` reports as its last activity (to the hub, and at /api/status) is `last_activity()`."""
+    serverapp.web_app.last_activity = last_activity
+
+
+def last_activity_without(settings: dict, ignored: Collection[str]) -> datetime:
+    """Jupyter Server's `last_activity()` of the application whose settings these are, without the
+    `*_last_activity` settings named in `ignored` (pure)."""
+    sources = [settings["started"], settings["kernel_manager"].last_kernel_activity]
+    sources += [value for name, value in settings.items() if name.endswith("_last_activity") and name not in ignored]
+    sources += list(settings.get("last_activity_times", {}).values())
+    return max(s for s in sources if s is not None)

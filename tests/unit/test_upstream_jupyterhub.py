@@ -1,0 +1,151 @@
+"""What the portal relies on past JupyterHub's public hooks: each test fails when JupyterHub changes it.
+
+The places are listed, with why, in spawner/hub/base/upstream_jupyterhub.py (the hub)
+and spawner/jupyter/session/upstream_jupyterhub.py (the session's server); the
+hub's stop is tests/unit/test_shutdown.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import sys
+from types import SimpleNamespace
+
+import batchspawner.api
+from jupyterhub import apihandlers, roles
+from jupyterhub.apihandlers.users import UserServerAPIHandler
+from jupyterhub.app import JupyterHub
+from jupyterhub.handlers import pages
+from jupyterhub.services.auth import HubAuth
+from jupyterhub.singleuser import extension
+from jupyterhub.spawner import Spawner
+
+from spawner.hub.base import upstream_jupyterhub as hub_side
+from spawner.hub.base.logname import log_name
+from spawner.hub.request.refusal import SessionRefused
+from spawner.jupyter.session import upstream_jupyterhub as session_side
+
+
+def source(obj) -> str:
+    return inspect.getsource(obj)
+
+
+# the hub
+
+
+def test_jupyterhub_builds_its_application_from_the_api_route_list_when_it_starts():
+    assert "apihandlers.default_handlers" in source(JupyterHub.init_handlers)
+    assert all(isinstance(route, tuple) and isinstance(route[0], str) for route in apihandlers.default_handlers)
+
+
+def test_batchspawners_import_adds_its_handler_to_that_list():
+    added = source(batchspawner.api)
+    assert "default_handlers.append" in added and "BatchSpawnerAPIHandler" in added
+
+
+def test_the_route_list_is_changed_in_place(monkeypatch):
+    routes = [("/api/info", object)]
+    monkeypatch.setattr(apihandlers, "default_handlers", routes)
+    hub_side.change_api_handlers(lambda found: [*found, ("/api/more", object)])
+    assert apihandlers.default_handlers is routes and [url for url, _ in routes] == ["/api/info", "/api/more"]
+
+
+def test_the_start_under_way_is_spawner_spawn_future_and_jupyterhubs_stop_api_cancels_it():
+    assert Spawner._spawn_future is None  # none until a start
+    assert "spawner._spawn_future = " in source(pages.BaseHandler.spawn_single_user)
+    stop_api = source(UserServerAPIHandler.delete)
+    assert "spawner._spawn_future" in stop_api and ".cancel()" in stop_api
+
+
+async def test_cancel_start_cancels_the_start_under_way_only():
+    start = asyncio.get_running_loop().create_future()
+    assert hub_side.cancel_start(SimpleNamespace(_spawn_future=start)) is True and start.cancelled()
+    assert hub_side.cancel_start(SimpleNamespace(_spawn_future=None)) is False
+
+
+def test_jupyterhub_logs_a_refused_start_with_these_lines():
+    # each: the spawner's own WARNING says it once; these ERRORs are dropped (spawner/hub/request/refusal.py)
+    assert "Exception applying user_options" in source(sys.modules["jupyterhub.spawner"])
+    assert "Not starting" in source(sys.modules["jupyterhub.user"])
+    assert "Failed to spawn single-user server with form" in source(pages.SpawnHandler)
+    assert "Error starting server" in source(pages.SpawnHandler._wrap_spawn_single_user)
+    assert 'self.log.error("Previous spawn for %s failed: %s", spawner._log_name, exc)' in source(pages)
+    # the last one names the refusal by its text only: JupyterHub's words for a SpawnException hold its class's name
+    assert "SessionRefused(" in str(SessionRefused("No GPUs of that kind here."))
+
+
+def record(level: int, message: str, exc: BaseException | None = None) -> logging.LogRecord:
+    exc_info = (type(exc), exc, None) if exc else None
+    return logging.LogRecord("JupyterHub", level, __file__, 1, message, (), exc_info)
+
+
+def test_the_filter_drops_jupyterhubs_errors_about_a_refusal_and_nothing_else():
+    quiet = hub_side.QuietRefusals(SessionRefused)
+    refused = SessionRefused("No GPUs of that kind here.")
+    assert not quiet.filter(record(logging.ERROR, "Error starting server alice", refused))
+    assert not quiet.filter(record(logging.ERROR, f"Previous spawn for alice failed: {refused}"))
+    assert quiet.filter(record(logging.WARNING, "Refused", refused))  # the spawner's own line
+    assert quiet.filter(record(logging.ERROR, "Error starting server alice", RuntimeError("sbatch died")))
+    try:
+        raise refused
+    except SessionRefused:  # JupyterHub's lines from inside its `except`, without exc_info
+        assert not quiet.filter(record(logging.ERROR, "Not starting alice's server gpu"))
+
+
+def test_the_default_server_scopes_are_jupyterhubs_server_role():
+    server = next(role for role in roles.get_default_roles() if role["name"] == "server")
+    resolved = {
+        scope.replace("!server", "!server=alice/gpu").replace("!user", "!user=alice") for scope in server["scopes"]
+    }
+    assert set(hub_side.default_server_scopes("alice", "gpu")) == resolved
+
+
+def test_the_portals_log_names_a_session_as_jupyterhubs_own_lines_do():
+    for user, name in ((SimpleNamespace(name="alice"), ""), (SimpleNamespace(name="alice"), "gpu"), (None, "")):
+        spawner = Spawner(user=user, name=name)
+        assert log_name(spawner) == spawner._log_name
+
+
+# the session's server
+
+
+def test_jupyterhubs_single_user_app_makes_its_serverapp_before_it_loads_any_config():
+    assert isinstance(inspect.getattr_static(extension.JupyterHubSingleUser, "make_serverapp"), classmethod)
+    start = source(extension.ExtensionApp.initialize_server)
+    assert start.index("cls.make_serverapp(") < start.index("serverapp.initialize(")
+
+
+def test_the_prepared_serverapp_is_the_one_launched(monkeypatch):
+    made, launched = object(), []
+    app = extension.JupyterHubSingleUser
+    monkeypatch.setattr(app, "make_serverapp", classmethod(lambda cls, **kwargs: made))
+    monkeypatch.setattr(app, "launch_instance", classmethod(lambda cls, argv: launched.append(cls.make_serverapp())))
+    prepared = []
+    session_side.launch_singleuser(["--debug"], prepare=prepared.append)
+    assert prepared == [made] and launched == [made]
+
+
+def test_jupyterhubs_single_user_app_takes_its_identity_provider_by_its_modules_name():
+    assert "cfg.identity_provider_class = JupyterHubIdentityProvider" in source(
+        extension.JupyterHubSingleUser.load_config_file
+    )
+
+
+def test_every_question_about_a_token_goes_through_check_hub_authorization_with_its_cache_key():
+    parameters = list(inspect.signature(HubAuth._check_hub_authorization).parameters)
+    assert parameters == ["self", "url", "api_token", "cache_key", "use_cache"]
+    asks = source(HubAuth.user_for_token)
+    assert "self._check_hub_authorization" in asks and "cache_key=" in asks
+    assert "self.cache[cache_key] = data" in source(HubAuth._check_hub_authorization)
+
+
+def test_jupyterhubs_identity_provider_keeps_who_a_request_is_on_the_handler():
+    get_user = source(extension.JupyterHubIdentityProvider.get_user)
+    assert 'if hasattr(handler, "_jupyterhub_user"):' in get_user
+    assert "handler._jupyterhub_user = JupyterHubUser(user)" in get_user
+    handler = SimpleNamespace()
+    assert not session_side.identified(handler)
+    handler._jupyterhub_user = None  # asked: nobody
+    assert session_side.identified(handler) and session_side.identified_user(handler) is None
