@@ -6,5 +6,5 @@ spawner/slurmvocab.py   shared: Slurm's vocabulary, formats, parsers, argument l
 spawner/hub/         inside JupyterHub on the head node, as the hub's service account
 spawner/job/         in the Slurm job on the compute node, as the user, before and around JupyterLab
 spawner/jupyter/     inside the user's Jupyter server (server extension), as the user
-spawner/labext/      in the user's browser (the JupyterLab extension, JavaScript)
+spawner/labext/      in the user's browser (the JupyterLab extension, TypeScript: src/ by concept)
 """

@@ -9,7 +9,7 @@
 
 The hub does everything (it validates, runs Slurm as the user, shares one
 listing of every user's jobs); this only carries the session's own token
-(spawner/jupyter/session/hubcall.py).  The frontend is spawner/labext/lib/jobs.js.
+(spawner/jupyter/session/hubcall.py).  The frontend is spawner/labext/src/runs/.
 """
 
 from __future__ import annotations
