@@ -20,6 +20,7 @@ from tests.support.http import wait_until
 from tests.support.hub import HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
 
+LOOPS = ("reconciler", "session tokens", "shares", "runs tracker", "cluster metrics", "accounting", "gc policy")
 PROMPT = 15.0  # seconds from SIGTERM to the hub's exit, at most (on a loaded 2-core machine; 2-4 s measured)
 
 # Every subprocess the hub starts connects its pipes 2 s late and says so in a file: the test can send its
@@ -74,3 +75,8 @@ def test_a_hub_asked_to_stop_takes_no_more_work_and_exits_within_seconds(a_hub_w
     print(f"the hub exited {time.monotonic() - asked:.1f} s after SIGTERM")
     assert answer not in (201, 202)
     assert "bob" not in submitted_by(mock)  # bob's start never reached Slurm
+    log = hub.log.read_text()
+    for loop in LOOPS:  # started once the hub ran, each named (spawner/hub/wiring/lifecycle.py)
+        assert log.count(f"Started the {loop} loop") == 1, loop
+    assert f"Stopped the portal's {len(LOOPS)} background loops" in log  # cancelled at the stop, before JupyterHub's
+    assert log.index(f"Stopped the portal's {len(LOOPS)} background loops") < log.index("...done")
