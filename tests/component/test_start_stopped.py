@@ -16,7 +16,7 @@ from tests.support.http import wait_until
 from tests.support.hub import HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
 
-LONGER_FIRST_SECOND = 'c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 30}\n'
+LONGER_FIRST_SECOND = 'c.JupyterHub.tornado_settings.update({"slow_spawn_timeout": 30})\n'
 
 
 @pytest.fixture(scope="module")
