@@ -1,14 +1,25 @@
-"""The `dsportal` command."""
+"""The `dsportal` command.
+
+`build_parser()` builds the whole command line and does nothing else (the docs' CLI reference and the
+completion scripts are made from it); `main()` runs a subcommand.  `check-config` and `doctor` print lines
+for a person or, with `--json`, one JSON object for a script; the exit status is the same either way.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
 from ..cleartext import cleartext_warnings
 from ..config import ConfigError, config_path, load_config
 from ..example import render_example
+from ..version import version
+from .completion import DIRECTORY, FILE, SHELLS
+
+DEFAULT_FILE = "$DSPORTAL_CONFIG or /etc/dsportal/portal.yaml"
+JSON_HELP = "print one JSON object on stdout instead of lines (the exit status is the same)"
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -16,6 +27,8 @@ def _check_config(args: argparse.Namespace) -> int:
     try:
         settings = load_config(path)
     except ConfigError as e:
+        if args.json:
+            return _print_json(config_report(path, e.errors, []))
         for line in e.errors:
             print(line)
         print(
@@ -23,14 +36,34 @@ def _check_config(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    findings = config_findings(settings)
+    if args.json:
+        return _print_json(config_report(path, [], findings))
     print("OK")
-    for warning in cleartext_warnings(settings):
-        print(f"warning: INSECURE: {warning}", file=sys.stderr)
+    for level, text in findings:
+        print(f"{level}: {text}", file=sys.stderr)
+    return 0
+
+
+def config_findings(settings) -> list[tuple[str, str]]:
+    """What check-config says of a valid file, as ("warning" | "note", text): passwords in clear text, and each
+    container kernel's image (images live on shared storage: a missing one is a warning here, not an error)."""
     from .doctor import container_images
 
-    for result in container_images(settings):  # images live on shared storage: a note here, not an error
-        print(f"{'note' if result.ok else 'warning'}: {result.name}: {result.detail}", file=sys.stderr)
-    return 0
+    findings = [("warning", f"INSECURE: {warning}") for warning in cleartext_warnings(settings)]
+    findings += [("note" if r.ok else "warning", f"{r.name}: {r.detail}") for r in container_images(settings)]
+    return findings
+
+
+def config_report(path, errors: list[str], findings: list[tuple[str, str]]) -> dict:
+    """`check-config --json`: ok, the file, every error, and a valid file's warnings and notes."""
+    return {
+        "ok": not errors,
+        "file": str(path),
+        "errors": errors,
+        "warnings": [text for level, text in findings if level == "warning"],
+        "notes": [text for level, text in findings if level == "note"],
+    }
 
 
 def _example_config(args: argparse.Namespace) -> int:
@@ -56,56 +89,181 @@ def _images_pull(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import Context, diagnose, run_command, sample_user
+    from .doctor import Context, Result, diagnose, run_command, sample_user
 
     path = config_path(args.file or args.config)
     try:
         settings = load_config(path)
     except ConfigError as e:
-        print("\n".join(f"FIX  config: {line}" for line in e.errors))
-        return 1
-    print(f"OK   config: {path} is valid")
+        return _doctor_says(args.json, path, None, [Result("config", False, line) for line in e.errors])
+    valid = Result("config", True, f"{path} is valid")
     user = args.user or sample_user(settings)
     if user is None:
-        print("FIX  sample user: slurm.user_groups names no group with members; pass --user NAME")
-        return 1
+        missing = Result("sample user", False, "slurm.user_groups names no group with members; pass --user NAME")
+        return _doctor_says(args.json, path, None, [valid, missing])
     results = diagnose(Context(settings, args.service_account, user, run_command))
-    for result in results:
-        print(result.line())
-    failed = [r for r in results if not r.ok]
-    print(f"{len(results) - len(failed)} of {len(results)} checks passed", file=sys.stderr)
-    return 1 if failed else 0
+    status = _doctor_says(args.json, path, user, [valid, *results])
+    if not args.json:
+        passed = sum(r.ok for r in results)
+        print(f"{passed} of {len(results)} checks passed", file=sys.stderr)
+    return status
+
+
+def _doctor_says(as_json: bool, path, user: str | None, checks: list) -> int:
+    """Print the doctor's checks (OK/FIX lines, or the JSON of doctor_report); 0 when all passed, else 1."""
+    if as_json:
+        _print_json(doctor_report(path, user, checks))
+    else:
+        for check in checks:
+            print(check.line())
+    return 0 if all(check.ok for check in checks) else 1
+
+
+def doctor_report(path, user: str | None, checks: list) -> dict:
+    """`doctor --json`: ok, the version and file checked, the sample user, and each check's name, status ("ok"
+    or "fail": every problem fails, the doctor has no warnings) and message (what was found or what to fix).
+    The messages are the lines' words; no check puts a password or token in them."""
+    return {
+        "ok": all(check.ok for check in checks),
+        "version": version(),
+        "file": str(path),
+        "user": user,
+        "checks": [check.as_dict() for check in checks],
+    }
+
+
+def _print_json(report: dict) -> int:
+    print(json.dumps(report, indent=2))
+    return 0 if report["ok"] else 1
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from .completion import completion_script
+
+    sys.stdout.write(completion_script(build_parser(), args.shell))
+    return 0
+
+
+MAIN_EXAMPLES = """\
+examples:
+  dsportal check-config                          validate the admin config ($DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)
+  dsportal example-config > portal.yaml          start a config from the commented example of every key
+  sudo dsportal doctor                           check Slurm, sudo, the session environment, LDAP on this head node
+  sudo dsportal --config /srv/test.yaml doctor   the same against another config file
+  dsportal images pull nvcr.io/nvidia/pytorch:24.01-py3 --dest /shared/images
+  dsportal completion bash > /etc/bash_completion.d/dsportal
+  dsportal --version
+
+Each command's own help has its examples: dsportal check-config --help
+"""
+
+CHECK_EXAMPLES = """\
+examples:
+  dsportal check-config /etc/dsportal/portal.yaml
+  dsportal check-config --json portal.yaml | jq -r '.errors[]'
+
+exit status: 0 when the file is valid (its warnings included), 1 when it is not.
+--json prints {"ok": true|false, "file": PATH, "errors": [...], "warnings": [...], "notes": [...]}.
+"""
+
+EXAMPLE_EXAMPLES = """\
+examples:
+  dsportal example-config > /etc/dsportal/portal.yaml
+  dsportal example-config | less
+"""
+
+DOCTOR_EXAMPLES = """\
+examples:
+  sudo dsportal doctor
+  sudo dsportal doctor --user alice /etc/dsportal/portal.yaml
+  sudo dsportal doctor --json | jq -r '.checks[] | select(.status == "fail") | .message'
+
+Run it as root or as the hub's service account (the sudo rule is checked as that account).
+exit status: 0 when every check passes, 1 otherwise.
+--json prints {"ok": ..., "version": ..., "file": ..., "user": ...,
+               "checks": [{"name": ..., "status": "ok"|"fail", "message": ...}, ...]}.
+"""
+
+IMAGES_EXAMPLES = """\
+examples:
+  dsportal images pull nvcr.io/nvidia/pytorch:24.01-py3 --dest /shared/images
+"""
+
+PULL_DESCRIPTION = """\
+The password (or NGC API key) comes from --password-file, $DSPORTAL_REGISTRY_PASSWORD or,
+for nvcr.io, $NGC_API_KEY; never from the command line.
+"""
+
+PULL_EXAMPLES = """\
+examples:
+  dsportal images pull nvcr.io/nvidia/pytorch:24.01-py3 --dest /shared/images --api-key-file /root/ngc.key
+  dsportal images pull registry.example.org/team/cuda:12.4 --dest /shared/images \\
+      --runtime charliecloud --username builder --password-file /root/registry.pw
+
+It prints the kernels.containers lines to add to the admin config.
+"""
+
+COMPLETION_EXAMPLES = """\
+examples:
+  dsportal completion bash > /etc/bash_completion.d/dsportal   every user's bash (bash-completion)
+  source <(dsportal completion bash)                             this bash only
+  dsportal completion zsh > "${fpath[1]}/_dsportal"             zsh, then: autoload -U compinit && compinit
+"""
+
+
+def _subcommand(sub, name: str, summary: str, examples: str, **kwargs) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name, help=summary, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dsportal", description="DS Portal administration.")
-    parser.add_argument("--config", help="admin config file (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check-config", help="validate the admin config file; prints OK or every error")
-    check.add_argument("file", nargs="?", help="the file to check")
-    check.set_defaults(func=_check_config)
-    example = sub.add_parser("example-config", help="print a commented example config with every key")
-    example.set_defaults(func=_example_config)
-    doctor = sub.add_parser("doctor", help="check this installation: Slurm, sudo, the session environment, LDAP")
-    doctor.add_argument(
-        "file", nargs="?", help="the admin config (default: $DSPORTAL_CONFIG or /etc/dsportal/portal.yaml)"
+    """The whole `dsportal` command line; no side effects (the docs' reference and completions read it)."""
+    parser = argparse.ArgumentParser(
+        prog="dsportal",
+        description="DS Portal administration.",
+        epilog=MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--config", help=f"admin config file (default: {DEFAULT_FILE})").complete = FILE
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = _subcommand(sub, "check-config", "validate the admin config file; prints OK or every error", CHECK_EXAMPLES)
+    check.add_argument("file", nargs="?", help="the file to check").complete = FILE
+    check.add_argument("--json", action="store_true", help=JSON_HELP)
+    check.set_defaults(func=_check_config)
+    example = _subcommand(sub, "example-config", "print a commented example config with every key", EXAMPLE_EXAMPLES)
+    example.set_defaults(func=_example_config)
+    _add_doctor(sub)
+    _add_images(sub)
+    completion = _subcommand(sub, "completion", "print a shell completion script", COMPLETION_EXAMPLES)
+    completion.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+    completion.set_defaults(func=_completion)
+    return parser
+
+
+def _add_doctor(sub) -> None:
+    summary = "check this installation: Slurm, sudo, the session environment, LDAP"
+    doctor = _subcommand(sub, "doctor", summary, DOCTOR_EXAMPLES)
+    doctor.add_argument("file", nargs="?", help=f"the admin config (default: {DEFAULT_FILE})").complete = FILE
     doctor.add_argument(
         "--user",
         help="a portal user to try sudo and the directory with (default: a member of the first of slurm.user_groups)",
     )
     doctor.add_argument("--service-account", default="dsportal", help="the hub's service account (default dsportal)")
+    doctor.add_argument("--json", action="store_true", help=JSON_HELP)
     doctor.set_defaults(func=_doctor)
-    images = sub.add_parser("images", help="container images for kernels").add_subparsers(dest="images", required=True)
-    pull = images.add_parser(
-        "pull",
-        help="fetch a registry image (NVIDIA NGC or another) as a kernel image",
-        description="The password (or NGC API key) comes from --password-file, "
-        "$DSPORTAL_REGISTRY_PASSWORD or, for nvcr.io, $NGC_API_KEY; never from the "
-        "command line.",
-    )
+
+
+def _add_images(sub) -> None:
+    images = _subcommand(sub, "images", "container images for kernels", IMAGES_EXAMPLES)
+    images_sub = images.add_subparsers(dest="images", required=True)
+    summary = "fetch a registry image (NVIDIA NGC or another) as a kernel image"
+    pull = _subcommand(images_sub, "pull", summary, PULL_EXAMPLES, description=PULL_DESCRIPTION)
     pull.add_argument("image", help="registry/path:tag, e.g. nvcr.io/nvidia/pytorch:24.01-py3")
-    pull.add_argument("--dest", required=True, help="folder for the image (one every compute node reads)")
+    pull.add_argument(
+        "--dest", required=True, help="folder for the image (one every compute node reads)"
+    ).complete = DIRECTORY
     pull.add_argument(
         "--runtime",
         choices=("apptainer", "singularity", "charliecloud"),
@@ -115,10 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     pull.add_argument("--username", help="the registry login (NGC: $oauthtoken, the default)")
     pull.add_argument(
         "--password-file", "--api-key-file", dest="password_file", help="file holding the password or NGC API key"
-    )
+    ).complete = FILE
     pull.add_argument("--timeout", type=float, default=7200, help="seconds before the pull is given up (default 7200)")
     pull.set_defaults(func=_images_pull)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

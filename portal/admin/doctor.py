@@ -38,6 +38,10 @@ class Result:
     def line(self) -> str:
         return f"{'OK ' if self.ok else 'FIX'}  {self.name}: {self.detail}"
 
+    def as_dict(self) -> dict:
+        """For `dsportal doctor --json`: the check's name, "ok" or "fail", and the line's words."""
+        return {"name": self.name, "status": "ok" if self.ok else "fail", "message": self.detail}
+
 
 @dataclass
 class Context:

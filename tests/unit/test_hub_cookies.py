@@ -31,14 +31,17 @@ def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):
 
 
 def test_an_admins_template_vars_keep_the_home_pages_data(tmp_path):
+    from portal.version import version
     from spawner.hub.home.page import home_template_var
     from spawner.hub.wiring.hubconfig import report_ignored_settings
+
+    portal_vars = {"dsportal_home": home_template_var, "dsportal_version": version()}  # the pages' data, the footer's
 
     c = hub_config(tmp_path, {})
     c.JupyterHub.template_vars = {"announcement": "Maintenance on Friday"}  # replaces the whole dict
     report_ignored_settings(c)
-    assert c.JupyterHub.template_vars == {"announcement": "Maintenance on Friday", "dsportal_home": home_template_var}
+    assert c.JupyterHub.template_vars == {"announcement": "Maintenance on Friday", **portal_vars}
     kept = hub_config(tmp_path, {})
     kept.JupyterHub.template_vars.update({"announcement": "x"})
     report_ignored_settings(kept)
-    assert kept.JupyterHub.template_vars.get_value({}) == {"announcement": "x", "dsportal_home": home_template_var}
+    assert kept.JupyterHub.template_vars.get_value({}) == {"announcement": "x", **portal_vars}

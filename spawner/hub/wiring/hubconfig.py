@@ -17,6 +17,7 @@ from portal.cleartext import cleartext_warnings
 from portal.config import config_path, loaded_config
 from portal.huburl import connect_url
 from portal.settings import PortalSettings
+from portal.version import version
 
 from ...contract import data_dir
 from ..base.metrics import register_session_collector
@@ -34,6 +35,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     """Load and validate the admin file, then set JupyterHub's traits from it."""
     path = config_path(path)
     settings = loaded_config(path)
+    logging.getLogger("JupyterHub").info("DS Portal %s", version())
     state = Path(settings.hub.data_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
     _apply_addresses(c, settings, state)
@@ -69,8 +71,7 @@ def _apply_addresses(c, settings: PortalSettings, state: Path) -> None:
 def _install_portal(c, settings: PortalSettings, path: Path) -> HubServices:
     """The portal's pages, routes and spawner, and its shared services (started with the hub when it runs)."""
     c.JupyterHub.template_paths = [str(data_dir("templates"))]
-    # the home page's session card and history: templates/home.html calls dsportal_home()
-    c.JupyterHub.template_vars.update({"dsportal_home": home_template_var})
+    c.JupyterHub.template_vars.update(portal_template_vars())
     routes.install()  # the portal's API beside JupyterHub's, before JupyterHub builds its application
     limit_hub_bodies(settings.hub.max_body_bytes)  # JupyterHub's endpoints too, before it creates its server
     c.JupyterHub.spawner_class = "dsportal"
@@ -140,6 +141,12 @@ def _apply_proxy(c, hub) -> None:
         c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url
 
 
+def portal_template_vars() -> dict:
+    """What the portal adds to every hub page's template variables: the home page's session card and history
+    (templates/home.html calls dsportal_home()) and the version the pages' footer shows (templates/page.html)."""
+    return {"dsportal_home": home_template_var, "dsportal_version": version()}
+
+
 def start_with_hub(app, services: HubServices) -> HubLifecycle:
     """The portal's background loops start once `app` (the JupyterHub whose config this is) runs and stop at
     its stop, first taking no new request or Slurm command (spawner/hub/wiring/lifecycle.py, shutdown.py)."""
@@ -197,14 +204,18 @@ def report_ignored_settings(c) -> list[str]:
 
 
 def keep_home_page_data(c) -> str:
-    """Add `dsportal_home` back to c.JupyterHub.template_vars if a later line replaced the dict; what was done."""
+    """Add the portal's template variables back to c.JupyterHub.template_vars if a later line replaced the dict;
+    what was done."""
     template_vars = c.JupyterHub.template_vars
-    if not isinstance(template_vars, dict) or "dsportal_home" in template_vars:
-        return ""  # still the portal's update (a lazy value), or the admin's dict that kept it
-    c.JupyterHub.template_vars = {**template_vars, "dsportal_home": home_template_var}
+    if not isinstance(template_vars, dict):
+        return ""  # still the portal's update (a lazy value)
+    dropped = {name: value for name, value in portal_template_vars().items() if name not in template_vars}
+    if not dropped:
+        return ""  # the admin's dict kept them
+    c.JupyterHub.template_vars = {**template_vars, **dropped}
     return (
-        "c.JupyterHub.template_vars was set after the portal's config and dropped the home page's data "
-        "(dsportal_home): added it back. Use c.JupyterHub.template_vars.update({...}) instead."
+        "c.JupyterHub.template_vars was set after the portal's config and dropped the portal's page data "
+        f"({', '.join(dropped)}): added it back. Use c.JupyterHub.template_vars.update({{...}}) instead."
     )
 
 
