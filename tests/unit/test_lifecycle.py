@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from spawner.hub.slurm.client import CommandStarts
 from spawner.hub.wiring import shutdown
 from spawner.hub.wiring.lifecycle import HubLifecycle, Loop
 
@@ -103,6 +104,6 @@ async def test_the_hubs_stop_ends_the_loops_before_jupyterhubs_cleanup():
         await lifecycle.stop()
         hub.calls.append(f"loops ended: {ended}")
 
-    assert shutdown.install(hub, then=stop_loops) is True
+    assert shutdown.install(hub, CommandStarts(), then=stop_loops) is True  # not the process's own gate
     await hub.cleanup()
     assert hub.calls == ["loops ended: ['accounting']", "JupyterHub's cleanup"]
