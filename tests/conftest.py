@@ -22,6 +22,8 @@ a_fake_runtime a stand-in apptainer first on PATH (tests/support/fakeruntime.py)
 cluster_api    the dev cluster's hub API with the admin token (per session); cluster: the same, cleaned per test
 chromium       Debian's Chromium via Playwright, trusting the dev portal's certificate (per session)
 browser        that Chromium for one test: any console error or failed request no test provoked fails it
+(autouse)      the hub process's Slurm command gate is open after every test: a test that shut it would leave
+               every later in-process Slurm command of the run waiting forever
 """
 
 from __future__ import annotations
@@ -218,3 +220,12 @@ def pytest_terminal_summary(terminalreporter):
             + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(notebooks.TIMINGS.items()))
             + f"; total {total:.1f} s"
         )
+
+
+@pytest.fixture(autouse=True)
+def _slurm_gate_left_open():
+    """Fails the test that shut this process's Slurm command gate (spawner/hub/slurm/client.py STARTS)."""
+    yield
+    from spawner.hub.slurm.client import STARTS
+
+    assert not STARTS.shut, "this test shut the process's Slurm command gate: give shutdown.install a CommandStarts()"
