@@ -18,6 +18,6 @@ admin settings' sections.  From the top down; each imports only those below it
     base/      what every concept's handlers and loops share: request limits, metrics, notices (mail)
 
 Each concept's HTTP handlers are its `handlers.py`; they reach the hub's shared
-services through tornado's settings (`self.services`).  Imports nothing of
+services through tornado's settings (`self.portal_services`).  Imports nothing of
 spawner/job or spawner/jupyter.
 """

@@ -194,3 +194,15 @@ def test_a_plain_static_file_of_the_portal_is_still_served_within_the_limits(a_h
     not turn it into a 500 (they did once, and the pages' plots stayed blank)."""
     answer = raw_request("GET", f"{a_hub.url}/hub/dsportal/static/plotly.min.js", {}, timeout=30)
     assert isinstance(answer, tuple) and answer[0] == 200, answer
+
+
+def test_a_user_rotating_tokens_of_her_own_gets_no_fresh_bucket(a_limited_hub):
+    """The attack: alice makes several tokens (or sends a random one beside her cookie) and rotates them, so that
+    each request came from a "new" caller.  Every credential of hers drains one bucket: past the burst, 429."""
+    assert a_limited_hub.api("POST", "/users/erin")[0] in (201, 409)  # a user of her own: the others' buckets are used
+    tokens = [user_token(a_limited_hub, "erin") for _ in range(3)]
+    url = f"{a_limited_hub.url}/hub/api/dsportal/session"
+    statuses = [
+        raw_request("GET", url, {"Authorization": f"token {tokens[i % 3]}"}, timeout=30)[0] for i in range(BURST + 2)
+    ]
+    assert statuses[:BURST] == [200] * BURST and statuses[-1] == 429, statuses

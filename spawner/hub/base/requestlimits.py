@@ -30,7 +30,6 @@ later takes it); over that the connection is closed without an answer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -89,15 +88,20 @@ class RateLimiter:
 
 
 def caller_key(user, token: str | None, address: str) -> str | None:
-    """Whose bucket a request takes from (pure): the token's when one authenticated it (a session's token, shared
-    with its guests, drains its own bucket only), the user's for their browser's cookie, the client address's when
-    nobody logged in; None for the admin's services (not limited)."""
+    """Whose bucket a request takes from (pure): a session's when the request came with that session's own token
+    (its guests can read it: they drain the session's bucket, not its owner's), the user's for every other
+    credential of theirs (their browser's cookie, every token they made, a token sent beside a cookie that did not
+    authenticate anything: none of them opens a fresh bucket), the client address's when nobody logged in; None for
+    the admin's services (not limited)."""
     if user is None:
         return f"address {address}"
     if getattr(user, "kind", "user") == "service":
         return None
     if token:
-        return f"token {hashlib.sha256(token.encode()).hexdigest()[:24]} of {user.name}"
+        for session in list(getattr(user, "spawners", {}).values()):
+            holds = getattr(session, "holds_token", None)
+            if holds is not None and holds(token):
+                return f"session {user.name}/{session.name}"
     return f"user {user.name}"
 
 
@@ -131,15 +135,19 @@ class Bounded(web.RequestHandler):
     """First among a portal handler's bases: its body and its caller's rate, bounded before the body is read."""
 
     rate_limited = True  # False for a session's own lifeline reports (its port, its end, its token check)
+    # False for the public static files (plotly.js, the home page's script): cheap GETs without a user, which a
+    # flood from one address (a NAT's) would otherwise refuse to everyone behind it, breaking their pages
+    limit_anonymous = True
 
     @property
-    def services(self):
+    def portal_services(self):
         """The hub's shared services (spawner/hub/slurm/services.py: settings, Slurm client, shared answers),
-        put in tornado's settings by the hub's config (spawner/hub/wiring/hubconfig.py)."""
+        put in tornado's settings by the hub's config (spawner/hub/wiring/hubconfig.py).  Not `services`:
+        JupyterHub's BaseHandler has a `services` of its own (its services, which its page rendering reads)."""
         return self.settings[SERVICES_KEY]
 
     def _limits(self):
-        return self.services.settings.hub
+        return self.portal_services.settings.hub
 
     def refuse(self, status: int, words: str, retry_after: float = 0) -> None:
         """Answer now, in JSON with words, whatever the handler's own error pages are."""
@@ -163,8 +171,8 @@ class Bounded(web.RequestHandler):
             await ready
         if finished(self):  # a base's prepare has answered
             return None
-        if not self.rate_limited and self.current_user is not None:
-            return None  # nobody logged in (a forged token) is limited by address everywhere
+        if not self.rate_limited and (self.current_user is not None or not self.limit_anonymous):
+            return None  # else nobody logged in (a forged token) is limited by address
         address = client_address(peer_of(self), self.request.headers.get("X-Forwarded-For"), hub.proxy_addresses)
         token_of = getattr(self, "get_auth_token", None)  # JupyterHub's handlers; a plain static file has none
         key = caller_key(self.current_user, token_of() if token_of else None, address)

@@ -62,14 +62,14 @@ class SessionHandler(_Base):
             # (a user query and its eager loads) was most of the hub's time at 500 open pages.
             # A slow sinfo must not hold the card: at most FREE_WAIT.
             try:
-                answer["partitions"] = await what_is_free(self.services, FREE_WAIT)
+                answer["partitions"] = await what_is_free(self.portal_services, FREE_WAIT)
             except (TimeoutError, SlurmError) as e:
                 self.log.warning("sinfo for the home page: %s", e or "no answer yet")
                 answer["partitions_error"] = UNAVAILABLE
         if self.get_argument("shares", "") == "1":
             answer["shares"] = shares_view(self.users, spawner)
         if self.get_argument("jobs", "") == "1":
-            listing = await runs_service.jobs(self.services, spawner)
+            listing = await runs_service.jobs(self.portal_services, spawner)
             answer["jobs"], answer["jobs_error"] = listing["jobs"], listing["error"]
         self.finish(json.dumps(answer))
 
@@ -98,6 +98,8 @@ class ExtendHandler(_Base):
 
 
 class ScriptHandler(Bounded, web.StaticFileHandler):
+    rate_limited = limit_anonymous = False  # a public file: bodies bounded, callers not (requestlimits)
+
     def get_content_type(self) -> str:
         return "text/javascript; charset=utf-8"  # what a module script needs, whatever the OS's mime types say
 

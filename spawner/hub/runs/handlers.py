@@ -74,12 +74,12 @@ class _Base(Bounded, APIHandler):
 
 class JobsHandler(_Base):
     async def get(self):
-        await self.answer(service.jobs(self.services, self.own_spawner()))
+        await self.answer(service.jobs(self.portal_services, self.own_spawner()))
 
     async def post(self):
         spawner = self.own_spawner()
         self.count("read")
-        await self.answer(_wrapped(service.submit(self.services, spawner, self.body())), 201)
+        await self.answer(_wrapped(service.submit(self.portal_services, spawner, self.body())), 201)
 
 
 async def _wrapped(call) -> dict:
@@ -90,13 +90,13 @@ class FormHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
         self.count("read")
-        await self.answer(service.form(self.services, spawner, self.get_argument("path", "")))
+        await self.answer(service.form(self.portal_services, spawner, self.get_argument("path", "")))
 
 
 class CancelHandler(_Base):
     async def post(self, job_id: str):
         spawner = self.own_spawner()
-        await self.answer(_cancelled(service.cancel(self.services, spawner, job_id), job_id))
+        await self.answer(_cancelled(service.cancel(self.portal_services, spawner, job_id), job_id))
 
 
 async def _cancelled(call, job_id: str) -> dict:
@@ -108,7 +108,7 @@ class AgainHandler(_Base):
     async def post(self, job_id: str):
         spawner = self.own_spawner()
         self.count("read")
-        await self.answer(_wrapped(service.again(self.services, spawner, job_id)), 201)
+        await self.answer(_wrapped(service.again(self.portal_services, spawner, job_id)), 201)
 
 
 class LogHandler(_Base):
@@ -118,7 +118,7 @@ class LogHandler(_Base):
             raise web.HTTPError(400, f"lines must be a whole number from 1 to {MAX_LOG_LINES}.")
         spawner = self.own_spawner()
         self.count("log")
-        await self.answer(_logged(service.log_tail(self.services, spawner, job_id, int(lines))))
+        await self.answer(_logged(service.log_tail(self.portal_services, spawner, job_id, int(lines))))
 
 
 async def _logged(call) -> dict:

@@ -150,7 +150,7 @@ class PortalShareAPIHandler(Bounded, ServerShareAPIHandler):
     session's token as the portal's own does (spawner/hub/session/token.py)."""
 
     async def post(self, user_name, server_name=None):
-        if not self.services.settings.sharing.enabled:
+        if not self.portal_services.settings.sharing.enabled:
             raise web.HTTPError(403, "Sharing sessions is turned off on this portal.")
         return await super().post(user_name, server_name)
 
@@ -175,7 +175,7 @@ class PortalShareCodeAPIHandler(Bounded, ServerShareCodeAPIHandler):
     """JupyterHub's share codes, only where the admin allows them (sharing.codes)."""
 
     async def post(self, user_name, server_name=None):
-        rules = self.services.settings.sharing
+        rules = self.portal_services.settings.sharing
         if not (rules.enabled and rules.codes):
             raise web.HTTPError(
                 403, "Share codes are turned off on this portal: share with a named user or group from the home page."

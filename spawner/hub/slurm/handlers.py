@@ -46,7 +46,7 @@ class PartitionsHandler(_Base):
     async def get(self):
         self.check_user()
         try:
-            partitions = await what_is_free(self.services)
+            partitions = await what_is_free(self.portal_services)
         except SlurmError as e:
             self.log.warning("sinfo for the partitions API: %s", e)
             raise web.HTTPError(503, UNAVAILABLE) from None
@@ -56,7 +56,7 @@ class PartitionsHandler(_Base):
 class EstimateHandler(_Base):
     async def get(self):
         self.check_user()
-        services = self.services
+        services = self.portal_services
         query = {k: self.get_argument(k) for k in ("partition", "gpus", "hours") if self.get_argument(k, None)}
         try:
             answer = await services.estimate(self.current_user.name, query)

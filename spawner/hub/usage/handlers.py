@@ -60,7 +60,7 @@ class UsagePageHandler(Bounded, BaseHandler):
             raise web.HTTPError(404, "This hub's sessions are not the portal's.")
         error = ""
         try:
-            jobs = [job for job in (await usage_listing(self.services).jobs()).values() if job.user == user.name]
+            jobs = [job for job in (await usage_listing(self.portal_services).jobs()).values() if job.user == user.name]
         except SlurmError as e:
             self.log.warning("Slurm's accounting for %s's usage page: %s", user.name, e)
             jobs, error = None, NO_ACCOUNTING
@@ -79,12 +79,14 @@ class StatusPageHandler(UsagePageHandler):
         window = self.get_argument("range", "24h")
         if window not in RANGES:
             raise web.HTTPError(400, f"range must be one of {', '.join(RANGES)}.")
-        usage = self.services.settings.usage
+        usage = self.portal_services.settings.usage
         data = await status_data(Prometheus(usage.prometheus_url, usage.prometheus_timeout), window)
         self.finish(await self.render_template("status.html", data=data, plotly_url=self.plotly_url()))
 
 
 class PlotlyHandler(Bounded, web.StaticFileHandler):
+    rate_limited = limit_anonymous = False  # a public file: bodies bounded, callers not (requestlimits)
+
     def set_extra_headers(self, path):
         self.set_header("Cache-Control", "public, max-age=86400")
 

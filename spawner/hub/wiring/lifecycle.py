@@ -15,8 +15,10 @@ waits until JupyterHub runs (its HTTP server exists: users and database are
 loaded), then starts each loop once, named in the log.  At the hub's stop
 (spawner/hub/wiring/shutdown.py, before JupyterHub's own cleanup) `stop`
 cancels them and waits for them to end, so no loop acts on a hub that is
-going away.  A loop that fails is logged and not restarted: each loop already
-outlives a bad pass on its own.
+going away.  Each loop already outlives a bad pass on its own; one that fails
+anyway (or their
+preparation) is logged and started again after a delay that doubles up to
+five minutes: the shares' and tokens' loops end a revoked guest's access.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ log = logging.getLogger("JupyterHub").getChild("lifecycle")  # in the hub's log,
 
 RUNNING_POLL = 0.1  # seconds between looks at whether JupyterHub runs yet
 STOP_WAIT = 5.0  # seconds the stop waits for the cancelled loops to end
+RESTART = (5.0, 300.0)  # a failed loop (or their preparation) starts again after 5 s, doubling up to 5 minutes
+HEALTHY = 600.0  # seconds a loop must have run for its next failure to wait the first delay again
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,15 @@ class Loop:
 class HubLifecycle:
     """The hub's background loops: `begin` once from the config, `stop` once at the hub's stop."""
 
-    def __init__(self, loops: Callable[[], list[Loop]], running: Callable[[], bool]):
+    def __init__(
+        self,
+        loops: Callable[[], list[Loop]],
+        running: Callable[[], bool],
+        restart: tuple[float, float] = RESTART,
+    ):
         self._loops = loops  # () -> the loops, asked once the hub runs (they read the hub's users then)
         self._running = running  # () -> whether JupyterHub runs yet
+        self._restart = restart
         self._starting: asyncio.Task | None = None
         self.tasks: dict[str, asyncio.Task] = {}
 
@@ -69,21 +79,37 @@ class HubLifecycle:
     async def _start_when_running(self) -> None:
         while not self._running():
             await asyncio.sleep(RUNNING_POLL)
-        for loop in self._loops():
+        delay = self._restart[0]
+        while True:  # the loops expire shares and end tokens: they must run, whatever failed once
+            try:
+                loops = self._loops()
+                break
+            except Exception:
+                log.exception("Preparing the portal's background loops failed; trying again in %g s", delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._restart[1])
+        for loop in loops:
             self.tasks[loop.name] = asyncio.get_running_loop().create_task(
                 self._watched(loop), name=f"dsportal:{loop.name}"
             )
             log.info("Started the %s loop", loop.name)
         log.info("The portal's %d background loops run", len(self.tasks))
 
-    @staticmethod
-    async def _watched(loop: Loop) -> None:
-        try:
-            await loop.run()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("The %s loop stopped on an error; the others go on", loop.name)
+    async def _watched(self, loop: Loop) -> None:
+        """Run `loop`; one that fails (or returns) is logged and started again after a delay, the others go on."""
+        delay = self._restart[0]
+        while True:
+            began = asyncio.get_running_loop().time()
+            try:
+                await loop.run()
+                log.error("The %s loop returned; it starts again in %g s", loop.name, delay)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("The %s loop failed; it starts again in %g s (the others go on)", loop.name, delay)
+            await asyncio.sleep(delay)
+            healthy = asyncio.get_running_loop().time() - began >= HEALTHY
+            delay = self._restart[0] if healthy else min(delay * 2, self._restart[1])
 
     async def stop(self, wait: float = STOP_WAIT) -> None:
         """Cancel every loop (and a start still waiting) and wait up to `wait` seconds for them to end."""
@@ -116,7 +142,6 @@ def hub_runs(app) -> bool:
 
 def portal_loops(app, services) -> list[Loop]:
     """The portal's loops for the running hub `app` and its shared `services` (spawner/hub/slurm/services.py)."""
-    load_users_with_runs(app)  # the tracker says when their runs end (and mails) without a login
 
     def spawners() -> list:
         return hub_spawners(app)
@@ -129,12 +154,17 @@ def portal_loops(app, services) -> list[Loop]:
         handed_over=lambda: hub_handed_over_jobs(app),
     )
     tracker = Tracker(services, spawners, lambda: public_home(settings))
+
+    async def track_runs() -> None:
+        load_users_with_runs(app)  # the tracker says when their runs end (and mails) without a login
+        await tracker.run_forever()
+
     reader = ClusterReader(services, spawners)
     return [
         Loop("reconciler", reconciler.run_forever),
         Loop("session tokens", lambda: keep_tokens(spawners, lambda: app.db)),
         Loop("shares", lambda: keep_shares(spawners)),
-        Loop("runs tracker", tracker.run_forever),
+        Loop("runs tracker", track_runs),
         Loop("cluster metrics", lambda: reader.run(usage.cluster_seconds)),
         Loop(
             "accounting",
