@@ -47,7 +47,7 @@ log = logging.getLogger("JupyterHub").getChild("requestlimits")
 
 BODY_WORDS = (
     "This request's body is {size} bytes; the portal takes at most {limit} bytes here. Send only the fields "
-    "this endpoint documents (README: the portal's API)."
+    "this endpoint documents (the docs: reference, REST API)."
 )
 RATE_WORDS = (
     "Too many requests to the portal from you: at most {rate} a minute ({burst} at once). Wait {wait} s and try "
@@ -153,6 +153,9 @@ class Bounded(web.RequestHandler):
         """Answer now, in JSON with words, whatever the handler's own error pages are."""
         self.clear()
         self.set_status(status)
+        # Answered before the body is read, tornado closes the connection after this answer: say so, or the
+        # proxy reuses the socket for the caller's next request and answers it 503 (ECONNRESET)
+        self.set_header("Connection", "close")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if retry_after:
             self.set_header("Retry-After", str(max(1, round(retry_after))))

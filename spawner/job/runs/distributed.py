@@ -246,7 +246,7 @@ def init_process_group(backend: str | None = None, timeout: timedelta | None = N
         raise RuntimeError(
             f"{INIT} is not set: this process was not started by the portal's launcher. Start the script with "
             "'Run as a job', spawner.job.runs.distributed.run, or `python -m spawner.job.runs.distributed --per-node N "
-            "script.py`; torchrun and env:// meet at a TCP store that other accounts can reach (README)."
+            "script.py`; torchrun and env:// meet at a TCP store that other accounts can reach (the docs: admins, security)."
         )
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     options = {"timeout": timeout} if timeout else {}
