@@ -1,4 +1,4 @@
-"""python3 -m deploy.dev up | down | reset | status | token | restart-hub   (run by deploy/devcluster, as root)."""
+"""python3 -m deploy.dev up | down | reset | status | token | restart-hub | prune-venv   (run by deploy/devcluster, as root)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from . import (
     demo,
     directory,
     images,
+    locks,
     machine,
     mail,
     nvml,
@@ -281,6 +282,7 @@ def main(argv: list[str]) -> int:
         "status": status,
         "token": token,
         "restart-hub": restart_hub,
+        "prune-venv": locks.prune,  # after the lock's install: what an earlier lock had goes
     }
     if len(argv) != 1 or argv[0] not in commands:
         print(f"usage: python3 -m deploy.dev {' | '.join(commands)}", file=sys.stderr)

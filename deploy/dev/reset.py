@@ -14,7 +14,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, mail, nvml, prometheus, registry, supervisor, tls
+from . import accounting, locks, mail, nvml, prometheus, registry, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -53,6 +53,7 @@ FOLDERS = [
     accounting.SLURMDBD_CONF,
     Path("/etc/sudoers.d/dsportal"),
     nvml.LIBRARY,
+    locks.PROXY_LINK,  # to the proxy `up` installed in PREFIX
     tls.SYSTEM_TRUST,
 ]
 
