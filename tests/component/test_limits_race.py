@@ -28,6 +28,7 @@ def a_limited_hub(tmp_path_factory):
     mock = MockSlurm(root / "mockslurm")
     portal = config_data(mock)
     portal["sessions"] = {"max_per_user": MAX_SESSIONS, "max_gpus_per_user": MAX_GPUS}
+    portal["slurm"]["reconcile_seconds"] = 3600  # the tests end a job left behind themselves, as Slurm would
     hub = HubProcess(root, portal)
     hub.start()
     yield hub, mock
@@ -135,6 +136,58 @@ def test_a_session_being_stopped_counts_until_slurm_lets_its_job_go(a_limited_hu
             return status in (201, 202)
 
         wait_until(second_accepted, 30, "the second start accepted once the first job is gone")
+    finally:
+        mock.heal()
+        stop_all(hub, mock, "alice")
+
+
+def test_a_job_slurm_queued_for_a_start_that_timed_out_counts_until_it_is_gone(a_limited_hub):
+    """slurmctld answered a start's sbatch too late: the start failed, but Slurm queued its job all the same, and
+    it is alice's until the reconciler cancels it.  A start meanwhile counts it: a second 4-GPU start is refused
+    with words that name the job; once Slurm lets it go, the start is accepted.  (Before, the limits counted only
+    the sessions the hub tracks: the second start passed and alice held 8 GPUs with a limit of 4; the soak saw a
+    user hold 4 sessions with a limit of 3 for 6 s after slurmctld came back.)"""
+    hub, mock = a_limited_hub
+    try:
+        mock.fail("sbatch", "late")  # the job is queued, the answer never comes (the hub's timeout is 3 s)
+        status, _ = hub.api("POST", "/users/alice/servers/first", {"gpus": 4, "hours": 1})
+        assert status in (201, 202, 500), status
+        wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"].get("first"), 30, "the failed start over")
+        left = held_by(mock, "alice")
+        assert [gpus_of(j) for j in left] == [4], left  # Slurm holds it, the hub does not know its id
+        (job_id,) = [j for j, job in mock.jobs().items() if job in left]
+        mock.heal()
+        status, body = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
+        assert status == 400, (status, body)
+        assert f"may hold {MAX_GPUS} GPUs together here" in body["message"], body
+        assert f"Slurm still holds job {job_id} of a start that failed" in body["message"], body
+        assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
+        mock.set_job(job_id, state="CANCELLED")  # as the reconciler's scancel leaves it
+
+        def second_accepted():
+            status, _ = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
+            return status in (201, 202)
+
+        wait_until(second_accepted, 30, "the second start accepted once the job is gone")
+    finally:
+        mock.heal()
+        stop_all(hub, mock, "alice")
+
+
+def test_a_start_is_refused_with_words_when_slurm_cannot_list_the_users_jobs(a_limited_hub):
+    """What Slurm holds for the user cannot be counted while it does not answer: the start is refused (503, in
+    words), and nothing is submitted."""
+    hub, mock = a_limited_hub
+    try:
+        mock.fail("squeue", "unreachable")
+        submitted = len(mock.calls("sbatch"))
+        status, body = hub.api("POST", "/users/alice/servers/first", {"gpus": 1, "hours": 1})
+        if status == 202:  # answered before the start failed: its progress says why
+            wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"].get("first"), 30, "the start over")
+        else:
+            assert status == 503, (status, body)
+            assert "The cluster's scheduler (Slurm) is not answering, so no session was started." in body["message"]
+        assert len(mock.calls("sbatch")) == submitted
     finally:
         mock.heal()
         stop_all(hub, mock, "alice")

@@ -151,6 +151,14 @@ def squeue(state: Path, argv: list[str]) -> int:
             if not names or job["name"] in names:
                 print(job_id)
         return 0
+    if opts.get("format") == "%i|%T|%b|%k":  # a user's jobs of a name with their GRES and comment (the limits')
+        for job_id in sorted(jobs, key=int):
+            job = jobs[job_id]
+            if job["user"] == opts.get("user") and job["name"] in names:
+                gres = job["options"].get("gres")
+                comment = job.get("comment", job["options"].get("comment", ""))
+                print(f"{job_id}|{job['state']}|{'gres:' + gres if gres else 'N/A'}|{comment}")
+        return 0
     if "all" in opts:  # every user's jobs (the jobs panel's shared listing): ALL_JOBS_FORMAT
         for job_id in sorted(jobs, key=int):
             job = jobs[job_id]

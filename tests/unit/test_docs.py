@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import subprocess
 import sys
 import time
@@ -164,3 +165,48 @@ def test_the_generated_pages_hold_the_code(a_built_site):
     api = (html / "reference" / "rest-api.html").read_text()
     assert "/dsportal/jobs/{job_id}/log" in api and "/users/{name}/servers/{server_name}" in api
     assert (html / "_downloads").is_dir()  # rest-api.yml, offered for download
+
+
+def site_links(html: Path) -> dict[Path, list[str]]:
+    """Each page of the built site -> the links it makes within the site (no scheme, no mail); the theme's own
+    templates under _static/ are no pages."""
+    found = {}
+    for page in sorted(html.rglob("*.html")):
+        if page.relative_to(html).parts[0] == "_static":
+            continue
+        hrefs = re.findall(r'href="([^"]*)"', page.read_text(errors="replace"))
+        found[page] = [h for h in hrefs if h and not re.match(r"^([a-z][a-z0-9+.-]*:|//)", h)]
+    return found
+
+
+def broken_links(html: Path) -> list[str]:
+    """Links between the built site's pages whose page, or whose #anchor on that page, does not exist."""
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page, hrefs in site_links(html).items():
+        for href in hrefs:
+            path, _, anchor = href.partition("#")
+            target = (page.parent / path.split("?")[0]).resolve() if path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{page.relative_to(html)}: {href}")
+                continue
+            if anchor and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(re.findall(r'id="([^"]+)"', target.read_text(errors="replace")))
+                if anchor not in ids[target]:
+                    broken.append(f"{page.relative_to(html)}: {href} (no such anchor)")
+    return sorted(broken)
+
+
+def test_every_internal_link_of_the_site_reaches_its_page_and_anchor(a_built_site):
+    html, _ = a_built_site
+    assert sum(len(hrefs) for hrefs in site_links(html).values()) > 500  # the pages do link to each other
+    assert broken_links(html) == []
+
+
+def test_a_broken_internal_link_is_found(tmp_path):
+    (tmp_path / "a.html").write_text('<p id="here"><a href="b.html#there">b</a><a href="#here">a</a></p>')
+    (tmp_path / "b.html").write_text('<a href="c.html">c</a><a href="https://example.org/x">out</a><p id="x"></p>')
+    assert broken_links(tmp_path) == ["a.html: b.html#there (no such anchor)", "b.html: c.html"]

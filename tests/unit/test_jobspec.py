@@ -187,3 +187,11 @@ def test_an_end_on_another_day_says_the_day():
     assert ended_words("7", JobInfo("7", "TIMEOUT"), "1 min", datetime(2026, 11, 21, 23, 59), NOW) == (
         "Your session reached its time limit (1 min) on 21 Nov at 23:59."
     )
+
+
+def test_a_starts_comment_comes_after_the_sites_options(slurm):
+    res = resources_for(SessionRequest("sxm2", 1, 1.0), slurm)
+    site = sbatch_argv(slurm, res, ALICE, ["HOME"])
+    argv = sbatch_argv(slurm, res, ALICE, ["HOME"], comment="dsportal-start:ab12")
+    assert argv == [*site[:-3], "--comment=dsportal-start:ab12", *site[-3:]]  # before --output, --chdir, --export
+    assert site[-4] == "--account=ds"  # the site's options (its account) come before it

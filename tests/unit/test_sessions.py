@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from spawner.hub.home.page import merged_history
-from spawner.hub.request.sessionlimits import NAME_RULE, Held, label, name_problem, room_problem
+from spawner.hub.request.sessionlimits import NAME_RULE, Held, label, name_problem, room_problem, untracked_jobs
 from spawner.hub.session.idle import culler_timeout
+from spawner.hub.slurm.held import HeldJob, gpus_of, held_jobs_argv, parse_held_jobs, start_comment
+from spawner.slurmvocab import UnreadableAnswer
 
 
 @pytest.mark.parametrize("name", ["train", "a", "gpu-4", "x1-y2-z3", "a" * 30])
@@ -40,6 +42,76 @@ def test_gpus_too_many_across_sessions_say_how_many_are_left():
         "Your sessions may hold 4 GPUs together here; your other sessions hold 3, so this one may ask for at most 1. "
         "Ask for fewer GPUs, or stop a session first."
     )
+
+
+def test_a_job_no_session_owns_counts_and_is_named_with_why():
+    held = [Held("train", 0), Held("", 4, untracked_job="812")]
+    assert room_problem(held, gpus=1, max_per_user=3, max_gpus=4) == (
+        "Your sessions may hold 4 GPUs together here; your other sessions hold 4, so this one may ask for at most 0. "
+        "Ask for fewer GPUs, or stop a session first. Slurm still holds job 812 of a start that failed (the "
+        "scheduler answered too late); the hub cancels it at its next two checks for such jobs."
+    )
+    assert room_problem(held, gpus=0, max_per_user=2, max_gpus=0).startswith(
+        "You already run 2 sessions (session 'train', job 812), the most one user may run at once here (2)."
+    )
+
+
+def test_jobs_slurm_holds_that_no_session_owns_are_held_oldest_first():
+    in_slurm = {"12": HeldJob(2), "9": HeldJob(1), "15": HeldJob(0)}
+    assert untracked_jobs(in_slurm, tracked={"15", ""}, in_flight=set()) == [
+        Held("", 1, untracked_job="9"),
+        Held("", 2, untracked_job="12"),
+    ]
+
+
+def test_a_start_in_flight_is_not_counted_twice_for_its_own_job():
+    """A start whose sbatch has not answered is held already: one job with its comment is its own."""
+    mine = start_comment("ab12")
+    in_slurm = {"9": HeldJob(2, "dsportal-start:old"), "12": HeldJob(2, mine), "13": HeldJob(1, "")}
+    assert untracked_jobs(in_slurm, tracked=set(), in_flight={mine}) == [
+        Held("", 2, untracked_job="9"),
+        Held("", 1, untracked_job="13"),
+    ]
+    # a leftover of the same size is not taken for it: only its comment makes a job a start's own
+    assert untracked_jobs({"9": HeldJob(0, "")}, tracked=set(), in_flight={mine}) == [Held("", 0, untracked_job="9")]
+    # a comment copied onto a leftover: one of the two is the start's own, the other counts
+    both = {"9": HeldJob(2, mine), "12": HeldJob(2, mine)}
+    assert untracked_jobs(both, tracked=set(), in_flight={mine}) == [Held("", 2, untracked_job="9")]
+
+
+def test_the_users_held_jobs_query_and_its_answer():
+    assert held_jobs_argv("squeue", "dsportal", "alice") == [
+        "squeue",
+        "--noheader",
+        "--states=all",
+        "--name=dsportal",
+        "--user=alice",
+        "--format=%i|%T|%b|%k",
+    ]
+    answer = (
+        "101|RUNNING|gres:gpu:2|dsportal-start:ab\n102|PENDING|N/A|\n103_4|RUNNING|gres:gpu:1|\n"
+        "104+0|RUNNING|gres:gpu:1|\n105|STOPPED|gres/gpu:a100:4|a|b\n106|COMPLETING|gres:gpu:1|\n"
+        "107|CANCELLED|gres:gpu:1|\n\n"
+    )
+    assert parse_held_jobs(answer) == {
+        "101": HeldJob(2, "dsportal-start:ab"),
+        "102": HeldJob(0, ""),
+        "105": HeldJob(4, "a|b"),
+    }
+    assert [gpus_of(g) for g in ("gpu:2", "gpu:v100:4(S:0-1)", "gres:gpu:1,gres:mps:100", "(null)")] == [2, 4, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "101|RUNNING|gres:gpu:4|x\n101|COMPLETED|gres:gpu:4|",  # a comment's line break forging the job's end
+        "101|RUNNING|gres:gpu:4",  # a field missing
+        "101|RUNNING|gpus=four|",  # GPUs in words this does not read
+    ],
+)
+def test_an_answer_that_could_hide_a_job_is_unreadable(answer):
+    with pytest.raises(UnreadableAnswer):
+        parse_held_jobs(answer)
 
 
 def test_labels():

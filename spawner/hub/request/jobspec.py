@@ -96,9 +96,15 @@ def site_options(slurm: SlurmSettings) -> list[str]:
 
 
 def sbatch_argv(
-    slurm: SlurmSettings, res: Resources, account: Account, env_names: list[str], warning_minutes: int = 0
+    slurm: SlurmSettings,
+    res: Resources,
+    account: Account,
+    env_names: list[str],
+    warning_minutes: int = 0,
+    comment: str = "",
 ) -> list[str]:
-    """sbatch as the user; `warning_minutes` before the time limit Slurm signals the session to save."""
+    """sbatch as the user; `warning_minutes` before the time limit Slurm signals the session to save; `comment`
+    tags the job with its start (spawner/hub/slurm/held.py), after the site's options, which must not replace it."""
     bad = [n for n in env_names if not _ENV_NAME.fullmatch(n)]
     if bad:
         raise ValueError(f"invalid environment variable names: {bad}")
@@ -118,6 +124,8 @@ def sbatch_argv(
         # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on
         argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
     argv += site_options(slurm)
+    if comment:
+        argv.append(f"--comment={comment}")
     argv += [
         f"--output={output_path(account.home)}",
         f"--chdir={account.home}",

@@ -35,6 +35,7 @@ class Held:
 
     name: str  # "" for the unnamed session
     gpus: int
+    untracked_job: str = ""  # a job of the portal's name that Slurm holds for the user and no session owns
 
 
 def label(name: str) -> str:
@@ -42,22 +43,52 @@ def label(name: str) -> str:
     return f"session {name!r}" if name else "your unnamed session"
 
 
+def untracked_jobs(in_slurm: dict, tracked: set[str], in_flight: set[str]) -> list[Held]:
+    """The jobs Slurm holds for the user ({job id: HeldJob}) that none of the user's sessions owns (`tracked`: their
+    job ids), as held resources, oldest first; but a start still waiting for its sbatch (its job comment in
+    `in_flight`) is held already, so one job carrying its comment is its own and not counted twice."""
+    untracked = sorted(((j, h) for j, h in in_slurm.items() if j not in tracked), key=lambda item: int(item[0]))
+    for comment in in_flight:
+        mine = next((item for item in reversed(untracked) if item[1].comment == comment), None)
+        if mine is not None:
+            untracked.remove(mine)
+    return [Held("", held.gpus, untracked_job=job_id) for job_id, held in untracked]
+
+
+def held_label(held: Held) -> str:
+    """How a refusal names what the user holds."""
+    if held.untracked_job:
+        return f"job {held.untracked_job}"
+    return label(held.name)
+
+
 def room_problem(held: list[Held], gpus: int, max_per_user: int, max_gpus: int) -> str:
     """Why one more session of `gpus` GPUs is refused beside `held` ("" when it fits the admin's limits)."""
     if len(held) >= max_per_user:
-        names = ", ".join(label(h.name) for h in held)
+        names = ", ".join(held_label(h) for h in held)
         return (
             f"You already run {len(held)} session{'s' if len(held) != 1 else ''} ({names}), the most one user may "
             f"run at once here ({max_per_user}). Stop one of them from the home page, then start this one."
+            + _untracked_note(held)
         )
     taken = sum(h.gpus for h in held)
     if max_gpus and taken + gpus > max_gpus:
         return (
             f"Your sessions may hold {max_gpus} GPU{'s' if max_gpus != 1 else ''} together here; your other "
             f"sessions hold {taken}, so this one may ask for at most {max(0, max_gpus - taken)}. Ask for fewer "
-            "GPUs, or stop a session first."
+            "GPUs, or stop a session first." + _untracked_note(held)
         )
     return ""
+
+
+def _untracked_note(held: list[Held]) -> str:
+    jobs = [h.untracked_job for h in held if h.untracked_job]
+    if not jobs:
+        return ""
+    return (
+        f" Slurm still holds {', '.join(f'job {j}' for j in jobs)} of a start that failed (the scheduler answered "
+        "too late); the hub cancels it at its next two checks for such jobs."
+    )
 
 
 def user_sessions(user) -> list:

@@ -7,13 +7,16 @@ start counts against the user's limits from the moment it passes them.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from ..base.logname import log_name
 from ..request.options import OptionsError, options_from_form, parse_options
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
-from ..request.sessionlimits import Held, name_problem, room_problem, user_sessions
+from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
+from ..slurm.client import SlurmError
+from ..slurm.held import HeldJob, start_comment
 from .idle import timeout_for
 
 
@@ -35,8 +38,18 @@ class LimitsMixin:
         self.log.warning("Refused a start from a link for %s (options in the URL)", log_name(self))
         raise LinkSpawnRefused("A link cannot start a session: choose the resources below and press Start.")
 
+    async def apply_options_and_claim(self, user_options: Any) -> None:
+        """JupyterHub's apply_user_options hook: the options validated and the limits checked against the sessions
+        the hub tracks (no Slurm call for a refusal), then once more, and claimed, counting what Slurm itself holds
+        for the user (the job of a start whose sbatch timed out), in one step after Slurm's answer."""
+        self.apply_session_options(user_options)
+        self.claimed = False  # not yet: Slurm's count comes first
+        in_slurm = await self.held_in_slurm()
+        self.claim_room(in_slurm)
+
     def apply_session_options(self, user_options: Any) -> None:
-        """Validate the user's options against the admin config (HTTP 400 if refused)."""
+        """Validate the user's options against the admin config and claim room under the limits (HTTP 400 if
+        refused), counting the sessions the hub tracks only."""
         try:
             self.request = parse_options(user_options, self.settings.slurm)
         except OptionsError as e:
@@ -44,18 +57,35 @@ class LimitsMixin:
             raise SessionRefused(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
+        self.claim_room({})
+
+    async def held_in_slurm(self) -> dict[str, HeldJob]:
+        """The user's jobs of the portal's name that Slurm holds now; a start is refused when Slurm cannot say
+        (its sbatch would likely fail too, and a job Slurm holds unseen would pass the limits)."""
+        try:
+            return await self.slurm_client.held_jobs(self.user.name)
+        except SlurmError as e:
+            self.log.warning("Session %s refused: Slurm did not list the user's session jobs (%s)", log_name(self), e)
+            raise SessionRefused(
+                "The cluster's scheduler (Slurm) is not answering, so no session was started. Try again in a minute.",
+                503,
+            ) from None
+
+    def claim_room(self, in_slurm: dict[str, HeldJob]) -> None:
+        """Check the admin's limits and claim this start's share of them, in one step (no await between them): a
+        start of the same user that checks next, while this one still waits for its sbatch, counts this one (five
+        starts at once: one passes).  The claim carries the comment this start's job will have."""
         sessions = self.settings.sessions
         why = name_problem(self.name) if self.name else ""
-        # The check and the claim are one step (no await between them): a start of the same user that checks
-        # next, while this one still waits for its sbatch, counts this one (five starts at once: one passes).
         self.claimed = False
         why = why or room_problem(
-            self.held_beside(), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
+            self.held_beside(in_slurm), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
         )
         if why:
             self.log.warning("Session %s refused: %s", log_name(self), why)
             raise SessionRefused(why)
         self.claimed = True
+        self.start_tag = secrets.token_hex(8)
 
     def counts_against_limits(self) -> bool:
         """Whether this session holds a share of the user's limits: a start that passed them and has not ended
@@ -73,15 +103,19 @@ class LimitsMixin:
         info = watcher.last_known(self.job_id)
         return watcher.listed() and (info is None or not info.in_queue)
 
-    def held_beside(self) -> list[Held]:
-        """The user's other sessions that hold or wait for resources (what the admin's limits count)."""
-        held = []
+    def held_beside(self, in_slurm: dict[str, HeldJob] | None = None) -> list[Held]:
+        """The user's other sessions that hold or wait for resources (what the admin's limits count), and the
+        jobs of the portal's name that Slurm holds for the user (`in_slurm`) but no session owns."""
+        held, tracked, in_flight = [], {self.job_id}, set()
         for other in user_sessions(self.user):
+            tracked.add(other.job_id)
             if other is self or not other.counts_against_limits():
                 continue
             resources = other.current_resources()
             held.append(Held(other.name, resources.gpus if resources else 0))
-        return held
+            if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
+                in_flight.add(start_comment(other.start_tag))
+        return held + untracked_jobs(in_slurm or {}, tracked, in_flight)
 
     def current_resources(self) -> Resources | None:
         """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""

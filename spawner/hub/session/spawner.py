@@ -64,6 +64,7 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
         # This start passed the admin's limits: it counts against them from that moment (before its job exists)
         # until its start ends, so that starts racing each other see it (see counts_against_limits).
         self.claimed = False
+        self.start_tag = ""  # the claim's own tag, its job's comment (spawner/hub/slurm/held.py)
         self._submitted_at = 0.0  # the event loop's time of the submit
 
     config_file = Unicode(
@@ -133,7 +134,7 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
 
     @default("apply_user_options")
     def _default_apply_user_options(self):
-        return lambda spawner, user_options: spawner.apply_session_options(user_options)
+        return lambda spawner, user_options: spawner.apply_options_and_claim(user_options)
 
     def owner_record(self) -> SessionRecord:
         """The record of what is the user's, not one session's (runs, the e-mail opt-in): the unnamed session's."""

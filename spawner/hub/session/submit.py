@@ -22,6 +22,7 @@ from ..request.resources import duration_words
 from ..request.sessionlimits import user_sessions
 from ..request.sessionspec import build_session_spec
 from ..slurm.client import SlurmError, SlurmUnavailable
+from ..slurm.held import start_comment
 from .idle import join_idle_groups, timeout_for
 
 
@@ -80,7 +81,7 @@ class SubmitMixin:
 
     async def submit_batch_script(self) -> str:
         if self.resources is None:  # options not applied yet (e.g. a direct start)
-            self.apply_session_options(self.user_options)
+            await self.apply_options_and_claim(self.user_options)
         unix = self.unix_account()  # one lookup for the checks and the job
         await self.check_directory_account(unix)
         account = Account(name=unix.name, home=unix.home)
@@ -89,7 +90,14 @@ class SubmitMixin:
         join_idle_groups(self.user, [self.idle_timeout, *(s.session_idle_timeout() for s in others)])
         env = self.job_environment()
         names = sorted(env)
-        argv = sbatch_argv(self.settings.slurm, self.resources, account, names, self.settings.sessions.save_minutes)
+        argv = sbatch_argv(
+            self.settings.slurm,
+            self.resources,
+            account,
+            names,
+            self.settings.sessions.save_minutes,
+            comment=start_comment(self.start_tag) if self.start_tag else "",
+        )
         script = job_script(self.settings.slurm, account, self.job_command())
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}

@@ -52,6 +52,7 @@ from ...slurmvocab import (
 )
 from ..base.metrics import SLURM_FAILURES, SLURM_SECONDS
 from ..request.jobspec import as_user
+from .held import HeldJob, held_jobs_argv, parse_held_jobs
 from .watcher import JobWatcher
 
 log = logging.getLogger("JupyterHub").getChild("slurm")  # in the hub's log, its format
@@ -263,6 +264,10 @@ class SlurmClient:
 
     async def _squeue(self) -> dict[str, JobInfo]:
         return await self._read(jobs_argv(self.slurm.squeue), parse_squeue)
+
+    async def held_jobs(self, user: str) -> dict[str, HeldJob]:
+        """The user's jobs of the portal's name that Slurm holds or queues now, by id (the limits' count)."""
+        return await self._read(held_jobs_argv(self.slurm.squeue, self.slurm.job_name, user), parse_held_jobs)
 
     async def named_jobs(self) -> set[str]:
         """The ids of the jobs of the portal's name, whoever submitted them (the reconciler's candidates)."""
