@@ -29,7 +29,8 @@ def a_limited_hub(tmp_path_factory):
     portal = config_data(mock)
     portal["sessions"] = {"max_per_user": MAX_SESSIONS, "max_gpus_per_user": MAX_GPUS}
     portal["slurm"]["reconcile_seconds"] = 3600  # the tests end a job left behind themselves, as Slurm would
-    hub = HubProcess(root, portal)
+    # a refusal that comes after the start's squeue (the mock's are slow Python processes) still answers the POST
+    hub = HubProcess(root, portal, after='c.JupyterHub.tornado_settings.update({"slow_spawn_timeout": 5})')
     hub.start()
     yield hub, mock
     hub.stop()

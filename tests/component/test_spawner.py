@@ -252,7 +252,7 @@ async def test_refused_options_are_a_400_and_submit_nothing(a_spawner, mock_slur
 
 
 async def test_apply_user_options_hook_is_wired(a_spawner):
-    a_spawner.apply_user_options(a_spawner, {"partition": "pcie", "gpus": 2, "hours": 3})
+    await a_spawner.apply_user_options(a_spawner, {"partition": "pcie", "gpus": 2, "hours": 3})
     assert (a_spawner.resources.partition, a_spawner.resources.gpus, a_spawner.resources.minutes) == ("pcie", 2, 180)
 
 

@@ -39,13 +39,21 @@ class LimitsMixin:
         raise LinkSpawnRefused("A link cannot start a session: choose the resources below and press Start.")
 
     async def apply_options_and_claim(self, user_options: Any) -> None:
-        """JupyterHub's apply_user_options hook: the options validated and the limits checked against the sessions
-        the hub tracks (no Slurm call for a refusal), then once more, and claimed, counting what Slurm itself holds
-        for the user (the job of a start whose sbatch timed out), in one step after Slurm's answer."""
+        """JupyterHub's apply_user_options hook: the options validated, the limits checked and claimed against the
+        sessions the hub tracks (no Slurm call for a refusal, and starts racing this one count it from here on),
+        then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
+        timed out): a start can only lose its claim there."""
         self.apply_session_options(user_options)
-        self.claimed = False  # not yet: Slurm's count comes first
-        in_slurm = await self.held_in_slurm()
-        self.claim_room(in_slurm)
+        try:
+            in_slurm = await self.held_in_slurm()
+        except SessionRefused:
+            self.claimed = False
+            raise
+        why = self.room_problem(in_slurm)
+        if why:
+            self.claimed = False
+            self.log.warning("Session %s refused: %s", log_name(self), why)
+            raise SessionRefused(why)
 
     def apply_session_options(self, user_options: Any) -> None:
         """Validate the user's options against the admin config and claim room under the limits (HTTP 400 if
@@ -57,7 +65,7 @@ class LimitsMixin:
             raise SessionRefused(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
-        self.claim_room({})
+        self.claim_room()
 
     async def held_in_slurm(self) -> dict[str, HeldJob]:
         """The user's jobs of the portal's name that Slurm holds now; a start is refused when Slurm cannot say
@@ -71,21 +79,25 @@ class LimitsMixin:
                 503,
             ) from None
 
-    def claim_room(self, in_slurm: dict[str, HeldJob]) -> None:
-        """Check the admin's limits and claim this start's share of them, in one step (no await between them): a
-        start of the same user that checks next, while this one still waits for its sbatch, counts this one (five
-        starts at once: one passes).  The claim carries the comment this start's job will have."""
-        sessions = self.settings.sessions
-        why = name_problem(self.name) if self.name else ""
+    def claim_room(self) -> None:
+        """Check the admin's limits against the sessions the hub tracks and claim this start's share of them, in
+        one step (no await between them): a start of the same user that checks next, while this one still waits
+        for its sbatch, counts this one (five starts at once: one passes).  The claim carries the comment its
+        job will have."""
         self.claimed = False
-        why = why or room_problem(
-            self.held_beside(in_slurm), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
-        )
+        why = (name_problem(self.name) if self.name else "") or self.room_problem({})
         if why:
             self.log.warning("Session %s refused: %s", log_name(self), why)
             raise SessionRefused(why)
         self.claimed = True
         self.start_tag = secrets.token_hex(8)
+
+    def room_problem(self, in_slurm: dict[str, HeldJob]) -> str:
+        """Why this start does not fit the admin's limits beside what the user holds ("" when it does)."""
+        sessions = self.settings.sessions
+        return room_problem(
+            self.held_beside(in_slurm), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
+        )
 
     def counts_against_limits(self) -> bool:
         """Whether this session holds a share of the user's limits: a start that passed them and has not ended
