@@ -61,6 +61,12 @@ def kept_sessions(hub: HubProcess, user: str) -> set[str]:
     return set(hub.api("GET", f"/users/{user}?include_stopped_servers=1")[1].get("servers", {})) - {""}
 
 
+def accepted(hub: HubProcess, user: str, name: str) -> bool:
+    """Whether a 4-GPU start of `name` is accepted now."""
+    status, _ = hub.api("POST", f"/users/{user}/servers/{name}", {"gpus": 4, "hours": 1})
+    return status in (201, 202)
+
+
 def stop_all(hub: HubProcess, mock: MockSlurm, user: str) -> None:
     for name in kept_sessions(hub, user):
         hub.api("DELETE", f"/users/{user}/servers/{name}", {"remove": True})
@@ -131,12 +137,7 @@ def test_a_session_being_stopped_counts_until_slurm_lets_its_job_go(a_limited_hu
         assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
         mock.heal()
         wait_until(lambda: not held_by(mock, "alice"), 60, "the first session's job cancelled")
-
-        def second_accepted():
-            status, _ = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
-            return status in (201, 202)
-
-        wait_until(second_accepted, 30, "the second start accepted once the first job is gone")
+        wait_until(lambda: accepted(hub, "alice", "second"), 30, "the second start accepted once the first job is gone")
     finally:
         mock.heal()
         stop_all(hub, mock, "alice")
@@ -164,12 +165,7 @@ def test_a_job_slurm_queued_for_a_start_that_timed_out_counts_until_it_is_gone(a
         assert f"Slurm still holds job {job_id} of a start that failed" in body["message"], body
         assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
         mock.set_job(job_id, state="CANCELLED")  # as the reconciler's scancel leaves it
-
-        def second_accepted():
-            status, _ = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
-            return status in (201, 202)
-
-        wait_until(second_accepted, 30, "the second start accepted once the job is gone")
+        wait_until(lambda: accepted(hub, "alice", "second"), 30, "the second start accepted once the job is gone")
     finally:
         mock.heal()
         stop_all(hub, mock, "alice")
