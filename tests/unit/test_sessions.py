@@ -58,25 +58,33 @@ def test_a_job_no_session_owns_counts_and_is_named_with_why():
 
 def test_jobs_slurm_holds_that_no_session_owns_are_held_oldest_first():
     in_slurm = {"12": HeldJob(2), "9": HeldJob(1), "15": HeldJob(0)}
-    assert untracked_jobs(in_slurm, tracked={"15", ""}, in_flight=set()) == [
+    assert untracked_jobs(in_slurm, tracked={"15", ""}, in_flight=[]) == [
         Held("", 1, untracked_job="9"),
         Held("", 2, untracked_job="12"),
     ]
 
 
 def test_a_start_in_flight_is_not_counted_twice_for_its_own_job():
-    """A start whose sbatch has not answered is held already: one job with its comment is its own."""
+    """A start whose sbatch has not answered is held already: one job with its comment and GPUs is its own."""
     mine = start_comment("ab12")
     in_slurm = {"9": HeldJob(2, "dsportal-start:old"), "12": HeldJob(2, mine), "13": HeldJob(1, "")}
-    assert untracked_jobs(in_slurm, tracked=set(), in_flight={mine}) == [
+    assert untracked_jobs(in_slurm, tracked=set(), in_flight=[(mine, 2)]) == [
         Held("", 2, untracked_job="9"),
         Held("", 1, untracked_job="13"),
     ]
     # a leftover of the same size is not taken for it: only its comment makes a job a start's own
-    assert untracked_jobs({"9": HeldJob(0, "")}, tracked=set(), in_flight={mine}) == [Held("", 0, untracked_job="9")]
+    assert untracked_jobs({"9": HeldJob(0, "")}, tracked=set(), in_flight=[(mine, 0)]) == [
+        Held("", 0, untracked_job="9")
+    ]
     # a comment copied onto a leftover: one of the two is the start's own, the other counts
     both = {"9": HeldJob(2, mine), "12": HeldJob(2, mine)}
-    assert untracked_jobs(both, tracked=set(), in_flight={mine}) == [Held("", 2, untracked_job="9")]
+    assert untracked_jobs(both, tracked=set(), in_flight=[(mine, 2)]) == [Held("", 2, untracked_job="9")]
+    # ... and onto a bigger leftover while the start's own job lost it: the bigger one is not taken for the start
+    swapped = {"9": HeldJob(4, mine), "12": HeldJob(1, "")}
+    assert untracked_jobs(swapped, tracked=set(), in_flight=[(mine, 1)]) == [
+        Held("", 4, untracked_job="9"),
+        Held("", 1, untracked_job="12"),
+    ]
 
 
 def test_the_users_held_jobs_query_and_its_answer():
@@ -99,6 +107,7 @@ def test_the_users_held_jobs_query_and_its_answer():
         "105": HeldJob(4, "a|b"),
     }
     assert [gpus_of(g) for g in ("gpu:2", "gpu:v100:4(S:0-1)", "gres:gpu:1,gres:mps:100", "(null)")] == [2, 4, 1, 0]
+    assert parse_held_jobs("\u00b2|RUNNING|gres:gpu:1|\n") == {}  # a digit to str.isdigit(), not to int()
 
 
 @pytest.mark.parametrize(

@@ -43,13 +43,14 @@ def label(name: str) -> str:
     return f"session {name!r}" if name else "your unnamed session"
 
 
-def untracked_jobs(in_slurm: dict, tracked: set[str], in_flight: set[str]) -> list[Held]:
+def untracked_jobs(in_slurm: dict, tracked: set[str], in_flight: list[tuple[str, int]]) -> list[Held]:
     """The jobs Slurm holds for the user ({job id: HeldJob}) that none of the user's sessions owns (`tracked`: their
-    job ids), as held resources, oldest first; but a start still waiting for its sbatch (its job comment in
-    `in_flight`) is held already, so one job carrying its comment is its own and not counted twice."""
+    job ids), as held resources, oldest first; but a start still waiting for its sbatch (`in_flight`: its job's
+    comment and GPUs) is held already, so one job carrying its comment and its GPUs is its own and not counted
+    twice (a comment alone can be copied onto a bigger leftover)."""
     untracked = sorted(((j, h) for j, h in in_slurm.items() if j not in tracked), key=lambda item: int(item[0]))
-    for comment in in_flight:
-        mine = next((item for item in reversed(untracked) if item[1].comment == comment), None)
+    for comment, gpus in in_flight:
+        mine = next((i for i in reversed(untracked) if i[1].comment == comment and i[1].gpus == gpus), None)
         if mine is not None:
             untracked.remove(mine)
     return [Held("", held.gpus, untracked_job=job_id) for job_id, held in untracked]

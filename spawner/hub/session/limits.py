@@ -45,15 +45,13 @@ class LimitsMixin:
         timed out): a start can only lose its claim there."""
         self.apply_session_options(user_options)
         try:
-            in_slurm = await self.held_in_slurm()
-        except SessionRefused:
-            self.claimed = False
+            why = self.room_problem(await self.held_in_slurm())
+            if why:
+                self.log.warning("Session %s refused: %s", log_name(self), why)
+                raise SessionRefused(why)
+        except BaseException:  # refused, Slurm silent, or the start cancelled meanwhile: the claim goes with it
+            self.claimed, self.start_tag = False, ""
             raise
-        why = self.room_problem(in_slurm)
-        if why:
-            self.claimed = False
-            self.log.warning("Session %s refused: %s", log_name(self), why)
-            raise SessionRefused(why)
 
     def apply_session_options(self, user_options: Any) -> None:
         """Validate the user's options against the admin config and claim room under the limits (HTTP 400 if
@@ -118,7 +116,7 @@ class LimitsMixin:
     def held_beside(self, in_slurm: dict[str, HeldJob] | None = None) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count), and the
         jobs of the portal's name that Slurm holds for the user (`in_slurm`) but no session owns."""
-        held, tracked, in_flight = [], {self.job_id}, set()
+        held, tracked, in_flight = [], {self.job_id}, []
         for other in user_sessions(self.user):
             tracked.add(other.job_id)
             if other is self or not other.counts_against_limits():
@@ -126,7 +124,7 @@ class LimitsMixin:
             resources = other.current_resources()
             held.append(Held(other.name, resources.gpus if resources else 0))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
-                in_flight.add(start_comment(other.start_tag))
+                in_flight.append((start_comment(other.start_tag), resources.gpus if resources else 0))
         return held + untracked_jobs(in_slurm or {}, tracked, in_flight)
 
     def current_resources(self) -> Resources | None:

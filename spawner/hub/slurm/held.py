@@ -27,6 +27,7 @@ from ...slurmvocab import PENDING, RUNNING, UnreadableAnswer
 HELD_FORMAT = "%i|%T|%b|%k"  # job id, state, the GRES it asks for per node (a session has one node), comment
 COMMENT_PREFIX = "dsportal-start:"
 # 'gpu:2', 'gres:gpu:2', 'gres/gpu:a100:2', 'gpu:v100:4(S:0-1)' -> 2, 2, 2, 4
+_JOB_ID = re.compile(r"[0-9]+")  # ASCII digits: str.isdigit() takes "²", which int() does not
 _GPUS = re.compile(r"(?:^|[,:/])gpu(?::[^:,(]+)?:([0-9]+)")
 
 
@@ -64,7 +65,7 @@ def parse_held_jobs(output: str) -> dict[str, HeldJob]:
     seen: set[str] = set()
     for line in output.splitlines():
         parts = line.strip().split("|", 3)
-        if not parts[0].isdigit():
+        if not _JOB_ID.fullmatch(parts[0]):
             continue
         if len(parts) != 4 or parts[0] in seen:  # a comment with a line break forging a line
             raise UnreadableAnswer(f"unreadable squeue line: {line[:200]!r}")
