@@ -72,6 +72,9 @@ class LimitsMixin:
             return await self.slurm_client.held_jobs(self.user.name)
         except SlurmError as e:
             self.log.warning("Session %s refused: Slurm did not list the user's session jobs (%s)", log_name(self), e)
+            stopping = self.stopping_message()  # this session's previous job, not yet confirmed gone, says more
+            if stopping:
+                raise SessionRefused(stopping, 409) from None
             raise SessionRefused(
                 "The cluster's scheduler (Slurm) is not answering, so no session was started. Try again in a minute.",
                 503,
