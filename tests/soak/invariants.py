@@ -26,9 +26,27 @@ def _ids(job_ids: Iterable[str]) -> str:
     return ", ".join(sorted(job_ids, key=lambda j: (len(j), j)))
 
 
+def _owners(jobs: list, hub) -> str:
+    """Each job's state and the hub's session for it at that sample (what tells one over-limit cause from another)."""
+    if hub is None:
+        return "the hub did not answer"
+    sessions = {s.job_id: s for s in hub.servers if s.job_id}
+
+    def owner(job) -> str:
+        s = sessions.get(job.job_id)
+        if s is None:
+            return "no session"
+        return f"session {s.server!r}" + (", stopping" if s.stopping else "")
+
+    return ", ".join(
+        f"{j.job_id} {j.state} ({owner(j)})" for j in sorted(jobs, key=lambda j: (len(j.job_id), j.job_id))
+    )
+
+
 def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpus: int) -> list[Violation]:
     """Sessions (jobs named `job_name`) one user held or waited for at once above the admin's limits; one
-    violation per user and set of jobs, however many samples saw it (max_gpus 0: no GPU limit)."""
+    violation per user and set of jobs, however many samples saw it (max_gpus 0: no GPU limit), with each job's
+    state and owner in the hub at the first sample that saw it."""
     seen: dict[tuple[str, tuple[str, ...]], list] = {}
     for sample in samples:
         held = defaultdict(list)
@@ -39,7 +57,7 @@ def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpu
             gpus = sum(j.gpus for j in jobs)
             if len(jobs) > max_per_user or (max_gpus and gpus > max_gpus):
                 key = (user, tuple(sorted(j.job_id for j in jobs)))
-                seen.setdefault(key, [sample.at, sample.at, 0, gpus])
+                seen.setdefault(key, [sample.at, sample.at, 0, gpus, _owners(jobs, sample.hub)])
                 seen[key][1] = sample.at
                 seen[key][2] += 1
     return [
@@ -47,9 +65,9 @@ def over_limits(samples: list[Sample], job_name: str, max_per_user: int, max_gpu
             "over limit",
             f"{user} held {len(jobs)} sessions with {gpus} GPUs at once (jobs {_ids(jobs)}; the limits are "
             f"{max_per_user} sessions and {max_gpus or 'any'} GPUs) from {clock(first)} "
-            f"({count} sample{'s' if count != 1 else ''} over {last - first:.0f} s)",
+            f"({count} sample{'s' if count != 1 else ''} over {last - first:.0f} s; first seen: {owners})",
         )
-        for (user, jobs), (first, last, count, gpus) in seen.items()
+        for (user, jobs), (first, last, count, gpus, owners) in seen.items()
     ]
 
 

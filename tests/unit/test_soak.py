@@ -88,8 +88,9 @@ def test_history_entries_keep_their_order_and_the_minute_they_ended():
 
 def test_a_user_over_the_session_limit_is_one_violation_however_many_samples_saw_it():
     over = (job("1"), job("2"), job("3"), job("4"), job("5", "soak02"))
+    view = hub(HubServer("soak01", "", "1", False, True), HubServer("soak01", "s2", "3", True, False), runs=set())
     samples = [
-        Sample(T, over, None),
+        Sample(T, over, view),
         Sample(T + 3, over, None),
         Sample(T + 6, over[:3], None),
         Sample(T + 9, None, None),
@@ -98,7 +99,8 @@ def test_a_user_over_the_session_limit_is_one_violation_however_many_samples_saw
         Violation(
             "over limit",
             f"soak01 held 4 sessions with 0 GPUs at once (jobs 1, 2, 3, 4; the limits are 3 sessions and 4 GPUs) "
-            f"from {clock(T)} (2 samples over 3 s)",
+            f"from {clock(T)} (2 samples over 3 s; first seen: 1 RUNNING (session ''), 2 RUNNING (no session), "
+            "3 RUNNING (session 's2', stopping), 4 RUNNING (no session))",
         )
     ]
 

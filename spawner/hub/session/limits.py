@@ -111,24 +111,35 @@ class LimitsMixin:
         return not self.record.stopping or not self._listed_gone()
 
     def _listed_gone(self) -> bool:
-        """Whether the hub's latest shared listing shows this session's job out of the queue (Slurm not asked)."""
+        """Whether the hub's latest shared listing shows this session's job out of the queue (Slurm not asked).
+
+        Absent from a listing whose query began before the job's sbatch is not gone: while slurmctld is down the
+        latest listing that succeeded can be older than the job (the CI's soak saw such a job, uncounted, take a
+        user past the session limit)."""
         watcher = self.slurm_client.watcher
+        began = watcher.listing_began()
+        if began is None:
+            return False
         info = watcher.last_known(self.job_id)
-        return watcher.listed() and (info is None or not info.in_queue)
+        if info is None:
+            return began > self.submit_began
+        return not info.in_queue
 
     def held_beside(self, in_slurm: dict[str, HeldJob] | None = None) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count), and the
-        jobs of the portal's name that Slurm holds for the user (`in_slurm`) but no session owns."""
+        jobs of the portal's name that Slurm holds for the user (`in_slurm`) but no session owns.  A session
+        whose job Slurm holds counts, however the hub's own view of it reads."""
         held, tracked, in_flight = [], {self.job_id}, []
+        in_slurm = in_slurm or {}
         for other in user_sessions(self.user):
             tracked.add(other.job_id)
-            if other is self or not other.counts_against_limits():
+            if other is self or not (other.counts_against_limits() or other.job_id in in_slurm):
                 continue
             resources = other.current_resources()
             held.append(Held(other.name, resources.gpus if resources else 0))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
                 in_flight.append((start_comment(other.start_tag), resources.gpus if resources else 0))
-        return held + untracked_jobs(in_slurm or {}, tracked, in_flight)
+        return held + untracked_jobs(in_slurm, tracked, in_flight)
 
     def current_resources(self) -> Resources | None:
         """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""

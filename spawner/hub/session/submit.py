@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
+import time
 from datetime import datetime
 
 from ...contract import SESSION_VAR
@@ -102,6 +103,7 @@ class SubmitMixin:
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log.info("Submitting session of %s (%s): %s", log_name(self), self.resources.summary(), shlex.join(argv))
+        self.submit_began = time.monotonic()
         try:
             self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
         except SlurmUnavailable as e:

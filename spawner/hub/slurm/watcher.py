@@ -79,3 +79,7 @@ class JobWatcher:
 
     def listed(self) -> bool:
         return self._listing is not None
+
+    def listing_began(self) -> float | None:
+        """When (time.monotonic()) the query of the latest listing began; None before the first one."""
+        return self._listing[0] if self._listing else None
