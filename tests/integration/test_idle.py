@@ -13,6 +13,7 @@ import json
 import re
 import threading
 import time
+from pathlib import Path
 
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
@@ -22,6 +23,8 @@ from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
 
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
+LONG = {"partition": "sxm2", "gpus": 0, "hours": 1}  # the dev config's 2-hour idle timeout
+HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 
 
 class PrintingTerminal:
@@ -68,6 +71,12 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
         cluster.wait_ready(user)
     jobs = {user: cluster.job_of(user) for user in ("alice", "bob", "carol")}
     started = time.monotonic()
+    # alice also has a session of the 2-hour timeout: the 1-minute culler sees it (alice is in both cullers'
+    # groups) and must leave it to its own
+    log_from = HUB_LOG.stat().st_size
+    status, body = cluster.request("POST", "/hub/api/users/alice/servers/long", LONG)
+    assert status in (201, 202), body
+    cluster.wait(lambda: (cluster.server("alice", "long") or {}).get("ready"), 120, "alice's 2-hour session ready")
     # bob works in a terminal that prints; carol's GPU computes (the stand-in driver's reading)
     terminal = PrintingTerminal(cluster, "bob")
     node, (index,) = job_gpus("carol", jobs["carol"])
@@ -105,6 +114,14 @@ def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
         assert terminal.lines >= 20
         assert jobs["bob"] in cluster.jobs("bob") and jobs["carol"] in cluster.jobs("carol")
         assert re.search(r'dsportal_slurm_command_seconds_count\{command="squeue"\} [1-9]', metrics(cluster))
+
+        # alice's 2-hour session sat idle past a minute through many of the short culler's passes: untouched, and
+        # never asked for (before, the short culler asked to stop it at each pass: a 403 and a traceback each time)
+        assert (cluster.server("alice", "long") or {}).get("ready")
+        log = HUB_LOG.read_bytes()[log_from:].decode(errors="replace")
+        assert not re.search(r"\b\d{3} DELETE /hub/api/users/alice/servers/long\b", log), log[-3000:]
+        assert "Error processing alice" not in log, log[-3000:]
     finally:
         terminal.stop.set()
         reading.unlink(missing_ok=True)
+        cluster.stop_named("alice", "long")

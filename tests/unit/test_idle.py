@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from portal.config import ConfigError, parse_config
-from spawner.hub.session.idle import culler_services, group_for, timeout_for
+from spawner.hub.session.culler import PortalIdleCuller
+from spawner.hub.session.idle import culler_services, group_for, session_partition, timeout_for
 from spawner.job.session.start import usage_limits
 from spawner.jupyter.session.activity import GpuWatch, SessionActivity, busy_kernels, last_use
 from spawner.jupyter.session.gpus import GpuReading, NoGpuReadings, read_gpus, visible
@@ -41,7 +42,10 @@ def test_each_session_gets_its_timeout_from_its_partition_and_its_users_groups()
 
 def test_one_culler_per_timeout_each_reaching_only_its_group():
     services, roles = culler_services(
-        sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600}, cull_every=60), "/venv/bin/python"
+        sessions(idle_timeout=7200, idle_timeout_by_partition={"debug": 600}, cull_every=60),
+        "/venv/bin/python",
+        ["sxm2", "debug", "pcie"],
+        "sxm2",
     )
     assert services == [
         {
@@ -52,9 +56,11 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
                 "spawner.hub.base.childguard",
                 "/venv/bin/python",
                 "-m",
-                "jupyterhub_idle_culler",
+                "spawner.hub.session.culler",
                 "--timeout=600",
                 "--cull-every=60",
+                "--partitions=debug",
+                "--default-partition=sxm2",
             ],
         },
         {
@@ -65,9 +71,12 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
                 "spawner.hub.base.childguard",
                 "/venv/bin/python",
                 "-m",
-                "jupyterhub_idle_culler",
+                "spawner.hub.session.culler",
                 "--timeout=7200",
                 "--cull-every=60",
+                "--partitions=sxm2",
+                "--partitions=pcie",
+                "--default-partition=sxm2",
             ],
         },
     ]
@@ -82,7 +91,46 @@ def test_one_culler_per_timeout_each_reaching_only_its_group():
             "delete:servers!group=dsportal-idle-600",
         ],
     }
-    assert culler_services(sessions(idle_timeout=0), "python") == ([], [])
+    assert culler_services(sessions(idle_timeout=0), "python", ["sxm2"], "sxm2") == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("user_options", "partition"),
+    [
+        ({"partition": "debug", "gpus": 1}, "debug"),
+        ({"partition": ["debug"]}, "debug"),  # a form's field, as a list of one
+        ({"gpus": 1}, "sxm2"),  # none named: the default
+        ({}, "sxm2"),
+        (None, "sxm2"),
+        ({"partition": ["debug", "sxm2"]}, "sxm2"),  # not a session's (its start refused it): the default's culler
+        ({"partition": 3}, "sxm2"),
+    ],
+)
+def test_a_sessions_partition_as_the_culler_reads_it(user_options, partition):
+    assert session_partition(user_options, "sxm2") == partition
+
+
+def test_each_culler_passes_over_the_sessions_of_another_timeout():
+    """A user with a 60-s debug session and a 2-hour sxm2 session is in both cullers' groups: the 60-s culler sees
+    the sxm2 session idle for 10 minutes and leaves it to its own (before, it asked the hub to stop it, and the hub
+    refused it with a 403 and a traceback in the log at every pass)."""
+    short = PortalIdleCuller()
+    short.parse_command_line(["--timeout=60", "--partitions=debug", "--default-partition=sxm2"])
+    long = PortalIdleCuller()
+    long.parse_command_line(["--timeout=7200", "--partitions=sxm2", "--partitions=pcie", "--default-partition=sxm2"])
+    ten_minutes, three_hours = timedelta(minutes=10), timedelta(hours=3)
+
+    def culls(culler, options, inactive):
+        server = {"name": "", "user_options": options}
+        return culler.cull_arbiter_hook(inactive=inactive, inactive_limit=culler.timeout, server=server)
+
+    assert culls(short, {"partition": "debug"}, ten_minutes)
+    assert not culls(short, {"partition": "debug"}, timedelta(seconds=30))
+    assert not culls(short, {"partition": "sxm2"}, ten_minutes)
+    assert not culls(short, {}, three_hours)  # the default partition's: the long culler's
+    assert not culls(long, {"partition": "debug"}, three_hours)
+    assert not culls(long, {"partition": "pcie"}, ten_minutes)
+    assert culls(long, {"partition": "pcie"}, three_hours) and culls(long, {}, three_hours)
 
 
 @pytest.mark.parametrize(
@@ -251,9 +299,11 @@ def test_the_hub_config_runs_the_cullers_and_ignores_proxied_polling(tmp_path):
             "spawner.hub.base.childguard",
             sys.executable,
             "-m",
-            "jupyterhub_idle_culler",
+            "spawner.hub.session.culler",
             "--timeout=3600",
             "--cull-every=120",
+            "--partitions=gpu",  # the default config's one partition
+            "--default-partition=gpu",
         ],
     }
     assert [r["services"] for r in c.JupyterHub.load_roles.get_value([])] == [["dsportal-idle-culler-3600"]]

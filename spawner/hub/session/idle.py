@@ -7,7 +7,11 @@ a JupyterHub-managed service whose role reaches only the users of its
 JupyterHub group (`dsportal-idle-<seconds>`): it can list, read the activity
 of, and stop those users' servers, nothing else.  At each start the spawner
 puts its user into the group of the session's timeout (or none: exempt
-groups, timeout 0).  A session's "last activity" is what the session itself
+groups, timeout 0).  A user whose sessions have different timeouts is in
+several groups, so each culler sees sessions that are not its own: it passes
+over those by their partition (spawner/hub/session/culler.py, through the
+library's cull_arbiter_hook), and the hub refuses it the stop of one anyway
+(spawner/hub/session/handlers.py).  A session's "last activity" is what the session itself
 reports (spawner/jupyter/session/activity.py), every sessions.activity_seconds.
 """
 
@@ -40,11 +44,29 @@ def timeouts(sessions: SessionSettings) -> list[int]:
     return sorted({t for t in (sessions.idle_timeout, *sessions.idle_timeout_by_partition.values()) if t})
 
 
-def culler_services(sessions: SessionSettings, python: str) -> tuple[list[dict], list[dict]]:
-    """JupyterHub's `services` and `load_roles` entries: one culler per timeout, reaching its group only."""
+def partitions_of(timeout: int, partitions: list[str], sessions: SessionSettings) -> list[str]:
+    """The partitions whose sessions have idle timeout `timeout` (for users of no exempt group)."""
+    return [p for p in partitions if sessions.idle_timeout_by_partition.get(p, sessions.idle_timeout) == timeout]
+
+
+def session_partition(user_options: object, default_partition: str) -> str:
+    """The partition a session asked for, from its saved options as JupyterHub's API shows them (a form's field
+    may come as a list of one); its default when it named none."""
+    value = user_options.get("partition") if isinstance(user_options, dict) else None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, str) and value else default_partition
+
+
+def culler_services(
+    sessions: SessionSettings, python: str, partitions: list[str], default_partition: str
+) -> tuple[list[dict], list[dict]]:
+    """JupyterHub's `services` and `load_roles` entries: one culler per timeout, reaching its group only, and
+    told the partitions whose sessions are its own."""
     services, roles = [], []
     for timeout in timeouts(sessions):
         name, group = f"{SERVICE_PREFIX}{timeout}", group_for(timeout)
+        own = [f"--partitions={p}" for p in partitions_of(timeout, partitions, sessions)]
         services.append(
             {
                 "name": name,
@@ -54,9 +76,11 @@ def culler_services(sessions: SessionSettings, python: str) -> tuple[list[dict],
                     "spawner.hub.base.childguard",  # ends with the hub, even a killed one
                     python,
                     "-m",
-                    "jupyterhub_idle_culler",
+                    "spawner.hub.session.culler",
                     f"--timeout={timeout}",
                     f"--cull-every={sessions.cull_every}",
+                    *own,
+                    f"--default-partition={default_partition}",
                 ],
             }
         )

@@ -129,7 +129,10 @@ def _apply_idle_culling(c, settings: PortalSettings) -> None:
     the users of its timeout's group (spawner/hub/session/idle.py).  A session's last activity is
     what the session reports (spawner/jupyter/session/activity.py), not the proxy's traffic, which
     an open but untouched JupyterLab tab keeps up by polling."""
-    services, roles = culler_services(settings.sessions, sys.executable)
+    slurm = settings.slurm
+    services, roles = culler_services(
+        settings.sessions, sys.executable, [p.name for p in slurm.partitions], slurm.default_partition.name
+    )
     c.JupyterHub.services.extend(services)
     c.JupyterHub.load_roles.extend(roles)
     c.JupyterHub.last_activity_interval = 0
