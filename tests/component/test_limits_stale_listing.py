@@ -8,6 +8,8 @@ no longer counted against the limits, and the fresh squeue of the next start ski
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 from jupyterhub import orm
@@ -71,3 +73,38 @@ async def test_the_starts_own_squeue_counts_a_tracked_job_slurm_holds(two_sessio
     with pytest.raises(SessionRefused, match="may hold 4 GPUs together here"):
         await second.apply_options_and_claim({"gpus": 4, "hours": 1})
     assert not second.claimed and not second.start_tag
+
+
+async def test_a_listing_begun_while_sbatch_ran_does_not_make_its_job_gone(two_sessions, mock_slurm):
+    """The job exists once sbatch answers: a listing begun before then (another user's poll while slurmctld is
+    slow) may lack it."""
+    first, _ = two_sessions
+    submit = first.slurm_client.submit_as
+    answered = []
+
+    async def timed_submit(*args, **kwargs):
+        job_id = await submit(*args, **kwargs)
+        answered.append(time.monotonic())
+        return job_id
+
+    first.slurm_client.submit_as = timed_submit
+    try:
+        await first.apply_options_and_claim({"gpus": 4, "hours": 1})
+        await first.submit_batch_script()
+    finally:
+        first.slurm_client.submit_as = submit
+    assert first.submit_began >= answered[0]
+
+
+async def test_a_session_counts_the_gpus_slurm_holds_for_its_job_when_its_options_say_fewer(two_sessions, mock_slurm):
+    """A session's options can say fewer GPUs than its job holds (edited while it stopped, or a restart asking for
+    fewer while its old job lingers): the start's own squeue counts what Slurm holds."""
+    first, second = two_sessions
+    await first.apply_options_and_claim({"gpus": 0, "hours": 1})
+    job_id = await first.submit_batch_script()
+    job = mock_slurm.jobs()[job_id]
+    mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", options={**job["options"], "gres": "gpu:4"})
+    first.claimed = False  # its start is over: it counts as the running session it is
+    assert [h.gpus for h in second.held_beside()] == [0]  # the hub's own view: 0 + 4 GPUs would fit
+    with pytest.raises(SessionRefused, match="may hold 4 GPUs together here"):
+        await second.apply_options_and_claim({"gpus": 4, "hours": 1})

@@ -113,7 +113,7 @@ class LimitsMixin:
     def _listed_gone(self) -> bool:
         """Whether the hub's latest shared listing shows this session's job out of the queue (Slurm not asked).
 
-        Absent from a listing whose query began before the job's sbatch is not gone: while slurmctld is down the
+        Absent from a listing whose query began before the job's sbatch answered is not gone: while slurmctld is down the
         latest listing that succeeded can be older than the job (the CI's soak saw such a job, uncounted, take a
         user past the session limit)."""
         watcher = self.slurm_client.watcher
@@ -128,7 +128,8 @@ class LimitsMixin:
     def held_beside(self, in_slurm: dict[str, HeldJob] | None = None) -> list[Held]:
         """The user's other sessions that hold or wait for resources (what the admin's limits count), and the
         jobs of the portal's name that Slurm holds for the user (`in_slurm`) but no session owns.  A session
-        whose job Slurm holds counts, however the hub's own view of it reads."""
+        whose job Slurm holds counts, however the hub's own view of it reads, with the GPUs Slurm holds for it
+        if they are more than its options say (options edited while it stopped, a restart asking for fewer)."""
         held, tracked, in_flight = [], {self.job_id}, []
         in_slurm = in_slurm or {}
         for other in user_sessions(self.user):
@@ -136,9 +137,11 @@ class LimitsMixin:
             if other is self or not (other.counts_against_limits() or other.job_id in in_slurm):
                 continue
             resources = other.current_resources()
-            held.append(Held(other.name, resources.gpus if resources else 0))
+            gpus = resources.gpus if resources else 0
+            in_job = in_slurm.get(other.job_id)
+            held.append(Held(other.name, max(gpus, in_job.gpus) if in_job else gpus))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
-                in_flight.append((start_comment(other.start_tag), resources.gpus if resources else 0))
+                in_flight.append((start_comment(other.start_tag), gpus))
         return held + untracked_jobs(in_slurm, tracked, in_flight)
 
     def current_resources(self) -> Resources | None:

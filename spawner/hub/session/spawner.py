@@ -66,8 +66,9 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
         self.claimed = False
         self.start_tag = ""  # the claim's own tag, its job's comment (spawner/hub/slurm/held.py)
         self._submitted_at = 0.0  # the event loop's time of the submit
-        # time.monotonic() as its sbatch began: a shared listing begun before it may lack the job without its
-        # being gone (0 for a job of an earlier hub process: every listing of this one began after it)
+        # time.monotonic() when its sbatch answered: a shared listing begun before then may lack the job without its
+        # being gone (0 for a job this spawner did not submit, loaded from the saved state: a job of an earlier hub
+        # process, or of this one before JupyterHub made the spawner anew; the fresh squeue of a start counts it)
         self.submit_began = 0.0
 
     config_file = Unicode(

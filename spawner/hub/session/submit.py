@@ -103,7 +103,6 @@ class SubmitMixin:
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log.info("Submitting session of %s (%s): %s", log_name(self), self.resources.summary(), shlex.join(argv))
-        self.submit_began = time.monotonic()
         try:
             self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
         except SlurmUnavailable as e:
@@ -115,6 +114,7 @@ class SubmitMixin:
         except SlurmError as e:
             self.log.error("sbatch for %s refused: %s", log_name(self), e)
             raise RuntimeError(f"Slurm refused the session: {e.stderr or e}") from None
+        self.submit_began = time.monotonic()  # the job exists: a listing begun from now on shows it until it ends
         self.record.minutes = self.resources.minutes
         self.record.limit = duration_words(self.record.minutes)
         self.record.submitted = datetime.now().isoformat(timespec="minutes")
