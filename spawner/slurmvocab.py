@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from .slurmgres import gpu_count, gpu_types
+
 # Parsing happens in the hub, so a skipped line is logged there, in its format.
 log = logging.getLogger("JupyterHub").getChild("slurm")
 
@@ -65,7 +67,6 @@ END_FORMAT = "%e"  # a job's end time
 TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"  # Slurm's '2026-11-22T11:00:00'
 _TIMESTAMP = re.compile(TIMESTAMP)
 _TEST_ONLY = re.compile(rf"Job [0-9]+ to start at ({TIMESTAMP})")
-_GPU_COUNT = re.compile(r"(?:^|,)gpu(?::[^:,(]+)?:([0-9]+)")
 _LIMIT = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
 _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
 
@@ -204,6 +205,7 @@ class NodeState:
     cpus: int
     memory_mib: int
     memory_used_mib: int
+    gpu_types: tuple[tuple[str, int, int], ...] = ()  # (type, GPUs, in use) per GPU type ("": untyped)
 
     @property
     def usable(self) -> bool:
@@ -408,11 +410,6 @@ def parse_queue_order(output: str) -> list[str]:
     return [line.strip() for line in output.splitlines() if line.strip()]
 
 
-def gpu_count(gres: str) -> int:
-    """'gpu:4', 'gpu:v100:4(S:0-1)', 'gpu:1(IDX:0),mps:100' -> GPUs; '(null)' -> 0."""
-    return sum(int(n) for n in _GPU_COUNT.findall(gres))
-
-
 def parse_sinfo(output: str) -> list[NodeState]:
     """Lines of sinfo_nodes_argv's SINFO_FIELDS -> one NodeState per node and partition."""
     nodes = []
@@ -436,6 +433,7 @@ def parse_sinfo(output: str) -> list[NodeState]:
                     cpus=total,
                     memory_mib=int(memory),
                     memory_used_mib=int(alloc_mem),
+                    gpu_types=gpu_types(gres, used),
                 )
             )
         except ValueError:

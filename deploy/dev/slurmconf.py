@@ -1,6 +1,6 @@
 """Slurm's side of the dev cluster: the munge key, slurm.conf, gres.conf and GPU stand-ins.
 
-Two virtual C4140-like GPU nodes on this machine, one slurmd each.  The
+Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100).  The
 daemons themselves run under supervisord (deploy/dev/supervisor.py).
 """
 
@@ -14,6 +14,9 @@ from pathlib import Path
 from .common import CLUSTER_NAME, LOGS, NODES, SLURMCTLD_PORT, SLURMDBD_PORT, SPOOL, STATE, run, write_if_changed
 
 GPUS = STATE / "gpus"
+# Two GPU types, as a real cluster has (typed GRES: slurm.conf Gres=gpu:TYPE:4, gres.conf Type=): a session may ask
+# for one by name (--gres=gpu:a100:2) or for any (--gres=gpu:2)
+GPU_TYPES = {"node001": "v100", "node002": "a100"}
 
 
 def ensure_munge_key() -> None:
@@ -29,11 +32,11 @@ def ensure_munge_key() -> None:
 def slurm_conf() -> str:
     nodes = "\n".join(
         f"NodeName={n} NodeAddr=127.0.0.1 NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
-        f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216 Gres=gpu:4 State=UNKNOWN"
+        f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216 Gres=gpu:{GPU_TYPES[n]}:4 State=UNKNOWN"
         for n, p in NODES.items()
     )
     return f"""\
-# Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine.
+# Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine, 4 V100 and 4 A100.
 ClusterName={CLUSTER_NAME}
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={SLURMCTLD_PORT}
@@ -85,7 +88,9 @@ PartitionName=debug Nodes={",".join(NODES)} MaxTime=1:00:00 State=UP
 
 
 def gres_conf() -> str:
-    return "AutoDetect=off\n" + "".join(f"NodeName={n} Name=gpu File={GPUS}/{n}-nvidia[0-3]\n" for n in NODES)
+    return "AutoDetect=off\n" + "".join(
+        f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in NODES
+    )
 
 
 def ensure_slurm_files() -> bool:

@@ -11,6 +11,7 @@ from .kinds import (
     Command,
     Flag,
     GroupName,
+    Label,
     OptionalLabel,
     OptionalSlurmName,
     SbatchOption,
@@ -45,6 +46,16 @@ class SlurmSettings(Section):
         [{"name": "gpu", "max_gpus": 4, "default": True, "display_name": ""}],
         "Partitions users may choose.",
         example=[{"name": "sxm2", "max_gpus": 4, "default": True, "display_name": "V100 SXM2 (4 GPUs per node)"}],
+    )
+    gpu_types: dict[SlurmName, Label] = key(
+        {},
+        "Labels of the GPU types Slurm knows (gres.conf Type=, e.g. gpu:a100:4), shown in the form. A partition "
+        "with GPUs of several types lets the user choose one (or any); the types come from Slurm. A type "
+        "without a label shows its Slurm name.",
+        example={"v100": "V100 32 GB", "a100": "A100 80 GB"},
+    )
+    hidden_gpu_types: list[SlurmName] = key(
+        [], "GPU types users may not ask for by name (they may still get them as 'any type').", example=["t4"]
     )
     cores_per_gpu: integer(1, 256) = key(8, "CPU cores that come with each GPU.")
     memory_per_gpu: Size = key("48G", "Memory that comes with each GPU (M, G or T).")
@@ -144,3 +155,7 @@ class SlurmSettings(Section):
     @property
     def default_partition(self) -> Partition:
         return next((p for p in self.partitions if p.default), self.partitions[0])
+
+    def gpu_label(self, gpu_type: str) -> str:
+        """How the pages name a GPU type: the admin's label, else Slurm's name."""
+        return self.gpu_types.get(gpu_type, gpu_type)

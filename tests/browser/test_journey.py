@@ -22,7 +22,7 @@ from tests.support.demo import password_of
 
 FREE = re.compile(r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node$")
 WHEN = re.compile(
-    r"^2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
+    r"^2 GPUs \(A100 80 GB\) · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
     r"start at \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\.|not free now, and Slurm gives no estimate of when it "
     r"would start\.)$"
 )
@@ -72,12 +72,24 @@ def test_the_journey(browser, cluster):
     expect(page.locator("#dsportal-summary")).to_have_text("2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2")
     # what is free and when this shape starts: the hub's answers (the form's fetch sends the XSRF token)
     expect(page.locator("#dsportal-free")).to_have_text(FREE)
+    # sxm2 has two GPU types (node001's V100, node002's A100): the form offers them with what is free of each
+    gpu_type = page.get_by_label("GPU type")
+    expect(gpu_type).to_be_visible()
+    expect(gpu_type.locator("option")).to_have_text(
+        [
+            "Any type: whichever is free first",
+            re.compile(r"^A100 80 GB: [0-4] of 4 free, largest block [0-4]$"),
+            re.compile(r"^V100 32 GB: [0-4] of 4 free, largest block [0-4]$"),
+        ]
+    )
+    gpu_type.select_option("a100")
+    expect(page.locator("#dsportal-summary")).to_have_text("2 GPUs (A100 80 GB) · 16 cores · 96 GB RAM · 8 h on sxm2")
     expect(page.locator("#dsportal-when")).to_have_text(WHEN)
     shot(
         page,
         "options-form",
-        "The options form: partition, GPUs, hours, the resources line, the free GPUs and "
-        "when Slurm would start this shape.",
+        "The options form: partition, GPU type (sxm2 has V100 and A100), GPUs, hours, the resources line, the "
+        "free GPUs and when Slurm would start this shape.",
     )
     page.get_by_role("button", name="Start").click()
 
@@ -98,6 +110,7 @@ def test_the_journey(browser, cluster):
         assert "/user/alice/lab" in page.url, "neither the progress page's words nor JupyterLab within 60 s"
     page.wait_for_url(re.compile(r"/user/alice/lab"), timeout=120_000)
     job = cluster.job_of("alice")
+    assert cluster.jobs("alice")[job]["node"] == "node002"  # the A100 node
     assert cluster.jobs("alice")[job]["state"] == "RUNNING"
 
     # 4. templates and isilon; the TensorFlow template runs

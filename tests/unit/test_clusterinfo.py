@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from portal.config import load_config
-from spawner.hub.slurm.clusterinfo import PartitionAvailability, availability, starts_now
+from spawner.hub.slurm.clusterinfo import (
+    PartitionAvailability,
+    TypeAvailability,
+    availability,
+    partition_gpu_types,
+    starts_now,
+)
+from spawner.slurmgres import gpus_by_type
 from spawner.slurmvocab import NodeState, UnreadableAnswer, gpu_count, parse_sinfo, sinfo_nodes_argv
 
 SINFO = (
@@ -39,8 +46,9 @@ def test_gpu_count(gres, count):
 
 def test_parse_sinfo():
     nodes = parse_sinfo(SINFO)
-    assert nodes[0] == NodeState("node001", "sxm2", "mix", 4, 1, 32, 40, 393216, 49152)
-    assert nodes[3] == NodeState("node004", "pcie", "mix", 2, 1, 4, 40, 393216, 100000)
+    assert nodes[0] == NodeState("node001", "sxm2", "mix", 4, 1, 32, 40, 393216, 49152, (("", 4, 1),))
+    assert nodes[1].gpu_types == (("v100", 4, 0),)
+    assert nodes[3] == NodeState("node004", "pcie", "mix", 2, 1, 4, 40, 393216, 100000, (("", 2, 1),))
     assert [n.usable for n in nodes] == [True, True, False, True, False]
 
 
@@ -53,7 +61,13 @@ def test_unreadable_sinfo_is_an_error(garbage):
 def test_availability_per_partition(slurm):
     result = availability(parse_sinfo(SINFO), slurm)
     assert result["sxm2"] == PartitionAvailability(
-        "sxm2", gpus_free=7, gpus_total=12, largest_block=4, nodes_up=2, nodes=3
+        "sxm2",
+        gpus_free=7,
+        gpus_total=12,
+        largest_block=4,
+        nodes_up=2,
+        nodes=3,
+        types=(TypeAvailability("v100", "v100", gpus_free=4, gpus_total=4, largest_block=4),),
     )
     assert result["sxm2"].line() == "sxm2: 7 of 12 GPUs free, largest free block 4 on one node"
     # node004 has a GPU free but only 4 idle cores (a GPU brings 8): nothing starts there now
@@ -80,3 +94,53 @@ def test_sinfo_argv(slurm):
         "--Node",
         "--Format=NodeList:|,Partition:|,StateCompact:|,Gres:|,GresUsed:|,CPUsState:|,AllocMem:|,Memory:|",
     ]
+
+
+# Two GPU types in one partition (the dev cluster's: node001 V100, node002 A100), and a hidden type
+TYPED = (
+    "node001|sxm2*|mix|gpu:v100:4(S:0-1)|gpu:v100:3(IDX:0-2)|24/16/0/40|147456|393216|\n"
+    "node002|sxm2*|mix|gpu:a100:4(S:0-1)|gpu:a100:1(IDX:0)|8/32/0/40|49152|393216|\n"
+    "node003|sxm2*|idle|gpu:t4:2,gpu:a100:2|gpu:t4:0,gpu:a100:0|0/40/0/40|0|393216|\n"
+)
+
+
+@pytest.mark.parametrize(
+    "gres, types",
+    [
+        ("gpu:4", {"": 4}),
+        ("gpu:v100:4(S:0-1)", {"v100": 4}),
+        ("gpu:a100:2(IDX:0-1),gpu:v100:1(IDX:2)", {"a100": 2, "v100": 1}),
+        ("gpu:a100:0(IDX:N/A)", {"a100": 0}),
+        ("gpu:1(IDX:0),mps:100", {"": 1}),
+        ("(null)", {}),
+        ("mps:100", {}),
+    ],
+)
+def test_gpus_by_type(gres, types):
+    assert gpus_by_type(gres) == types
+
+
+def test_each_gpu_type_of_a_partition_is_counted_apart_and_hidden_ones_left_out(a_config_file):
+    import yaml
+
+    data = yaml.safe_load(a_config_file.read_text())
+    data["slurm"]["gpu_types"] = {"v100": "V100 32 GB", "a100": "A100 80 GB"}
+    data["slurm"]["hidden_gpu_types"] = ["t4"]
+    a_config_file.write_text(yaml.safe_dump(data))
+    slurm = load_config(a_config_file).slurm
+    nodes = parse_sinfo(TYPED)
+    assert partition_gpu_types(nodes) == {"sxm2": {"v100", "a100", "t4"}}
+    sxm2 = availability(nodes, slurm)["sxm2"]
+    assert sxm2.types == (
+        TypeAvailability("a100", "A100 80 GB", gpus_free=5, gpus_total=6, largest_block=3),
+        TypeAvailability("v100", "V100 32 GB", gpus_free=1, gpus_total=4, largest_block=1),
+    )
+    assert sxm2.to_dict()["types_summary"] == (
+        "A100 80 GB: 5 of 6 free, largest block 3 · V100 32 GB: 1 of 4 free, largest block 1"
+    )
+    assert (sxm2.gpus_free, sxm2.gpus_total) == (8, 12)  # every type, the hidden one too
+    # node002 has 3 A100 free but 32 idle cores: 3 fit (24 cores); node003's 2 A100 fit too
+    assert [starts_now(nodes, "sxm2", g, slurm, "a100") for g in (1, 2, 3, 4)] == [True, True, True, False]
+    assert [starts_now(nodes, "sxm2", g, slurm, "v100") for g in (1, 2)] == [True, False]
+    assert starts_now(nodes, "sxm2", 4, slurm, "")  # any type: node003's two T4 and two A100 together
+    assert starts_now(nodes, "sxm2", 2, slurm, "t4") and not starts_now(nodes, "sxm2", 3, slurm, "t4")

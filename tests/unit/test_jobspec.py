@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 import pytest
 
 from portal.config import load_config
-from spawner.hub.request.jobspec import Account, job_script, sbatch_argv
+from spawner.hub.request.jobspec import Account, gres_option, job_script, sbatch_argv
 from spawner.hub.request.options import SessionRequest
 from spawner.hub.request.resources import resources_for
 from spawner.hub.slurm.client import scancel_argv
@@ -53,6 +54,16 @@ def test_cpu_only_session_has_no_gres(slurm):
     argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
     assert not [a for a in argv if a.startswith("--gres")]
     assert "--cpus-per-task=4" in argv and "--mem=16G" in argv and "--time=02:00:00" in argv
+
+
+def test_a_session_of_one_gpu_type_asks_slurm_for_that_type(slurm):
+    res = resources_for(SessionRequest("sxm2", 2, 8, "a100"), slurm)
+    argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
+    assert [a for a in argv if a.startswith("--gres")] == ["--gres=gpu:a100:2"]
+    assert gres_option(resources_for(SessionRequest("sxm2", 1, 8), slurm)) == "--gres=gpu:1"  # any type
+    forged = dataclasses.replace(res, gpu_type="a100,gpu:8")  # never reaches a command line, checked or not
+    with pytest.raises(ValueError):
+        sbatch_argv(slurm, forged, ALICE, ["HOME"])
 
 
 def test_env_names_are_checked(slurm):

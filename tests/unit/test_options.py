@@ -58,7 +58,7 @@ def test_rest_and_form_values(slurm):
         ({"hours": "1e3"}, 'hours: "1e3" is not a number'),
         ({"hours": "8\n"}, "hours: line breaks and NUL characters are not allowed."),
         ({"hours": [1, 2]}, "Each option may be given once."),
-        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours.'),
+        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type.'),
         ({"gpus": 1, "account": "root", "script": "x"}, 'Unknown option(s) "account", "script"; allowed are'),
         ([1, 2], "Session options must be a JSON object"),
     ],
@@ -129,3 +129,57 @@ def test_one_resource_rule_serves_the_form_the_job_and_what_is_free(slurm):
     for gpus in range(5):
         res = resources_for(SessionRequest("sxm2", gpus, 1), slurm)
         assert shape(gpus, slurm) == {"cores": res.cpus, "gb": res.memory_mib / 1024}
+
+
+TYPES = {"sxm2": {"v100", "a100", "t4"}, "pcie": set()}
+
+
+def typed(slurm):
+    return slurm.model_copy(update={"gpu_types": {"a100": "A100 80 GB"}, "hidden_gpu_types": ["t4"]})
+
+
+def test_a_gpu_type_the_partition_has_is_taken_and_named_in_the_summary(slurm):
+    slurm = typed(slurm)
+    request = parse_options({"gpus": 2, "gpu_type": "a100"}, slurm, TYPES)
+    assert request == SessionRequest("sxm2", 2, 8.0, "a100")
+    assert resources_for(request, slurm).summary() == "2 GPUs (A100 80 GB) · 16 cores · 96 GB RAM · 8 h on sxm2"
+    assert parse_options({"gpus": 1, "gpu_type": ["v100"]}, slurm, TYPES).gpu_type == "v100"  # no label: its name
+    assert (
+        resources_for(parse_options({"gpu_type": "v100"}, slurm, TYPES), slurm).summary().startswith("1 GPU (v100) · ")
+    )
+    for anything in ("", "any", None):  # any type
+        assert parse_options({"gpus": 2, "gpu_type": anything}, slurm, TYPES).gpu_type == ""
+    # Slurm did not say (sinfo failed): the form of the name is checked; sbatch refuses a type it does not know
+    assert parse_options({"gpus": 1, "gpu_type": "h100"}, slurm, None).gpu_type == "h100"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"gpus": 1, "gpu_type": "h100"},
+            'gpu_type: partition sxm2 has no GPUs of type "h100" to ask for; choose one of a100 (A100 80 GB), v100, '
+            "or any type.",
+        ),
+        (
+            {"gpus": 1, "gpu_type": "t4"},  # hidden by the admin
+            'gpu_type: partition sxm2 has no GPUs of type "t4" to ask for; choose one of a100 (A100 80 GB), v100, '
+            "or any type.",
+        ),
+        (
+            {"partition": "pcie", "gpus": 1, "gpu_type": "a100"},
+            'gpu_type: partition pcie has no GPUs of type "a100" to ask for; it has GPUs of one kind: leave the type '
+            "empty.",
+        ),
+        ({"gpus": 0, "gpu_type": "a100"}, 'gpu_type: "a100" asks for a GPU type with 0 GPUs; ask for GPUs, or no'),
+        ({"gpus": 1, "gpu_type": "a100:2"}, 'gpu_type: "a100:2" is not a GPU type name; leave it empty for any type.'),
+        ({"gpus": 1, "gpu_type": "a100,gpu:v100"}, 'gpu_type: "a100,gpu:v100" is not a GPU type name'),
+        ({"gpus": 1, "gpu_type": "-x"}, 'gpu_type: "-x" is not a GPU type name'),
+        ({"gpus": 1, "gpu_type": 100}, "gpu_type: 100 is not a GPU type name"),
+        ({"gpus": 1, "gpu_type": "a100\n"}, "gpu_type: line breaks and NUL characters are not allowed."),
+    ],
+)
+def test_a_gpu_type_is_refused_with_what_to_ask_for_instead(slurm, options, message):
+    with pytest.raises(OptionsError) as info:
+        parse_options(options, typed(slurm), TYPES)
+    assert str(info.value).startswith(message), str(info.value)

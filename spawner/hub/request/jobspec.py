@@ -12,6 +12,7 @@ import jinja2
 from portal.settings import SlurmSettings
 
 from ...contract import SESSION_VAR, WARNING_SIGNAL_NAME
+from ...slurmgres import GPU_TYPE
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -95,6 +96,15 @@ def site_options(slurm: SlurmSettings) -> list[str]:
     ]
 
 
+def gres_option(res: Resources) -> str:
+    """--gres for the session's GPUs, of its type if it asked for one ('--gres=gpu:a100:2')."""
+    if res.gpu_type:
+        if not GPU_TYPE.fullmatch(res.gpu_type):  # checked with the options already; never into a command line
+            raise ValueError(f"invalid GPU type {res.gpu_type!r}")
+        return f"--gres=gpu:{res.gpu_type}:{res.gpus}"
+    return f"--gres=gpu:{res.gpus}"
+
+
 def sbatch_argv(
     slurm: SlurmSettings,
     res: Resources,
@@ -118,7 +128,7 @@ def sbatch_argv(
         f"--mem={res.memory}",
     ]
     if res.gpus:
-        argv.append(f"--gres=gpu:{res.gpus}")
+        argv.append(gres_option(res))
     argv += [f"--time={res.time}", f"--partition={res.partition}"]
     if warning_minutes:
         # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on

@@ -15,7 +15,9 @@ from typing import Any
 from portal.config import show
 from portal.settings import Partition, SlurmSettings
 
-ALLOWED_KEYS = ("partition", "gpus", "hours")
+from ...slurmgres import GPU_TYPE
+
+ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type")
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _DECIMAL = re.compile(r"[0-9]{1,5}(\.[0-9]{1,4})?")
 
@@ -29,6 +31,7 @@ class SessionRequest:
     partition: str
     gpus: int
     hours: float
+    gpu_type: str = ""  # a GPU type Slurm knows (gres.conf Type=), "" for any
 
 
 def single_value(value: Any) -> Any:
@@ -63,6 +66,22 @@ def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
     return value
 
 
+def check_gpu_type(value: Any, gpus: int, partition: str, slurm: SlurmSettings, types: set[str] | None) -> str:
+    """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any."""
+    if value in (None, "", "any"):
+        return ""
+    if not isinstance(value, str) or not GPU_TYPE.fullmatch(value):
+        raise OptionsError(f"gpu_type: {show(value)} is not a GPU type name; leave it empty for any type.")
+    if gpus == 0:
+        raise OptionsError(f"gpu_type: {show(value)} asks for a GPU type with 0 GPUs; ask for GPUs, or no type.")
+    offered = sorted((types or set()) - set(slurm.hidden_gpu_types) - {""})
+    if value in slurm.hidden_gpu_types or (types is not None and value not in offered):
+        choices = ", ".join(f"{t} ({slurm.gpu_label(t)})" if slurm.gpu_label(t) != t else t for t in offered)
+        has = f"choose one of {choices}, or any type" if offered else "it has GPUs of one kind: leave the type empty"
+        raise OptionsError(f"gpu_type: partition {partition} has no GPUs of type {show(value)} to ask for; {has}.")
+    return value
+
+
 def check_hours(value: Any, max_hours: float) -> float:
     allowed = f"choose a number of hours above 0 and at most {max_hours:g}"
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
@@ -75,8 +94,10 @@ def check_hours(value: Any, max_hours: float) -> float:
     return float(value)
 
 
-def parse_options(options: Any, slurm: SlurmSettings) -> SessionRequest:
-    """Validate `options` ({"partition", "gpus", "hours"}, all optional)."""
+def parse_options(options: Any, slurm: SlurmSettings, gpu_types: dict[str, set[str]] | None = None) -> SessionRequest:
+    """Validate `options` ({"partition", "gpus", "hours", "gpu_type"}, all optional); `gpu_types`: each
+    partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its form only, and
+    Slurm's sbatch refuses one it does not know)."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -91,7 +112,9 @@ def parse_options(options: Any, slurm: SlurmSettings) -> SessionRequest:
     partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
     gpus = check_gpus(values.get("gpus", min(1, partition.max_gpus)), partition.max_gpus, partition.name)
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
-    return SessionRequest(partition=partition.name, gpus=gpus, hours=hours)
+    types = None if gpu_types is None else gpu_types.get(partition.name, set())
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
+    return SessionRequest(partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type)
 
 
 def options_from_form(formdata: dict[str, list[str]]) -> dict[str, Any]:

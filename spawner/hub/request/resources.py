@@ -17,6 +17,8 @@ class Resources:
     cpus: int
     memory_mib: int
     minutes: int
+    gpu_type: str = ""  # "" for any type
+    gpu_label: str = ""  # how the pages name the type (the admin's label)
 
     @property
     def memory(self) -> str:
@@ -30,6 +32,8 @@ class Resources:
     def summary(self) -> str:
         """The line a user sees, e.g. '2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2'."""
         gpus = "no GPU" if self.gpus == 0 else f"{self.gpus} GPU" + ("s" if self.gpus > 1 else "")
+        if self.gpus and self.gpu_type:
+            gpus += f" ({self.gpu_label or self.gpu_type})"
         memory = self.memory_mib / 1024
         return f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
 
@@ -66,4 +70,6 @@ def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
         cpus=cpus,
         memory_mib=memory,
         minutes=max(1, round(request.hours * 60)),  # Slurm counts whole minutes; summary() says which
+        gpu_type=request.gpu_type,
+        gpu_label=slurm.gpu_label(request.gpu_type) if request.gpu_type else "",
     )

@@ -16,7 +16,9 @@ from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
 from ..slurm.client import SlurmError
+from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.held import HeldJob, start_comment
+from ..slurm.services import services_for
 from .idle import timeout_for
 
 
@@ -43,7 +45,7 @@ class LimitsMixin:
         sessions the hub tracks (no Slurm call for a refusal, and starts racing this one count it from here on),
         then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
         timed out): a start can only lose its claim there."""
-        self.apply_session_options(user_options)
+        self.apply_session_options(user_options, await self.gpu_types_in_slurm(user_options))
         try:
             why = self.room_problem(await self.held_in_slurm())
             if why:
@@ -53,11 +55,23 @@ class LimitsMixin:
             self.claimed, self.start_tag = False, ""
             raise
 
-    def apply_session_options(self, user_options: Any) -> None:
-        """Validate the user's options against the admin config and claim room under the limits (HTTP 400 if
-        refused), counting the sessions the hub tracks only."""
+    async def gpu_types_in_slurm(self, user_options: Any) -> dict[str, set[str]] | None:
+        """Each partition's GPU types, from the hub's shared sinfo, when the options name a type (None when they
+        do not, or Slurm did not answer: a GPU type is then checked by its form only, and sbatch refuses one
+        Slurm does not know)."""
+        if not (isinstance(user_options, dict) and user_options.get("gpu_type") not in (None, "", [""])):
+            return None
         try:
-            self.request = parse_options(user_options, self.settings.slurm)
+            return partition_gpu_types(await services_for(self.config_file).cluster.nodes())
+        except SlurmError as e:
+            self.log.warning("GPU types of %s's start not checked against Slurm's: %s", log_name(self), e)
+            return None
+
+    def apply_session_options(self, user_options: Any, gpu_types: dict[str, set[str]] | None = None) -> None:
+        """Validate the user's options against the admin config (and Slurm's GPU types, when known) and claim room
+        under the limits (HTTP 400 if refused), counting the sessions the hub tracks only."""
+        try:
+            self.request = parse_options(user_options, self.settings.slurm, gpu_types)
         except OptionsError as e:
             self.log.warning("Refused session options for %s: %s", log_name(self), e)
             raise SessionRefused(str(e)) from None

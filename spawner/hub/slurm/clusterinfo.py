@@ -23,6 +23,21 @@ from .client import SlurmClient
 
 
 @dataclass(frozen=True)
+class TypeAvailability:
+    """One GPU type of a partition: what is free of it, and the largest session of it that starts now."""
+
+    gpu_type: str  # Slurm's name (gres.conf Type=)
+    label: str  # the admin's label, else the name
+    gpus_free: int
+    gpus_total: int
+    largest_block: int
+
+    def words(self) -> str:
+        """'A100 80 GB: 3 of 4 free, largest block 3'."""
+        return f"{self.label}: {self.gpus_free} of {self.gpus_total} free, largest block {self.largest_block}"
+
+
+@dataclass(frozen=True)
 class PartitionAvailability:
     partition: str
     gpus_free: int
@@ -30,6 +45,7 @@ class PartitionAvailability:
     largest_block: int  # most GPUs one session can get on one node right now (cores and memory included)
     nodes_up: int
     nodes: int
+    types: tuple[TypeAvailability, ...] = ()  # the GPU types users may ask for by name (hidden ones left out)
 
     def line(self) -> str:
         """'sxm2: 5 of 8 GPUs free, largest free block 4 on one node'."""
@@ -41,18 +57,49 @@ class PartitionAvailability:
         )
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "summary": self.line()}
+        return {**asdict(self), "summary": self.line(), "types_summary": " · ".join(t.words() for t in self.types)}
 
 
-def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings) -> bool:
-    """A session of `gpus` GPUs (with its cores and memory) could start on `node` now."""
+def free_gpus(node: NodeState, gpu_type: str = "") -> int:
+    """GPUs of `gpu_type` ("" = any) not in use on `node`."""
+    if not gpu_type:
+        return max(node.gpus - node.gpus_used, 0)
+    return sum(max(total - used, 0) for kind, total, used in node.gpu_types if kind == gpu_type)
+
+
+def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings, gpu_type: str = "") -> bool:
+    """A session of `gpus` GPUs (of `gpu_type`, "" = any; with its cores and memory) could start on `node` now."""
     if not node.usable:
         return False
     cpus, memory = allocation(gpus, slurm)
     return (
-        node.gpus - node.gpus_used >= gpus
+        free_gpus(node, gpu_type) >= gpus
         and node.cpus_idle >= cpus
         and node.memory_mib - node.memory_used_mib >= memory
+    )
+
+
+def partition_gpu_types(nodes: list[NodeState]) -> dict[str, set[str]]:
+    """{partition: the GPU types its nodes have} (untyped GPUs are no type)."""
+    types: dict[str, set[str]] = {}
+    for node in nodes:
+        types.setdefault(node.partition, set()).update(kind for kind, _, _ in node.gpu_types if kind)
+    return types
+
+
+def _types(mine: list[NodeState], up: list[NodeState], slurm: SlurmSettings) -> tuple[TypeAvailability, ...]:
+    names = sorted({kind for n in mine for kind, _, _ in n.gpu_types if kind} - set(slurm.hidden_gpu_types))
+    return tuple(
+        TypeAvailability(
+            gpu_type=kind,
+            label=slurm.gpu_label(kind),
+            gpus_free=sum(free_gpus(n, kind) for n in up),
+            gpus_total=sum(total for n in mine for k, total, _ in n.gpu_types if k == kind),
+            largest_block=max(
+                (g for n in up for g in range(1, free_gpus(n, kind) + 1) if session_fits(n, g, slurm, kind)), default=0
+            ),
+        )
+        for kind in names
     )
 
 
@@ -70,12 +117,13 @@ def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, Part
             largest_block=largest,
             nodes_up=len(up),
             nodes=len(mine),
+            types=_types(mine, up, slurm),
         )
     return result
 
 
-def starts_now(nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSettings) -> bool:
-    return any(session_fits(n, gpus, slurm) for n in nodes if n.partition == partition)
+def starts_now(nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSettings, gpu_type: str = "") -> bool:
+    return any(session_fits(n, gpus, slurm, gpu_type) for n in nodes if n.partition == partition)
 
 
 class SharedAnswers:

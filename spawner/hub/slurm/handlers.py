@@ -2,8 +2,9 @@
 
     GET /hub/api/dsportal/partitions
         {"partitions": [{"partition", "gpus_free", "gpus_total", "largest_block", "nodes_up", "nodes",
-                         "summary", "starts_now": {"0": true, "1": true, ...}}]}
-    GET /hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=8
+                         "types": [{"gpu_type", "label", "gpus_free", "gpus_total", "largest_block"}],
+                         "summary", "types_summary", "starts_now": {"0": true, "1": true, ...}}]}
+    GET /hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=8[&gpu_type=a100]
         {"starts_now": false, "start": "2026-11-22T11:00:00" or null, "message": "..."}
 
 Both come from shared, cached Slurm answers (spawner/hub/slurm/clusterinfo.py).
@@ -57,7 +58,9 @@ class EstimateHandler(_Base):
     async def get(self):
         self.check_user()
         services = self.portal_services
-        query = {k: self.get_argument(k) for k in ("partition", "gpus", "hours") if self.get_argument(k, None)}
+        query = {
+            k: self.get_argument(k) for k in ("partition", "gpus", "hours", "gpu_type") if self.get_argument(k, None)
+        }
         try:
             answer = await services.estimate(self.current_user.name, query)
         except ValueError as e:  # refused options: the same words as the form

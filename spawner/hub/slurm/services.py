@@ -21,7 +21,7 @@ from ..request.jobspec import Account, job_script, sbatch_argv
 from ..request.options import OptionsError, parse_options
 from ..request.resources import resources_for
 from .client import SlurmClient
-from .clusterinfo import ClusterInfo, SharedAnswers, availability, starts_now
+from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now
 from .joblisting import JobListing
 
 ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
@@ -77,11 +77,12 @@ class HubServices:
         """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
         slurm = self.settings.slurm
         try:
-            request = parse_options(query, slurm)
+            nodes = await self.cluster.nodes()
+            request = parse_options(query, slurm, partition_gpu_types(nodes))
         except OptionsError as e:
             raise ValueError(str(e)) from None
         res = resources_for(request, slurm)
-        if starts_now(await self.cluster.nodes(), request.partition, request.gpus, slurm):
+        if starts_now(nodes, request.partition, request.gpus, slurm, request.gpu_type):
             return {"starts_now": True, "start": None, "message": f"{res.summary()}: can start now."}
         try:
             home = pwd.getpwnam(username).pw_dir if is_username(username) else None
@@ -94,7 +95,7 @@ class HubServices:
         argv = sbatch_argv(slurm, shape, account, [])
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice
-        key = (request.partition, request.gpus, shape.minutes)
+        key = (request.partition, request.gpus, request.gpu_type, shape.minutes)
         if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
             if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
                 raise TooManyEstimates(

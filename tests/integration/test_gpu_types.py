@@ -1,0 +1,81 @@
+"""GPU types on the real dev cluster: node001's four V100 and node002's four A100 (typed GRES, gres.conf Type=).
+
+The hub reads each partition's types from Slurm (sinfo), labels them from the admin config (slurm.gpu_types), and
+submits a session of one type with --gres=gpu:TYPE:N; "any type" keeps --gres=gpu:N, so Slurm takes whichever
+is free first.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.support.cluster import Cluster
+
+NO_H100 = (
+    'gpu_type: partition sxm2 has no GPUs of type "h100" to ask for; choose one of a100 (A100 80 GB), '
+    "v100 (V100 32 GB), or any type."
+)
+
+
+def sxm2(user: Cluster) -> dict:
+    return user.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"][0]
+
+
+def block_the_v100_node() -> None:
+    """bob's job takes node001's four V100 for 10 minutes."""
+    subprocess.run(
+        ["sudo", "-u", "bob", "sbatch", "--job-name=blocker", "--partition=sxm2", "--gres=gpu:v100:4", "--time=10"]
+        + ["--chdir=/home/bob", "--output=/dev/null", "--wrap", "sleep 600"],
+        check=True,
+        timeout=30,
+        capture_output=True,
+    )
+
+
+def refused_words(cluster: Cluster, user: str, options: dict) -> str:
+    """The words of a refused start: the 400's, or (refused after JupyterHub's first second) its progress."""
+    status, body = cluster.request("POST", f"/hub/api/users/{user}/server", options)
+    if status == 400:
+        return body["message"]
+    assert status == 202, (status, body)
+    return "\n".join(cluster.progress(user, until="failed"))
+
+
+def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(cluster):
+    status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "types", "expires_in": 600})
+    assert status == 201, token
+    as_alice = Cluster(token["token"])
+    types = cluster.wait(lambda: sxm2(as_alice)["types"], 30, "sxm2's GPU types in the hub's answer")
+    assert [(t["gpu_type"], t["label"], t["gpus_total"]) for t in types] == [
+        ("a100", "A100 80 GB", 4),
+        ("v100", "V100 32 GB", 4),
+    ]
+    cluster.ensure_user("alice")
+    assert NO_H100 in refused_words(cluster, "alice", {"gpus": 1, "gpu_type": "h100", "hours": 1})
+    assert not cluster.jobs("alice")  # nothing was submitted
+
+    block_the_v100_node()
+    try:
+        cluster.wait(lambda: [j for j in cluster.jobs("bob").values() if j["state"] == "RUNNING"], 60, "the blocker")
+
+        def v100_busy() -> dict | None:
+            v100 = next(t for t in sxm2(as_alice)["types"] if t["gpu_type"] == "v100")
+            return v100 if v100["gpus_free"] == 0 else None
+
+        cluster.wait(v100_busy, 30, "no V100 free in the hub's answer")
+        for gpu_type, now in (("v100", False), ("a100", True), ("", True)):
+            query = "partition=sxm2&gpus=1&hours=1" + (f"&gpu_type={gpu_type}" if gpu_type else "")
+            status, when = as_alice.request("GET", f"/hub/api/dsportal/estimate?{query}")
+            assert status == 200 and when["starts_now"] is now, (gpu_type, when)
+
+        # one A100 by name, then one GPU of any type: both go to the A100 node, the V100 node being full
+        for options, gres in (({"gpu_type": "a100"}, "gpu:a100:1"), ({}, "gpu:1")):
+            assert cluster.start("alice", {"gpus": 1, "hours": 1, **options}) in (201, 202)
+            cluster.wait_ready("alice")
+            job = cluster.job_of("alice")
+            assert cluster.jobs("alice")[job]["node"] == "node002"
+            assert f"TresPerNode=gres:{gres}" in cluster.scontrol(job)
+            cluster.stop("alice")
+    finally:
+        subprocess.run(["scancel", "--name=blocker", "--user=bob"], check=False, timeout=30)
+        cluster.stop("alice")
