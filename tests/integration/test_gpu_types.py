@@ -7,6 +7,7 @@ is free first.
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 from tests.support.cluster import Cluster
@@ -42,6 +43,7 @@ def refused_words(cluster: Cluster, user: str, options: dict) -> str:
 
 
 def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(cluster):
+    cluster.ensure_user("alice")
     status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "types", "expires_in": 600})
     assert status == 201, token
     as_alice = Cluster(token["token"])
@@ -50,7 +52,6 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
         ("a100", "A100 80 GB", 4),
         ("v100", "V100 32 GB", 4),
     ]
-    cluster.ensure_user("alice")
     assert NO_H100 in refused_words(cluster, "alice", {"gpus": 1, "gpu_type": "h100", "hours": 1})
     assert not cluster.jobs("alice")  # nothing was submitted
 
@@ -74,7 +75,7 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
             cluster.wait_ready("alice")
             job = cluster.job_of("alice")
             assert cluster.jobs("alice")[job]["node"] == "node002"
-            assert f"TresPerNode=gres:{gres}" in cluster.scontrol(job)
+            assert re.search(rf"TresPerNode=gres[:/]{gres}\b", cluster.scontrol(job)), cluster.scontrol(job)
             cluster.stop("alice")
     finally:
         subprocess.run(["scancel", "--name=blocker", "--user=bob"], check=False, timeout=30)

@@ -163,6 +163,8 @@ describe("starting a session", () => {
     assert.deepEqual(rules.againOptions([{options: {partition: null, gpus: 2, hours: 8, image: "x"}}, {options: {}}]),
                      [["gpus", "2"], ["hours", "8"]]);
     assert.deepEqual(rules.againOptions([{options: {}}]), []);  // the form shows, with JupyterHub's defaults
+    assert.deepEqual(rules.againOptions([{options: {gpus: 2, gpu_type: "a100"}}]),  // the GPU type too
+                     [["gpus", "2"], ["gpu_type", "a100"]]);
   });
 });
 

@@ -144,3 +144,9 @@ def test_each_gpu_type_of_a_partition_is_counted_apart_and_hidden_ones_left_out(
     assert [starts_now(nodes, "sxm2", g, slurm, "v100") for g in (1, 2)] == [True, False]
     assert starts_now(nodes, "sxm2", 4, slurm, "")  # any type: node003's two T4 and two A100 together
     assert starts_now(nodes, "sxm2", 2, slurm, "t4") and not starts_now(nodes, "sxm2", 3, slurm, "t4")
+    # a use Slurm printed without its type still takes GPUs of the node's one type
+    untyped_use = parse_sinfo("node009|sxm2*|mix|gpu:a100:4(S:0-1)|gpu:2(IDX:0-1)|16/24/0/40|98304|393216|\n")
+    assert availability(untyped_use, slurm)["sxm2"].types[0].gpus_free == 2
+    # a type no session could ask for by name (not a name the option takes) is not offered
+    odd = parse_sinfo("node010|sxm2*|idle|gpu:_odd:2|gpu:_odd:0|0/40/0/40|0|393216|\n")
+    assert partition_gpu_types(odd) == {"sxm2": set()} and availability(odd, slurm)["sxm2"].types == ()

@@ -151,6 +151,10 @@ def test_a_gpu_type_the_partition_has_is_taken_and_named_in_the_summary(slurm):
         assert parse_options({"gpus": 2, "gpu_type": anything}, slurm, TYPES).gpu_type == ""
     # Slurm did not say (sinfo failed): the form of the name is checked; sbatch refuses a type it does not know
     assert parse_options({"gpus": 1, "gpu_type": "h100"}, slurm, None).gpu_type == "h100"
+    # a session that ran on a type the admin hid since still reads (after a hub restart: its GPUs, its culler)
+    assert parse_options({"gpus": 1, "gpu_type": "t4"}, slurm, saved=True).gpu_type == "t4"
+    with pytest.raises(OptionsError):
+        parse_options({"gpus": 1, "gpu_type": "t4"}, slurm)
 
 
 @pytest.mark.parametrize(
@@ -168,8 +172,7 @@ def test_a_gpu_type_the_partition_has_is_taken_and_named_in_the_summary(slurm):
         ),
         (
             {"partition": "pcie", "gpus": 1, "gpu_type": "a100"},
-            'gpu_type: partition pcie has no GPUs of type "a100" to ask for; it has GPUs of one kind: leave the type '
-            "empty.",
+            'gpu_type: partition pcie has no GPUs of type "a100" to ask for; leave the type empty (any type).',
         ),
         ({"gpus": 0, "gpu_type": "a100"}, 'gpu_type: "a100" asks for a GPU type with 0 GPUs; ask for GPUs, or no'),
         ({"gpus": 1, "gpu_type": "a100:2"}, 'gpu_type: "a100:2" is not a GPU type name; leave it empty for any type.'),

@@ -66,18 +66,22 @@ def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
     return value
 
 
-def check_gpu_type(value: Any, gpus: int, partition: str, slurm: SlurmSettings, types: set[str] | None) -> str:
-    """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any."""
+def check_gpu_type(
+    value: Any, gpus: int, partition: str, slurm: SlurmSettings, types: set[str] | None, saved: bool = False
+) -> str:
+    """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any; the
+    options of a session that already ran (`saved`) keep a type the admin has hidden since."""
     if value in (None, "", "any"):
         return ""
     if not isinstance(value, str) or not GPU_TYPE.fullmatch(value):
         raise OptionsError(f"gpu_type: {show(value)} is not a GPU type name; leave it empty for any type.")
     if gpus == 0:
         raise OptionsError(f"gpu_type: {show(value)} asks for a GPU type with 0 GPUs; ask for GPUs, or no type.")
-    offered = sorted((types or set()) - set(slurm.hidden_gpu_types) - {""})
-    if value in slurm.hidden_gpu_types or (types is not None and value not in offered):
+    offered = sorted(t for t in (types or set()) - set(slurm.hidden_gpu_types) if GPU_TYPE.fullmatch(t))
+    hidden = value in slurm.hidden_gpu_types and not saved
+    if hidden or (types is not None and value not in offered):
         choices = ", ".join(f"{t} ({slurm.gpu_label(t)})" if slurm.gpu_label(t) != t else t for t in offered)
-        has = f"choose one of {choices}, or any type" if offered else "it has GPUs of one kind: leave the type empty"
+        has = f"choose one of {choices}, or any type" if offered else "leave the type empty (any type)"
         raise OptionsError(f"gpu_type: partition {partition} has no GPUs of type {show(value)} to ask for; {has}.")
     return value
 
@@ -94,10 +98,12 @@ def check_hours(value: Any, max_hours: float) -> float:
     return float(value)
 
 
-def parse_options(options: Any, slurm: SlurmSettings, gpu_types: dict[str, set[str]] | None = None) -> SessionRequest:
+def parse_options(
+    options: Any, slurm: SlurmSettings, gpu_types: dict[str, set[str]] | None = None, saved: bool = False
+) -> SessionRequest:
     """Validate `options` ({"partition", "gpus", "hours", "gpu_type"}, all optional); `gpu_types`: each
     partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its form only, and
-    Slurm's sbatch refuses one it does not know)."""
+    Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already ran."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -113,7 +119,7 @@ def parse_options(options: Any, slurm: SlurmSettings, gpu_types: dict[str, set[s
     gpus = check_gpus(values.get("gpus", min(1, partition.max_gpus)), partition.max_gpus, partition.name)
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
-    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
     return SessionRequest(partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type)
 
 

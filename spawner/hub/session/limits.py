@@ -163,7 +163,7 @@ class LimitsMixin:
         if self.resources is None and self.user_options:
             try:
                 self.resources = resources_for(
-                    parse_options(self.user_options, self.settings.slurm), self.settings.slurm
+                    parse_options(self.user_options, self.settings.slurm, saved=True), self.settings.slurm
                 )
             except OptionsError:
                 return None

@@ -17,6 +17,7 @@ from typing import Any
 
 from portal.settings import SlurmSettings
 
+from ...slurmgres import GPU_TYPE
 from ...slurmvocab import NodeState
 from ..request.resources import allocation
 from .client import SlurmClient
@@ -62,9 +63,11 @@ class PartitionAvailability:
 
 def free_gpus(node: NodeState, gpu_type: str = "") -> int:
     """GPUs of `gpu_type` ("" = any) not in use on `node`."""
+    free = max(node.gpus - node.gpus_used, 0)
     if not gpu_type:
-        return max(node.gpus - node.gpus_used, 0)
-    return sum(max(total - used, 0) for kind, total, used in node.gpu_types if kind == gpu_type)
+        return free
+    # at most what is free of every type: a use Slurm printed without its type is use all the same
+    return min(free, sum(max(total - used, 0) for kind, total, used in node.gpu_types if kind == gpu_type))
 
 
 def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings, gpu_type: str = "") -> bool:
@@ -83,12 +86,13 @@ def partition_gpu_types(nodes: list[NodeState]) -> dict[str, set[str]]:
     """{partition: the GPU types its nodes have} (untyped GPUs are no type)."""
     types: dict[str, set[str]] = {}
     for node in nodes:
-        types.setdefault(node.partition, set()).update(kind for kind, _, _ in node.gpu_types if kind)
+        types.setdefault(node.partition, set()).update(k for k, _, _ in node.gpu_types if GPU_TYPE.fullmatch(k))
     return types
 
 
 def _types(mine: list[NodeState], up: list[NodeState], slurm: SlurmSettings) -> tuple[TypeAvailability, ...]:
-    names = sorted({kind for n in mine for kind, _, _ in n.gpu_types if kind} - set(slurm.hidden_gpu_types))
+    named = {kind for n in mine for kind, _, _ in n.gpu_types if GPU_TYPE.fullmatch(kind)}  # a session may ask for
+    names = sorted(named - set(slurm.hidden_gpu_types))
     return tuple(
         TypeAvailability(
             gpu_type=kind,

@@ -77,8 +77,10 @@ class HubServices:
         """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
         slurm = self.settings.slurm
         try:
+            request = parse_options(query, slurm)  # refused as such even while Slurm does not answer
             nodes = await self.cluster.nodes()
-            request = parse_options(query, slurm, partition_gpu_types(nodes))
+            if request.gpu_type:
+                request = parse_options(query, slurm, partition_gpu_types(nodes))
         except OptionsError as e:
             raise ValueError(str(e)) from None
         res = resources_for(request, slurm)
