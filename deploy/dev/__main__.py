@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import (
     accounting,
+    associations,
     demo,
     directory,
     images,
@@ -121,6 +122,7 @@ def start_slurm(restart: bool) -> None:
     wait_for(slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
     # a job that ends before slurmctld registered would still be sent later; waiting makes `up` mean "accounted"
     wait_for(accounting.cluster_registered, 30, "slurmctld registered with slurmdbd", "slurmctld.log")
+    associations.ensure_associations()  # before any job: Slurm refuses a user's job without one
     wait_for(slurmconf.nodes_idle, 60, "both Slurm nodes idle", "slurmd-node001.log")
 
 

@@ -166,7 +166,7 @@ def cluster_registered() -> bool:
     No `sacctmgr add cluster` first: Slurm 22.05's slurmctld adds its
     cluster to an empty database itself when it registers (tried: a dropped
     database, then slurmctld alone, and the cluster and its root association
-    were there).  Jobs of users with no association are recorded too, as
-    AccountingStorageEnforce is unset.
+    were there).  The demo users' associations come next
+    (deploy/dev/associations.py): slurm.conf enforces them.
     """
     return (clusters() or {}).get(CLUSTER_NAME, "0") not in ("", "0")

@@ -60,6 +60,9 @@ AccountingStorageHost=localhost
 AccountingStoragePort={SLURMDBD_PORT}
 # GPUs in the accounting too (sacct's AllocTRES shows gres/gpu=N): the usage page's GPU-hours
 AccountingStorageTRES=gres/gpu
+# As a real site: Slurm refuses a job in an account its user is not in, above an association's limits, or with
+# a QOS the association does not allow (the accounts: deploy/dev/associations.py)
+AccountingStorageEnforce=associations,limits,qos
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
 MpiDefault=none

@@ -72,6 +72,12 @@ class SlurmSettings(Section):
     scancel: Command = key("scancel", "The scancel command.")
     sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
     sinfo: Command = key("sinfo", "The sinfo command (dsportal doctor).")
+    sacctmgr: Command = key("sacctmgr", "The sacctmgr command: which Slurm accounts each user may charge.")
+    accounts_seconds: integer(5, 86400) = key(
+        300,
+        "Seconds one answer about every user's Slurm accounts (sacctmgr) is reused for everyone: the accounts "
+        "a user may choose, and the check of the one a start names.",
+    )
     sacct: Command = key("sacct", "The sacct command: finished jobs and their use, from Slurm's accounting (slurmdbd).")
     min_uid: integer(1, 2**31 - 1) = key(
         1000, "Lowest uid that may run sessions: system accounts (and root, uid 0, always) are refused."

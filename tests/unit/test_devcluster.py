@@ -171,6 +171,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
         "AccountingStorageHost=localhost",
         "AccountingStoragePort=6819",
         "AccountingStorageTRES=gres/gpu",
+        "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",
     ]  # no PrivateData: the hub's account reads every user's jobs

@@ -16,6 +16,7 @@ from ...slurmgres import GPU_TYPE
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ACCOUNT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # a Slurm account name (portal/settings/kinds.py)
 
 # Every variable a session job gets from the hub, by exact name: the sudoers rule
 # (deploy/sudoers.d/dsportal) keeps exactly these, and the spawner passes no other.
@@ -89,11 +90,13 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
     return argv + ["-u", username, "--"]
 
 
-def site_options(slurm: SlurmSettings) -> list[str]:
-    """The admin's account, QOS and reservation for every job the portal submits (sessions and runs)."""
-    return [
-        f"--{option}={getattr(slurm, option)}" for option in ("account", "qos", "reservation") if getattr(slurm, option)
-    ]
+def site_options(slurm: SlurmSettings, account: str = "") -> list[str]:
+    """The admin's account, QOS and reservation for every job the portal submits (sessions and runs); `account`:
+    the one the user chose instead (checked against their associations with the options)."""
+    if account and not _ACCOUNT.fullmatch(account):  # never into a command line unchecked
+        raise ValueError(f"invalid Slurm account {account!r}")
+    chosen = {"account": account or slurm.account, "qos": slurm.qos, "reservation": slurm.reservation}
+    return [f"--{option}={value}" for option, value in chosen.items() if value]
 
 
 def gres_option(res: Resources) -> str:
@@ -133,7 +136,7 @@ def sbatch_argv(
     if warning_minutes:
         # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on
         argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
-    argv += site_options(slurm)
+    argv += site_options(slurm, res.account)
     if comment:
         argv.append(f"--comment={comment}")
     argv += [

@@ -17,7 +17,9 @@ from portal.settings import Partition, SlurmSettings
 
 from ...slurmgres import GPU_TYPE
 
-ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type")
+SLURM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # an account name (portal/settings/kinds.py's rule)
+
+ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account")
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _DECIMAL = re.compile(r"[0-9]{1,5}(\.[0-9]{1,4})?")
 
@@ -32,6 +34,7 @@ class SessionRequest:
     gpus: int
     hours: float
     gpu_type: str = ""  # a GPU type Slurm knows (gres.conf Type=), "" for any
+    account: str = ""  # a Slurm account of the user's, "" for the admin's (slurm.account) or the user's default
 
 
 def single_value(value: Any) -> Any:
@@ -86,6 +89,23 @@ def check_gpu_type(
     return value
 
 
+def check_account(value: Any, accounts: tuple[str, ...] | None) -> str:
+    """One of the user's Slurm accounts (`accounts`: theirs from sacctmgr, default first; None when Slurm's
+    accounting did not say: the name's form is checked, and sbatch refuses an account the user is not in)."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or not SLURM_NAME.fullmatch(value):
+        raise OptionsError(f"account: {show(value)} is not a Slurm account name; leave it empty for your default.")
+    if accounts is not None and value not in accounts:
+        yours = (
+            f"yours are {', '.join(accounts)} ({accounts[0]} is your default)"
+            if accounts
+            else "Slurm lists none for you: leave it empty, or ask the cluster admins to add you to a project"
+        )
+        raise OptionsError(f"account: you are not in the Slurm account {show(value)}; {yours}.")
+    return value
+
+
 def check_hours(value: Any, max_hours: float) -> float:
     allowed = f"choose a number of hours above 0 and at most {max_hours:g}"
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
@@ -99,11 +119,16 @@ def check_hours(value: Any, max_hours: float) -> float:
 
 
 def parse_options(
-    options: Any, slurm: SlurmSettings, gpu_types: dict[str, set[str]] | None = None, saved: bool = False
+    options: Any,
+    slurm: SlurmSettings,
+    gpu_types: dict[str, set[str]] | None = None,
+    saved: bool = False,
+    accounts: tuple[str, ...] | None = None,
 ) -> SessionRequest:
     """Validate `options` ({"partition", "gpus", "hours", "gpu_type"}, all optional); `gpu_types`: each
     partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its form only, and
-    Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already ran."""
+    Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already ran;
+    `accounts`: the user's Slurm accounts (None: not known now)."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -120,7 +145,8 @@ def parse_options(
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
-    return SessionRequest(partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type)
+    account = check_account(values.get("account"), accounts)
+    return SessionRequest(partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account)
 
 
 def options_from_form(formdata: dict[str, list[str]]) -> dict[str, Any]:

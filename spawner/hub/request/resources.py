@@ -19,6 +19,7 @@ class Resources:
     minutes: int
     gpu_type: str = ""  # "" for any type
     gpu_label: str = ""  # how the pages name the type (the admin's label)
+    account: str = ""  # the Slurm account the user chose; "" for the admin's or the user's default
 
     @property
     def memory(self) -> str:
@@ -35,7 +36,11 @@ class Resources:
         if self.gpus and self.gpu_type:
             gpus += f" ({self.gpu_label or self.gpu_type})"
         memory = self.memory_mib / 1024
-        return f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
+        charged = f", charged to {self.account}" if self.account else ""
+        return (
+            f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
+            + charged
+        )
 
 
 def slurm_memory(mib: int) -> str:
@@ -72,4 +77,5 @@ def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
         minutes=max(1, round(request.hours * 60)),  # Slurm counts whole minutes; summary() says which
         gpu_type=request.gpu_type,
         gpu_label=slurm.gpu_label(request.gpu_type) if request.gpu_type else "",
+        account=request.account,
     )

@@ -45,7 +45,7 @@ class LimitsMixin:
         sessions the hub tracks (no Slurm call for a refusal, and starts racing this one count it from here on),
         then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
         timed out): a start can only lose its claim there."""
-        self.apply_session_options(user_options, await self.gpu_types_in_slurm(user_options))
+        self.apply_session_options(user_options, *(await self.slurm_facts(user_options)))
         try:
             why = self.room_problem(await self.held_in_slurm())
             if why:
@@ -55,23 +55,37 @@ class LimitsMixin:
             self.claimed, self.start_tag = False, ""
             raise
 
-    async def gpu_types_in_slurm(self, user_options: Any) -> dict[str, set[str]] | None:
-        """Each partition's GPU types, from the hub's shared sinfo, when the options name a type (None when they
-        do not, or Slurm did not answer: a GPU type is then checked by its form only, and sbatch refuses one
-        Slurm does not know)."""
-        if not (isinstance(user_options, dict) and user_options.get("gpu_type") not in (None, "", [""])):
-            return None
-        try:
-            return partition_gpu_types(await services_for(self.config_file).cluster.nodes())
-        except SlurmError as e:
-            self.log.warning("GPU types of %s's start not checked against Slurm's: %s", log_name(self), e)
-            return None
+    async def slurm_facts(self, user_options: Any) -> tuple[dict[str, set[str]] | None, tuple[str, ...] | None]:
+        """What Slurm knows of what the options name, from the hub's shared answers: each partition's GPU types
+        when they name a type, the user's accounts when they name an account.  None for what they do not name,
+        or when Slurm did not answer: the name's form is checked then, and sbatch refuses what Slurm does not
+        allow."""
 
-    def apply_session_options(self, user_options: Any, gpu_types: dict[str, set[str]] | None = None) -> None:
-        """Validate the user's options against the admin config (and Slurm's GPU types, when known) and claim room
-        under the limits (HTTP 400 if refused), counting the sessions the hub tracks only."""
+        def named(key: str) -> bool:
+            return isinstance(user_options, dict) and user_options.get(key) not in (None, "", [""])
+
+        services = services_for(self.config_file)
+        types = accounts = None
         try:
-            self.request = parse_options(user_options, self.settings.slurm, gpu_types)
+            if named("gpu_type"):
+                types = partition_gpu_types(await services.cluster.nodes())
+            if named("account"):
+                accounts = (await services.accounts()).of(self.user.name)
+        except SlurmError as e:
+            self.log.warning("Options of %s's start not checked against Slurm's: %s", log_name(self), e)
+        return types, accounts
+
+    def apply_session_options(
+        self,
+        user_options: Any,
+        gpu_types: dict[str, set[str]] | None = None,
+        accounts: tuple[str, ...] | None = None,
+    ) -> None:
+        """Validate the user's options against the admin config (and Slurm's GPU types and the user's accounts,
+        when known) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub tracks
+        only."""
+        try:
+            self.request = parse_options(user_options, self.settings.slurm, gpu_types, accounts=accounts)
         except OptionsError as e:
             self.log.warning("Refused session options for %s: %s", log_name(self), e)
             raise SessionRefused(str(e)) from None

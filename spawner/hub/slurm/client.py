@@ -52,6 +52,7 @@ from ...slurmvocab import (
 )
 from ..base.metrics import SLURM_FAILURES, SLURM_SECONDS
 from ..request.jobspec import as_user
+from .associations import Accounts, accounts_of, associations_argv, default_accounts_argv, parse_pairs
 from .held import HeldJob, held_jobs_argv, parse_held_jobs
 from .watcher import JobWatcher
 
@@ -276,6 +277,12 @@ class SlurmClient:
     async def nodes(self) -> list[NodeState]:
         """Every node of every partition, as sinfo lists it (spawner/hub/slurm/clusterinfo.py shares the answer)."""
         return await self._read(sinfo_nodes_argv(self.slurm.sinfo), parse_sinfo)
+
+    async def accounts(self) -> Accounts:
+        """Every user's Slurm accounts, their default first (spawner/hub/slurm/associations.py)."""
+        associations = await self._read(associations_argv(self.slurm.sacctmgr), parse_pairs)
+        defaults = await self._read(default_accounts_argv(self.slurm.sacctmgr), parse_pairs)
+        return accounts_of(associations, defaults)
 
     async def all_jobs(self) -> list[ListedJob]:
         """Every user's jobs Slurm still lists (spawner/hub/slurm/joblisting.py shares the answer)."""

@@ -6,6 +6,8 @@
                          "summary", "types_summary", "starts_now": {"0": true, "1": true, ...}}]}
     GET /hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=8[&gpu_type=a100]
         {"starts_now": false, "start": "2026-11-22T11:00:00" or null, "message": "..."}
+    GET /hub/api/dsportal/accounts
+        {"accounts": ["vision", "nlp"], "default": "vision"}: the Slurm accounts the user may charge
 
 Both come from shared, cached Slurm answers (spawner/hub/slurm/clusterinfo.py).
 """
@@ -24,6 +26,7 @@ from .services import HubServices, TooManyEstimates
 
 PARTITIONS_URL = "/api/dsportal/partitions"
 ESTIMATE_URL = "/api/dsportal/estimate"
+ACCOUNTS_URL = "/api/dsportal/accounts"
 UNAVAILABLE = "The scheduler (Slurm) is not answering; what is free cannot be shown right now."
 
 
@@ -74,7 +77,23 @@ class EstimateHandler(_Base):
         self.finish(json.dumps(answer))
 
 
+class AccountsHandler(_Base):
+    """The Slurm accounts the logged-in user may charge, their default first (the form's choice)."""
+
+    async def get(self):
+        self.check_user()
+        try:
+            accounts = await self.portal_services.accounts()
+        except SlurmError as e:
+            self.log.warning("sacctmgr for the accounts API: %s", e)
+            raise web.HTTPError(
+                503, "Slurm's accounting is not answering; your accounts cannot be shown right now."
+            ) from None
+        self.finish(json.dumps(accounts.to_dict(self.current_user.name)))
+
+
 HANDLERS = [
     (PARTITIONS_URL, PartitionsHandler),
     (ESTIMATE_URL, EstimateHandler),
+    (ACCOUNTS_URL, AccountsHandler),
 ]  # installed by spawner/hub/wiring/routes.py

@@ -20,6 +20,7 @@ from ...slurmvocab import NodeState
 from ..request.jobspec import Account, job_script, sbatch_argv
 from ..request.options import OptionsError, parse_options
 from ..request.resources import resources_for
+from .associations import Accounts
 from .client import SlurmClient
 from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now
 from .joblisting import JobListing
@@ -48,6 +49,7 @@ class HubServices:
         self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
         self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
+        self._accounts = SharedAnswers(slurm.accounts_seconds)  # every user's Slurm accounts: one key
         self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
 
     def __copy__(self) -> HubServices:
@@ -55,6 +57,10 @@ class HubServices:
 
     def __deepcopy__(self, memo: dict) -> HubServices:
         return self
+
+    async def accounts(self) -> Accounts:
+        """Every user's Slurm accounts (sacctmgr), shared for slurm.accounts_seconds."""
+        return await self._accounts.get("all", self.client.accounts)
 
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""

@@ -1,0 +1,61 @@
+"""The dev cluster's Slurm accounts, QOS and associations in slurmdbd, as a real site keeps them.
+
+Two projects: `vision` (every demo user's default) and `nlp` (alice's second
+project, with a GPU-minutes allocation and at most 2 GPUs per job), fairshare
+shares 60 and 40; QOS `normal` (Slurm's own), `short` (1 h) and `long` (12 h).
+slurm.conf enforces them (AccountingStorageEnforce=associations,limits,qos,
+deploy/dev/slurmconf.py): Slurm itself refuses a job in an account its user is
+not in, above an association's limits, or with a QOS the association does
+not allow.  Added after slurmctld registered its cluster (deploy/dev/__main__.py),
+each only if missing: `up` twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from .common import CLUSTER_NAME, run, say
+from .demo import USERS
+
+SACCTMGR = ["sacctmgr", "--immediate", "--noheader", "--parsable2"]
+QOS = {"short": ["MaxWall=01:00:00"], "long": ["MaxWall=12:00:00"]}
+ACCOUNTS = {
+    "vision": ["Fairshare=60", "Description=computer vision", "Organization=dsportal"],
+    "nlp": [
+        "Fairshare=40",
+        "Description=language models",
+        "Organization=dsportal",
+        "GrpTRESMins=gres/gpu=60000",  # the project's allocation: 1,000 GPU-hours
+        "MaxTRESPerJob=gres/gpu=2",
+    ],
+}
+SECOND_ACCOUNTS = {"alice": ["nlp"]}  # alice works in both projects; everyone else in vision only
+DEFAULT_ACCOUNT = "vision"
+USER_QOS = ["QOS=normal,short,long", "DefaultQOS=normal"]
+
+
+def _listed(what: str, fields: str) -> set[tuple[str, ...]]:
+    out = run([*SACCTMGR, "show", what, f"format={fields}"], timeout=30)
+    return {tuple(line.split("|")) for line in out.stdout.splitlines() if line.strip()}
+
+
+def ensure_associations() -> None:
+    """The QOS, the projects and every demo user's associations, each added if missing."""
+    have_qos = {name for (name,) in _listed("qos", "Name")}
+    for name, limits in QOS.items():
+        if name not in have_qos:
+            say(f"adding the Slurm QOS {name}")
+            run([*SACCTMGR, "add", "qos", name, *limits], timeout=30)
+    associations = _listed("associations", "Cluster,Account,User")
+    accounts = {account for cluster, account, user in associations if cluster == CLUSTER_NAME and not user}
+    for name, settings in ACCOUNTS.items():
+        if name not in accounts:
+            say(f"adding the Slurm account {name}")
+            run([*SACCTMGR, "add", "account", name, f"Cluster={CLUSTER_NAME}", *settings], timeout=30)
+    held = {(account, user) for cluster, account, user in associations if cluster == CLUSTER_NAME and user}
+    for person in USERS:
+        for account in [DEFAULT_ACCOUNT, *SECOND_ACCOUNTS.get(person.name, [])]:
+            if (account, person.name) not in held:
+                run(
+                    [*SACCTMGR, "add", "user", person.name, f"Account={account}", f"Cluster={CLUSTER_NAME}"]
+                    + [f"DefaultAccount={DEFAULT_ACCOUNT}", *USER_QOS],
+                    timeout=30,
+                )

@@ -1,0 +1,56 @@
+"""Slurm accounts on the real dev cluster (slurmdbd's associations, enforced by slurmctld).
+
+Every demo user is in the account `vision` (their default); alice also in `nlp`
+(deploy/dev/associations.py).  The hub reads each user's accounts from one shared
+pair of sacctmgr calls; a session that names one is charged to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.support.cluster import Cluster
+
+NOT_PHYSICS = 'account: you are not in the Slurm account "physics"; yours are vision, nlp (vision is your default).'
+
+
+def token_of(cluster: Cluster, user: str) -> Cluster:
+    cluster.ensure_user(user)
+    status, token = cluster.request("POST", f"/hub/api/users/{user}/tokens", {"note": "accounts", "expires_in": 600})
+    assert status == 201, token
+    return Cluster(token["token"])
+
+
+def refused_words(cluster: Cluster, user: str, options: dict) -> str:
+    """The words of a refused start: the 400's, or (refused after JupyterHub's first second) its progress."""
+    status, body = cluster.request("POST", f"/hub/api/users/{user}/server", options)
+    if status == 400:
+        return body["message"]
+    assert status == 202, (status, body)
+    return "\n".join(cluster.progress(user, until="failed"))
+
+
+def test_a_user_in_two_projects_charges_the_one_she_chooses(cluster):
+    assert token_of(cluster, "alice").request("GET", "/hub/api/dsportal/accounts") == (
+        200,
+        {"accounts": ["vision", "nlp"], "default": "vision"},
+    )
+    assert token_of(cluster, "bob").request("GET", "/hub/api/dsportal/accounts") == (
+        200,
+        {"accounts": ["vision"], "default": "vision"},
+    )
+    assert refused_words(cluster, "alice", {"gpus": 1, "hours": 1, "account": "physics"}).endswith(NOT_PHYSICS)
+    assert refused_words(cluster, "bob", {"gpus": 0, "hours": 1, "account": "nlp"}).endswith(
+        'account: you are not in the Slurm account "nlp"; yours are vision (vision is your default).'
+    )
+    assert not cluster.jobs("alice") and not cluster.jobs("bob")  # nothing was submitted
+
+    try:
+        for options, account in (({"account": "nlp"}, "nlp"), ({}, "vision")):
+            assert cluster.start("alice", {"gpus": 1, "hours": 1, **options}) in (201, 202)
+            cluster.wait_ready("alice")
+            job = cluster.job_of("alice")
+            assert re.search(rf"\bAccount={account}\b", cluster.scontrol(job)), cluster.scontrol(job)
+            cluster.stop("alice")
+    finally:
+        cluster.stop("alice")
