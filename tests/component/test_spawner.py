@@ -165,6 +165,44 @@ async def test_controller_down_while_starting_is_a_clear_error(a_spawner, mock_s
     assert mock_slurm.jobs() == {}
 
 
+@pytest.mark.parametrize(
+    ("reason", "why"),
+    [
+        ("AssocMaxGRESPerJob", "it asks for more than one job may have under its Slurm account or QOS"),
+        ("QOSMaxWallDurationPerJobLimit", "it asks for more than one job may have under its Slurm account or QOS"),
+        ("AssocGrpGRESMinutes", "its Slurm account's allocation is used up"),
+    ],
+)
+async def test_a_job_slurm_holds_for_a_limit_waiting_cannot_clear_fails_its_start_with_words(
+    a_spawner, mock_slurm, reason, why
+):
+    """A per-job limit of the account or QOS, or an allocation used up: the job would wait until start_timeout (15
+    min) with nothing to wait for. The start fails at once, says why, and its job is cancelled."""
+    a_spawner.apply_session_options({"gpus": 4})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    mock_slurm.set_job(job_id, reason=reason)
+    with pytest.raises(RuntimeError) as info:
+        await asyncio.wait_for(task, 10)
+    assert str(info.value).startswith(f"Slurm will not start your session (job {job_id}): {why} ({reason}).")
+    await a_spawner.stop()  # what JupyterHub does after a failed start
+    assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
+
+
+async def test_a_job_waiting_for_a_limit_that_clears_keeps_waiting(a_spawner, mock_slurm):
+    a_spawner.apply_session_options({"gpus": 1})
+    task = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())
+    job_id = next(iter(mock_slurm.jobs()))
+    mock_slurm.set_job(job_id, reason="AssocGrpGRESRunMinutes")  # clears as the account's running jobs go on
+    await until(lambda: a_spawner.job_info is not None and a_spawner.job_info.reason == "AssocGrpGRESRunMinutes")
+    await asyncio.sleep(0.3)
+    assert not task.done()
+    task.cancel()
+    await a_spawner.stop()
+
+
 async def test_slurm_refusal_is_shown_with_its_stderr(a_spawner, mock_slurm):
     mock_slurm.fail(
         "sbatch",

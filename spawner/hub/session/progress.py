@@ -20,6 +20,17 @@ PENDING_REASONS = {
 }
 
 
+def never_starts(reason: str) -> str:
+    """Why a job pending for Slurm's `reason` will not start by waiting ("" when it may): a per-job limit of its
+    account (association) or QOS (AssocMax*PerJob*, QOSMax*PerJob*), or an allocation used up (AssocGrp*Minutes,
+    QOSGrp*Minutes; the *RunMinutes limits clear as running jobs go on)."""
+    if reason.startswith(("Assoc", "QOS")) and "PerJob" in reason:
+        return "it asks for more than one job may have under its Slurm account or QOS"
+    if reason.startswith(("AssocGrp", "QOSGrp")) and reason.endswith("Minutes") and not reason.endswith("RunMinutes"):
+        return "its Slurm account's allocation is used up"
+    return ""
+
+
 def ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 

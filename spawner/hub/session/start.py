@@ -20,6 +20,7 @@ from ..base.notices import public_home, session_started_mail, tell, waited_words
 from ..request.jobspec import output_path
 from ..request.refusal import SessionRefused
 from . import handlers as session_handlers
+from .progress import never_starts
 from .readiness import wait_for_proof
 
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
@@ -101,6 +102,15 @@ class StartMixin:
             )
         if status == JobStatus.NOTFOUND:
             raise await self._ended_error()
+        why = never_starts(self.job_info.reason) if status == JobStatus.PENDING and self.job_info else ""
+        if why:  # waiting would hold the user until start_timeout for nothing: the start fails, its job is cancelled
+            self.log.warning(
+                "Session job %s of %s will not start: %s", self.job_id, log_name(self), self.job_info.reason
+            )
+            raise RuntimeError(
+                f"Slurm will not start your session (job {self.job_id}): {why} ({self.job_info.reason}). Ask for "
+                "fewer GPUs or hours, or choose another account; the cluster admins can say what the limits are."
+            )
         return status
 
     def _start_listing_age(self) -> float:
