@@ -21,15 +21,6 @@ def token_of(cluster: Cluster, user: str) -> Cluster:
     return Cluster(token["token"])
 
 
-def refused_words(cluster: Cluster, user: str, options: dict) -> str:
-    """The words of a refused start: the 400's, or (refused after JupyterHub's first second) its progress."""
-    status, body = cluster.request("POST", f"/hub/api/users/{user}/server", options)
-    if status == 400:
-        return body["message"]
-    assert status == 202, (status, body)
-    return "\n".join(cluster.progress(user, until="failed"))
-
-
 def test_a_user_in_two_projects_charges_the_one_she_chooses(cluster):
     assert token_of(cluster, "alice").request("GET", "/hub/api/dsportal/accounts") == (
         200,
@@ -39,8 +30,8 @@ def test_a_user_in_two_projects_charges_the_one_she_chooses(cluster):
         200,
         {"accounts": ["vision"], "default": "vision"},
     )
-    assert refused_words(cluster, "alice", {"gpus": 1, "hours": 1, "account": "physics"}).endswith(NOT_PHYSICS)
-    assert refused_words(cluster, "bob", {"gpus": 0, "hours": 1, "account": "nlp"}).endswith(
+    assert cluster.refused_start("alice", {"gpus": 1, "hours": 1, "account": "physics"}).endswith(NOT_PHYSICS)
+    assert cluster.refused_start("bob", {"gpus": 0, "hours": 1, "account": "nlp"}).endswith(
         'account: you are not in the Slurm account "nlp"; yours are vision (vision is your default).'
     )
     assert not cluster.jobs("alice") and not cluster.jobs("bob")  # nothing was submitted

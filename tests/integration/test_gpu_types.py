@@ -33,15 +33,6 @@ def block_the_v100_node() -> None:
     )
 
 
-def refused_words(cluster: Cluster, user: str, options: dict) -> str:
-    """The words of a refused start: the 400's, or (refused after JupyterHub's first second) its progress."""
-    status, body = cluster.request("POST", f"/hub/api/users/{user}/server", options)
-    if status == 400:
-        return body["message"]
-    assert status == 202, (status, body)
-    return "\n".join(cluster.progress(user, until="failed"))
-
-
 def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(cluster):
     cluster.ensure_user("alice")
     status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "types", "expires_in": 600})
@@ -52,7 +43,7 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
         ("a100", "A100 80 GB", 4),
         ("v100", "V100 32 GB", 4),
     ]
-    assert NO_H100 in refused_words(cluster, "alice", {"gpus": 1, "gpu_type": "h100", "hours": 1})
+    assert NO_H100 in cluster.refused_start("alice", {"gpus": 1, "gpu_type": "h100", "hours": 1})
     assert not cluster.jobs("alice")  # nothing was submitted
 
     block_the_v100_node()

@@ -86,6 +86,15 @@ class Cluster:
         self.ensure_user(name)
         return self.request("POST", f"/hub/api/users/{name}/server", options)[0]
 
+    def refused_start(self, name: str, options: dict) -> str:
+        """The words of a start that is refused: the 400's, or (refused after JupyterHub's first second) the
+        failure its progress shows."""
+        status, body = self.request("POST", f"/hub/api/users/{name}/server", options)
+        if status == 400:
+            return body["message"]
+        assert status == 202, (status, body)
+        return "\n".join(self.progress(name, until="failed"))
+
     def wait(self, predicate, timeout: float = 90, what: str = "condition"):
         return wait_until(predicate, timeout, what, every=0.3)
 
