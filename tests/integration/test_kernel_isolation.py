@@ -181,6 +181,8 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
             text=True,
         )
         debug_replies, printed = asyncio.run(alice_debugs_then_works(cluster, kernel["id"], spy))
+        # which of alice's processes listens where, seen as root while her kernel runs (says what a finding is)
+        listeners = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=30).stdout
         out = spy.stdout.read()  # the spy ends once its stdin is closed (at most 60 s)
         spy.wait(timeout=60)
     finally:
@@ -193,7 +195,7 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     assert [h for h in found["heard"] if MARKER in h] == []  # none of her output reached bob
     # alice's only port is her session server's, which wants her login (before: the kernel's PUB, ROUTER and
     # REP sockets, ipykernel's subprocess-output pipe (PULL), and the debugger's, which answer anyone)
-    assert [a for a in found["answers"].values() if not re.fullmatch(r"HTTP/1\.1 (302|403) .*", a)] == [], found[
-        "answers"
-    ]
+    others = {p: a for p, a in found["answers"].items() if not re.fullmatch(r"HTTP/1\.1 (302|403) .*", a)}
+    owners = [line for line in listeners.splitlines() if any(f":{p} " in line for p in others)]
+    assert others == {}, (found["answers"], owners)
     assert debug_replies == []  # the session's server passes no debugger request to the kernel
