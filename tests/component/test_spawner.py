@@ -11,6 +11,7 @@ import pytest
 from batchspawner import JobStatus
 from jupyterhub.spawner import SpawnException
 
+from spawner.hub.request.refusal import SessionRefused
 from spawner.hub.slurm.client import JobInfo, SlurmUnavailable
 from spawner.hub.slurm.watcher import JobWatcher
 
@@ -183,9 +184,11 @@ async def test_a_job_slurm_holds_for_a_limit_waiting_cannot_clear_fails_its_star
     await until(lambda: mock_slurm.jobs())
     job_id = next(iter(mock_slurm.jobs()))
     mock_slurm.set_job(job_id, reason=reason)
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(SessionRefused) as info:
         await asyncio.wait_for(task, 10)
-    assert str(info.value).startswith(f"Slurm will not start your session (job {job_id}): {why} ({reason}).")
+    assert info.value.jupyterhub_message.startswith(
+        f"Slurm will not start your session (job {job_id}): {why} ({reason})."
+    )
     await a_spawner.stop()  # what JupyterHub does after a failed start
     assert mock_slurm.jobs()[job_id]["state"] == "CANCELLED"
 

@@ -45,3 +45,15 @@ def test_a_user_in_two_projects_charges_the_one_she_chooses(cluster):
             cluster.stop("alice")
     finally:
         cluster.stop("alice")
+
+
+def test_a_session_above_its_accounts_per_job_limit_fails_at_once_with_words(cluster):
+    """nlp allows 2 GPUs per job: Slurm queues a 4-GPU job of it for AssocMaxGRESPerJob, which waiting never clears.
+    The start fails with Slurm's reason in words (it waited for start_timeout, 15 min), and the job is cancelled."""
+    cluster.ensure_user("alice")
+    try:
+        words = cluster.refused_start("alice", {"gpus": 4, "hours": 1, "account": "nlp"})  # 400, or its progress
+        assert "it asks for more than one job may have under its Slurm account or QOS (AssocMaxGRESPerJob)" in words
+        cluster.wait(lambda: not cluster.jobs("alice"), 60, "alice's job cancelled")
+    finally:
+        cluster.stop("alice")

@@ -103,11 +103,11 @@ class StartMixin:
         if status == JobStatus.NOTFOUND:
             raise await self._ended_error()
         why = never_starts(self.job_info.reason) if status == JobStatus.PENDING and self.job_info else ""
-        if why:  # waiting would hold the user until start_timeout for nothing: the start fails, its job is cancelled
+        if why:  # waiting would hold the user until start_timeout for nothing: refused (400), its job is cancelled
             self.log.warning(
                 "Session job %s of %s will not start: %s", self.job_id, log_name(self), self.job_info.reason
             )
-            raise RuntimeError(
+            raise SessionRefused(
                 f"Slurm will not start your session (job {self.job_id}): {why} ({self.job_info.reason}). Ask for "
                 "fewer GPUs or hours, or choose another account; the cluster admins can say what the limits are."
             )
