@@ -14,6 +14,7 @@ import subprocess
 
 from playwright.sync_api import expect
 
+from spawner.slurmgres import gpu_count
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB
 from tests.support.demo import password_of
@@ -33,8 +34,8 @@ def slurm_gpus(partition: str) -> dict[str, int]:
     total = used = 0
     for line in out.splitlines():
         _, gres, gres_used = line.split()
-        total += int(re.match(r"gpu:(\d+)", gres).group(1))
-        used += int(re.match(r"gpu:(\d+)", gres_used).group(1))
+        total += gpu_count(gres)  # typed: 'gpu:v100:4(S:0-1)'
+        used += gpu_count(gres_used)
     return {"allocated": used, "free": total - used}
 
 
@@ -44,10 +45,13 @@ def gpus_on_page(page, partition: str) -> dict[str, int]:
 
 
 def test_the_status_page_draws_its_plots_with_slurms_numbers_and_alice_sees_her_usage(browser, cluster):
+    # Slurm 22.05 can leave a GPU counted as allocated on a typed node after slurmctld's restart (the soak's fault;
+    # slurmctld.log: "gres count underflow"): alice's session counts from what Slurm said before it
+    before = slurm_gpus("sxm2")
     cluster.start("alice", {"partition": "sxm2", "gpus": 1, "hours": 1})
     cluster.wait_ready("alice")
     slurm = slurm_gpus("sxm2")
-    assert slurm["allocated"] == 1
+    assert slurm["allocated"] == before["allocated"] + 1
 
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     carol = context.new_page()
