@@ -19,7 +19,7 @@ from .environment import EnvironmentSettings
 from .hub import HubSettings
 from .jobs import JobSettings
 from .kernels import ContainerKernel, KernelSettings, ModuleKernel
-from .kinds import Rule, is_username, size_to_mib
+from .kinds import SLURM_NAME, Rule, is_username, size_to_mib
 from .ldap import LdapSettings
 from .notify import NotifySettings
 from .section import Reserved, Section, rule_error, section
@@ -30,6 +30,7 @@ from .tensorboard import TensorBoardSettings
 from .usage import UsageSettings
 
 __all__ = [
+    "SLURM_NAME",
     "ContainerKernel",
     "EnvironmentSettings",
     "HubSettings",

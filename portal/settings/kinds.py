@@ -60,6 +60,7 @@ GroupName = text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a group name: let
 _SLURM_NAME = (r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a Slurm name: letters, digits, _ . - (at most 64)")
 SlurmName = text(*_SLURM_NAME)
 OptionalSlurmName = text(*_SLURM_NAME, allow_empty=True)
+SLURM_NAME = re.compile(_SLURM_NAME[0])  # the same rule for names users give (an account chosen in the form)
 _HTTP_URL = (r"https?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?", "must be a URL such as http://0.0.0.0:8000")
 HttpUrl = text(*_HTTP_URL)
 OptionalHttpUrl = text(*_HTTP_URL, allow_empty=True)

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import jinja2
 
-from portal.settings import SlurmSettings
+from portal.settings import SLURM_NAME, SlurmSettings
 
 from ...contract import SESSION_VAR, WARNING_SIGNAL_NAME
 from ...slurmgres import GPU_TYPE
 from .resources import Resources
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ACCOUNT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # a Slurm account name (portal/settings/kinds.py)
 
 # Every variable a session job gets from the hub, by exact name: the sudoers rule
 # (deploy/sudoers.d/dsportal) keeps exactly these, and the spawner passes no other.
@@ -93,7 +92,7 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
 def site_options(slurm: SlurmSettings, account: str = "") -> list[str]:
     """The admin's account, QOS and reservation for every job the portal submits (sessions and runs); `account`:
     the one the user chose instead (checked against their associations with the options)."""
-    if account and not _ACCOUNT.fullmatch(account):  # never into a command line unchecked
+    if account and not SLURM_NAME.fullmatch(account):  # never into a command line unchecked
         raise ValueError(f"invalid Slurm account {account!r}")
     chosen = {"account": account or slurm.account, "qos": slurm.qos, "reservation": slurm.reservation}
     return [f"--{option}={value}" for option, value in chosen.items() if value]

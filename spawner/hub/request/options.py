@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from portal.config import show
-from portal.settings import Partition, SlurmSettings
+from portal.settings import SLURM_NAME, Partition, SlurmSettings
 
 from ...slurmgres import GPU_TYPE
-
-SLURM_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # an account name (portal/settings/kinds.py's rule)
 
 ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account")
 _DIGITS = re.compile(r"[0-9]{1,3}")
