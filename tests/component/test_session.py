@@ -13,9 +13,12 @@ import yaml
 
 from portal.config import parse_config
 from spawner.job.kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+from spawner.job.kernels.pythonkernel import standalone_code
 from spawner.job.session.homefolder import link_storage, sync_templates
 from spawner.job.session.start import prepare
 from tests.support.http import wait_until
+
+LAUNCHER = standalone_code()  # ipykernel with its subprocess pipe on a Unix socket (pythonkernel.py)
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
 RUNTIME = "/tmp/dsportal-alice-7-x/runtime"  # the session's private folder of kernel sockets
@@ -90,8 +93,8 @@ def test_kernelspecs_for_the_example_config():
                 "pytorch/2.1",
                 "--",
                 "python3",
-                "-m",
-                "ipykernel_launcher",
+                "-c",
+                LAUNCHER,
                 "-f",
                 "{connection_file}",
             ],
@@ -107,8 +110,8 @@ def test_kernelspecs_for_the_example_config():
                 f"/mnt/isilon,/home/alice,{RUNTIME},/scratch",
                 "/images/pytorch_24.01-py3.sif",
                 "python3",
-                "-m",
-                "ipykernel_launcher",
+                "-c",
+                LAUNCHER,
                 "-f",
                 "{connection_file}",
             ],
@@ -214,8 +217,8 @@ def test_a_charliecloud_kernel_runs_unprivileged_with_the_home_the_storage_and_a
             str(image),
             "--",
             "python3",
-            "-m",
-            "ipykernel_launcher",
+            "-c",
+            LAUNCHER,
             "-f",
             "{connection_file}",
         ],
@@ -457,7 +460,7 @@ def test_container_kernel_runs_through_the_runtime_with_the_exact_arguments(tmp_
     assert reply["content"]["status"] == "ok" and "42\n" in outputs
     [call] = a_fake_runtime.calls()
     assert call["argv"][:6] == ["exec", "--nv", "--bind", f"/mnt/isilon,{home},{sockets}", str(image), "python3"]
-    assert call["argv"][6:9] == ["-m", "ipykernel_launcher", "-f"]
+    assert call["argv"][6:9] == ["-c", LAUNCHER, "-f"]  # ipykernel through the portal's launcher: no TCP pipe
     assert call["cuda"] == "0,1"  # the job's GPUs reach the container
 
 

@@ -22,7 +22,7 @@ import uuid
 
 from tornado.websocket import websocket_connect
 
-from tests.support.jupyter import _ws_request
+from tests.support.jupyter import _ws_request, run_code
 
 MARKER = f"alice-secret-{uuid.uuid4().hex[:8]}"
 
@@ -199,3 +199,42 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     owners = [line for line in listeners.splitlines() if any(f":{p} " in line for p in others)]
     assert others == {}, (found["answers"], owners)
     assert debug_replies == []  # the session's server passes no debugger request to the kernel
+
+
+# run in a kernel: the TCP ports the kernel's own process listens on (its socket fds against /proc/net/tcp*)
+OWN_TCP_LISTENERS = r"""
+import os
+mine = set()
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        mine.add(target[8:-1])
+ports = []
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for line in open(table).read().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in mine:
+            ports.append(int(f[1].split(":")[1], 16))
+print("LISTENING", sorted(ports))
+"""
+
+
+def test_no_kernel_of_alices_listens_on_tcp_neither_her_containers_nor_her_modules(cluster):
+    """A container or module kernel runs the image's or module's own ipykernel: through the session's launcher,
+    its subprocess-output pipe is a Unix socket too (before: a ZMQ PULL on 127.0.0.1 that any account on the node
+    could send to, found by this test's twin above when such a kernel outlived a test)."""
+    assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
+    cluster.wait_ready("alice")
+    wanted = ("python3", "demo-module", "debian-py")
+    cluster.wait(
+        lambda: set(wanted) <= set(cluster.request("GET", "/user/alice/api/kernelspecs")[1]["kernelspecs"]),
+        30,
+        "the module and container kernels offered",
+    )
+    for kernel in wanted:
+        status, out = run_code(cluster, "alice", kernel, OWN_TCP_LISTENERS)
+        assert status == "ok", (kernel, out)
+        assert out.strip().splitlines()[-1] == "LISTENING []", (kernel, out)

@@ -1,7 +1,7 @@
 """A stand-in for `apptainer` / `singularity` (tests only: no container runtime is packaged here).
 
 `exec` checks it got exactly the portal's container-kernel form
-    exec --nv --bind PATHS IMAGE python -m ipykernel_launcher -f CONNECTION_FILE
+    exec --nv --bind PATHS IMAGE python -c LAUNCHER -f CONNECTION_FILE
 records the arguments, then runs the kernel command without a container.
 `pull` records its arguments and which credential variables it saw, and acts
 as FAKE_RUNTIME_PULL says: ok (writes the image), unauthorized, notfound, nospace,
@@ -26,14 +26,14 @@ def record(log: str, entry: dict) -> None:
 def main(name: str, log: str, argv: list[str]) -> int:
     if argv[:1] == ["exec"]:
         expected_head = ["exec", "--nv", "--bind"]
-        if argv[:3] != expected_head or len(argv) != 10 or argv[5:9] != ["python3", "-m", "ipykernel_launcher", "-f"]:
+        if argv[:3] != expected_head or len(argv) != 10 or argv[5:7] != ["python3", "-c"] or argv[8] != "-f":
             sys.stderr.write(f"fake {name}: unexpected arguments {argv}\n")
             return 2
         if not os.path.isfile(argv[4]):
             sys.stderr.write(f"FATAL: could not open image {argv[4]}: no such file\n")
             return 255
         record(log, {"cmd": "exec", "argv": argv, "cuda": os.environ.get("CUDA_VISIBLE_DEVICES")})
-        os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", argv[9]])
+        os.execv(sys.executable, [sys.executable, "-c", argv[7], "-f", argv[9]])
     if argv[:1] == ["pull"]:
         prefix = name.upper()
         record(

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...contract import RUNTIME_COMMANDS
+from .pythonkernel import with_private_pipe
 
-PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]  # an image's or a module's Python
+# an image's or a module's Python: ipykernel through the session's launcher (no TCP pipe), as one -c program
+PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
 SESSION_KERNEL_ARGS = ["-m", "spawner.job.kernels.pythonkernel", "-f", "{connection_file}"]  # the session's own Python
 PROBE_TIMEOUT = 30
 
@@ -151,7 +153,8 @@ def _module_kernels(kernels: dict, bin_dir: str, probe: NodeProbe) -> tuple[dict
             launcher += ["--modulepath", folder]
         for name in kernel["load"]:
             launcher += ["--load", name]
-        specs[kernel["name"]] = _spec([*launcher, "--", *kernel["command"]], kernel["display_name"], kernel["language"])
+        command = with_private_pipe(kernel["command"])
+        specs[kernel["name"]] = _spec([*launcher, "--", *command], kernel["display_name"], kernel["language"])
     return specs, notes
 
 
@@ -182,7 +185,7 @@ def _container_argv(
     if not probe.exists(kernel["image"]):
         return None, [f"kernel {kernel['name']} left out: image {kernel['image']} not found"]
     binds = list(dict.fromkeys([*storage.values(), sockets, *kernel["binds"]]))
-    python = [kernel["python"], *PYTHON_KERNEL_ARGS]
+    python = with_private_pipe([kernel["python"], *PYTHON_KERNEL_ARGS])
     if runtime_name != "charliecloud":
         everything = dict.fromkeys([*storage.values(), home, sockets, *kernel["binds"]])
         return [runtime_command, "exec", "--nv", "--bind", ",".join(everything), kernel["image"], *python], []

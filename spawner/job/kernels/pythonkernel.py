@@ -1,19 +1,35 @@
-"""The session's Python 3 kernel: ipykernel, with no TCP listener at all (on the node, as the user).
+"""The session's Python kernels: ipykernel, with no TCP listener at all (on the node, as the user).
 
 With `transport=ipc` (spawner/job/kernels/isolation.py) ipykernel still opens one TCP
 socket on 127.0.0.1: the pipe that carries the output of forked subprocesses
 (multiprocessing), which any account on the node can send to.  ipykernel has no
 setting for it, so this launcher puts that pipe on a Unix socket in the
 kernel's own private runtime folder, with a message limit, before ipykernel
-starts (spawner/job/kernels/upstream_ipykernel.py says how and why).
+starts (spawner/job/kernels/upstream_ipykernel.py says how and why).  The
+session's own Python runs it as a module; a Python that has ipykernel but not
+this package (a container image's, a module's) runs the same code as one
+`python -c` program (`standalone_code`).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 
+from . import upstream_ipykernel
 from .upstream_ipykernel import private_pipe
+
+# after upstream_ipykernel's source and connection_folder's, in a Python without this package
+_LAUNCH = """
+import sys
+from ipykernel import iostream
+folder = connection_folder(sys.argv[1:])
+if folder:
+    private_pipe(iostream, folder)
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
 
 
 def connection_folder(argv: list[str]) -> str | None:
@@ -24,6 +40,20 @@ def connection_folder(argv: list[str]) -> str | None:
         if arg.startswith(("-f=", "--f=")):
             return os.path.dirname(os.path.abspath(arg.split("=", 1)[1]))
     return None
+
+
+def standalone_code() -> str:
+    """This launcher as the text of one `python -c` program, for any Python with ipykernel and pyzmq."""
+    return "\n".join([inspect.getsource(upstream_ipykernel), inspect.getsource(connection_folder), _LAUNCH])
+
+
+def with_private_pipe(command: list[str]) -> list[str]:
+    """A kernel command that runs `PYTHON -m ipykernel_launcher ...`, run through this launcher instead
+    (`PYTHON -c CODE ...`); any other command as it is."""
+    for i in range(len(command) - 1):
+        if command[i : i + 2] == ["-m", "ipykernel_launcher"]:
+            return [*command[:i], "-c", standalone_code(), *command[i + 2 :]]
+    return list(command)
 
 
 def main() -> None:
