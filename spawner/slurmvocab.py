@@ -446,7 +446,8 @@ def parse_partitions_gres(output: str) -> dict[str, str]:
     gres: dict[str, str] = {}
     for line in output.splitlines():
         name, _, resources = line.partition("|")
-        gres[name.rstrip("*")] = gres.get(name.rstrip("*"), "") + resources
+        key = name.rstrip("*")  # nodes of several GRES: one line each, joined as one node's list
+        gres[key] = f"{gres[key]},{resources}" if key in gres else resources
     return gres
 
 

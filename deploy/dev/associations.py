@@ -2,7 +2,8 @@
 
 Two projects: `vision` (every demo user's default) and `nlp` (alice's second
 project, with a GPU-minutes allocation and at most 2 GPUs per job), fairshare
-shares 60 and 40; QOS `normal` (Slurm's own), `short` (1 h) and `long` (12 h).
+shares 60 and 40; QOS `normal` (Slurm's own), `short` (1 h) and
+`long` (12 h), all three allowed to every demo user but bob (normal and short).
 slurm.conf enforces them (AccountingStorageEnforce=associations,limits,qos,
 deploy/dev/slurmconf.py): Slurm itself refuses a job in an account its user is
 not in, above an association's limits, or with a QOS the association does
@@ -30,6 +31,7 @@ ACCOUNTS = {
 SECOND_ACCOUNTS = {"alice": ["nlp"]}  # alice works in both projects; everyone else in vision only
 DEFAULT_ACCOUNT = "vision"
 USER_QOS = ["QOS=normal,short,long", "DefaultQOS=normal"]
+OWN_QOS = {"bob": ["QOS=normal,short", "DefaultQOS=normal"]}  # a user whose associations do not allow `long`
 
 
 def _listed(what: str, fields: str) -> set[tuple[str, ...]]:
@@ -56,6 +58,6 @@ def ensure_associations() -> None:
             if (account, person.name) not in held:
                 run(
                     [*SACCTMGR, "add", "user", person.name, f"Account={account}", f"Cluster={CLUSTER_NAME}"]
-                    + [f"DefaultAccount={DEFAULT_ACCOUNT}", *USER_QOS],
+                    + [f"DefaultAccount={DEFAULT_ACCOUNT}", *OWN_QOS.get(person.name, USER_QOS)],
                     timeout=30,
                 )

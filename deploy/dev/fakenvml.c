@@ -1,17 +1,23 @@
 /* A stand-in NVIDIA management library (libnvidia-ml.so.1) for the dev cluster's virtual GPUs.
  *
- * The dev nodes have no GPUs: Slurm hands out character devices with /dev/null's
- * numbers (deploy/dev/slurmconf.py).  This library answers the NVML calls the
+ * The dev nodes have no GPUs: Slurm hands out stand-in character devices,
+ * /dev/dsportal-dev/<node>-nvidia<N> (deploy/dev/slurmconf.py).  This library answers the NVML calls the
  * portal makes (spawner/jupyter/session/gpus.py, through nvidia-ml-py) for those GPUs,
  * four per node, with readings the tests set: the file
- * /var/lib/dsportal-nvml/<node>-<index> holds "<utilisation %> <MiB used> <processes>"
+ * /var/lib/dsportal-nvml/<node>-<N> holds "<utilisation %> <MiB used> <processes>"
  * (no file: idle).  The node is the caller's SLURMD_NODENAME, as in a Slurm job.
+ * As NVML in a job of a node with ConstrainDevices, it counts only the GPUs whose device the
+ * job's cgroup lets it open (EPERM: another job's), numbered from 0 as CUDA_VISIBLE_DEVICES is;
+ * the readings and the UUID are the device's own (its N).
  * Only the dev cluster installs it (/usr/local/lib, by deploy/devcluster up).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GPUS 4
 #define SUCCESS 0
@@ -30,6 +36,21 @@ static const char *node(void) {
 
 static unsigned index_of(void *handle) { return (unsigned)((uintptr_t)handle - 1); }
 
+static unsigned visible[GPUS], visible_count;
+
+/* The GPUs the caller's device cgroup allows: an open that fails with EPERM is another job's GPU
+ * (no driver stands behind the devices, so an allowed open fails with ENXIO instead). */
+static void find_visible(void) {
+    char path[256];
+    visible_count = 0;
+    for (unsigned i = 0; i < GPUS; i++) {
+        snprintf(path, sizeof path, "/dev/dsportal-dev/%s-nvidia%u", node(), i);
+        int fd = open(path, O_RDONLY);
+        if (fd >= 0) close(fd);
+        if (fd >= 0 || errno != EPERM) visible[visible_count++] = i;
+    }
+}
+
 static void reading(void *handle, unsigned *util, unsigned long long *used_mib, unsigned *processes) {
     char path[256];
     *util = 0, *used_mib = 300, *processes = 0;
@@ -40,16 +61,16 @@ static void reading(void *handle, unsigned *util, unsigned long long *used_mib, 
     fclose(f);
 }
 
-int nvmlInitWithFlags(unsigned int flags) { (void)flags; return SUCCESS; }
-int nvmlInit_v2(void) { return SUCCESS; }
+int nvmlInitWithFlags(unsigned int flags) { (void)flags; find_visible(); return SUCCESS; }
+int nvmlInit_v2(void) { find_visible(); return SUCCESS; }
 int nvmlShutdown(void) { return SUCCESS; }
 const char *nvmlErrorString(int result) { (void)result; return "dev stand-in NVML error"; }
 
-int nvmlDeviceGetCount_v2(unsigned int *count) { *count = GPUS; return SUCCESS; }
+int nvmlDeviceGetCount_v2(unsigned int *count) { *count = visible_count; return SUCCESS; }
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void **handle) {
-    if (index >= GPUS) return INVALID_ARGUMENT;
-    *handle = (void *)(uintptr_t)(index + 1);
+    if (index >= visible_count) return INVALID_ARGUMENT;
+    *handle = (void *)(uintptr_t)(visible[index] + 1);
     return SUCCESS;
 }
 

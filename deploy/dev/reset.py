@@ -14,7 +14,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, locks, mail, nvml, prometheus, registry, supervisor, tls
+from . import accounting, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -50,6 +50,8 @@ FOLDERS = [
     STORAGE,
     Path("/etc/slurm/slurm.conf"),
     Path("/etc/slurm/gres.conf"),
+    slurmconf.CGROUP_CONF,
+    slurmconf.GPUS,  # the stand-in GPUs' device nodes
     accounting.SLURMDBD_CONF,
     Path("/etc/sudoers.d/dsportal"),
     nvml.LIBRARY,
@@ -95,6 +97,7 @@ def remove_host_names() -> None:
 
 def reset() -> None:
     stop_everything()
+    slurmconf.remove_job_cgroups()
     remove_accounts()  # also the demo users' mailboxes in /var/mail
     mail.restore_debians()  # before STATE goes: it holds Debian's text
     mail.clear_queue()

@@ -2,10 +2,18 @@
 
 Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100).  The
 daemons themselves run under supervisord (deploy/dev/supervisor.py).
+
+Slurm confines each job as a real site does (proctrack/cgroup, task/cgroup, cgroup.conf's Constrain*): the machine's
+cgroup v1 controllers are shared by the two slurmd, each under its own slurm_NODE folder (Debian builds Slurm with
+multiple-slurmd, whose cgroup prefix is /slurm_%n).  Measured here: ConstrainDevices gives a job its own GPUs' device
+nodes and EPERM on the others; ConstrainRAMSpace kills a job above its --mem; ConstrainCores gives each job a cpuset,
+but of this machine's CPUs: the 40 cores a node declares fold onto them, so two 1-core jobs get CPU 0 and CPU 1 and
+every job of 2 or more cores gets both (cores are confined, not reserved: the dev nodes have fewer than they say).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -13,10 +21,16 @@ from pathlib import Path
 
 from .common import CLUSTER_NAME, LOGS, NODES, SLURMCTLD_PORT, SLURMDBD_PORT, SPOOL, STATE, run, write_if_changed
 
-GPUS = STATE / "gpus"
+# Stand-ins for /dev/nvidiaN, one character device each, world-readable as the real ones are.  Numbers of their own
+# (NVIDIA's major, 195, with no driver behind it: an open that the cgroup allows fails with ENXIO) so that the
+# device cgroup can tell them apart: the cgroup allows or refuses a device by its major:minor.
+GPUS = Path("/dev/dsportal-dev")
+NVIDIA_MAJOR = 195
 # Two GPU types, as a real cluster has (typed GRES: slurm.conf Gres=gpu:TYPE:4, gres.conf Type=): a session may ask
 # for one by name (--gres=gpu:a100:2) or for any (--gres=gpu:2)
 GPU_TYPES = {"node001": "v100", "node002": "a100"}
+CGROUP_CONF = Path("/etc/slurm/cgroup.conf")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def ensure_munge_key() -> None:
@@ -50,8 +64,10 @@ SlurmdPidFile=/run/slurmd-%n.pid
 SlurmctldLogFile={LOGS}/slurmctld.log
 SlurmdLogFile={LOGS}/slurmd-%n.log
 SlurmdParameters=config_overrides
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+# A job's processes are found by their cgroup (none escapes scancel by forking away), and each job is confined to
+# its GPUs, cores and memory (cgroup.conf below)
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup
 # Every job goes to slurmdbd (deploy/dev/accounting.py), which keeps it in MariaDB: the
 # portal's jobs panel reads finished jobs with sacct as the hub's unprivileged account.
 # PrivateData is left unset on purpose: with it, that account would see only its own jobs.
@@ -90,6 +106,18 @@ PartitionName=debug Nodes={",".join(NODES)} MaxTime=1:00:00 State=UP
 """
 
 
+def cgroup_conf() -> str:
+    return """\
+# Each job sees its own GPUs (device nodes), cores (cpuset) and memory (its --mem), as on a real GPU cluster
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+CgroupAutomount=no
+ConstrainDevices=yes
+ConstrainCores=yes
+ConstrainRAMSpace=yes
+"""
+
+
 def gres_conf() -> str:
     return "AutoDetect=off\n" + "".join(
         f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in NODES
@@ -101,21 +129,40 @@ def ensure_slurm_files() -> bool:
     (STATE / "slurmctld").mkdir(parents=True, exist_ok=True)
     SPOOL.mkdir(mode=0o755, exist_ok=True)
     SPOOL.chmod(0o755)  # a job's user runs its script from the spool (STATE is root's alone)
-    GPUS.mkdir(parents=True, exist_ok=True)
-    changed = False
+    changed = ensure_gpu_devices()
     for n in NODES:
         (SPOOL / "slurmd" / n).mkdir(mode=0o755, parents=True, exist_ok=True)
-        for i in range(4):
-            # Stand-ins for /dev/nvidiaN: character devices (Slurm wants devices to set
-            # CUDA_VISIBLE_DEVICES) with /dev/null's numbers, since the dev nodes have no GPUs.
-            device = GPUS / f"{n}-nvidia{i}"
-            if not device.is_char_device():
-                device.unlink(missing_ok=True)
-                os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-                changed = True
     changed |= write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf())
     changed |= write_if_changed(Path("/etc/slurm/gres.conf"), gres_conf())
+    changed |= write_if_changed(CGROUP_CONF, cgroup_conf())
     return changed
+
+
+def ensure_gpu_devices() -> bool:
+    """Each node's four stand-in GPUs: character devices 195:0-3 (node001), 195:4-7 (node002); True if made."""
+    GPUS.mkdir(mode=0o755, exist_ok=True)
+    GPUS.chmod(0o755)
+    changed = False
+    for number, (n, i) in enumerate((n, i) for n in NODES for i in range(4)):
+        device, rdev = GPUS / f"{n}-nvidia{i}", os.makedev(NVIDIA_MAJOR, number)
+        if not (device.is_char_device() and device.stat().st_rdev == rdev):
+            device.unlink(missing_ok=True)
+            os.mknod(device, stat.S_IFCHR, rdev)
+            changed = True
+        device.chmod(0o666)  # mknod's mode passes through the umask
+    return changed
+
+
+def remove_job_cgroups() -> None:
+    """The slurm_NODE folders Slurm made in each cgroup controller (reset): deepest first, as rmdir wants."""
+    for controller in CGROUP_ROOT.iterdir():
+        for n in NODES:
+            top = controller / f"slurm_{n}"
+            if top.is_dir():
+                folders = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
+                for folder in [*folders, top]:
+                    with contextlib.suppress(OSError):  # a job's process still in it: harmless to the next up
+                        folder.rmdir()
 
 
 def nodes_idle() -> bool:

@@ -24,6 +24,7 @@ from spawner.slurmvocab import parse_partitions_gres, partitions_gres_argv, user
 from ..huburl import connect_url
 from ..ldapclient import Directory, DirectoryUnavailable
 from ..settings import PortalSettings
+from . import doctorslurm
 from .imagesafety import privileged_entries
 
 TIMEOUT = 30
@@ -339,8 +340,15 @@ def check_tls_files(ctx: Context) -> list[Result]:
     return [Result("tls files", True, f"{len(files)} file(s) readable")]
 
 
+def check_slurm_site(ctx: Context) -> list[Result]:
+    """Confinement (cgroups), the config's GPU types and its account, against the site's Slurm."""
+    checks = (doctorslurm.cgroups, doctorslurm.gpu_types, doctorslurm.accounts)
+    return [Result(*finding) for check in checks for finding in check(ctx)]
+
+
 CHECKS = (
     check_slurm,
+    check_slurm_site,
     check_sudo,
     check_extend_helper,
     check_environment,

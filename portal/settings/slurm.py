@@ -65,6 +65,13 @@ class SlurmSettings(Section):
     max_hours: number(0, 8760) = key(12, "Longest session a user may ask for, in hours.")
     account: OptionalSlurmName = key("", "Slurm account charged for sessions; empty = the user's default.")
     qos: OptionalSlurmName = key("", "Slurm QOS for sessions; empty = default.")
+    qos_choices: dict[SlurmName, Label] = key(
+        {},
+        "QOS users may choose for a session, each with its label (the form shows each QOS's MaxWall from Slurm "
+        "beside it). Empty = no choice: slurm.qos, else the association's default. A QOS the user's account does "
+        "not allow, or hours above its MaxWall, are refused before anything is submitted.",
+        example={"short": "Short: higher priority", "long": "Long"},
+    )
     reservation: OptionalSlurmName = key("", "Slurm reservation for sessions; empty = none.")
     extra_sbatch: list[SbatchOption] = key([], "Extra #SBATCH lines (admin only), e.g. --constraint=v100.")
     sbatch: Command = key("sbatch", "The sbatch command.")

@@ -5,7 +5,7 @@
 
 export const LABELS = {none: "not running", queued: "queued", starting: "starting", running: "running",
                        stopping: "stopping"};
-export const OPTIONS = ["partition", "gpus", "hours", "gpu_type", "account"];  // of the last session, for "start again"
+export const OPTIONS = ["partition", "gpus", "hours", "gpu_type", "account", "qos"];  // of the last session, for "start again"
 export const JOBS_SHOWN = 5;  // the newest finished jobs listed (JupyterLab's Jobs panel lists them all)
 
 // --- words ---

@@ -84,12 +84,16 @@ def test_the_journey(browser, cluster):
     )
     gpu_type.select_option("a100")
     expect(page.locator("#dsportal-summary")).to_have_text("2 GPUs (A100 80 GB) · 16 cores · 96 GB RAM · 8 h on sxm2")
+    # the QOS the dev config offers, each with its longest session from Slurm (alice's accounts allow both)
+    expect(page.get_by_label("QOS").locator("option")).to_have_text(
+        ["Default", "Short (at most 1 h)", "Long (at most 12 h)"]
+    )
     expect(page.locator("#dsportal-when")).to_have_text(WHEN)
     shot(
         page,
         "options-form",
-        "The options form: partition, GPU type (sxm2 has V100 and A100), GPUs, hours, the resources line, the "
-        "free GPUs and when Slurm would start this shape.",
+        "The options form: partition, GPU type (sxm2 has V100 and A100), GPUs, Slurm account and QOS (alice is in "
+        "two projects), hours, the resources line, the free GPUs and when Slurm would start this shape.",
     )
     page.get_by_role("button", name="Start").click()
 

@@ -19,7 +19,10 @@ def server_token(mock, user: str) -> str:
         ({"gpus": 5}, "gpus: 5 is out of range; choose a whole number from 0 to 4 for partition sxm2."),
         ({"partition": "nope"}, 'partition: "nope" is not offered here; choose one of sxm2, pcie.'),
         ({"hours": 13}, "hours: 13 is out of range; choose a number of hours above 0 and at most 12."),
-        ({"gpus": 1, "mem": "1T"}, 'Unknown option(s) "mem"; allowed are partition, gpus, hours, gpu_type, account.'),
+        (
+            {"gpus": 1, "mem": "1T"},
+            'Unknown option(s) "mem"; allowed are partition, gpus, hours, gpu_type, account, qos.',
+        ),
         ({"partition": "sxm2\n#SBATCH --uid=0"}, "partition: line breaks and NUL characters are not allowed."),
         ({"hours": "8%s%n"}, 'hours: "8%s%n" is not a number'),
     ],

@@ -22,14 +22,10 @@ def token_of(cluster: Cluster, user: str) -> Cluster:
 
 
 def test_a_user_in_two_projects_charges_the_one_she_chooses(cluster):
-    assert token_of(cluster, "alice").request("GET", "/hub/api/dsportal/accounts") == (
-        200,
-        {"accounts": ["vision", "nlp"], "default": "vision"},
-    )
-    assert token_of(cluster, "bob").request("GET", "/hub/api/dsportal/accounts") == (
-        200,
-        {"accounts": ["vision"], "default": "vision"},
-    )
+    status, alices = token_of(cluster, "alice").request("GET", "/hub/api/dsportal/accounts")
+    assert status == 200 and (alices["accounts"], alices["default"]) == (["vision", "nlp"], "vision"), alices
+    status, bobs = token_of(cluster, "bob").request("GET", "/hub/api/dsportal/accounts")
+    assert status == 200 and (bobs["accounts"], bobs["default"]) == (["vision"], "vision"), bobs
     assert NOT_PHYSICS in cluster.refused_start("alice", {"gpus": 1, "hours": 1, "account": "physics"})
     assert 'account: you are not in the Slurm account "nlp"; yours are vision (vision is your default).' in (
         cluster.refused_start("bob", {"gpus": 0, "hours": 1, "account": "nlp"})
@@ -55,5 +51,29 @@ def test_a_session_above_its_accounts_per_job_limit_fails_at_once_with_words(clu
         words = cluster.refused_start("alice", {"gpus": 4, "hours": 1, "account": "nlp"})  # 400, or its progress
         assert "it asks for more than one job may have under its Slurm account or QOS (AssocMaxGRESPerJob)" in words
         cluster.wait(lambda: not cluster.jobs("alice"), 60, "alice's job cancelled")
+    finally:
+        cluster.stop("alice")
+
+
+def test_a_qos_is_chosen_among_those_offered_and_allowed_and_holds_its_wall_time(cluster):
+    """The dev config offers the QOS short (MaxWall 1 h) and long (12 h); bob's association allows short only."""
+    status, bobs = token_of(cluster, "bob").request("GET", "/hub/api/dsportal/accounts")
+    assert status == 200
+    assert bobs["qos"] == [
+        {"name": "short", "label": "Short", "max_hours": 1.0, "accounts": ["vision"]},
+        {"name": "long", "label": "Long", "max_hours": 12.0, "accounts": []},
+    ]
+    refusals = {
+        ("bob", "long", 2): "qos: the account vision does not allow the QOS long; choose short, or none.",
+        ("alice", "short", 2): "qos: short runs sessions of at most 1 h; ask for 1 h or less, or choose another QOS.",
+        ("alice", "high", 1): 'qos: "high" is not offered here; choose one of short (Short), long (Long), or none',
+    }
+    for (user, qos, hours), words in refusals.items():
+        assert words in cluster.refused_start(user, {"gpus": 0, "hours": hours, "qos": qos})
+    assert not cluster.jobs("alice") and not cluster.jobs("bob")  # nothing was submitted
+    try:
+        assert cluster.start("alice", {"gpus": 0, "hours": 1, "qos": "short"}) in (201, 202)
+        cluster.wait_ready("alice")
+        assert re.search(r"\bQOS=short\b", cluster.scontrol(cluster.job_of("alice")))
     finally:
         cluster.stop("alice")

@@ -27,6 +27,13 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
         "slurm",
         "partition sxm2",
         "partition debug",
+        "slurm proctrack",
+        "slurm task plugin",
+        "cgroup ConstrainDevices",
+        "cgroup ConstrainCores",
+        "cgroup ConstrainRAMSpace",
+        "gpu types",
+        "slurm accounts",
         "sudo sbatch as alice",
         "sudo scancel as alice",
         "sudo as root",
@@ -81,6 +88,15 @@ def broken(tmp_path: Path, change) -> str:
             "FIX  kernel debian-py: image /opt/containers/nope not found",
         ),
         (lambda d: d["slurm"].update(sinfo="/usr/bin/false"), "FIX  slurm: /usr/bin/false failed"),
+        (
+            lambda d: d["slurm"]["gpu_types"].update(h100="H100 80 GB"),
+            "FIX  gpu types: slurm.gpu_types or slurm.hidden_gpu_types name h100, which no node of the portal's "
+            "partitions has (Slurm has a100, v100)",
+        ),
+        (
+            lambda d: d["slurm"].update(account="physics"),
+            "FIX  slurm accounts: slurm.account is 'physics', which Slurm's accounting does not have",
+        ),
     ],
 )
 def test_each_broken_setting_is_named_with_its_fix(cluster_api, tmp_path, change, expected):

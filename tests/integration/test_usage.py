@@ -87,7 +87,7 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
     cluster.start("dave", TWO_GPUS)
     cluster.wait_ready("dave")
     job = cluster.job_of("dave")
-    node, indices = job_gpus("dave", job)
+    node, indices = job_gpus(job)
     assert len(indices) == 2
     reading = NVML_READINGS / f"{node}-{indices[0]}"
     reading.write_text("85 6000 1")  # the first GPU computes; the second sits idle
@@ -98,9 +98,10 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
 
         cluster.wait(lambda: any("peak 85%" in line for line in so_far()), 60, "the card showing the busy GPU")
         lines = so_far()
+        # the session numbers its GPUs from 0, as CUDA and NVML in a job of a ConstrainDevices node do
         assert lines[:2] == [
-            f"GPU {indices[0]}: {lines[0].split(': ')[1].split('%')[0]}% on average, peak 85%, memory peak 5.9 GB of 32.0 GB",
-            f"GPU {indices[1]}: 0% on average, peak 0%, memory peak 0.3 GB of 32.0 GB",
+            f"GPU 0: {lines[0].split(': ')[1].split('%')[0]}% on average, peak 85%, memory peak 5.9 GB of 32.0 GB",
+            "GPU 1: 0% on average, peak 0%, memory peak 0.3 GB of 32.0 GB",
         ]
         assert ADVICE not in lines  # no advice while it runs
 

@@ -36,12 +36,20 @@ def supervisorctl(*args: str) -> str:
     return subprocess.run([*SUPERVISORCTL, *args], capture_output=True, text=True, timeout=120).stdout
 
 
-def job_gpus(user: str, job_id: str) -> tuple[str, list[str]]:
-    """(node, CUDA indices) of a session job's GPUs, from the job's first log line."""
-    line = Path(f"/home/{user}/.dsportal-session-{job_id}.log").read_text().splitlines()[0]
-    match = re.search(r"on (\S+) since .*; GPUs: ([0-9,]+)$", line)
-    assert match, line
-    return match.group(1), match.group(2).split(",")
+def job_gpus(job_id: str) -> tuple[str, list[str]]:
+    """(node, device numbers) of a job's GPUs as Slurm gave them (`scontrol -d`'s GRES IDX: the N of node-nvidiaN).
+
+    The stand-in NVML reads /var/lib/dsportal-nvml/NODE-N for a GPU; inside the job CUDA numbers its GPUs from 0
+    (ConstrainDevices), so CUDA_VISIBLE_DEVICES does not name them.
+    """
+    out = subprocess.run(["scontrol", "-d", "show", "job", job_id], capture_output=True, text=True, timeout=30).stdout
+    match = re.search(r"\bNodes=(\S+) .*?GRES=\S*?\(IDX:([0-9,-]+)\)", out)
+    assert match, out
+    numbers: list[str] = []
+    for part in match.group(2).split(","):
+        first, _, last = part.partition("-")
+        numbers += [str(n) for n in range(int(first), int(last or first) + 1)]
+    return match.group(1), numbers
 
 
 ROOT = Path(__file__).resolve().parents[2]

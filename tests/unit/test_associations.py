@@ -6,19 +6,26 @@ import pytest
 
 from portal.config import load_config
 from spawner.hub.request.jobspec import Account, sbatch_argv
-from spawner.hub.request.options import OptionsError, SessionRequest, parse_options
+from spawner.hub.request.options import OptionsError, QosFacts, SessionRequest, parse_options
 from spawner.hub.request.resources import resources_for
-from spawner.hub.slurm.associations import (
-    Accounts,
-    accounts_of,
+from spawner.hub.slurm.associations import Accounts, accounts_of
+from spawner.slurmassociations import (
     associations_argv,
     default_accounts_argv,
+    parse_associations,
     parse_pairs,
+    parse_qos_limits,
+    qos_argv,
 )
 from spawner.slurmvocab import UnreadableAnswer
 
-# `sacctmgr --noheader --parsable2 show associations format=User,Account`: an account's own rows have no user
-ASSOCIATIONS = "|root\nroot|root\n|vision\nalice|vision\nbob|vision\n|nlp\nalice|nlp\n"
+# `sacctmgr --noheader --parsable2 show associations format=User,Account,QOS`: an account's own rows have no user
+ASSOCIATIONS = (
+    "|root|normal\nroot|root|normal\n|vision|normal\nalice|vision|long,normal,short\nbob|vision|normal,short\n"
+    "|nlp|normal\nalice|nlp|normal\n"
+)
+# `sacctmgr --noheader --parsable2 show qos format=Name,MaxWall`
+QOS = "normal|\nshort|01:00:00\nlong|12:00:00\n"
 DEFAULTS = "alice|vision\nbob|vision\nroot|root\n"
 
 
@@ -34,22 +41,48 @@ def test_the_queries_and_each_users_accounts_default_first():
         "--parsable2",
         "show",
         "associations",
-        "format=User,Account",
+        "format=User,Account,QOS",
     ]
     assert default_accounts_argv("sacctmgr")[-2:] == ["users", "format=User,DefaultAccount"]
-    accounts = accounts_of(parse_pairs(ASSOCIATIONS), parse_pairs(DEFAULTS))
-    assert accounts == Accounts({"root": ("root",), "alice": ("vision", "nlp"), "bob": ("vision",)})
-    assert accounts.to_dict("alice") == {"accounts": ["vision", "nlp"], "default": "vision"}
-    assert accounts.to_dict("eve") == {"accounts": [], "default": ""}
+    assert qos_argv("sacctmgr")[-3:] == ["show", "qos", "format=Name,MaxWall"]
+    accounts = accounts_of(parse_associations(ASSOCIATIONS), parse_pairs(DEFAULTS), parse_qos_limits(QOS))
+    assert accounts.by_user == {"root": ("root",), "alice": ("vision", "nlp"), "bob": ("vision",)}
+    assert accounts.qos[("bob", "vision")] == ("normal", "short")
+    assert accounts.max_minutes == {"normal": None, "short": 60, "long": 720}
+    assert accounts.to_dict("alice") == {"accounts": ["vision", "nlp"], "default": "vision", "qos": []}
+    assert accounts.to_dict("eve") == {"accounts": [], "default": "", "qos": []}
+    # the QOS the admin offers, each with its longest session and the user's accounts that allow it
+    assert accounts.to_dict("alice", {"short": "Short", "long": "Long"})["qos"] == [
+        {"name": "short", "label": "Short", "max_hours": 1.0, "accounts": ["vision"]},
+        {"name": "long", "label": "Long", "max_hours": 12.0, "accounts": ["vision"]},
+    ]
+    assert accounts.qos_facts("alice") == QosFacts(
+        allowed={"vision": ("long", "normal", "short"), "nlp": ("normal",)},
+        max_minutes={"normal": None, "short": 60, "long": 720},
+        default_account="vision",
+    )
     # a default the associations do not hold is no account of theirs; the others are sorted by name
-    odd = accounts_of(parse_pairs("carol|b\ncarol|a\n"), parse_pairs("carol|z\n"))
+    odd = accounts_of(parse_associations("carol|b|\ncarol|a|\n"), parse_pairs("carol|z\n"))
     assert odd.of("carol") == ("a", "b")
+    assert odd == Accounts({"carol": ("a", "b")}, qos={("carol", "b"): (), ("carol", "a"): ()})
 
 
 @pytest.mark.parametrize("answer", ["alice|vision|extra\n", "alice\n"])
 def test_an_answer_that_does_not_read_is_unreadable(answer):
     with pytest.raises(UnreadableAnswer):
         parse_pairs(answer)
+
+
+@pytest.mark.parametrize("answer", ["alice|vision\n", "alice|vision|normal|x\n"])
+def test_associations_that_do_not_read_are_unreadable(answer):
+    with pytest.raises(UnreadableAnswer):
+        parse_associations(answer)
+
+
+@pytest.mark.parametrize("answer", ["short\n", "short|soon\n", "|01:00:00\n"])
+def test_qos_limits_that_do_not_read_are_unreadable(answer):
+    with pytest.raises(UnreadableAnswer):
+        parse_qos_limits(answer)
 
 
 def test_a_session_charges_the_account_the_user_chose(slurm):
@@ -90,3 +123,59 @@ def test_an_account_the_user_is_not_in_is_refused_with_theirs(slurm, account, ac
     with pytest.raises(OptionsError) as info:
         parse_options({"account": account}, slurm, accounts=accounts)
     assert str(info.value).startswith(message), str(info.value)
+
+
+FACTS = QosFacts(
+    allowed={"vision": ("long", "normal", "short"), "nlp": ("normal",)},
+    max_minutes={"normal": None, "short": 60, "long": 720},
+    default_account="vision",
+)
+
+
+@pytest.fixture
+def offering(slurm):
+    return slurm.model_copy(update={"qos_choices": {"short": "Short: sooner", "long": "Long"}, "account": ""})
+
+
+def test_a_session_runs_in_the_qos_the_user_chose(offering):
+    request = parse_options({"gpus": 1, "hours": 1, "qos": "short"}, offering, qos=FACTS)
+    assert request == SessionRequest("sxm2", 1, 1.0, qos="short")
+    res = resources_for(request, offering)
+    assert res.summary() == "1 GPU · 8 cores · 48 GB RAM · 1 h on sxm2, QOS short"
+    argv = sbatch_argv(offering, res, Account("alice", "/home/alice"), [])
+    assert [a for a in argv if a.startswith("--qos")] == ["--qos=short"]
+    # none chosen: the admin's slurm.qos (none here): Slurm's association default
+    plain = sbatch_argv(offering, resources_for(parse_options({}, offering), offering), Account("a", "/h"), [])
+    assert not [a for a in plain if a.startswith("--qos")]
+    # Slurm's accounting did not answer: the offer is checked; sbatch refuses the rest
+    assert parse_options({"hours": 8, "qos": "short"}, offering, qos=None).qos == "short"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"qos": "high"},
+            'qos: "high" is not offered here; choose one of short (Short: sooner), long (Long), or none for the '
+            "default.",
+        ),
+        ({"qos": "short --account=x"}, 'qos: "short --account=x" is not offered here'),
+        (
+            {"hours": 2, "qos": "short"},
+            "qos: short runs sessions of at most 1 h; ask for 1 h or less, or choose another QOS.",
+        ),
+        (
+            {"hours": 1, "qos": "short", "account": "nlp"},
+            "qos: the account nlp does not allow the QOS short; leave it empty for the default.",
+        ),
+    ],
+)
+def test_a_qos_not_offered_not_allowed_or_too_short_is_refused_in_words(offering, options, message):
+    with pytest.raises(OptionsError) as refused:
+        parse_options(options, offering, accounts=("vision", "nlp"), qos=FACTS)
+    assert str(refused.value).startswith(message)
+
+
+def test_no_qos_choice_is_offered_unless_the_admin_offers_one(slurm):
+    with pytest.raises(OptionsError, match="this portal offers no QOS choice"):
+        parse_options({"qos": "short"}, slurm)

@@ -58,8 +58,8 @@ def test_rest_and_form_values(slurm):
         ({"hours": "1e3"}, 'hours: "1e3" is not a number'),
         ({"hours": "8\n"}, "hours: line breaks and NUL characters are not allowed."),
         ({"hours": [1, 2]}, "Each option may be given once."),
-        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type, account.'),
-        ({"gpus": 1, "qos": "high", "script": "x"}, 'Unknown option(s) "qos", "script"; allowed are'),
+        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type, account, qos.'),
+        ({"gpus": 1, "mem": "1T", "script": "x"}, 'Unknown option(s) "mem", "script"; allowed are'),
         ([1, 2], "Session options must be a JSON object"),
     ],
 )

@@ -500,6 +500,41 @@ def test_run_again_repeats_exactly_what_a_user_may_send(settings):
         "parameters": {"lr": 1},
     }
     assert parse_run(request.settings(), settings) == request
+    typed = parse_run({"path": "w/a.py", "gpus": 2, "gpu_type": "a100", "account": "nlp"}, settings)
+    assert typed.settings() == {
+        "path": "w/a.py",
+        "partition": "sxm2",
+        "nodes": 1,
+        "gpus": 2,
+        "hours": typed.hours,
+        "gpu_type": "a100",
+        "account": "nlp",
+        "parameters": {},
+    }
+    assert parse_run(typed.settings(), settings) == typed
+
+
+def test_a_run_asks_slurm_for_its_gpu_type_account_and_qos(settings):
+    offering = settings.model_copy(
+        update={"slurm": settings.slurm.model_copy(update={"qos_choices": {"short": "Short"}})}
+    )
+    request = parse_run(
+        {"path": "w/a.py", "gpus": 2, "hours": 1, "gpu_type": "a100", "account": "nlp", "qos": "short"},
+        offering,
+        {"sxm2": {"a100", "v100"}},
+        ("vision", "nlp"),
+    )
+    argv = run_sbatch_argv(offering, request, Account("alice", "/home/alice"))
+    assert [a for a in argv if a.startswith(("--gres", "--account", "--qos"))] == [
+        "--gres=gpu:a100:2",
+        "--account=nlp",
+        "--qos=short",
+    ]
+    # the same refusals as a session's, before anything is submitted
+    with pytest.raises(OptionsError, match='gpu_type: partition sxm2 has no GPUs of type "h100"'):
+        parse_run({"path": "w/a.py", "gpus": 1, "gpu_type": "h100"}, offering, {"sxm2": {"a100"}})
+    with pytest.raises(OptionsError, match='account: you are not in the Slurm account "physics"'):
+        parse_run({"path": "w/a.py", "account": "physics"}, offering, accounts=("vision",))
 
 
 def test_the_logs_tail_is_cut_from_bytes():

@@ -299,5 +299,9 @@ def test_an_answer_that_is_not_one_plain_job_of_the_id_asked_is_unreadable(answe
 
 
 def test_the_doctor_reads_each_partitions_gres():
-    out = "sxm2*|gpu:v100:4(S:0-1)\npcie|gpu:2\npcie|(null)\ncpu|(null)\n"
-    assert parse_partitions_gres(out) == {"sxm2": "gpu:v100:4(S:0-1)", "pcie": "gpu:2(null)", "cpu": "(null)"}
+    out = "sxm2*|gpu:v100:4(S:0-1)\nsxm2*|gpu:a100:4(S:0-1)\npcie|gpu:2\npcie|(null)\ncpu|(null)\n"
+    assert parse_partitions_gres(out) == {
+        "sxm2": "gpu:v100:4(S:0-1),gpu:a100:4(S:0-1)",
+        "pcie": "gpu:2,(null)",
+        "cpu": "(null)",
+    }

@@ -48,6 +48,7 @@ def form_context(slurm: SlurmSettings) -> dict:
         "default_hours": f"{slurm.default_hours:g}",
         "max_hours": f"{slurm.max_hours:g}",
         "limits_json": json.dumps(limits),
+        "qos_choices": slurm.qos_choices,
     }
 
 

@@ -89,12 +89,13 @@ def as_user(slurm: SlurmSettings, username: str, env_names: list[str] | tuple[st
     return argv + ["-u", username, "--"]
 
 
-def site_options(slurm: SlurmSettings, account: str = "") -> list[str]:
-    """The admin's account, QOS and reservation for every job the portal submits (sessions and runs); `account`:
-    the one the user chose instead (checked against their associations with the options)."""
-    if account and not SLURM_NAME.fullmatch(account):  # never into a command line unchecked
-        raise ValueError(f"invalid Slurm account {account!r}")
-    chosen = {"account": account or slurm.account, "qos": slurm.qos, "reservation": slurm.reservation}
+def site_options(slurm: SlurmSettings, account: str = "", qos: str = "") -> list[str]:
+    """The admin's account, QOS and reservation for every job the portal submits (sessions and runs); `account`
+    and `qos`: the ones the user chose instead (checked against their associations with the options)."""
+    for what, name in (("account", account), ("QOS", qos)):
+        if name and not SLURM_NAME.fullmatch(name):  # never into a command line unchecked
+            raise ValueError(f"invalid Slurm {what} {name!r}")
+    chosen = {"account": account or slurm.account, "qos": qos or slurm.qos, "reservation": slurm.reservation}
     return [f"--{option}={value}" for option, value in chosen.items() if value]
 
 
@@ -135,7 +136,7 @@ def sbatch_argv(
     if warning_minutes:
         # B: the batch step only: dsportal-singleuser (the job script execs it), whose port keeper passes it on
         argv.append(f"--signal=B:{WARNING_SIGNAL_NAME}@{warning_minutes * 60}")
-    argv += site_options(slurm, res.account)
+    argv += site_options(slurm, res.account, res.qos)
     if comment:
         argv.append(f"--comment={comment}")
     argv += [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from portal.config import show
@@ -17,7 +17,7 @@ from portal.settings import SLURM_NAME, Partition, SlurmSettings
 
 from ...slurmgres import GPU_TYPE
 
-ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account")
+ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account", "qos")
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _DECIMAL = re.compile(r"[0-9]{1,5}(\.[0-9]{1,4})?")
 
@@ -33,6 +33,16 @@ class SessionRequest:
     hours: float
     gpu_type: str = ""  # a GPU type Slurm knows (gres.conf Type=), "" for any
     account: str = ""  # a Slurm account of the user's, "" for the admin's (slurm.account) or the user's default
+    qos: str = ""  # a QOS the admin offers (slurm.qos_choices), "" for the admin's (slurm.qos) or the association's
+
+
+@dataclass(frozen=True)
+class QosFacts:
+    """What Slurm's accounting says of QOS for one user (spawner/hub/slurm/associations.py)."""
+
+    allowed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # account -> the QOS it allows the user
+    max_minutes: dict[str, int | None] = field(default_factory=dict)  # QOS -> its MaxWall (None: none)
+    default_account: str = ""
 
 
 def single_value(value: Any) -> Any:
@@ -104,6 +114,32 @@ def check_account(value: Any, accounts: tuple[str, ...] | None) -> str:
     return value
 
 
+def check_qos(value: Any, slurm: SlurmSettings, hours: float, account: str, facts: QosFacts | None) -> str:
+    """A QOS the admin offers (slurm.qos_choices) that the charged account allows and whose MaxWall holds the
+    hours (`facts`: None when Slurm's accounting did not say: the offer is checked, and sbatch refuses the rest)."""
+    if value in (None, ""):
+        return ""
+    offered = ", ".join(f"{q} ({label})" for q, label in slurm.qos_choices.items())
+    choose = f"choose one of {offered}, or none for the default" if offered else "this portal offers no QOS choice"
+    if not isinstance(value, str) or not SLURM_NAME.fullmatch(value) or value not in slurm.qos_choices:
+        raise OptionsError(f"qos: {show(value)} is not offered here; {choose}.")
+    if facts is None:
+        return value
+    charged = account or slurm.account or facts.default_account
+    allowed = facts.allowed.get(charged)
+    if allowed is not None and value not in allowed:
+        others = [q for q in slurm.qos_choices if q in allowed]
+        instead = f"choose {', '.join(others)}, or none" if others else "leave it empty for the default"
+        raise OptionsError(f"qos: the account {charged} does not allow the QOS {value}; {instead}.")
+    limit = facts.max_minutes.get(value)
+    if limit is not None and hours * 60 > limit:
+        raise OptionsError(
+            f"qos: {value} runs sessions of at most {limit / 60:g} h; ask for {limit / 60:g} h or less, "
+            "or choose another QOS."
+        )
+    return value
+
+
 def check_hours(value: Any, max_hours: float) -> float:
     allowed = f"choose a number of hours above 0 and at most {max_hours:g}"
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
@@ -122,11 +158,12 @@ def parse_options(
     gpu_types: dict[str, set[str]] | None = None,
     saved: bool = False,
     accounts: tuple[str, ...] | None = None,
+    qos: QosFacts | None = None,
 ) -> SessionRequest:
-    """Validate `options` ({"partition", "gpus", "hours", "gpu_type"}, all optional); `gpu_types`: each
-    partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its form only, and
-    Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already ran;
-    `accounts`: the user's Slurm accounts (None: not known now)."""
+    """Validate `options` ({"partition", "gpus", "hours", "gpu_type", "account", "qos"}, all optional);
+    `gpu_types`: each partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its
+    form only, and Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already
+    ran; `accounts`: the user's Slurm accounts, `qos`: what their associations allow (None: not known now)."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -144,7 +181,10 @@ def parse_options(
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
     account = check_account(values.get("account"), accounts)
-    return SessionRequest(partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account)
+    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, qos)
+    return SessionRequest(
+        partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account, qos=chosen_qos
+    )
 
 
 def options_from_form(formdata: dict[str, list[str]]) -> dict[str, Any]:

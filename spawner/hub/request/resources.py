@@ -20,6 +20,7 @@ class Resources:
     gpu_type: str = ""  # "" for any type
     gpu_label: str = ""  # how the pages name the type (the admin's label)
     account: str = ""  # the Slurm account the user chose; "" for the admin's or the user's default
+    qos: str = ""  # the QOS the user chose; "" for the admin's or the association's default
 
     @property
     def memory(self) -> str:
@@ -36,7 +37,7 @@ class Resources:
         if self.gpus and self.gpu_type:
             gpus += f" ({self.gpu_label or self.gpu_type})"
         memory = self.memory_mib / 1024
-        charged = f", charged to {self.account}" if self.account else ""
+        charged = (f", charged to {self.account}" if self.account else "") + (f", QOS {self.qos}" if self.qos else "")
         return (
             f"{gpus} · {self.cpus} cores · {memory:g} GB RAM · {duration_words(self.minutes)} on {self.partition}"
             + charged
@@ -78,4 +79,5 @@ def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
         gpu_type=request.gpu_type,
         gpu_label=slurm.gpu_label(request.gpu_type) if request.gpu_type else "",
         account=request.account,
+        qos=request.qos,
     )

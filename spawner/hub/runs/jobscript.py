@@ -17,8 +17,8 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log
 from ...slurmvocab import time_limit
-from ..request.jobspec import ACCOUNT_VARIABLES, Account, as_user, script_templates, site_options
-from ..request.resources import allocation, duration_words, slurm_memory
+from ..request.jobspec import ACCOUNT_VARIABLES, Account, as_user, gres_option, script_templates, site_options
+from ..request.resources import Resources, allocation, duration_words, slurm_memory
 from .request import RunRequest, run_name
 
 RUNNER = "dsportal-run-job"  # spawner/job/runs/runner.py, in the session environment's bin
@@ -67,9 +67,9 @@ def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Acco
         f"--mem={slurm_memory(shape.memory_mib)}",
     ]
     if shape.gpus:
-        argv.append(f"--gres=gpu:{shape.gpus}")
+        argv.append(gres_option(Resources(shape.partition, shape.gpus, 0, 0, 0, gpu_type=request.gpu_type)))
     argv += [f"--time={time_limit(shape.minutes)}", f"--partition={shape.partition}"]
-    argv += site_options(slurm)
+    argv += site_options(slurm, request.account, request.qos)
     home = account.home.rstrip("/")
     argv += [
         f"--output={run_log(home)}",

@@ -16,9 +16,21 @@ from typing import Any
 from portal.config import show
 from portal.settings import PortalSettings
 
-from ..request.options import OptionsError, check_gpus, check_hours, check_partition, check_text, single_value
+from ..request.options import (
+    OptionsError,
+    QosFacts,
+    check_account,
+    check_gpu_type,
+    check_gpus,
+    check_hours,
+    check_partition,
+    check_qos,
+    check_text,
+    single_value,
+)
 
-ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "parameters")
+ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos", "parameters")
+OPTIONAL_NAMES = ("gpu_type", "account", "qos")  # kept by "run again" only when chosen
 KINDS = {".ipynb": "notebook", ".py": "python", ".sh": "shell"}
 MAX_PATH = 1024
 _DIGITS = re.compile(r"[0-9]{1,4}")
@@ -33,10 +45,14 @@ class RunRequest:
     gpus: int  # per node
     hours: float
     parameters: dict = field(default_factory=dict)  # checked against the notebook by the service
+    gpu_type: str = ""  # as a session's (spawner/hub/request/options.py): "" for any type
+    account: str = ""  # "" for the admin's (slurm.account) or the user's default
+    qos: str = ""  # "" for the admin's (slurm.qos) or the association's default
 
     def settings(self) -> dict:
         """What "run again" repeats (the record keeps it): the options as a user sends them."""
-        return {k: v for k, v in asdict(self).items() if k in ALLOWED_KEYS}
+        chosen = asdict(self)
+        return {k: v for k, v in chosen.items() if k in ALLOWED_KEYS and not (k in OPTIONAL_NAMES and v == "")}
 
 
 def check_path(value: Any) -> tuple[str, str]:
@@ -67,8 +83,16 @@ def check_nodes(value: Any, max_nodes: int, partition: str) -> int:
     return value
 
 
-def parse_run(options: Any, settings: PortalSettings) -> RunRequest:
-    """Validate `options` ({"path", "partition", "nodes", "gpus", "hours", "parameters"}; only path is required)."""
+def parse_run(
+    options: Any,
+    settings: PortalSettings,
+    gpu_types: dict[str, set[str]] | None = None,
+    accounts: tuple[str, ...] | None = None,
+    qos: QosFacts | None = None,
+) -> RunRequest:
+    """Validate `options` ({"path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos",
+    "parameters"}; only path is required); Slurm's GPU types, the user's accounts and QOS as a session's
+    (None: not known now)."""
     if not isinstance(options, dict):
         raise OptionsError('A job must be a JSON object such as {"path": "work/train.ipynb", "gpus": 1, "hours": 2}.')
     unknown = [k for k in options if k not in ALLOWED_KEYS]
@@ -90,7 +114,11 @@ def parse_run(options: Any, settings: PortalSettings) -> RunRequest:
         raise OptionsError('parameters must be a JSON object such as {"lr": 0.1}.')
     if parameters and kind != "notebook":
         raise OptionsError(f"parameters are for notebooks; {path} is a {kind} script and takes none.")
-    return RunRequest(path, kind, partition.name, nodes, gpus, hours, dict(parameters))
+    types = None if gpu_types is None else gpu_types.get(partition.name, set())
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
+    account = check_account(values.get("account"), accounts)
+    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, qos)
+    return RunRequest(path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos)
 
 
 def run_name(path: str, reserved: str) -> str:

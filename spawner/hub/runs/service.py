@@ -135,7 +135,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     if not settings.jobs.enabled:
         raise RunRefused("Running notebooks and scripts as jobs is turned off on this cluster.", 403)
     try:
-        request = parse_run(options, settings)
+        request = parse_run(options, settings, *(await spawner.slurm_facts(options)))
     except OptionsError as e:
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)

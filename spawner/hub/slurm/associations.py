@@ -5,60 +5,63 @@ API's `account`); one they are not in is refused with their accounts named,
 before anything is submitted.  One `sacctmgr show associations` and one
 `sacctmgr show users` (for the default accounts) serve every user, reused for
 `slurm.accounts_seconds`: the calls do not grow with the users looking.  The
-parsers are pure and tested by equality.
+parsers (spawner/slurmassociations.py) are pure and tested by equality.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ...slurmvocab import UnreadableAnswer
-
-FIELDS = ("User", "Account")
-
-
-def associations_argv(sacctmgr: str) -> list[str]:
-    """Every user association (user|account), whatever the cluster: an account's own rows have no user."""
-    return [sacctmgr, "--noheader", "--parsable2", "show", "associations", f"format={','.join(FIELDS)}"]
-
-
-def default_accounts_argv(sacctmgr: str) -> list[str]:
-    return [sacctmgr, "--noheader", "--parsable2", "show", "users", "format=User,DefaultAccount"]
-
-
-def parse_pairs(output: str) -> list[tuple[str, str]]:
-    """'alice|vision' lines -> [('alice', 'vision')]; an account's own lines ('|vision') are left out."""
-    pairs = []
-    for line in output.splitlines():
-        if not line.strip():
-            continue
-        parts = line.split("|")
-        if len(parts) != 2:
-            raise UnreadableAnswer(f"unreadable sacctmgr line: {line[:200]!r}")
-        if parts[0]:
-            pairs.append((parts[0], parts[1]))
-    return pairs
+from ..request.options import QosFacts
 
 
 @dataclass(frozen=True)
 class Accounts:
-    """Each user's accounts, their default first, then by name."""
+    """Each user's accounts, their default first, then by name; the QOS each association allows, and each QOS's
+    MaxWall."""
 
     by_user: dict[str, tuple[str, ...]]
+    qos: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (user, account) -> QOS allowed
+    max_minutes: dict[str, int | None] = field(default_factory=dict)  # QOS -> MaxWall in minutes (None: none)
 
     def of(self, user: str) -> tuple[str, ...]:
         return self.by_user.get(user, ())
 
-    def to_dict(self, user: str) -> dict:
+    def qos_facts(self, user: str) -> QosFacts:
         accounts = self.of(user)
-        return {"accounts": list(accounts), "default": accounts[0] if accounts else ""}
+        return QosFacts(
+            allowed={a: self.qos.get((user, a), ()) for a in accounts},
+            max_minutes=dict(self.max_minutes),
+            default_account=accounts[0] if accounts else "",
+        )
+
+    def to_dict(self, user: str, offered: dict[str, str] | None = None) -> dict:
+        """The accounts API: the user's accounts, and each QOS the admin offers (`offered`: name -> label) with
+        its longest session and the accounts of the user's that allow it."""
+        accounts = self.of(user)
+        qos = [
+            {
+                "name": name,
+                "label": label,
+                "max_hours": None if self.max_minutes.get(name) is None else self.max_minutes[name] / 60,
+                "accounts": [a for a in accounts if name in self.qos.get((user, a), ())],
+            }
+            for name, label in (offered or {}).items()
+        ]
+        return {"accounts": list(accounts), "default": accounts[0] if accounts else "", "qos": qos}
 
 
-def accounts_of(associations: list[tuple[str, str]], defaults: list[tuple[str, str]]) -> Accounts:
+def accounts_of(
+    associations: list[tuple[str, str, tuple[str, ...]]],
+    defaults: list[tuple[str, str]],
+    max_minutes: dict[str, int | None] | None = None,
+) -> Accounts:
     default = dict(defaults)
     mine: dict[str, set[str]] = {}
-    for user, account in associations:
+    for user, account, _ in associations:
         mine.setdefault(user, set()).add(account)
     return Accounts(
-        {user: tuple(sorted(accounts, key=lambda a: (a != default.get(user), a))) for user, accounts in mine.items()}
+        {user: tuple(sorted(accounts, key=lambda a: (a != default.get(user), a))) for user, accounts in mine.items()},
+        qos={(user, account): allowed for user, account, allowed in associations},
+        max_minutes=dict(max_minutes or {}),
     )

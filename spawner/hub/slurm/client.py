@@ -26,6 +26,14 @@ from typing import TypeVar
 from portal.settings import SlurmSettings
 
 from ...slurmaccounting import UsedJob, parse_usage, usage_argv
+from ...slurmassociations import (
+    associations_argv,
+    default_accounts_argv,
+    parse_associations,
+    parse_pairs,
+    parse_qos_limits,
+    qos_argv,
+)
 from ...slurmvocab import (
     INVALID_JOB,
     UNAVAILABLE,
@@ -52,7 +60,7 @@ from ...slurmvocab import (
 )
 from ..base.metrics import SLURM_FAILURES, SLURM_SECONDS
 from ..request.jobspec import as_user
-from .associations import Accounts, accounts_of, associations_argv, default_accounts_argv, parse_pairs
+from .associations import Accounts, accounts_of
 from .held import HeldJob, held_jobs_argv, parse_held_jobs
 from .watcher import JobWatcher
 
@@ -279,10 +287,11 @@ class SlurmClient:
         return await self._read(sinfo_nodes_argv(self.slurm.sinfo), parse_sinfo)
 
     async def accounts(self) -> Accounts:
-        """Every user's Slurm accounts, their default first (spawner/hub/slurm/associations.py)."""
-        associations = await self._read(associations_argv(self.slurm.sacctmgr), parse_pairs)
+        """Every user's Slurm accounts, their default first, and the QOS each allows (spawner/hub/slurm/associations.py)."""
+        associations = await self._read(associations_argv(self.slurm.sacctmgr), parse_associations)
         defaults = await self._read(default_accounts_argv(self.slurm.sacctmgr), parse_pairs)
-        return accounts_of(associations, defaults)
+        limits = await self._read(qos_argv(self.slurm.sacctmgr), parse_qos_limits)
+        return accounts_of(associations, defaults, limits)
 
     async def all_jobs(self) -> list[ListedJob]:
         """Every user's jobs Slurm still lists (spawner/hub/slurm/joblisting.py shares the answer)."""

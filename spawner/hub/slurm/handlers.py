@@ -89,7 +89,9 @@ class AccountsHandler(_Base):
             raise web.HTTPError(
                 503, "Slurm's accounting is not answering; your accounts cannot be shown right now."
             ) from None
-        self.finish(json.dumps(accounts.to_dict(self.current_user.name)))
+        self.finish(
+            json.dumps(accounts.to_dict(self.current_user.name, self.portal_services.settings.slurm.qos_choices))
+        )
 
 
 HANDLERS = [
