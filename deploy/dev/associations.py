@@ -1,8 +1,9 @@
 """The dev cluster's Slurm accounts, QOS and associations in slurmdbd, as a real site keeps them.
 
-Two projects: `vision` (every demo user's default) and `nlp` (alice's second
-project, with a GPU-minutes allocation and at most 2 GPUs per job), fairshare
-shares 60 and 40; QOS `normal` (Slurm's own), `short` (1 h) and
+Three projects: `vision` (every demo user's default), `nlp` (alice's second
+project, with a GPU-minutes allocation and at most 2 GPUs per job) and `spent`
+(carol's second, whose GPU allocation is used up), fairshare shares 60, 40
+and 10; QOS `normal` (Slurm's own), `short` (1 h) and
 `long` (12 h), all three allowed to every demo user but bob (normal and short).
 slurm.conf enforces them (AccountingStorageEnforce=associations,limits,qos,
 deploy/dev/slurmconf.py): Slurm itself refuses a job in an account its user is
@@ -27,8 +28,10 @@ ACCOUNTS = {
         "GrpTRESMins=gres/gpu=60000",  # the project's allocation: 1,000 GPU-hours
         "MaxTRESPerJob=gres/gpu=2",
     ],
+    # a project whose GPU allocation is used up: Slurm runs none of its GPU jobs (AssocGrpGRESMinutes)
+    "spent": ["Fairshare=10", "Description=a finished project", "Organization=dsportal", "GrpTRESMins=gres/gpu=0"],
 }
-SECOND_ACCOUNTS = {"alice": ["nlp"]}  # alice works in both projects; everyone else in vision only
+SECOND_ACCOUNTS = {"alice": ["nlp"], "carol": ["spent"]}  # alice and carol in two projects; the others in vision
 DEFAULT_ACCOUNT = "vision"
 USER_QOS = ["QOS=normal,short,long", "DefaultQOS=normal"]
 OWN_QOS = {"bob": ["QOS=normal,short", "DefaultQOS=normal"]}  # a user whose associations do not allow `long`

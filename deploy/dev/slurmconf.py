@@ -86,6 +86,10 @@ MailProg=/bin/true
 # No job ever runs as root: the portal submits as its users only, and this
 # stops a mistake or a compromised hub from making a root job anyway.
 DisableRootJobs=YES
+# Usage is tracked as on a real site (sshare: each user's fairshare, each account's GPU-minutes used of its
+# GrpTRESMins, decayed over a week); every priority weight is left 0, so jobs still start in submission order
+PriorityType=priority/multifactor
+PriorityCalcPeriod=1
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory

@@ -80,6 +80,7 @@ class SlurmSettings(Section):
     sudo: Command = key("sudo", "sudo, used to submit and cancel jobs as the user.")
     sinfo: Command = key("sinfo", "The sinfo command (dsportal doctor).")
     sacctmgr: Command = key("sacctmgr", "The sacctmgr command: which Slurm accounts each user may charge.")
+    sshare: Command = key("sshare", "The sshare command: each account's GPU allocation left and each user's fairshare.")
     accounts_seconds: integer(5, 86400) = key(
         300,
         "Seconds one answer about every user's Slurm accounts (sacctmgr) is reused for everyone: the accounts "

@@ -88,6 +88,10 @@ def test_the_journey(browser, cluster):
     expect(page.get_by_label("QOS").locator("option")).to_have_text(
         ["Default", "Short (at most 1 h)", "Long (at most 12 h)"]
     )
+    # what the session may use of the account it charges (vision: no GPU allocation), and her fairshare there
+    expect(page.locator("#dsportal-cost")).to_have_text(
+        re.compile(r"^Up to 16 GPU-hours of vision; your fairshare there [01]\.[0-9]{2}\.$")
+    )
     expect(page.locator("#dsportal-when")).to_have_text(WHEN)
     shot(
         page,

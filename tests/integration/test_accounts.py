@@ -77,3 +77,25 @@ def test_a_qos_is_chosen_among_those_offered_and_allowed_and_holds_its_wall_time
         assert re.search(r"\bQOS=short\b", cluster.scontrol(cluster.job_of("alice")))
     finally:
         cluster.stop("alice")
+
+
+def test_an_allocation_used_up_is_refused_in_words_and_the_form_reads_what_is_left(cluster):
+    """carol's second project, spent, has a GPU allocation of 0 (GrpTRESMins=gres/gpu=0); alice's nlp has 1,000
+    GPU-hours.  The hub reads them with one shared sshare."""
+    status, alices = token_of(cluster, "alice").request("GET", "/hub/api/dsportal/accounts")
+    assert status == 200
+    nlp = alices["allocations"]["nlp"]
+    assert nlp["gpu_hours"] == 1000.0 and 0 <= nlp["gpu_hours_left"] <= 1000.0, nlp
+    assert 0 <= nlp["fairshare"] <= 1, nlp
+    assert alices["allocations"]["vision"]["gpu_hours"] is None  # no GPU allocation: no limit
+    words = cluster.refused_start("carol", {"gpus": 1, "hours": 1, "account": "spent"})
+    assert (
+        "account: the GPU allocation of the Slurm account spent is used up; charge vision instead, or ask for 0 GPUs."
+    ) in words
+    assert not cluster.jobs("carol")  # nothing was submitted
+    try:  # without GPUs the project charges no GPU-minutes: the session runs
+        assert cluster.start("carol", {"gpus": 0, "hours": 1, "account": "spent"}) in (201, 202)
+        cluster.wait_ready("carol")
+        assert re.search(r"\bAccount=spent\b", cluster.scontrol(cluster.job_of("carol")))
+    finally:
+        cluster.stop("carol")

@@ -6,7 +6,7 @@ import pytest
 
 from portal.config import load_config
 from spawner.hub.request.jobspec import Account, sbatch_argv
-from spawner.hub.request.options import OptionsError, QosFacts, SessionRequest, parse_options
+from spawner.hub.request.options import AccountFacts, OptionsError, SessionRequest, parse_options
 from spawner.hub.request.resources import resources_for
 from spawner.hub.slurm.associations import Accounts, accounts_of
 from spawner.slurmassociations import (
@@ -17,6 +17,7 @@ from spawner.slurmassociations import (
     parse_qos_limits,
     qos_argv,
 )
+from spawner.slurmshares import Allocation, parse_shares, shares_argv
 from spawner.slurmvocab import UnreadableAnswer
 
 # `sacctmgr --noheader --parsable2 show associations format=User,Account,QOS`: an account's own rows have no user
@@ -49,14 +50,22 @@ def test_the_queries_and_each_users_accounts_default_first():
     assert accounts.by_user == {"root": ("root",), "alice": ("vision", "nlp"), "bob": ("vision",)}
     assert accounts.qos[("bob", "vision")] == ("normal", "short")
     assert accounts.max_minutes == {"normal": None, "short": 60, "long": 720}
-    assert accounts.to_dict("alice") == {"accounts": ["vision", "nlp"], "default": "vision", "qos": []}
-    assert accounts.to_dict("eve") == {"accounts": [], "default": "", "qos": []}
+    assert accounts.to_dict("alice") == {
+        "accounts": ["vision", "nlp"],
+        "default": "vision",
+        "qos": [],
+        "allocations": {
+            "vision": {"gpu_hours": None, "gpu_hours_left": None, "fairshare": None},
+            "nlp": {"gpu_hours": None, "gpu_hours_left": None, "fairshare": None},
+        },
+    }
+    assert accounts.to_dict("eve") == {"accounts": [], "default": "", "qos": [], "allocations": {}}
     # the QOS the admin offers, each with its longest session and the user's accounts that allow it
     assert accounts.to_dict("alice", {"short": "Short", "long": "Long"})["qos"] == [
         {"name": "short", "label": "Short", "max_hours": 1.0, "accounts": ["vision"]},
         {"name": "long", "label": "Long", "max_hours": 12.0, "accounts": ["vision"]},
     ]
-    assert accounts.qos_facts("alice") == QosFacts(
+    assert accounts.facts("alice") == AccountFacts(
         allowed={"vision": ("long", "normal", "short"), "nlp": ("normal",)},
         max_minutes={"normal": None, "short": 60, "long": 720},
         default_account="vision",
@@ -125,7 +134,7 @@ def test_an_account_the_user_is_not_in_is_refused_with_theirs(slurm, account, ac
     assert str(info.value).startswith(message), str(info.value)
 
 
-FACTS = QosFacts(
+FACTS = AccountFacts(
     allowed={"vision": ("long", "normal", "short"), "nlp": ("normal",)},
     max_minutes={"normal": None, "short": 60, "long": 720},
     default_account="vision",
@@ -179,3 +188,69 @@ def test_a_qos_not_offered_not_allowed_or_too_short_is_refused_in_words(offering
 def test_no_qos_choice_is_offered_unless_the_admin_offers_one(slurm):
     with pytest.raises(OptionsError, match="this portal offers no QOS choice"):
         parse_options({"qos": "short"}, slurm)
+
+
+# `sshare --noheader --parsable2 --all --format=Account,User,FairShare,GrpTRESMins,GrpTRESRaw`
+SHARES = """\
+root||||cpu=0,mem=102,gres/gpu=0
+ nlp|||gres/gpu=60000|cpu=120,mem=0,gres/gpu=1500
+  nlp|alice|0.500000||cpu=120,mem=0,gres/gpu=1500
+ spent|||gres/gpu=0|cpu=0,mem=0,gres/gpu=0
+  spent|carol|1.000000||cpu=0,mem=0,gres/gpu=0
+ vision||||cpu=0,mem=0,gres/gpu=0
+  vision|alice|0.750000||cpu=0,mem=0,gres/gpu=0
+  vision|carol|0.750000||cpu=0,mem=0,gres/gpu=0
+"""
+
+
+def test_each_accounts_allocation_and_each_users_fairshare_from_one_sshare():
+    assert shares_argv("sshare") == [
+        "sshare",
+        "--noheader",
+        "--parsable2",
+        "--all",
+        "--format=Account,User,FairShare,GrpTRESMins,GrpTRESRaw",
+    ]
+    shares = parse_shares(SHARES)
+    assert shares.allocations == {
+        "root": Allocation(None, 0.0),
+        "nlp": Allocation(60000.0, 1500.0),
+        "spent": Allocation(0.0, 0.0),
+        "vision": Allocation(None, 0.0),
+    }
+    assert shares.fairshare == {
+        ("alice", "nlp"): 0.5,
+        ("carol", "spent"): 1.0,
+        ("alice", "vision"): 0.75,
+        ("carol", "vision"): 0.75,
+    }
+    pairs = "alice|vision|normal\nalice|nlp|normal\ncarol|vision|normal\ncarol|spent|normal\n"
+    accounts = accounts_of(parse_associations(pairs), parse_pairs("alice|vision\ncarol|vision\n"), {}, shares)
+    assert accounts.to_dict("alice")["allocations"] == {
+        "vision": {"gpu_hours": None, "gpu_hours_left": None, "fairshare": 0.75},
+        "nlp": {"gpu_hours": 1000.0, "gpu_hours_left": 975.0, "fairshare": 0.5},
+    }
+    assert accounts.facts("carol").gpu_minutes_left == {"spent": 0.0}
+
+
+@pytest.mark.parametrize("answer", ["nlp|alice|0.5\n", "nlp||x|gres/gpu=ten|\n", "alice|nlp|half||\n"])
+def test_shares_that_do_not_read_are_unreadable(answer):
+    with pytest.raises(UnreadableAnswer):
+        parse_shares(answer)
+
+
+def test_a_gpu_session_charging_a_used_up_allocation_is_refused_before_submit(slurm):
+    facts = AccountFacts(
+        allowed={"vision": ("normal",), "spent": ("normal",)},
+        default_account="vision",
+        gpu_minutes_left={"spent": 0.0},
+    )
+    mine = ("vision", "spent")
+    with pytest.raises(OptionsError) as refused:
+        parse_options({"gpus": 1, "account": "spent"}, slurm, accounts=mine, qos=facts)
+    assert str(refused.value) == (
+        "account: the GPU allocation of the Slurm account spent is used up; charge vision instead, or ask for 0 GPUs."
+    )
+    # no GPUs: no GPU-minutes charged; another account: its own allocation
+    assert parse_options({"gpus": 0, "account": "spent"}, slurm, accounts=mine, qos=facts).account == "spent"
+    assert parse_options({"gpus": 1, "account": "vision"}, slurm, accounts=mine, qos=facts).account == "vision"

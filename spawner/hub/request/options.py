@@ -37,12 +37,17 @@ class SessionRequest:
 
 
 @dataclass(frozen=True)
-class QosFacts:
-    """What Slurm's accounting says of QOS for one user (spawner/hub/slurm/associations.py)."""
+class AccountFacts:
+    """What Slurm's accounting says of one user's accounts (spawner/hub/slurm/associations.py)."""
 
     allowed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # account -> the QOS it allows the user
     max_minutes: dict[str, int | None] = field(default_factory=dict)  # QOS -> its MaxWall (None: none)
     default_account: str = ""
+    gpu_minutes_left: dict[str, float] = field(default_factory=dict)  # account -> what is left of its allocation
+
+    def charged(self, account: str, slurm: SlurmSettings) -> str:
+        """The account a job charges: the one chosen, else the admin's, else the user's default."""
+        return account or slurm.account or self.default_account
 
 
 def single_value(value: Any) -> Any:
@@ -114,7 +119,7 @@ def check_account(value: Any, accounts: tuple[str, ...] | None) -> str:
     return value
 
 
-def check_qos(value: Any, slurm: SlurmSettings, hours: float, account: str, facts: QosFacts | None) -> str:
+def check_qos(value: Any, slurm: SlurmSettings, hours: float, account: str, facts: AccountFacts | None) -> str:
     """A QOS the admin offers (slurm.qos_choices) that the charged account allows and whose MaxWall holds the
     hours (`facts`: None when Slurm's accounting did not say: the offer is checked, and sbatch refuses the rest)."""
     if value in (None, ""):
@@ -125,7 +130,7 @@ def check_qos(value: Any, slurm: SlurmSettings, hours: float, account: str, fact
         raise OptionsError(f"qos: {show(value)} is not offered here; {choose}.")
     if facts is None:
         return value
-    charged = account or slurm.account or facts.default_account
+    charged = facts.charged(account, slurm)
     allowed = facts.allowed.get(charged)
     if allowed is not None and value not in allowed:
         others = [q for q in slurm.qos_choices if q in allowed]
@@ -138,6 +143,20 @@ def check_qos(value: Any, slurm: SlurmSettings, hours: float, account: str, fact
             "or choose another QOS."
         )
     return value
+
+
+def check_allocation(gpus: int, account: str, slurm: SlurmSettings, facts: AccountFacts | None) -> None:
+    """A session with GPUs is refused when the charged account's GPU allocation (GrpTRESMins) is used up: Slurm
+    would queue it for ever (AssocGrpGRESMinutes)."""
+    if not gpus or facts is None:
+        return
+    charged = facts.charged(account, slurm)
+    if facts.gpu_minutes_left.get(charged, 1) <= 0:
+        others = [a for a in facts.allowed if a != charged and facts.gpu_minutes_left.get(a, 1) > 0]
+        instead = f"charge {' or '.join(others)} instead" if others else "ask its owner for more"
+        raise OptionsError(
+            f"account: the GPU allocation of the Slurm account {charged} is used up; {instead}, or ask for 0 GPUs."
+        )
 
 
 def check_hours(value: Any, max_hours: float) -> float:
@@ -158,7 +177,7 @@ def parse_options(
     gpu_types: dict[str, set[str]] | None = None,
     saved: bool = False,
     accounts: tuple[str, ...] | None = None,
-    qos: QosFacts | None = None,
+    qos: AccountFacts | None = None,
 ) -> SessionRequest:
     """Validate `options` ({"partition", "gpus", "hours", "gpu_type", "account", "qos"}, all optional);
     `gpu_types`: each partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its
@@ -182,6 +201,7 @@ def parse_options(
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, qos)
+    check_allocation(gpus, account, slurm, qos)
     return SessionRequest(
         partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account, qos=chosen_qos
     )

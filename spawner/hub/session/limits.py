@@ -11,7 +11,7 @@ import secrets
 from typing import Any
 
 from ..base.logname import log_name
-from ..request.options import OptionsError, QosFacts, options_from_form, parse_options
+from ..request.options import AccountFacts, OptionsError, options_from_form, parse_options
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
@@ -57,34 +57,36 @@ class LimitsMixin:
 
     async def slurm_facts(
         self, user_options: Any
-    ) -> tuple[dict[str, set[str]] | None, tuple[str, ...] | None, QosFacts | None]:
+    ) -> tuple[dict[str, set[str]] | None, tuple[str, ...] | None, AccountFacts | None]:
         """What Slurm knows of what the options name, from the hub's shared answers: each partition's GPU types
-        when they name a type, the user's accounts when they name an account, what their associations allow when
-        they name a QOS.  None for what they do not name, or when Slurm did not answer: the name's form is checked
+        when they name a type, the user's accounts when they name an account, what their associations allow (QOS,
+        allocations).  None for what they do not name, or when Slurm did not answer: the name's form is checked
         then, and sbatch refuses what Slurm does not allow."""
 
         def named(key: str) -> bool:
             return isinstance(user_options, dict) and user_options.get(key) not in (None, "", [""])
 
         services = services_for(self.config_file)
-        types = accounts = qos = None
+        types = accounts = facts = None
         try:
             if named("gpu_type"):
                 types = partition_gpu_types(await services.cluster.nodes())
-            if named("account") or named("qos"):
-                known = await services.accounts()
+            # asked when the options name an account or QOS; else the form's fresh answer if any (an allocation
+            # used up is then refused here, or in Slurm's words once it queues the job)
+            known = await services.accounts() if named("account") or named("qos") else services.accounts_cached()
+            if known is not None:
                 accounts = known.of(self.user.name) if named("account") else None
-                qos = known.qos_facts(self.user.name) if named("qos") else None
+                facts = known.facts(self.user.name)
         except SlurmError as e:
             self.log.warning("Options of %s's start not checked against Slurm's: %s", log_name(self), e)
-        return types, accounts, qos
+        return types, accounts, facts
 
     def apply_session_options(
         self,
         user_options: Any,
         gpu_types: dict[str, set[str]] | None = None,
         accounts: tuple[str, ...] | None = None,
-        qos: QosFacts | None = None,
+        qos: AccountFacts | None = None,
     ) -> None:
         """Validate the user's options against the admin config (and Slurm's GPU types and the user's accounts and
         QOS, when known) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..request.options import QosFacts
+from ...slurmshares import Shares
+from ..request.options import AccountFacts
 
 
 @dataclass(frozen=True)
@@ -23,17 +24,35 @@ class Accounts:
     by_user: dict[str, tuple[str, ...]]
     qos: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (user, account) -> QOS allowed
     max_minutes: dict[str, int | None] = field(default_factory=dict)  # QOS -> MaxWall in minutes (None: none)
+    shares: Shares = field(default_factory=lambda: Shares({}, {}))  # allocations and fairshare (sshare)
 
     def of(self, user: str) -> tuple[str, ...]:
         return self.by_user.get(user, ())
 
-    def qos_facts(self, user: str) -> QosFacts:
+    def facts(self, user: str) -> AccountFacts:
         accounts = self.of(user)
-        return QosFacts(
+        return AccountFacts(
             allowed={a: self.qos.get((user, a), ()) for a in accounts},
             max_minutes=dict(self.max_minutes),
             default_account=accounts[0] if accounts else "",
+            gpu_minutes_left={
+                a: left
+                for a in accounts
+                if a in self.shares.allocations and (left := self.shares.allocations[a].left_minutes) is not None
+            },
         )
+
+    def allocation_of(self, user: str, account: str) -> dict:
+        """What the form says of an account: its GPU-hours (limit and left; None: no allocation) and the user's
+        fairshare factor there (None: Slurm gave none)."""
+        allocation = self.shares.allocations.get(account)
+        limit = None if allocation is None else allocation.limit_minutes
+        left = None if allocation is None else allocation.left_minutes
+        return {
+            "gpu_hours": None if limit is None else round(limit / 60, 1),
+            "gpu_hours_left": None if left is None else round(left / 60, 1),
+            "fairshare": self.shares.fairshare.get((user, account)),
+        }
 
     def to_dict(self, user: str, offered: dict[str, str] | None = None) -> dict:
         """The accounts API: the user's accounts, and each QOS the admin offers (`offered`: name -> label) with
@@ -48,13 +67,19 @@ class Accounts:
             }
             for name, label in (offered or {}).items()
         ]
-        return {"accounts": list(accounts), "default": accounts[0] if accounts else "", "qos": qos}
+        return {
+            "accounts": list(accounts),
+            "default": accounts[0] if accounts else "",
+            "qos": qos,
+            "allocations": {a: self.allocation_of(user, a) for a in accounts},
+        }
 
 
 def accounts_of(
     associations: list[tuple[str, str, tuple[str, ...]]],
     defaults: list[tuple[str, str]],
     max_minutes: dict[str, int | None] | None = None,
+    shares: Shares | None = None,
 ) -> Accounts:
     default = dict(defaults)
     mine: dict[str, set[str]] = {}
@@ -64,4 +89,5 @@ def accounts_of(
         {user: tuple(sorted(accounts, key=lambda a: (a != default.get(user), a))) for user, accounts in mine.items()},
         qos={(user, account): allowed for user, account, allowed in associations},
         max_minutes=dict(max_minutes or {}),
+        shares=shares or Shares({}, {}),
     )

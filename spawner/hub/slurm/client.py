@@ -34,6 +34,7 @@ from ...slurmassociations import (
     parse_qos_limits,
     qos_argv,
 )
+from ...slurmshares import parse_shares, shares_argv
 from ...slurmvocab import (
     INVALID_JOB,
     UNAVAILABLE,
@@ -291,7 +292,8 @@ class SlurmClient:
         associations = await self._read(associations_argv(self.slurm.sacctmgr), parse_associations)
         defaults = await self._read(default_accounts_argv(self.slurm.sacctmgr), parse_pairs)
         limits = await self._read(qos_argv(self.slurm.sacctmgr), parse_qos_limits)
-        return accounts_of(associations, defaults, limits)
+        shares = await self._read(shares_argv(self.slurm.sshare), parse_shares)
+        return accounts_of(associations, defaults, limits, shares)
 
     async def all_jobs(self) -> list[ListedJob]:
         """Every user's jobs Slurm still lists (spawner/hub/slurm/joblisting.py shares the answer)."""

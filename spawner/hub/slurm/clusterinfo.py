@@ -147,6 +147,11 @@ class SharedAnswers:
             key in self._inflight and not self._inflight[key].done()
         )
 
+    def cached(self, key: Hashable) -> Any:
+        """The answer for `key` if it is fresh, else None: no question asked."""
+        cached = self._answers.get(key)
+        return cached[1] if cached and time.monotonic() - cached[0] <= self.max_age else None
+
     async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
         cached = self._answers.get(key)
         if cached and time.monotonic() - cached[0] <= self.max_age:

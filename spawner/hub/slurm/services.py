@@ -62,6 +62,10 @@ class HubServices:
         """Every user's Slurm accounts (sacctmgr), shared for slurm.accounts_seconds."""
         return await self._accounts.get("all", self.client.accounts)
 
+    def accounts_cached(self) -> Accounts | None:
+        """The latest answer of accounts() if fresh (the form keeps it so), else None: no Slurm call."""
+        return self._accounts.cached("all")
+
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
         return await self._orders.get(partition, lambda: self.client.queue_order(partition))
