@@ -22,6 +22,11 @@ def qos_argv(sacctmgr: str) -> list[str]:
     return [sacctmgr, "--noheader", "--parsable2", "show", "qos", "format=Name,MaxWall"]
 
 
+def job_qos_argv(squeue: str, job_id: str) -> list[str]:
+    """The QOS a job runs in (the extension helper holds an extension to its MaxWall)."""
+    return [squeue, "--noheader", f"--jobs={job_id}", "--format=%q"]
+
+
 def parse_associations(output: str) -> list[tuple[str, str, tuple[str, ...]]]:
     """'alice|nlp|long,normal' lines -> [('alice', 'nlp', ('long', 'normal'))]; an account's own lines ('|nlp|normal')
     are left out."""

@@ -7,8 +7,8 @@ helper as root, which does exactly one thing: after checking its two
 arguments, that extensions are allowed (slurm.allow_extend in the admin
 YAML, read from its fixed root-owned path, never from the caller's
 environment), that the job is a running portal session of a portal user,
-and that the new limit stays within the admin's maximum and the partition's
-MaxTime (root is not held to it by Slurm), it runs
+and that the new limit stays within the admin's maximum, the partition's
+MaxTime and the job's QOS's MaxWall (root is held to neither by Slurm), it runs
 `scontrol update JobId=JOB TimeLimit=MINUTES`.  A sudoers wildcard on
 scontrol's arguments would allow any update of any job instead.
 
@@ -35,6 +35,7 @@ import sys
 from portal.config import DEFAULT_PATH, ConfigError, load_config
 from portal.settings import PortalSettings, is_username
 
+from ..slurmassociations import job_qos_argv, parse_qos_limits, qos_argv
 from ..slurmvocab import Job, job_argv, parse_job, parse_partition_max, partition_argv, time_limit_update_argv
 
 BAD_ARGUMENTS, REFUSED, SLURM_FAILED = 2, 3, 4
@@ -59,6 +60,7 @@ def check_request(
     minutes: int,
     partition_max: int | None,
     uid_of=lambda name: pwd.getpwnam(name).pw_uid,
+    qos: tuple[str, int | None] = ("", None),
 ) -> None:
     """Refused unless `job` is a running portal session and `minutes` is within every limit (pure but for uid_of)."""
     slurm = settings.slurm
@@ -83,6 +85,9 @@ def check_request(
         )
     if partition_max is not None and minutes > partition_max:
         raise Refused(REFUSED, f"Partition {job.partition} allows at most {partition_max} minutes per job.")
+    name, qos_max = qos
+    if qos_max is not None and minutes > qos_max:
+        raise Refused(REFUSED, f"The session's QOS {name} allows at most {qos_max} minutes per job.")
 
 
 def run(argv: list[str], timeout: float) -> str:
@@ -100,12 +105,14 @@ def extend(settings: PortalSettings, job_id: str, minutes: int) -> str:
     timeout = slurm.command_timeout
     try:
         job = parse_job(run(job_argv(slurm.squeue, job_id), timeout), job_id)
-        partition_max = None
+        partition_max, qos = None, ("", None)
         if job is not None:
             partition_max = parse_partition_max(run(partition_argv(slurm.scontrol, job.partition), timeout))
+            name = run(job_qos_argv(slurm.squeue, job_id), timeout).strip()
+            qos = (name, parse_qos_limits(run(qos_argv(slurm.sacctmgr), timeout)).get(name))
     except ValueError as e:
         raise Refused(SLURM_FAILED, f"Slurm's answer did not read: {e}") from None
-    check_request(settings, job, job_id, minutes, partition_max)
+    check_request(settings, job, job_id, minutes, partition_max, qos=qos)
     run(time_limit_update_argv(slurm.scontrol, job_id, minutes), timeout)
     return f"Job {job_id}: time limit now {minutes} minutes."
 

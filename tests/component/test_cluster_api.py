@@ -105,3 +105,33 @@ def test_the_rest_api_answers_logged_in_users_only(a_hub_and_its_slurm):
     assert status == 400 and "partition" in answer["message"]
     status, _ = hub.api("GET", "/dsportal/partitions", token=None)
     assert status == 403
+
+
+async def test_the_accounts_come_from_one_shared_set_of_calls_and_without_sshare_still_come(services, mock_slurm):
+    answers = await asyncio.gather(*(services.accounts() for _ in range(20)))  # 20 forms open at once
+    assert {c["what"] for c in mock_slurm.calls("sacctmgr")} == {"associations", "users", "qos"}
+    assert len(mock_slurm.calls("sacctmgr")) == 3 and len(mock_slurm.calls("sshare")) == 1
+    assert answers[0].to_dict("alice")["allocations"]["nlp"] == {
+        "gpu_hours": 1000.0,
+        "gpu_hours_left": 990.0,
+        "fairshare": 0.5,
+    }
+    mock_slurm.fail("sshare", "error", "sshare: error: Problem talking to the database")
+    fresh = await HubServices(services.path).accounts()  # a new hub: no shared answer yet
+    assert fresh.of("alice") == ("vision", "nlp") and fresh.facts("alice").allowed["vision"] == ("normal", "short")
+    assert fresh.to_dict("alice")["allocations"]["nlp"]["gpu_hours"] is None  # the allocations only are missing
+
+
+async def test_the_alternatives_of_a_busy_shape_come_soonest_first(services, mock_slurm):
+    from spawner.hub.slurm.alternatives import alternatives
+
+    full = ["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]
+    mock_slurm.set_nodes([full, ["gpu03", "pcie", "idle", 2, 0, 40, 40, 393216, 0]])  # sxm2 full, pcie free
+    found = (await alternatives(services, "alice", {"partition": "sxm2", "gpus": "2", "hours": "8"}))["alternatives"]
+    assert [(a["difference"], a["starts_now"], a["start"]) for a in found] == [
+        ("on pcie", True, None),
+        ("as asked", False, TEST_ONLY_START),
+        ("4 h instead of 8", False, TEST_ONLY_START),
+    ]
+    with pytest.raises(ValueError, match="gpus: 9 is out of range"):
+        await alternatives(services, "alice", {"partition": "sxm2", "gpus": "9"})

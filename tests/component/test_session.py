@@ -66,6 +66,7 @@ def test_kernelspecs_for_the_example_config():
         "python3": {
             "argv": [
                 "/opt/dsportal/venv/bin/python",
+                "-P",
                 "-m",
                 "spawner.job.kernels.pythonkernel",
                 "-f",

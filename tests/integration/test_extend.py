@@ -81,3 +81,17 @@ def test_the_hub_account_may_run_the_helper_only_as_it_checks(cluster):
     finally:
         subprocess.run(["scancel", other], timeout=30)
         cluster.stop("alice")
+
+
+def test_a_session_in_a_short_qos_is_not_extended_past_its_wall_time(cluster):
+    """root is held to no QOS MaxWall by Slurm: before the helper checked it, alice's 1-hour QOS short session
+    (a QOS a site may give a higher priority) was extended to 2 h, then on to 12."""
+    assert cluster.start("alice", {"gpus": 0, "hours": 1, "qos": "short"}) in (201, 202)
+    cluster.wait_ready("alice")
+    session = cluster.job_of("alice")
+    try:
+        status, answer = cluster.request("POST", "/user/alice/dsportal/session/extend", {}, timeout=90)
+        assert status == 400 and "The session's QOS short allows at most 60 minutes per job." in answer["message"]
+        assert limit_of(cluster, session) == "01:00:00"
+    finally:
+        cluster.stop("alice")

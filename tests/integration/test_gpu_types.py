@@ -60,6 +60,19 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
             status, when = as_alice.request("GET", f"/hub/api/dsportal/estimate?{query}")
             assert status == 200 and when["starts_now"] is now, (gpu_type, when)
 
+        # the fastest start: a V100 is not free; "any type" and the A100 are, and Slurm's estimate says when the
+        # V100 would be
+        status, found = as_alice.request(
+            "GET", "/hub/api/dsportal/alternatives?partition=sxm2&gpus=1&hours=1&gpu_type=v100"
+        )
+        assert status == 200, found
+        ways = {a["difference"]: a for a in found["alternatives"]}
+        assert ways["any GPU type (whichever is free first)"]["starts_now"] is True
+        assert ways["A100 80 GB"]["starts_now"] is True
+        assert ways["as asked"]["starts_now"] is False and ways["as asked"]["asked"] is True
+        assert found["alternatives"][-1]["asked"]  # the asked one, not free now, comes after those that are
+        assert ways["A100 80 GB"]["options"] == {"partition": "sxm2", "gpus": "1", "hours": "1", "gpu_type": "a100"}
+
         # one A100 by name, then one GPU of any type: both go to the A100 node, the V100 node being full
         for options, gres in (({"gpu_type": "a100"}, "gpu:a100:1"), ({}, "gpu:1")):
             assert cluster.start("alice", {"gpus": 1, "hours": 1, **options}) in (201, 202)

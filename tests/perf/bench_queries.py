@@ -3,9 +3,10 @@
 The hub's real code paths (HubServices, the spawner's start loop and progress
 stream, the shared watcher) against the mock Slurm: 20 sessions wait in the
 queue (reason Resources; counted from 10 s after their submission) while 1, 10 and 100 users look at the options form,
-each refreshing what is free every second and asking a start estimate every
-5 s, as the page would if they kept changing their choice.  Prints the number of
-sinfo, squeue and `sbatch --test-only` calls per minute; asserts nothing.
+each refreshing what is free every second and, every 5 s, asking a start estimate, the alternatives of a shape
+(of a GPU type: V100 or A100 nodes, or any type) and their accounts, as the page would if they kept changing their
+choice.  Prints the number of sinfo, squeue, `sbatch --test-only`, sacctmgr and sshare calls per minute, and how
+long the alternatives took to appear (p50/p99); asserts nothing.
 
     /opt/dsportal/venv/bin/python -m tests.perf.bench_queries [--seconds 20]     (from the repository's root)
 """
@@ -16,28 +17,37 @@ import argparse
 import asyncio
 import contextlib
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
 
 from spawner.hub.session.start import QUICK_START_SECONDS
+from spawner.hub.slurm.alternatives import alternatives
 from spawner.hub.slurm.services import HubServices
+from tests.perf.stats import ms
 from tests.support.mockslurm import MockSlurm, config_data, spawner_for
 
 PENDING_SESSIONS = 20
-FULL = [
-    ["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608],
-    ["gpu02", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608],
+FULL = [  # two GPU types, every GPU taken
+    ["gpu01", "sxm2", "alloc", "v100:4", "v100:4", 8, 40, 393216, 196608],
+    ["gpu02", "sxm2", "alloc", "a100:4", "a100:4", 8, 40, 393216, 196608],
 ]
+TYPES = ("v100", "a100", "")
 
 
-async def viewer(services: HubServices, name: str, gpus: int) -> None:
+async def viewer(services: HubServices, name: str, gpus: int, gpu_type: str, waits: list[float]) -> None:
     tick = 0
+    shape = {"partition": "sxm2", "gpus": str(gpus), "hours": "8", **({"gpu_type": gpu_type} if gpu_type else {})}
     while True:
         with contextlib.suppress(Exception):
             await services.cluster.nodes()
             if tick % 5 == 0:  # every 5 s (the loop runs every second; the form asks on changes, debounced)
-                await services.estimate(name, {"partition": "sxm2", "gpus": str(gpus), "hours": "8"})
+                await services.accounts()
+                await services.estimate(name, shape)
+                began = time.monotonic()
+                await alternatives(services, name, shape)
+                waits.append(time.monotonic() - began)
         tick += 1
         await asyncio.sleep(1)
 
@@ -59,10 +69,12 @@ def count(mock: MockSlurm) -> dict[str, int]:
         "sinfo": sum(c["cmd"] == "sinfo" for c in calls),
         "squeue": sum(c["cmd"] == "squeue" for c in calls),
         "sbatch --test-only": sum(c["cmd"] == "sbatch" and any(a == "--test-only" for a in c["argv"]) for c in calls),
+        "sacctmgr": sum(c["cmd"] == "sacctmgr" for c in calls),
+        "sshare": sum(c["cmd"] == "sshare" for c in calls),
     }
 
 
-async def scenario(viewers: int, seconds: float) -> dict[str, float]:
+async def scenario(viewers: int, seconds: float) -> tuple[dict[str, float], list[float]]:
     root = Path(tempfile.mkdtemp(prefix="dsportal-bench-"))
     mock = MockSlurm(root / "mockslurm")
     mock.set_nodes(FULL)
@@ -85,15 +97,17 @@ async def scenario(viewers: int, seconds: float) -> dict[str, float]:
     await asyncio.sleep(QUICK_START_SECONDS)  # past their first seconds: the steady state of a queue
     before = count(mock)
     # viewers ask as the demo accounts (an estimate is asked as a real account); the answer is per shape
+    waits: list[float] = []
     tasks += [
-        asyncio.ensure_future(viewer(services, ("alice", "bob", "carol")[i % 3], 1 + i % 4)) for i in range(viewers)
+        asyncio.ensure_future(viewer(services, ("alice", "bob", "carol")[i % 3], 1 + i % 4, TYPES[i % 3], waits))
+        for i in range(viewers)
     ]
     await asyncio.sleep(seconds)
     after = count(mock)
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return {cmd: (after[cmd] - before[cmd]) * 60 / seconds for cmd in after}
+    return {cmd: (after[cmd] - before[cmd]) * 60 / seconds for cmd in after}, waits
 
 
 def main() -> None:
@@ -101,9 +115,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     args = parser.parse_args()
     for viewers in (1, 10, 100):
-        rates = asyncio.run(scenario(viewers, args.seconds))
+        rates, waits = asyncio.run(scenario(viewers, args.seconds))
         shown = "  ".join(f"{cmd} {rate:5.1f}/min" for cmd, rate in rates.items())
         print(f"bench slurm calls, {PENDING_SESSIONS} sessions queued, {viewers:3d} users on the form: {shown}")
+        print(
+            f"bench alternatives appear, {viewers:3d} users on the form ({len(waits)} asked): "
+            f"p50 {ms(waits, 50)}  p99 {ms(waits, 99)}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`.
+"""A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`,
+`sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`).
 
 `MockSlurm(root)` writes small executables into a temp bin folder that run
 `python -m tests.support.mockslurm CMD STATE ARGS...`; they keep a job table in a temp state folder, so the
@@ -314,7 +315,39 @@ def extend(state: Path, argv: list[str]) -> int:
     return 0
 
 
+# sacctmgr's and sshare's answers unless a test sets its own: alice in vision and nlp, bob in vision
+ACCOUNTING = {
+    "associations": "alice|vision|normal,short\nalice|nlp|normal\nbob|vision|normal,short\n",
+    "users": "alice|vision\nbob|vision\n",
+    "qos": "normal|\nshort|01:00:00\n",
+    "sshare": " nlp|||gres/gpu=60000|cpu=0,gres/gpu=600\n  nlp|alice|0.500000||cpu=0,gres/gpu=600\n"
+    " vision||||cpu=0,gres/gpu=0\n  vision|alice|0.750000||cpu=0,gres/gpu=0\n  vision|bob|1.000000||cpu=0,gres/gpu=0\n",
+}
+
+
+def _accounting(state: Path, cmd: str, what: str) -> int:
+    _record(state, {"cmd": cmd, "what": what})
+    failed = _failure(state, cmd)
+    if failed:
+        return failed
+    path = state / "accounting.json"
+    answers = {**ACCOUNTING, **(json.loads(path.read_text()) if path.exists() else {})}
+    sys.stdout.write(answers[what])
+    return 0
+
+
+def sacctmgr(state: Path, argv: list[str]) -> int:
+    """`sacctmgr --noheader --parsable2 show associations|users|qos format=...`"""
+    return _accounting(state, "sacctmgr", argv[argv.index("show") + 1])
+
+
+def sshare(state: Path, argv: list[str]) -> int:
+    return _accounting(state, "sshare", "sshare")
+
+
 COMMANDS = {
+    "sacctmgr": sacctmgr,
+    "sshare": sshare,
     "sbatch": sbatch,
     "squeue": squeue,
     "scancel": scancel,
@@ -372,6 +405,10 @@ class MockSlurm:
         """What sinfo shows (rows as NODES)."""
         (self.state / "nodes.json").write_text(json.dumps(nodes))
 
+    def set_accounting(self, **answers: str) -> None:
+        """sacctmgr's and sshare's answers (keys of ACCOUNTING) instead of the defaults."""
+        (self.state / "accounting.json").write_text(json.dumps(answers))
+
     def purge(self, job_id: str) -> None:
         with _table(self.state) as table:
             del table["jobs"][job_id]
@@ -409,6 +446,8 @@ def config_data(mock: MockSlurm) -> dict:
             "scancel": mock.path("scancel"),
             "sinfo": mock.path("sinfo"),
             "sacct": mock.path("sacct"),
+            "sacctmgr": mock.path("sacctmgr"),
+            "sshare": mock.path("sshare"),
             "sudo": mock.path("sudo"),
             "extend_command": mock.path("dsportal-extend-session"),
             "allow_extend": True,

@@ -254,3 +254,8 @@ def test_a_gpu_session_charging_a_used_up_allocation_is_refused_before_submit(sl
     # no GPUs: no GPU-minutes charged; another account: its own allocation
     assert parse_options({"gpus": 0, "account": "spent"}, slurm, accounts=mine, qos=facts).account == "spent"
     assert parse_options({"gpus": 1, "account": "vision"}, slurm, accounts=mine, qos=facts).account == "vision"
+
+
+def test_associations_of_one_account_per_partition_allow_every_qos_any_of_them_allows():
+    rows = parse_associations("alice|vision|normal\nalice|vision|short,normal\nalice|nlp|\n")
+    assert accounts_of(rows, []).qos == {("alice", "vision"): ("normal", "short"), ("alice", "nlp"): ()}

@@ -80,6 +80,14 @@ def test_the_helper_refuses_a_session_its_owner_renamed_to_forge_fields():
         check_request(_settings(), job, "12", 120, 60, uid_of={"alice": 1001}.__getitem__)
 
 
+def test_the_helper_holds_an_extension_to_the_sessions_qos():
+    """root is not held to a QOS's MaxWall by Slurm: a 1-hour QOS session is not extended past 60 minutes."""
+    alice = {"alice": 1001}.__getitem__
+    with pytest.raises(Refused, match="The session's QOS short allows at most 60 minutes per job."):
+        check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, qos=("short", 60))
+    assert check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, qos=("normal", None)) is None
+
+
 def test_the_helper_allows_an_extension_within_every_limit():
     assert check_request(_settings(), RUNNING, "12", 540, 720, uid_of={"alice": 1001}.__getitem__) is None
     assert check_request(_settings(), RUNNING, "12", 720, None, uid_of={"alice": 1001}.__getitem__) is None

@@ -59,6 +59,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
         ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
         ("/api/dsportal/estimate", clusterapi.EstimateHandler),
+        ("/api/dsportal/alternatives", clusterapi.AlternativesHandler),
         ("/api/dsportal/accounts", clusterapi.AccountsHandler),
         ("/api/dsportal/jobs", runsapi.JobsHandler),
         ("/api/dsportal/jobs/form", runsapi.FormHandler),

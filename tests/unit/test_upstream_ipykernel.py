@@ -5,10 +5,14 @@ test_kernel_sockets.py starts a kernel with it and sees a forked child's output 
 from __future__ import annotations
 
 import inspect
+import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 from ipykernel import iostream
 
+from spawner.job.kernels.pythonkernel import standalone_code, with_private_pipe
 from spawner.job.kernels.upstream_ipykernel import private_pipe
 
 THREAD = iostream.IOPubThread
@@ -32,3 +36,32 @@ def test_what_ipykernel_reads_of_the_pipe_is_what_the_replacements_set():
 
 def test_an_ipykernel_without_them_is_left_as_it_is():
     assert private_pipe(SimpleNamespace(IOPubThread=type("IOPubThread", (), {})), "/tmp") is False
+
+
+def test_the_standalone_launcher_holds_no_kernelspec_placeholder_and_drops_the_kernels_folder_first():
+    """jupyter_client replaces each {name} of a kernel's argv (connection_file, cwd, ...): the program has none.
+    Its first lines take the kernel's folder off sys.path before anything is imported from it."""
+    code = standalone_code()
+    assert not re.search(r"\{[A-Za-z0-9_]+\}", code)
+    assert code.startswith("from __future__ import annotations\nimport os\nimport sys\nif sys.path and")
+    assert code.count("from __future__") == 1
+    compile(code, "-c", "exec")
+
+
+def test_the_launcher_takes_over_ipykernel_launcher_and_ipykernel_and_nothing_else():
+    assert with_private_pipe(["py", "-m", "ipykernel_launcher", "-f", "{connection_file}"])[1:3] == [
+        "-c",
+        standalone_code(),
+    ]
+    assert with_private_pipe(["py", "-m", "ipykernel", "-f", "x"])[1:3] == ["-c", standalone_code()]
+    assert with_private_pipe(["julia", "-i", "kernel.jl"]) == ["julia", "-i", "kernel.jl"]
+
+
+def test_a_module_in_the_kernels_folder_does_not_shadow_the_launchers_imports(tmp_path):
+    """A json.py left in a shared project folder would have run as the user at kernel start."""
+    (tmp_path / "json.py").write_text("raise SystemExit('shadowed')\n")
+    prologue = standalone_code().split("\n\n", 1)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", prologue + "\nimport json\nprint('clean')"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "clean", done.stderr

@@ -33,6 +33,7 @@ def form_context(slurm: SlurmSettings) -> dict:
         # what each GPU count brings, computed by the one rule (the page's script only looks it up)
         "shapes": {str(g): shape(g, slurm) for g in range(most + 1)},
         "max_gpus": {p.name: p.max_gpus for p in slurm.partitions},
+        "site_account": slurm.account,  # charged when the user names none (else their default)
     }
     default_gpus = min(1, chosen.max_gpus)
     first = resources_for(SessionRequest(chosen.name, default_gpus, slurm.default_hours), slurm)

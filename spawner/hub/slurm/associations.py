@@ -75,6 +75,15 @@ class Accounts:
         }
 
 
+def qos_by_association(associations: list[tuple[str, str, tuple[str, ...]]]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(user, account) -> every QOS any of its associations allows (a site may keep one per partition; Slurm
+    holds each job to its own)."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for user, account, allowed in associations:
+        found[(user, account)] = tuple(dict.fromkeys([*found.get((user, account), ()), *allowed]))
+    return found
+
+
 def accounts_of(
     associations: list[tuple[str, str, tuple[str, ...]]],
     defaults: list[tuple[str, str]],
@@ -87,7 +96,7 @@ def accounts_of(
         mine.setdefault(user, set()).add(account)
     return Accounts(
         {user: tuple(sorted(accounts, key=lambda a: (a != default.get(user), a))) for user, accounts in mine.items()},
-        qos={(user, account): allowed for user, account, allowed in associations},
+        qos=qos_by_association(associations),
         max_minutes=dict(max_minutes or {}),
         shares=shares or Shares({}, {}),
     )

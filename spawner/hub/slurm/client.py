@@ -292,7 +292,11 @@ class SlurmClient:
         associations = await self._read(associations_argv(self.slurm.sacctmgr), parse_associations)
         defaults = await self._read(default_accounts_argv(self.slurm.sacctmgr), parse_pairs)
         limits = await self._read(qos_argv(self.slurm.sacctmgr), parse_qos_limits)
-        shares = await self._read(shares_argv(self.slurm.sshare), parse_shares)
+        try:  # the allocations only inform: without them the accounts and QOS still arrive
+            shares = await self._read(shares_argv(self.slurm.sshare), parse_shares)
+        except SlurmError as e:
+            log.warning("sshare did not answer; the accounts are shown without their allocations: %s", e)
+            shares = None
         return accounts_of(associations, defaults, limits, shares)
 
     async def all_jobs(self) -> list[ListedJob]:

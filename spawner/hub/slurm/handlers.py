@@ -6,8 +6,12 @@
                          "summary", "types_summary", "starts_now": {"0": true, "1": true, ...}}]}
     GET /hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=8[&gpu_type=a100]
         {"starts_now": false, "start": "2026-11-22T11:00:00" or null, "message": "..."}
+    GET /hub/api/dsportal/alternatives?partition=sxm2&gpus=2&hours=8[&gpu_type=a100]
+        {"alternatives": [{"options", "asked", "difference", "starts_now", "start", "message"}]}: what else fits
+        the shape (other types, partitions, fewer hours), soonest first (spawner/hub/slurm/alternatives.py)
     GET /hub/api/dsportal/accounts
-        {"accounts": ["vision", "nlp"], "default": "vision"}: the Slurm accounts the user may charge
+        {"accounts": ["vision", "nlp"], "default": "vision", "qos": [...], "allocations": {...}}: the Slurm
+        accounts the user may charge
 
 Both come from shared, cached Slurm answers (spawner/hub/slurm/clusterinfo.py).
 """
@@ -21,11 +25,13 @@ from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 from ..base.requestlimits import Bounded
+from .alternatives import alternatives
 from .client import SlurmError
 from .services import HubServices, TooManyEstimates
 
 PARTITIONS_URL = "/api/dsportal/partitions"
 ESTIMATE_URL = "/api/dsportal/estimate"
+ALTERNATIVES_URL = "/api/dsportal/alternatives"
 ACCOUNTS_URL = "/api/dsportal/accounts"
 UNAVAILABLE = "The scheduler (Slurm) is not answering; what is free cannot be shown right now."
 
@@ -58,14 +64,18 @@ class PartitionsHandler(_Base):
 
 
 class EstimateHandler(_Base):
+    """When a shape would start (the form's line under the resources)."""
+
+    async def answer(self, services: HubServices, query: dict) -> dict:
+        return await services.estimate(self.current_user.name, query)
+
     async def get(self):
         self.check_user()
-        services = self.portal_services
         query = {
             k: self.get_argument(k) for k in ("partition", "gpus", "hours", "gpu_type") if self.get_argument(k, None)
         }
         try:
-            answer = await services.estimate(self.current_user.name, query)
+            answer = await self.answer(self.portal_services, query)
         except ValueError as e:  # refused options: the same words as the form
             raise web.HTTPError(400, str(e)) from None
         except TooManyEstimates as e:
@@ -75,6 +85,13 @@ class EstimateHandler(_Base):
             self.log.warning("Start estimate for %s: %s", self.current_user.name, e)
             raise web.HTTPError(503, UNAVAILABLE) from None
         self.finish(json.dumps(answer))
+
+
+class AlternativesHandler(EstimateHandler):
+    """What else fits the shape and when each would start (the form's list under the estimate)."""
+
+    async def answer(self, services: HubServices, query: dict) -> dict:
+        return await alternatives(services, self.current_user.name, query)
 
 
 class AccountsHandler(_Base):
@@ -97,5 +114,6 @@ class AccountsHandler(_Base):
 HANDLERS = [
     (PARTITIONS_URL, PartitionsHandler),
     (ESTIMATE_URL, EstimateHandler),
+    (ALTERNATIVES_URL, AlternativesHandler),
     (ACCOUNTS_URL, AccountsHandler),
 ]  # installed by spawner/hub/wiring/routes.py

@@ -21,7 +21,9 @@ from .pythonkernel import with_private_pipe
 
 # an image's or a module's Python: ipykernel through the session's launcher (no TCP pipe), as one -c program
 PYTHON_KERNEL_ARGS = ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
-SESSION_KERNEL_ARGS = ["-m", "spawner.job.kernels.pythonkernel", "-f", "{connection_file}"]  # the session's own Python
+# the session's own Python; -P: the kernel's folder (the notebook's) is not put first on sys.path, where a module
+# someone left there would shadow the launcher's imports (Python 3.11)
+SESSION_KERNEL_ARGS = ["-P", "-m", "spawner.job.kernels.pythonkernel", "-f", "{connection_file}"]
 PROBE_TIMEOUT = 30
 
 

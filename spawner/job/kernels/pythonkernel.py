@@ -20,6 +20,16 @@ import sys
 from . import upstream_ipykernel
 from .upstream_ipykernel import private_pipe
 
+# first: `python -c` puts the kernel's folder (the notebook's, which others may write to on shared storage) first
+# on sys.path; ipykernel_launcher removes it before importing anything, and so does this program (ipykernel puts
+# it back for the user's own code once it runs)
+_PROLOGUE = """from __future__ import annotations
+import os
+import sys
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+"""
+FUTURE = "from __future__ import annotations\n"
 # after upstream_ipykernel's source and connection_folder's, in a Python without this package
 _LAUNCH = """
 import sys
@@ -44,14 +54,15 @@ def connection_folder(argv: list[str]) -> str | None:
 
 def standalone_code() -> str:
     """This launcher as the text of one `python -c` program, for any Python with ipykernel and pyzmq."""
-    return "\n".join([inspect.getsource(upstream_ipykernel), inspect.getsource(connection_folder), _LAUNCH])
+    upstream = inspect.getsource(upstream_ipykernel).replace(FUTURE, "")  # a __future__ import goes first
+    return "\n".join([_PROLOGUE, upstream, inspect.getsource(connection_folder), _LAUNCH])
 
 
 def with_private_pipe(command: list[str]) -> list[str]:
-    """A kernel command that runs `PYTHON -m ipykernel_launcher ...`, run through this launcher instead
-    (`PYTHON -c CODE ...`); any other command as it is."""
+    """A kernel command that runs `PYTHON -m ipykernel_launcher ...` or `PYTHON -m ipykernel ...`, run through this
+    launcher instead (`PYTHON -c CODE ...`); any other command as it is."""
     for i in range(len(command) - 1):
-        if command[i : i + 2] == ["-m", "ipykernel_launcher"]:
+        if command[i] == "-m" and command[i + 1] in ("ipykernel_launcher", "ipykernel"):
             return [*command[:i], "-c", standalone_code(), *command[i + 2 :]]
     return list(command)
 

@@ -1,0 +1,94 @@
+"""The fastest start: for the shape a user asked, the alternatives that fit and when Slurm would start each.
+
+For N GPUs and H hours on a partition (and a GPU type), the candidates are the same request on "any type" (Slurm
+takes whichever type is free first: --gres=gpu:N) and on each other type of the partition, on each other
+partition with room for N GPUs, and with half the hours (a shorter job fits the gaps Slurm's backfill leaves).  At
+most MAX_ALTERNATIVES, each answered as the estimate API answers it (the shared sinfo, else Slurm's own
+`sbatch --test-only`, cached per shape for everyone and bounded per user), sorted by when they would start.
+`candidates` and `difference` are pure and tested by equality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import replace
+
+from portal.settings import SlurmSettings
+
+from ..request.options import OptionsError, SessionRequest, parse_options
+from .clusterinfo import partition_gpu_types
+from .services import HubServices, TooManyEstimates
+
+MAX_ALTERNATIVES = 6  # the asked shape included: at most 5 more questions for Slurm, each cached for everyone
+NOT_ESTIMATED = "not estimated now (too many new estimates this minute); try again in a minute"
+
+
+def candidates(request: SessionRequest, slurm: SlurmSettings, types: dict[str, set[str]]) -> list[SessionRequest]:
+    """The asked request first, then what else fits it, at most MAX_ALTERNATIVES in all."""
+    found = [request]
+
+    def add(other: SessionRequest) -> None:
+        if other not in found and len(found) < MAX_ALTERNATIVES:
+            found.append(other)
+
+    if request.gpus:
+        if request.gpu_type:
+            add(replace(request, gpu_type=""))
+        offered = sorted(types.get(request.partition, set()) - set(slurm.hidden_gpu_types) - {""})
+        if len(offered) > 1:
+            for gpu_type in offered:
+                add(replace(request, gpu_type=gpu_type))
+    for partition in slurm.partitions:
+        if partition.name != request.partition and partition.max_gpus >= request.gpus:
+            add(replace(request, partition=partition.name, gpu_type=""))
+    if request.hours >= 2:
+        add(replace(request, hours=math.floor(request.hours * 2) / 4))  # half, in quarter hours
+    return found
+
+
+def difference(asked: SessionRequest, other: SessionRequest, slurm: SlurmSettings) -> str:
+    """How `other` differs from what was asked, in words ('A100 80 GB on debug, 4 h instead of 8')."""
+    words = []
+    if other.gpu_type != asked.gpu_type:
+        words.append(slurm.gpu_label(other.gpu_type) if other.gpu_type else "any GPU type (whichever is free first)")
+    if other.partition != asked.partition:
+        shown = next((p.display_name or p.name for p in slurm.partitions if p.name == other.partition), other.partition)
+        words.append(f"on {shown}")
+    if other.hours != asked.hours:
+        words.append(f"{other.hours:g} h instead of {asked.hours:g}")
+    return ", ".join(words) or "as asked"
+
+
+def options_of(request: SessionRequest) -> dict[str, str]:
+    """A request as the form and the estimate API send it."""
+    query = {"partition": request.partition, "gpus": str(request.gpus), "hours": f"{request.hours:g}"}
+    return {**query, "gpu_type": request.gpu_type} if request.gpu_type else query
+
+
+async def alternatives(services: HubServices, username: str, query: dict) -> dict:
+    """Each alternative with its options, its words and when it would start; ValueError for refused options,
+    SlurmError when Slurm does not answer."""
+    slurm = services.settings.slurm
+    try:
+        types = partition_gpu_types(await services.cluster.nodes())
+        asked = parse_options(query, slurm, types)
+    except OptionsError as e:
+        raise ValueError(str(e)) from None
+
+    async def when(request: SessionRequest) -> dict:
+        try:
+            answer = await services.estimate(username, options_of(request))
+        except TooManyEstimates:
+            answer = {"starts_now": False, "start": None, "message": NOT_ESTIMATED}
+        return {
+            "options": options_of(request),
+            "asked": request == asked,
+            "difference": difference(asked, request, slurm),
+            **answer,
+        }
+
+    found = await asyncio.gather(*(when(r) for r in candidates(asked, slurm, types)))
+    # now first, then by Slurm's expected start; those without an estimate last; the asked one first among equals
+    ordered = sorted(found, key=lambda a: (not a["starts_now"], a["start"] is None, a["start"] or "", not a["asked"]))
+    return {"alternatives": ordered}
