@@ -88,7 +88,7 @@ export function cardLine(entry, left) {
 
 // The card's facts as [label, text], those with a value only.
 export function cardFacts(s, left) {
-  return [["Job", s.job_id], ["Node", s.node], ["Partition", s.partition], ["GPUs", s.gpus],
+  return [["Job", s.job_id], ["Node", s.node], ["Partition", s.partition], ["GPUs", s.gpus], ["GPU type", s.gpu_type],
           ["Cores", s.cores], ["Memory", s.memory_gb !== undefined ? s.memory_gb + " GB" : ""],
           ["Time limit", s.limit], ["Time left", left === null ? "" : words(left)]]
     .filter((f) => !(f[1] === "" || f[1] === undefined || f[1] === null))

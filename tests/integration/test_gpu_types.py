@@ -74,12 +74,18 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
         assert ways["A100 80 GB"]["options"] == {"partition": "sxm2", "gpus": "1", "hours": "1", "gpu_type": "a100"}
 
         # one A100 by name, then one GPU of any type: both go to the A100 node, the V100 node being full
-        for options, gres in (({"gpu_type": "a100"}, "gpu:a100:1"), ({}, "gpu:1")):
+        # the card says the type: the one asked for, or the one Slurm gave "any type" (the A100, being free first)
+        for options, gres, shown in (
+            ({"gpu_type": "a100"}, "gpu:a100:1", "A100 80 GB"),
+            ({}, "gpu:1", "A100 80 GB (whichever was free first)"),
+        ):
             assert cluster.start("alice", {"gpus": 1, "hours": 1, **options}) in (201, 202)
             cluster.wait_ready("alice")
             job = cluster.job_of("alice")
             assert cluster.jobs("alice")[job]["node"] == "node002"
             assert re.search(rf"TresPerNode=gres[:/]{gres}\b", cluster.scontrol(job)), cluster.scontrol(job)
+            status, home = as_alice.request("GET", "/hub/api/dsportal/session")
+            assert status == 200 and home["session"]["gpu_type"] == shown, home["session"]
             cluster.stop("alice")
     finally:
         subprocess.run(["scancel", "--name=blocker", "--user=bob"], check=False, timeout=30)

@@ -85,6 +85,9 @@ describe("a session's card", () => {
     assert.deepEqual(rules.cardFacts(s, 125), [["Job", "42"], ["Partition", "sxm2"], ["GPUs", "0"], ["Cores", "8"],
                                                ["Memory", "48 GB"], ["Time limit", "8 h"], ["Time left", "3 min"]]);
     assert.deepEqual(rules.cardFacts({state: "none"}, null), []);
+    // the GPU type it asked for, or the one Slurm gave an "any type" session
+    assert.deepEqual(rules.cardFacts({job_id: "7", gpus: 2, gpu_type: "A100 80 GB (whichever was free first)"}, null),
+                     [["Job", "7"], ["GPUs", "2"], ["GPU type", "A100 80 GB (whichever was free first)"]]);
   });
   test("what it used so far, while it runs", () => {
     assert.equal(rules.cardUsage(entry("", "running", {entry: {usage: ["GPU 0: 5%", "1 GB"]}})), "So far: GPU 0: 5% \u00b7 1 GB");

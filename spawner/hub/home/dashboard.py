@@ -24,9 +24,10 @@ def session_card(
     minutes: int,
     limits: Limits,
     now: datetime,
+    gpu_type: str = "",
 ) -> dict:
     """The session's state and facts, and the buttons that apply ("state": none / queued / starting /
-    running / stopping)."""
+    running / stopping); `gpu_type`: the GPU type it asked for or Slurm gave it, in words."""
     if not job_id:
         return {"state": "none"}
     if stopping:
@@ -54,6 +55,8 @@ def session_card(
             memory_gb=round(resources.memory_mib / 1024, 1),
             summary=resources.summary(),
         )
+    if gpu_type:
+        card["gpu_type"] = gpu_type
     new, why = extension(minutes, limits)
     card["extend"] = (
         {"allowed": state == "running" and new is not None, "why_not": why, "step": duration_words(limits.step_minutes)}

@@ -17,10 +17,12 @@ from ..request.sessionlimits import NAME_PATTERN, NAME_RULE, user_sessions
 from ..session.lookup import is_portal_spawner, portal_spawner
 from ..session.progress import start_progress
 from ..session.usagelog import live_usage
+from ..slurm.services import services_for
 from .dashboard import session_card
 from .script import script_path
 
 if TYPE_CHECKING:
+    from ..request.resources import Resources
     from ..session.spawner import SlurmGPUSpawner
 
 NO_SESSION = {"state": "none"}
@@ -55,6 +57,7 @@ def card(spawner: SlurmGPUSpawner) -> dict:
         job_id,
         info,
         resources,
+        gpu_type=gpu_type_words(spawner, resources, info.node if info else ""),
         start_done=record.start_done,
         stopping=stopping,
         message=message,
@@ -62,6 +65,20 @@ def card(spawner: SlurmGPUSpawner) -> dict:
         limits=limits,
         now=datetime.now(),
     )
+
+
+def gpu_type_words(spawner: SlurmGPUSpawner, resources: Resources | None, node: str) -> str:
+    """The GPU type a session asked for; for "any type", the one Slurm gave it (its node's, from the latest shared
+    sinfo: no new call), 'A100 80 GB (whichever was free first)'; "" when neither is known."""
+    if resources is None or not resources.gpus:
+        return ""
+    if resources.gpu_type:
+        return resources.gpu_label or resources.gpu_type
+    nodes = services_for(spawner.config_file).cluster.latest_nodes()
+    types = {kind for n in nodes if n.node == node for kind, _, _ in n.gpu_types if kind}
+    if len(types) != 1:
+        return ""
+    return f"{spawner.settings.slurm.gpu_label(types.pop())} (whichever was free first)"
 
 
 def session_entry(spawner: SlurmGPUSpawner) -> dict:

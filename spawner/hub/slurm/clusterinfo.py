@@ -147,10 +147,10 @@ class SharedAnswers:
             key in self._inflight and not self._inflight[key].done()
         )
 
-    def cached(self, key: Hashable) -> Any:
-        """The answer for `key` if it is fresh, else None: no question asked."""
+    def cached(self, key: Hashable, any_age: bool = False) -> Any:
+        """The answer for `key` if it is fresh (`any_age`: the latest, however old), else None: no question asked."""
         cached = self._answers.get(key)
-        return cached[1] if cached and time.monotonic() - cached[0] <= self.max_age else None
+        return cached[1] if cached and (any_age or time.monotonic() - cached[0] <= self.max_age) else None
 
     async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
         cached = self._answers.get(key)
@@ -187,6 +187,10 @@ class ClusterInfo:
 
     async def nodes(self) -> list[NodeState]:
         return await self._shared.get("nodes", self.client.nodes)
+
+    def latest_nodes(self) -> list[NodeState]:
+        """The latest sinfo answer, however old ([] before the first): for what a page shows, never a new call."""
+        return self._shared.cached("nodes", any_age=True) or []
 
     async def availability(self) -> dict[str, PartitionAvailability]:
         return availability(await self.nodes(), self.slurm)
