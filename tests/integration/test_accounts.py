@@ -88,6 +88,7 @@ def test_an_allocation_used_up_is_refused_in_words_and_the_form_reads_what_is_le
     assert nlp["gpu_hours"] == 1000.0 and 0 <= nlp["gpu_hours_left"] <= 1000.0, nlp
     assert 0 <= nlp["fairshare"] <= 1, nlp
     assert alices["allocations"]["vision"]["gpu_hours"] is None  # no GPU allocation: no limit
+    cluster.ensure_user("carol")
     words = cluster.refused_start("carol", {"gpus": 1, "hours": 1, "account": "spent"})
     assert (
         "account: the GPU allocation of the Slurm account spent is used up; charge vision instead, or ask for 0 GPUs."
