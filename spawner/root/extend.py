@@ -33,7 +33,7 @@ import subprocess
 import sys
 
 from portal.config import DEFAULT_PATH, ConfigError, load_config
-from portal.settings import PortalSettings, is_username
+from portal.settings import SLURM_NAME, PortalSettings, is_username
 
 from ..slurmassociations import job_qos_argv, parse_qos_limits, qos_argv
 from ..slurmvocab import Job, job_argv, parse_job, parse_partition_max, partition_argv, time_limit_update_argv
@@ -109,7 +109,10 @@ def extend(settings: PortalSettings, job_id: str, minutes: int) -> str:
         if job is not None:
             partition_max = parse_partition_max(run(partition_argv(slurm.scontrol, job.partition), timeout))
             name = run(job_qos_argv(slurm.squeue, job_id), timeout).strip()
-            qos = (name, parse_qos_limits(run(qos_argv(slurm.sacctmgr), timeout)).get(name))
+            limits = parse_qos_limits(run(qos_argv(slurm.sacctmgr), timeout))
+            if not SLURM_NAME.fullmatch(name) or name not in limits:  # a limit not read is no limit: refused
+                raise Refused(SLURM_FAILED, f"Slurm did not say which QOS job {job_id} runs in ({name[:40]!r}).")
+            qos = (name, limits[name])
     except ValueError as e:
         raise Refused(SLURM_FAILED, f"Slurm's answer did not read: {e}") from None
     check_request(settings, job, job_id, minutes, partition_max, qos=qos)

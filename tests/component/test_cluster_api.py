@@ -135,3 +135,27 @@ async def test_the_alternatives_of_a_busy_shape_come_soonest_first(services, moc
     ]
     with pytest.raises(ValueError, match="gpus: 9 is out of range"):
         await alternatives(services, "alice", {"partition": "sxm2", "gpus": "9"})
+
+
+async def test_new_estimates_are_bounded_for_everyone_together(services, mock_slurm, monkeypatch):
+    """Each user may make Slurm run 10 new estimates a minute; all users together ALL_NEW_ESTIMATES_PER_MINUTE
+    (the alternatives ask up to 6 shapes at once: many users would add up on the scheduler)."""
+    import spawner.hub.slurm.services as estimates
+
+    monkeypatch.setattr(estimates, "ALL_NEW_ESTIMATES_PER_MINUTE", 15)
+    mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
+    refused = []
+    for user in ("alice", "bob"):
+        for quarter in range(10):
+            try:
+                await services.estimate(user, {"partition": "sxm2", "gpus": "1", "hours": f"{1 + quarter / 4:g}"})
+            except estimates.TooManyEstimates as e:
+                refused.append((user, str(e)))
+    assert len(mock_slurm.calls("sbatch")) == 10  # alice's ten shapes; bob's are the same ones: cached
+    for quarter in range(10, 16):  # bob's own new shapes: five more, then everyone's bound
+        try:
+            await services.estimate("bob", {"partition": "sxm2", "gpus": "1", "hours": f"{1 + quarter / 4:g}"})
+        except estimates.TooManyEstimates as e:
+            refused.append(("bob", str(e)))
+    assert len(mock_slurm.calls("sbatch")) == 15
+    assert refused == [("bob", "The cluster is answering many start estimates; try again in a minute.")]

@@ -17,6 +17,7 @@ from dataclasses import replace
 from portal.settings import SlurmSettings
 
 from ..request.options import OptionsError, SessionRequest, parse_options
+from .client import SlurmError
 from .clusterinfo import partition_gpu_types
 from .services import HubServices, TooManyEstimates
 
@@ -81,6 +82,8 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
             answer = await services.estimate(username, options_of(request))
         except TooManyEstimates:
             answer = {"starts_now": False, "start": None, "message": NOT_ESTIMATED}
+        except SlurmError as e:  # e.g. a partition this user may not use: this one only
+            answer = {"starts_now": False, "start": None, "message": f"not available to you: {e.stderr or e}"[:300]}
         return {
             "options": options_of(request),
             "asked": request == asked,

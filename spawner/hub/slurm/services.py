@@ -27,6 +27,10 @@ from .joblisting import JobListing
 
 ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
 NEW_ESTIMATES_PER_MINUTE = 10  # per user: questions Slurm really gets (shared, cached answers are free)
+ALL_NEW_ESTIMATES_PER_MINUTE = 120  # every user together: what the scheduler's will-run checks may cost
+
+
+ALL_USERS = "*"  # the estimate counter's key for every user together (no username has a "*")
 
 
 class TooManyEstimates(Exception):
@@ -47,7 +51,8 @@ class HubServices:
         self.client = SlurmClient(slurm)
         self.cluster = ClusterInfo(self.client, slurm.cluster_info_seconds)
         self.estimates = SharedAnswers(slurm.cluster_info_seconds)  # per session shape
-        self.estimate_asks = LoginThrottle(NEW_ESTIMATES_PER_MINUTE, 60, 0)  # counts only: per user, per minute
+        # counts only, per minute: per user, and for everyone under ALL_USERS
+        self.estimate_asks = LoginThrottle(ALL_NEW_ESTIMATES_PER_MINUTE, 60, 0)
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
         self._accounts = SharedAnswers(slurm.accounts_seconds)  # every user's Slurm accounts: one key
         self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
@@ -114,7 +119,9 @@ class HubServices:
                     f"Too many start estimates asked; try again in a minute "
                     f"(at most {NEW_ESTIMATES_PER_MINUTE} new ones a minute)."
                 )
-            self.estimate_asks.attempt([username])
+            if self.estimate_asks.failures(ALL_USERS) >= ALL_NEW_ESTIMATES_PER_MINUTE:
+                raise TooManyEstimates("The cluster is answering many start estimates; try again in a minute.")
+            self.estimate_asks.attempt([username, ALL_USERS])
         when = await self.estimates.get(key, lambda: self.client.expected_start(argv, script))
         if when is None:
             message = f"{res.summary()}: not free now, and Slurm gives no estimate of when it would start."

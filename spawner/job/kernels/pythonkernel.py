@@ -22,12 +22,14 @@ from .upstream_ipykernel import private_pipe
 
 # first: `python -c` puts the kernel's folder (the notebook's, which others may write to on shared storage) first
 # on sys.path; ipykernel_launcher removes it before importing anything, and so does this program (ipykernel puts
-# it back for the user's own code once it runs)
-_PROLOGUE = """from __future__ import annotations
-import os
+# it back for the user's own code once it runs).  Nothing is imported before that but sys (built in) and os
+# (loaded at every start); not even __future__, whose `from __future__ import` is a real import: the body is
+# compiled with its flag instead.
+_PROLOGUE = """import os
 import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
+import __future__
 """
 FUTURE = "from __future__ import annotations\n"
 # after upstream_ipykernel's source and connection_folder's, in a Python without this package
@@ -54,8 +56,10 @@ def connection_folder(argv: list[str]) -> str | None:
 
 def standalone_code() -> str:
     """This launcher as the text of one `python -c` program, for any Python with ipykernel and pyzmq."""
-    upstream = inspect.getsource(upstream_ipykernel).replace(FUTURE, "")  # a __future__ import goes first
-    return "\n".join([_PROLOGUE, upstream, inspect.getsource(connection_folder), _LAUNCH])
+    upstream = inspect.getsource(upstream_ipykernel).replace(FUTURE, "")
+    body = "\n".join([upstream, inspect.getsource(connection_folder), _LAUNCH])
+    flags = "__future__.annotations.compiler_flag"
+    return f"{_PROLOGUE}exec(compile({body!r}, '<dsportal-launcher>', 'exec', {flags}, dont_inherit=True))\n"
 
 
 def with_private_pipe(command: list[str]) -> list[str]:
