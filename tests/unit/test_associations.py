@@ -147,7 +147,7 @@ def offering(slurm):
 
 
 def test_a_session_runs_in_the_qos_the_user_chose(offering):
-    request = parse_options({"gpus": 1, "hours": 1, "qos": "short"}, offering, qos=FACTS)
+    request = parse_options({"gpus": 1, "hours": 1, "qos": "short"}, offering, facts=FACTS)
     assert request == SessionRequest("sxm2", 1, 1.0, qos="short")
     res = resources_for(request, offering)
     assert res.summary() == "1 GPU · 8 cores · 48 GB RAM · 1 h on sxm2, QOS short"
@@ -157,7 +157,7 @@ def test_a_session_runs_in_the_qos_the_user_chose(offering):
     plain = sbatch_argv(offering, resources_for(parse_options({}, offering), offering), Account("a", "/h"), [])
     assert not [a for a in plain if a.startswith("--qos")]
     # Slurm's accounting did not answer: the offer is checked; sbatch refuses the rest
-    assert parse_options({"hours": 8, "qos": "short"}, offering, qos=None).qos == "short"
+    assert parse_options({"hours": 8, "qos": "short"}, offering, facts=None).qos == "short"
 
 
 @pytest.mark.parametrize(
@@ -181,7 +181,7 @@ def test_a_session_runs_in_the_qos_the_user_chose(offering):
 )
 def test_a_qos_not_offered_not_allowed_or_too_short_is_refused_in_words(offering, options, message):
     with pytest.raises(OptionsError) as refused:
-        parse_options(options, offering, accounts=("vision", "nlp"), qos=FACTS)
+        parse_options(options, offering, accounts=("vision", "nlp"), facts=FACTS)
     assert str(refused.value).startswith(message)
 
 
@@ -247,13 +247,13 @@ def test_a_gpu_session_charging_a_used_up_allocation_is_refused_before_submit(sl
     )
     mine = ("vision", "spent")
     with pytest.raises(OptionsError) as refused:
-        parse_options({"gpus": 1, "account": "spent"}, slurm, accounts=mine, qos=facts)
+        parse_options({"gpus": 1, "account": "spent"}, slurm, accounts=mine, facts=facts)
     assert str(refused.value) == (
         "account: the GPU allocation of the Slurm account spent is used up; charge vision instead, or ask for 0 GPUs."
     )
     # no GPUs: no GPU-minutes charged; another account: its own allocation
-    assert parse_options({"gpus": 0, "account": "spent"}, slurm, accounts=mine, qos=facts).account == "spent"
-    assert parse_options({"gpus": 1, "account": "vision"}, slurm, accounts=mine, qos=facts).account == "vision"
+    assert parse_options({"gpus": 0, "account": "spent"}, slurm, accounts=mine, facts=facts).account == "spent"
+    assert parse_options({"gpus": 1, "account": "vision"}, slurm, accounts=mine, facts=facts).account == "vision"
 
 
 def test_associations_of_one_account_per_partition_allow_every_qos_any_of_them_allows():

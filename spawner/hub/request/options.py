@@ -177,12 +177,12 @@ def parse_options(
     gpu_types: dict[str, set[str]] | None = None,
     saved: bool = False,
     accounts: tuple[str, ...] | None = None,
-    qos: AccountFacts | None = None,
+    facts: AccountFacts | None = None,
 ) -> SessionRequest:
     """Validate `options` ({"partition", "gpus", "hours", "gpu_type", "account", "qos"}, all optional);
     `gpu_types`: each partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its
     form only, and Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already
-    ran; `accounts`: the user's Slurm accounts, `qos`: what their associations allow (None: not known now)."""
+    ran; `accounts`: the user's Slurm accounts, `facts`: what their associations allow (None: not known now)."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -200,8 +200,8 @@ def parse_options(
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
     account = check_account(values.get("account"), accounts)
-    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, qos)
-    check_allocation(gpus, account, slurm, qos)
+    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
+    check_allocation(gpus, account, slurm, facts)
     return SessionRequest(
         partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account, qos=chosen_qos
     )

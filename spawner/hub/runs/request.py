@@ -89,7 +89,7 @@ def parse_run(
     settings: PortalSettings,
     gpu_types: dict[str, set[str]] | None = None,
     accounts: tuple[str, ...] | None = None,
-    qos: AccountFacts | None = None,
+    facts: AccountFacts | None = None,
 ) -> RunRequest:
     """Validate `options` ({"path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos",
     "parameters"}; only path is required); Slurm's GPU types, the user's accounts and QOS as a session's
@@ -118,8 +118,8 @@ def parse_run(
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
     account = check_account(values.get("account"), accounts)
-    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, qos)
-    check_allocation(gpus, account, slurm, qos)
+    chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
+    check_allocation(gpus, account, slurm, facts)
     return RunRequest(path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos)
 
 

@@ -86,13 +86,13 @@ class LimitsMixin:
         user_options: Any,
         gpu_types: dict[str, set[str]] | None = None,
         accounts: tuple[str, ...] | None = None,
-        qos: AccountFacts | None = None,
+        facts: AccountFacts | None = None,
     ) -> None:
         """Validate the user's options against the admin config (and Slurm's GPU types and the user's accounts and
         QOS, when known) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub
         tracks only."""
         try:
-            self.request = parse_options(user_options, self.settings.slurm, gpu_types, accounts=accounts, qos=qos)
+            self.request = parse_options(user_options, self.settings.slurm, gpu_types, accounts=accounts, facts=facts)
         except OptionsError as e:
             self.log.warning("Refused session options for %s: %s", log_name(self), e)
             raise SessionRefused(str(e)) from None
