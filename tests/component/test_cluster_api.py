@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import yaml
 
 from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import TEST_ONLY_START
@@ -57,6 +58,27 @@ async def test_a_shape_that_does_not_fit_gets_slurms_estimate_once_per_shape(ser
     assert "--test-only" in call["argv"] and "--gres=gpu:2" in call["argv"]
     assert [c["user"] for c in mock_slurm.calls("sudo")] == ["alice"]  # asked as the user, whose limits apply
     assert mock_slurm.jobs() == {}  # nothing queued
+
+
+async def test_each_account_and_qos_gets_its_own_estimate(a_config_file, mock_slurm):
+    # an account's limits and priority, or a QOS's, change when a job may start: one account's estimate is not
+    # another's (it was: the cache key named only partition, GPUs, type and length)
+    config = yaml.safe_load(a_config_file.read_text())
+    config["slurm"]["qos_choices"] = {"short": "Short", "long": "Long"}
+    a_config_file.write_text(yaml.safe_dump(config))
+    services = HubServices(str(a_config_file))
+    mock_slurm.set_nodes([["gpu01", "sxm2", "alloc", 4, 4, 8, 40, 393216, 196608]])
+    for options in ({}, {"account": "vision"}, {"account": "nlp"}, {"account": "vision", "qos": "short"}):
+        await services.estimate("alice", {"partition": "sxm2", "gpus": "2", **options})
+    await services.estimate("bob", {"partition": "sxm2", "gpus": "2", "account": "vision"})  # cached: same shape
+    calls = [c["argv"] for c in mock_slurm.calls("sbatch")]
+    assert len(calls) == 4
+    assert [[a for a in argv if a.startswith(("--account=", "--qos="))] for argv in calls] == [
+        ["--account=ds"],  # the admin's slurm.account
+        ["--account=vision"],
+        ["--account=nlp"],
+        ["--account=vision", "--qos=short"],
+    ]
 
 
 async def test_minute_by_minute_lengths_share_the_quarter_hours_estimate_and_a_flood_is_bounded(services, mock_slurm):

@@ -111,8 +111,9 @@ class HubServices:
         shape = dataclasses.replace(res, minutes=estimate_minutes(res.minutes))
         argv = sbatch_argv(slurm, shape, account, [])
         script = job_script(slurm, account, ["/bin/true"])
-        # cached per shape, whoever asks: one estimate serves every user looking at the same choice
-        key = (request.partition, request.gpus, request.gpu_type, shape.minutes)
+        # cached per shape, whoever asks: one estimate serves every user looking at the same choice (an account's
+        # or a QOS's limits and priority change when the job may start, so each is a shape of its own)
+        key = (request.partition, request.gpus, request.gpu_type, shape.minutes, request.account, request.qos)
         if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
             if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
                 raise TooManyEstimates(
