@@ -3,7 +3,7 @@
 Default file: /etc/dsportal/portal.yaml; ``DSPORTAL_CONFIG`` or ``--config``
 override it.  `load_config` raises `ConfigError` carrying every problem, each
 as ``FILE: key.path: VALUE (what is allowed)``, e.g.
-``portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 1 to 16)``.
+``portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 0 to 16)``.
 
 Runs in the hub and in `dsportal check-config`.  pydantic does the checking;
 this module only words its findings: pydantic's own messages name schema

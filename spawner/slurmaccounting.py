@@ -1,11 +1,12 @@
 """Slurm's accounting of what jobs used: the sacct call and its reading (every side; standard library only).
 
 One sacct of every user's jobs and their steps over the last days: the
-allocation's line gives the user, partition, times, CPU time (the sum of
-its steps) and what was allocated (AllocTRES: cpu, mem, gres/gpu); the
-steps' lines give the peak memory (MaxRSS, measured per step by
-jobacct_gather).  GPUs appear in AllocTRES only where slurm.conf has
-`AccountingStorageTRES=gres/gpu`.  Pure; tested by equality.
+allocation's line gives the user, account, partition, times, CPU time (the
+sum of its steps) and what was allocated (AllocTRES: cpu, mem, gres/gpu and
+gres/gpu:TYPE); the steps' lines give the peak memory (MaxRSS, measured per
+step by jobacct_gather).  GPUs appear in AllocTRES only where slurm.conf has
+`AccountingStorageTRES=gres/gpu`, their types only where it names each
+(`gres/gpu:a100`).  Pure; tested by equality.
 """
 
 from __future__ import annotations
@@ -16,7 +17,20 @@ from dataclasses import dataclass
 from .slurmvocab import JOB_ID, TIMESTAMP
 from .usage import JobUse
 
-USAGE_FIELDS = ("JobID", "User", "Partition", "State", "Start", "End", "ElapsedRaw", "TotalCPU", "AllocTRES", "MaxRSS")
+USAGE_FIELDS = (
+    "JobID",
+    "User",
+    "Partition",
+    "State",
+    "Start",
+    "End",
+    "ElapsedRaw",
+    "TotalCPU",
+    "AllocTRES",
+    "MaxRSS",
+    "Account",
+)
+_TYPED_GPUS = "gres/gpu:"
 _STEP = re.compile(rf"({JOB_ID})\.[A-Za-z0-9_+-]+")
 _TIMESTAMP = re.compile(TIMESTAMP)
 _SIZE_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024, "P": 1024**3}
@@ -38,6 +52,8 @@ class UsedJob:
     gpus: int
     memory_mib: int  # allocated
     memory_peak_mib: int  # the largest MaxRSS of its steps
+    account: str = ""  # the Slurm account charged
+    gpu_type: str = ""  # the GPUs' type where the accounting tracks types ("a100"; "a100+v100" for several), else ""
 
     @property
     def gpu_hours(self) -> float:
@@ -98,6 +114,13 @@ def tres(text: str) -> dict[str, str]:
     return dict(item.split("=", 1) for item in text.split(",") if "=" in item)
 
 
+def gpu_types(given: dict[str, str]) -> str:
+    """The GPU types of an allocation's TRES ({'gres/gpu:a100': '2', ...}): 'a100', 'a100+v100', or ''."""
+    return "+".join(
+        sorted(k.removeprefix(_TYPED_GPUS) for k, v in given.items() if k.startswith(_TYPED_GPUS) and _count(v))
+    )
+
+
 def _count(text: str) -> int:
     return int(text) if text.isdigit() else 0
 
@@ -111,7 +134,7 @@ def parse_usage(output: str) -> list[UsedJob]:
         parts = line.rstrip("\n").split("|")
         if len(parts) != len(USAGE_FIELDS):
             continue
-        job_id, user, partition, state, start, end, elapsed, total_cpu, alloc, max_rss = parts
+        job_id, user, partition, state, start, end, elapsed, total_cpu, alloc, max_rss, account = parts
         step = _STEP.fullmatch(job_id)
         if step:
             peaks[step.group(1)] = max(peaks.get(step.group(1), 0), size_mib(max_rss))
@@ -132,6 +155,8 @@ def parse_usage(output: str) -> list[UsedJob]:
             "gpus": _count(given.get("gres/gpu", "")),
             "memory_mib": size_mib(given.get("mem", "")),
             "memory_peak_mib": size_mib(max_rss),
+            "account": account,
+            "gpu_type": gpu_types(given),
         }
     return [
         UsedJob(**{**job, "memory_peak_mib": max(job["memory_peak_mib"], peaks.get(job_id, 0))})

@@ -123,7 +123,7 @@ def start_slurm(restart: bool) -> None:
     # a job that ends before slurmctld registered would still be sent later; waiting makes `up` mean "accounted"
     wait_for(accounting.cluster_registered, 30, "slurmctld registered with slurmdbd", "slurmctld.log")
     associations.ensure_associations()  # before any job: Slurm refuses a user's job without one
-    wait_for(slurmconf.nodes_idle, 60, "both Slurm nodes idle", "slurmd-node001.log")
+    wait_for(slurmconf.nodes_idle, 60, "every Slurm node idle", "slurmd-node001.log")
 
 
 def ensure_directory() -> None:

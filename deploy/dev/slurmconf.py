@@ -1,7 +1,8 @@
 """Slurm's side of the dev cluster: the munge key, slurm.conf, gres.conf and GPU stand-ins.
 
-Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100).  The
-daemons themselves run under supervisord (deploy/dev/supervisor.py).
+Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100), and
+one CPU-only node in a partition of its own (`cpu`), as real sites keep for preprocessing and CPU work.  The daemons
+themselves run under supervisord (deploy/dev/supervisor.py).
 
 Slurm confines each job as a real site does (proctrack/cgroup, task/cgroup, cgroup.conf's Constrain*): the machine's
 cgroup v1 controllers are shared by the two slurmd, each under its own slurm_NODE folder (Debian builds Slurm with
@@ -29,6 +30,8 @@ NVIDIA_MAJOR = 195
 # Two GPU types, as a real cluster has (typed GRES: slurm.conf Gres=gpu:TYPE:4, gres.conf Type=): a session may ask
 # for one by name (--gres=gpu:a100:2) or for any (--gres=gpu:2)
 GPU_TYPES = {"node001": "v100", "node002": "a100"}
+GPU_NODES = list(GPU_TYPES)  # node003 has no GPU
+CPU_NODES = [n for n in NODES if n not in GPU_TYPES]
 CGROUP_CONF = Path("/etc/slurm/cgroup.conf")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -46,11 +49,14 @@ def ensure_munge_key() -> None:
 def slurm_conf() -> str:
     nodes = "\n".join(
         f"NodeName={n} NodeAddr=127.0.0.1 NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
-        f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216 Gres=gpu:{GPU_TYPES[n]}:4 State=UNKNOWN"
+        f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216"
+        + (f" Gres=gpu:{GPU_TYPES[n]}:4" if n in GPU_TYPES else "")
+        + " State=UNKNOWN"
         for n, p in NODES.items()
     )
     return f"""\
-# Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine, 4 V100 and 4 A100.
+# Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine, 4 V100 and 4 A100, and a
+# CPU-only node.
 ClusterName={CLUSTER_NAME}
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={SLURMCTLD_PORT}
@@ -74,8 +80,9 @@ TaskPlugin=task/cgroup
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort={SLURMDBD_PORT}
-# GPUs in the accounting too (sacct's AllocTRES shows gres/gpu=N): the usage page's GPU-hours
-AccountingStorageTRES=gres/gpu
+# GPUs in the accounting too, in all and per type (sacct's AllocTRES shows gres/gpu=N,gres/gpu:a100=N): the usage
+# and status pages' GPU-hours per type
+AccountingStorageTRES=gres/gpu,{",".join(f"gres/gpu:{t}" for t in sorted(set(GPU_TYPES.values())))}
 # As a real site: Slurm refuses a job in an account its user is not in, above an association's limits, or with
 # a QOS the association does not allow (the accounts: deploy/dev/associations.py)
 AccountingStorageEnforce=associations,limits,qos
@@ -105,8 +112,9 @@ KillWait=5
 SchedulerParameters=batch_sched_delay=0,sched_interval=2
 MessageTimeout=10
 {nodes}
-PartitionName=sxm2 Nodes={",".join(NODES)} Default=YES MaxTime=12:00:00 State=UP
-PartitionName=debug Nodes={",".join(NODES)} MaxTime=1:00:00 State=UP
+PartitionName=sxm2 Nodes={",".join(GPU_NODES)} Default=YES MaxTime=12:00:00 State=UP
+PartitionName=debug Nodes={",".join(GPU_NODES)} MaxTime=1:00:00 State=UP
+PartitionName=cpu Nodes={",".join(CPU_NODES)} MaxTime=12:00:00 State=UP
 """
 
 
@@ -124,7 +132,7 @@ ConstrainRAMSpace=yes
 
 def gres_conf() -> str:
     return "AutoDetect=off\n" + "".join(
-        f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in NODES
+        f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in GPU_NODES
     )
 
 
@@ -147,7 +155,7 @@ def ensure_gpu_devices() -> bool:
     GPUS.mkdir(mode=0o755, exist_ok=True)
     GPUS.chmod(0o755)
     changed = False
-    for number, (n, i) in enumerate((n, i) for n in NODES for i in range(4)):
+    for number, (n, i) in enumerate((n, i) for n in GPU_NODES for i in range(4)):
         device, rdev = GPUS / f"{n}-nvidia{i}", os.makedev(NVIDIA_MAJOR, number)
         if not (device.is_char_device() and device.stat().st_rdev == rdev):
             device.unlink(missing_ok=True)

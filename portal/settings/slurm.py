@@ -33,7 +33,10 @@ MANAGED_SBATCH_OPTIONS = frozenset(
 
 class Partition(Section):
     name: SlurmName = key(help="Slurm partition name, as sinfo shows it.")
-    max_gpus: integer(1, 16) = key(help="Most GPUs one session may ask for here (GPUs of one node).")
+    max_gpus: integer(0, 16) = key(
+        help="Most GPUs one session may ask for here (GPUs of one node); 0 = a CPU-only partition (sessions there "
+        "get slurm.cpu_only_cores and slurm.cpu_only_memory)."
+    )
     default: Flag = key(False, "Preselect this partition in the form. At most one; else the first.")
     display_name: OptionalLabel = key("", "Label shown in the form; empty = the partition name.")
     max_nodes: integer(1, 1024) = key(

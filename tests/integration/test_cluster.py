@@ -46,6 +46,24 @@ def test_cpu_only_session_has_no_gpus(cluster):
     cluster.wait_ready("bob")
 
 
+def test_a_session_on_the_cpu_only_partition(cluster):
+    # node003 has no GPU; its partition is CPU-only in the config (max_gpus: 0)
+    status, answer = cluster.request("GET", "/hub/api/dsportal/partitions")
+    assert status == 200, answer
+    cpu = next(p for p in answer["partitions"] if p["partition"] == "cpu")
+    assert re.fullmatch(r"cpu: CPU only, \d+ of 40 cores free", cpu["summary"]), cpu
+    assert (cpu["max_gpus"], cpu["types"]) == (0, [])
+    refused = cluster.refused_start("bob", {"partition": "cpu", "gpus": 1, "hours": 1})
+    assert "partition cpu has no GPUs (CPU only): choose 0 GPUs, or a partition with GPUs" in refused
+    assert not cluster.jobs("bob")  # nothing was submitted
+    assert cluster.start("bob", {"partition": "cpu", "gpus": 0, "hours": 1}) in (201, 202)
+    cluster.wait_ready("bob")
+    job = cluster.job_of("bob")
+    assert cluster.jobs("bob")[job]["node"] == "node003"
+    assert (field(cluster.scontrol(job), "NumCPUs"), field(cluster.scontrol(job), "Partition")) == ("4", "cpu")
+    cluster.stop("bob")
+
+
 def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
     cluster.start("alice", {"gpus": 4})
     cluster.start("bob", {"gpus": 4})

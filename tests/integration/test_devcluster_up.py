@@ -36,6 +36,7 @@ DAEMONS = {
     "slurmctld",
     "slurmd-node001",
     "slurmd-node002",
+    "slurmd-node003",
     "slapd",
     "exim4",
     "registry",

@@ -137,6 +137,42 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
     assert f"<td>{job}</td><td>2 (1)</td>" in page
 
 
+def split_rows(page: str) -> set[tuple[str, str]]:
+    """The page's GPU-hours per account and type: {(account, GPU type)}."""
+    table = re.search(r'id="dsportal-split">(.*?)</table>', page, re.S)
+    return set(re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>[0-9.]+</td>", table.group(1) if table else ""))
+
+
+def test_the_usage_and_status_pages_split_gpu_hours_by_account_and_type(cluster):
+    # an A100 session charged to alice's second project: Slurm's accounting keeps its account and, with
+    # AccountingStorageTRES naming each type, its GPUs' type (gres/gpu:a100)
+    cluster.start("alice", {"partition": "sxm2", "gpus": 1, "gpu_type": "a100", "account": "nlp", "hours": 1})
+    cluster.wait_ready("alice")
+    job = cluster.job_of("alice")
+    try:
+        alloc = subprocess.run(
+            ["sacct", "-n", "-X", "-P", "-j", job, "--format=AllocTRES,Account"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+        assert "gres/gpu:a100=1" in alloc and alloc.strip().endswith("|nlp"), alloc
+        alice, carol = logged_in("alice"), logged_in("carol")
+        cluster.wait(
+            lambda: ("nlp", "A100 80 GB") in split_rows(alice.get("/hub/dsportal/usage")[1]),
+            60,
+            "the nlp A100 row on alice's usage page",
+        )
+        assert all(account in ("vision", "nlp") for account, _ in split_rows(alice.get("/hub/dsportal/usage")[1]))
+        cluster.wait(
+            lambda: ("nlp", "A100 80 GB") in split_rows(carol.get("/hub/dsportal/status")[1]),
+            60,
+            "the nlp A100 row on the status page",
+        )
+    finally:
+        cluster.stop("alice")
+
+
 def test_the_status_page_is_for_admins_and_says_when_prometheus_is_down(cluster):
     alice = logged_in("alice")
     status, page, _ = alice.get("/hub/dsportal/status")

@@ -226,14 +226,15 @@ def _usage_lines(jobs: dict) -> None:
             continue
         o = job["options"]
         cpus = int(o.get("cpus-per-task") or 1)
-        gpus = o.get("gres", "").removeprefix("gpu:") or "0"
+        *kind, gpus = (o.get("gres", "").removeprefix("gpu:") or "0").split(":")
+        typed = f"gres/gpu:{kind[0]}={gpus}," if kind else ""
         end = "2026-11-22T09:00:00" if job["state"] != "RUNNING" else "Unknown"
         cpu = f"{cpus * 15:02d}:00.000"
         print(
             f"{job_id}|{job['user']}|{o.get('partition', '')}|{job['state']}|2026-11-22T08:00:00|{end}|3600|{cpu}|"
-            f"billing={cpus},cpu={cpus},gres/gpu={gpus},mem={o.get('mem', '1G')},node=1|"
+            f"billing={cpus},cpu={cpus},gres/gpu={gpus},{typed}mem={o.get('mem', '1G')},node=1||{o.get('account', '')}"
         )
-        print(f"{job_id}.batch|||{job['state']}|2026-11-22T08:00:00|{end}|3600|{cpu}|cpu={cpus}|1048576K")
+        print(f"{job_id}.batch|||{job['state']}|2026-11-22T08:00:00|{end}|3600|{cpu}|cpu={cpus}|1048576K|")
 
 
 def scancel(state: Path, argv: list[str]) -> int:

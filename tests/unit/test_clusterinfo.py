@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from portal.config import load_config
+from portal.settings.slurm import Partition
 from spawner.hub.slurm.clusterinfo import (
     PartitionAvailability,
     TypeAvailability,
@@ -68,12 +69,23 @@ def test_availability_per_partition(slurm):
         nodes_up=2,
         nodes=3,
         types=(TypeAvailability("v100", "v100", gpus_free=4, gpus_total=4, largest_block=4),),
+        cores_free=72,
+        cores_total=120,
     )
     assert result["sxm2"].line() == "sxm2: 7 of 12 GPUs free, largest free block 4 on one node"
     # node004 has a GPU free but only 4 idle cores (a GPU brings 8): nothing starts there now
     assert result["pcie"] == PartitionAvailability(
-        "pcie", gpus_free=1, gpus_total=4, largest_block=0, nodes_up=1, nodes=2
+        "pcie", gpus_free=1, gpus_total=4, largest_block=0, nodes_up=1, nodes=2, cores_free=4, cores_total=80
     )
+
+
+def test_a_cpu_only_partition_says_its_cores(slurm):
+    cpu = parse_sinfo(
+        "node006|cpu|mix|(null)|gpu:0|4/36/0/40|16384|393216|\nnode007|cpu|idle|(null)|gpu:0|0/40/0/40|0|393216|\n"
+    )
+    settings = slurm.model_copy(update={"partitions": [Partition(name="cpu", max_gpus=0)]})
+    assert availability(cpu, settings)["cpu"].line() == "cpu: CPU only, 76 of 80 cores free"
+    assert starts_now(cpu, "cpu", 0, settings)
 
 
 def test_what_starts_now(slurm):

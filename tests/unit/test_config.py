@@ -54,7 +54,7 @@ def test_the_issue_example_error_message():
         "ldap": {"bind_dn_template": "uid={username},dc=x"},
         "slurm": {"partitions": [{"name": "a", "max_gpus": 4}, {"name": "b", "max_gpus": -2}]},
     }
-    assert errors_of(data) == ["portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 1 to 16)"]
+    assert errors_of(data) == ["portal.yaml: slurm.partitions[1].max_gpus: -2 (must be an integer from 0 to 16)"]
 
 
 @pytest.mark.parametrize(

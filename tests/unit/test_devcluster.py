@@ -170,7 +170,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=localhost",
         "AccountingStoragePort=6819",
-        "AccountingStorageTRES=gres/gpu",
+        "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:v100",
         "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",

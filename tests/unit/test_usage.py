@@ -211,12 +211,12 @@ def test_a_sample_without_gpu_work_and_under_a_tenth_of_a_core_is_idle():
 
 
 SACCT = """\
-101|alice|sxm2|CANCELLED by 1001|2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:02.978|billing=8,cpu=8,gres/gpu=2,mem=48G,node=1|
-101.batch||||2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:02.978|cpu=8,gres/gpu=2,mem=48G,node=1|149820K
-101.extern||||2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:00:00|billing=8,cpu=8,mem=48G,node=1|0
-102|bob|debug,sxm2|RUNNING|2026-11-24T03:41:39|Unknown|34|1-02:03:04.5|billing=4,cpu=4,mem=16G,node=1|
+101|alice|sxm2|CANCELLED by 1001|2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:02.978|billing=8,cpu=8,gres/gpu=2,gres/gpu:a100=2,gres/gpu:v100=0,mem=48G,node=1||nlp
+101.batch||||2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:02.978|cpu=8,gres/gpu=2,mem=48G,node=1|149820K|nlp
+101.extern||||2026-11-24T03:39:22|2026-11-24T03:41:36|134|00:00:00|billing=8,cpu=8,mem=48G,node=1|0|nlp
+102|bob|debug,sxm2|RUNNING|2026-11-24T03:41:39|Unknown|34|1-02:03:04.5|billing=4,cpu=4,mem=16G,node=1||vision
 not|a|line
-103.0||||2026-11-24T03:41:39|Unknown|34|00:01|cpu=4|1.5G
+103.0||||2026-11-24T03:41:39|Unknown|34|00:01|cpu=4|1.5G|vision
 """
 
 
@@ -227,7 +227,7 @@ def test_sacct_usage_reads_into_one_job_each_with_its_steps_peak_memory():
         "--noheader",
         "--parsable2",
         "--starttime=now-31days",
-        "--format=JobID,User,Partition,State,Start,End,ElapsedRaw,TotalCPU,AllocTRES,MaxRSS",
+        "--format=JobID,User,Partition,State,Start,End,ElapsedRaw,TotalCPU,AllocTRES,MaxRSS,Account",
     ]
     assert parse_usage(SACCT) == [
         UsedJob(
@@ -243,8 +243,12 @@ def test_sacct_usage_reads_into_one_job_each_with_its_steps_peak_memory():
             2,
             49152,
             146,
+            account="nlp",
+            gpu_type="a100",
         ),
-        UsedJob("102", "bob", "debug", "RUNNING", "2026-11-24T03:41:39", "", 34, 93784.5, 4, 0, 16384, 0),
+        UsedJob(
+            "102", "bob", "debug", "RUNNING", "2026-11-24T03:41:39", "", 34, 93784.5, 4, 0, 16384, 0, account="vision"
+        ),
     ]
     job = parse_usage(SACCT)[0]
     assert (round(job.gpu_hours, 4), job.cpu_efficiency) == (0.0744, 0)

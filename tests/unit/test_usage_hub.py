@@ -24,7 +24,7 @@ from spawner.hub.usage.accounting import fill, waiting
 from spawner.hub.usage.clustermetrics import new_waits, partition_gpus, pending_jobs
 from spawner.hub.usage.prometheus import PrometheusDown, Series, range_url, read_answer
 from spawner.hub.usage.status import figures, gpus_now, heavy_users
-from spawner.hub.usage.userusage import daily_gpu_hours, gpu_hours_between, usage_page
+from spawner.hub.usage.userusage import daily_gpu_hours, gpu_hours_between, split_gpu_hours, usage_page
 from spawner.slurmaccounting import UsedJob
 from spawner.slurmvocab import ListedJob, NodeState
 from spawner.usage import GpuTally, UsageTally
@@ -284,6 +284,28 @@ def test_the_usage_page_without_accounting_keeps_the_sessions_own_numbers():
         2.0,
         ["daily", "efficiency"],
     )
+
+
+def test_gpu_hours_split_by_account_and_type_most_used_first():
+    def job(job_id, account, kind, gpus, start, end="2026-11-24T12:00:00"):
+        return UsedJob(job_id, "alice", "sxm2", "COMPLETED", start, end, 0, 0, 8, gpus, 0, 0, account, kind)
+
+    jobs = [
+        job("1", "vision", "a100", 2, "2026-11-24T10:00:00"),  # 4 GPU-hours this week
+        job("2", "vision", "a100", 1, "2026-11-10T10:00:00", "2026-11-10T11:00:00"),  # 1, weeks ago
+        job("3", "nlp", "v100", 1, "2026-11-24T11:00:00", ""),  # still running: 1 h until now
+        job("4", "nlp", "", 4, "2026-11-24T11:30:00"),  # untyped accounting: 2
+        job("5", "nlp", "v100", 0, "2026-11-24T11:00:00"),  # no GPU: not a row
+        job("6", "old", "a100", 1, "2026-09-01T10:00:00", "2026-09-01T11:00:00"),  # beyond 30 days
+    ]
+    labels = {"a100": "A100 80 GB"}
+    assert split_gpu_hours(jobs, ENDED, lambda kind: labels.get(kind, kind)) == [
+        {"account": "vision", "gpu_type": "A100 80 GB", "week": 4.0, "month": 5.0},
+        {"account": "nlp", "gpu_type": "GPUs", "week": 2.0, "month": 2.0},
+        {"account": "nlp", "gpu_type": "v100", "week": 1.0, "month": 1.0},
+    ]
+    assert usage_page(jobs, [], ENDED, "")["split"] == split_gpu_hours(jobs, ENDED)
+    assert usage_page(None, [], ENDED, "down")["split"] == []
 
 
 def test_the_grafana_dashboard_asks_only_for_metrics_the_hub_serves():

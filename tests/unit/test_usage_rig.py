@@ -17,7 +17,13 @@ def test_the_mock_accounting_reads_as_sacct_would_and_leaves_out_pending_jobs():
         "101": {
             "user": "u00001",
             "state": "RUNNING",
-            "options": {"partition": "sxm2", "cpus-per-task": "16", "mem": "98304M", "gres": "gpu:2"},
+            "options": {
+                "partition": "sxm2",
+                "cpus-per-task": "16",
+                "mem": "98304M",
+                "gres": "gpu:a100:2",
+                "account": "nlp",
+            },
         },
         "102": {"user": "u00002", "state": "CANCELLED", "options": {"partition": "sxm2", "cpus-per-task": "8"}},
         "103": {"user": "u00003", "state": "PENDING", "options": {"partition": "pcie", "gres": "gpu:1"}},
@@ -26,7 +32,22 @@ def test_the_mock_accounting_reads_as_sacct_would_and_leaves_out_pending_jobs():
     with contextlib.redirect_stdout(out):
         _usage_lines(jobs)
     assert parse_usage(out.getvalue()) == [
-        UsedJob("101", "u00001", "sxm2", "RUNNING", "2026-11-22T08:00:00", "", 3600, 14400.0, 16, 2, 98304, 1024),
+        UsedJob(
+            "101",
+            "u00001",
+            "sxm2",
+            "RUNNING",
+            "2026-11-22T08:00:00",
+            "",
+            3600,
+            14400.0,
+            16,
+            2,
+            98304,
+            1024,
+            account="nlp",
+            gpu_type="a100",
+        ),
         UsedJob(
             "102",
             "u00002",

@@ -72,7 +72,11 @@ def check_partition(value: Any, slurm: SlurmSettings) -> Partition:
 
 
 def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
-    allowed = f"choose a whole number from 0 to {max_gpus} for partition {partition}"
+    allowed = (
+        f"choose a whole number from 0 to {max_gpus} for partition {partition}"
+        if max_gpus
+        else f"partition {partition} has no GPUs (CPU only): choose 0 GPUs, or a partition with GPUs"
+    )
     if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int):

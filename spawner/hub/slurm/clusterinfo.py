@@ -47,11 +47,15 @@ class PartitionAvailability:
     nodes_up: int
     nodes: int
     types: tuple[TypeAvailability, ...] = ()  # the GPU types users may ask for by name (hidden ones left out)
+    cores_free: int = 0
+    cores_total: int = 0
 
     def line(self) -> str:
-        """'sxm2: 5 of 8 GPUs free, largest free block 4 on one node'."""
+        """'sxm2: 5 of 8 GPUs free, largest free block 4 on one node'; 'cpu: CPU only, 36 of 40 cores free'."""
         if self.nodes_up == 0:
             return f"{self.partition}: no node is taking jobs"
+        if self.gpus_total == 0:
+            return f"{self.partition}: CPU only, {self.cores_free} of {self.cores_total} cores free"
         return (
             f"{self.partition}: {self.gpus_free} of {self.gpus_total} GPUs free, "
             f"largest free block {self.largest_block} on one node"
@@ -122,6 +126,8 @@ def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, Part
             nodes_up=len(up),
             nodes=len(mine),
             types=_types(mine, up, slurm),
+            cores_free=sum(n.cpus_idle for n in up),
+            cores_total=sum(n.cpus for n in mine),
         )
     return result
 

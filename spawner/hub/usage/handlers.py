@@ -1,7 +1,8 @@
 """The usage concept's HTTP handlers in the hub: the user's usage page, the admins' status page, plotly.js, and the sessions' reports.
 
-    GET  /hub/dsportal/usage                    the logged-in user's GPU-hours and efficiency over time
-    GET  /hub/dsportal/status[?range=24h|7d]    the cluster at a glance, from Prometheus: hub admins only (403)
+    GET  /hub/dsportal/usage                    the logged-in user's GPU-hours (per account and type) and efficiency
+    GET  /hub/dsportal/status[?range=24h|7d]    the cluster at a glance, from Prometheus and Slurm's accounting
+                                                (GPU-hours per account and type): hub admins only (403)
     GET  /hub/dsportal/static/plotly.min.js     the charting library, from the installed `plotly` package
     POST /hub/api/dsportal/session/usage        a session's tally (spawner/usage.py), with its own token -> 204
 
@@ -38,7 +39,7 @@ from ..slurm.client import SlurmError
 from .accounting import NO_ACCOUNTING, usage_listing
 from .prometheus import RANGES, Prometheus
 from .status import status_data
-from .userusage import usage_page
+from .userusage import split_gpu_hours, usage_page
 
 PLOTLY_FILE = "plotly.min.js"
 
@@ -64,7 +65,8 @@ class UsagePageHandler(Bounded, BaseHandler):
         except SlurmError as e:
             self.log.warning("Slurm's accounting for %s's usage page: %s", user.name, e)
             jobs, error = None, NO_ACCOUNTING
-        data = usage_page(jobs, spawner.record.usage_log, datetime.now(), error)
+        label = self.portal_services.settings.slurm.gpu_label
+        data = usage_page(jobs, spawner.record.usage_log, datetime.now(), error, label)
         self.finish(await self.render_template("usage.html", data=data, plotly_url=self.plotly_url()))
 
     def plotly_url(self) -> str:
@@ -81,6 +83,13 @@ class StatusPageHandler(UsagePageHandler):
             raise web.HTTPError(400, f"range must be one of {', '.join(RANGES)}.")
         usage = self.portal_services.settings.usage
         data = await status_data(Prometheus(usage.prometheus_url, usage.prometheus_timeout), window)
+        try:  # every user's GPU-hours per account and type: Slurm's accounting, the listing the usage pages share
+            jobs = list((await usage_listing(self.portal_services).jobs()).values())
+            data["split"] = split_gpu_hours(jobs, datetime.now(), self.portal_services.settings.slurm.gpu_label)
+            data["split_error"] = ""
+        except SlurmError as e:
+            self.log.warning("Slurm's accounting for the status page: %s", e)
+            data["split"], data["split_error"] = [], NO_ACCOUNTING
         self.finish(await self.render_template("status.html", data=data, plotly_url=self.plotly_url()))
 
 

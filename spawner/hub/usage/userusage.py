@@ -1,4 +1,5 @@
-"""The user's usage page's data: GPU-hours this week and month, per day, and efficiency over time (hub side, pure).
+"""The user's usage page's data: GPU-hours this week and month (in all, and per account and GPU type), per day, and
+efficiency over time (hub side, pure).
 
 GPU-hours are Slurm's (every job of the user's, sessions and runs and their
 own sbatch jobs: GPUs allocated times the time they ran, within each window);
@@ -38,6 +39,28 @@ def gpu_hours_between(jobs: list[UsedJob], since: datetime, until: datetime) -> 
     return total
 
 
+def split_gpu_hours(jobs: list[UsedJob], now: datetime, label=lambda kind: kind) -> list[dict]:
+    """GPU-hours of the last 7 and 30 days per Slurm account and GPU type, the most used first:
+    [{"account", "gpu_type", "week", "month"}]; `label` names a type as the form does (untyped: "GPUs")."""
+    groups: dict[tuple[str, str], list[UsedJob]] = {}
+    for job in jobs:
+        if job.gpus:
+            groups.setdefault((job.account, job.gpu_type), []).append(job)
+    rows = []
+    for (account, kind), group in groups.items():
+        month = gpu_hours_between(group, now - timedelta(days=30), now)
+        if month > 0:  # a session of seconds is a row (0.0), a job of last quarter none
+            rows.append(
+                {
+                    "account": account or "–",
+                    "gpu_type": " + ".join(label(k) for k in kind.split("+")) if kind else "GPUs",
+                    "week": round(gpu_hours_between(group, now - timedelta(days=7), now), 2),
+                    "month": round(month, 2),
+                }
+            )
+    return sorted(rows, key=lambda r: (-r["month"], r["account"], r["gpu_type"]))
+
+
 def daily_gpu_hours(jobs: list[UsedJob], now: datetime, days: int = DAYS_PLOTTED) -> list[tuple[str, float]]:
     """[(day 'YYYY-MM-DD', GPU-hours that day)] for the last `days` days, oldest first."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -50,8 +73,11 @@ def daily_gpu_hours(jobs: list[UsedJob], now: datetime, days: int = DAYS_PLOTTED
     return out
 
 
-def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime, accounting_error: str) -> dict:
-    """Everything the usage page shows; `jobs`: the user's jobs from Slurm's accounting, None without it."""
+def usage_page(
+    jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime, accounting_error: str, label=lambda kind: kind
+) -> dict:
+    """Everything the usage page shows; `jobs`: the user's jobs from Slurm's accounting, None without it;
+    `label` names a GPU type."""
     ended = sorted((e for e in usage_log if e.get("ended")), key=lambda e: e["ended"])
     gpu_line = "GPU utilisation of your sessions' GPUs (mean)"
     sessions = {
@@ -68,6 +94,7 @@ def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime,
             {**{k: e.get(k) for k in SESSION_KEYS}, "length": duration(e.get("hours") or 0)} for e in reversed(ended)
         ],
         "figures": {},
+        "split": [],
     }
     if jobs is not None:
         finished = sorted((j for j in jobs if j.end and j.cpu_efficiency is not None), key=lambda j: j.end)
@@ -76,6 +103,7 @@ def usage_page(jobs: list[UsedJob] | None, usage_log: list[dict], now: datetime,
         ]
         answer["week_gpu_hours"] = round(gpu_hours_between(jobs, now - timedelta(days=7), now), 2)
         answer["month_gpu_hours"] = round(gpu_hours_between(jobs, now - timedelta(days=30), now), 2)
+        answer["split"] = split_gpu_hours(jobs, now, label)
         days = daily_gpu_hours(jobs, now)
         answer["figures"]["daily"] = charts.bars(
             f"GPU-hours per day, last {DAYS_PLOTTED} days", "GPU-hours", [d for d, _ in days], [h for _, h in days]
