@@ -130,6 +130,23 @@ class PortalSettings(Section):
                         f"at most {partition.max_gpus} on {partition.name}, its max_gpus",
                     )
                 )
+            if preset.gpu_type and (not preset.gpus or preset.gpu_type in self.slurm.hidden_gpu_types):
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].gpu_type",
+                        preset.gpu_type,
+                        "a preset with a GPU type asks for GPUs (gpus above 0), of a type not in "
+                        "slurm.hidden_gpu_types",
+                    )
+                )
+            if preset.qos and preset.qos not in self.slurm.qos_choices:
+                problems.append(
+                    (
+                        f".sessions.presets[{i}].qos",
+                        preset.qos,
+                        f"must be one of slurm.qos_choices: {', '.join(self.slurm.qos_choices) or 'none offered'}",
+                    )
+                )
             if preset.hours > self.slurm.max_hours:
                 problems.append(
                     (

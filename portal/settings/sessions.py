@@ -15,6 +15,10 @@ class Preset(Section):
     partition: OptionalSlurmName = key("", "One of slurm.partitions; empty = the default partition.")
     gpus: integer(0, 16) = key(0, "GPUs (0 = a CPU-only session).")
     hours: number(0, 8760) = key(8, "Session length in hours.")
+    gpu_type: OptionalSlurmName = key(
+        "", "A GPU type of the partition (gres.conf Type=, e.g. a100); empty = any type, whichever is free first."
+    )
+    qos: OptionalSlurmName = key("", "One of slurm.qos_choices; empty = the default QOS.")
 
 
 class SessionSettings(Section):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 from playwright.sync_api import expect
 
@@ -43,10 +44,18 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     dialog.locator('[name="param-name"]').fill("from-the-browser")
     dialog.locator('[name="param-lr"]').fill("0.5")
     dialog.locator('[name="hours"]').fill("0.25")
+    # the choices Slurm and the admin give: sxm2's two GPU types, alice's two accounts, the offered QOS
+    expect(dialog.locator('[name="gpu_type"] option')).to_have_text(
+        ["Any type: whichever is free first", "A100 80 GB", "V100 32 GB"]
+    )
+    expect(dialog.locator('[name="account"] option')).to_have_text(["vision (your default)", "nlp"])
+    dialog.locator('[name="account"]').select_option("nlp")
+    dialog.locator('[name="qos"]').select_option("short")
     shot(
         page,
         "jobs-run-dialog",
-        "JupyterLab's Run as a job dialog: partition, nodes, GPUs, hours, the typed parameters.",
+        "JupyterLab's Run as a job dialog: partition, nodes, GPUs, hours, GPU type, Slurm account, QOS, the typed "
+        "parameters.",
     )
 
     # a refusal: 5 GPUs per node, past the dialog's own bound (a script could ask so too): the hub says why
@@ -74,6 +83,11 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     expect(row.locator(".dsportal-job-log")).to_contain_text("dsportal-run: done", timeout=30_000)
     expect(page.get_by_text(re.compile(r"Completed")).first).to_be_visible()
     shot(page, "jobs-panel-completed", "The Jobs panel: alice's job completed, its log's tail, the end's notification.")
+
+    charged = subprocess.run(
+        ["sacct", "-n", "-X", "-P", "-j", job_id, "--format=Account,QOS"], capture_output=True, text=True, timeout=30
+    ).stdout.strip()
+    assert charged == "nlp|short", charged  # the dialog's account and QOS, kept through the refusal
 
     output = alice.home / f"jobs/train-{job_id}.ipynb"
     printed = [o for c in json.loads(output.read_text())["cells"] for o in c.get("outputs", [])]

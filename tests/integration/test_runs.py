@@ -69,6 +69,12 @@ def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, clu
         ("epochs", "int", "2"),
         ("name", "str", "'run'"),
     ]
+    # the choices the dialog offers: sxm2's GPU types (none on the CPU-only partition), alice's accounts (her
+    # default first), the admin's QOS
+    types = {p["name"]: [t["name"] for t in p["gpu_types"]] for p in form["partitions"]}
+    assert (types["sxm2"], types["cpu"]) == (["a100", "v100"], [])
+    assert [a["name"] for a in form["accounts"]] == ["vision", "nlp"]
+    assert form["qos"] == [{"name": "short", "label": "Short"}, {"name": "long", "label": "Long"}]
     run = alice.submit({"path": "runs/params.ipynb", "hours": 0.25, "parameters": {"lr": 0.5, "name": "changed"}})
     row = alice.wait_ended(run["job_id"])
     assert (row["state"], row["why"]) == ("COMPLETED", "Completed."), row

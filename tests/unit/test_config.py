@@ -231,3 +231,29 @@ def test_database_urls_of_each_driver_are_accepted(url):
         "hub": {"db_url": url},
     }
     assert parse_config(data, "portal.yaml").hub.db_url == url
+
+
+def test_presets_fit_the_partitions_types_and_qos():
+    data = {
+        "ldap": {"bind_dn_template": "uid={username},dc=x"},
+        "slurm": {
+            "partitions": [{"name": "a", "max_gpus": 4}, {"name": "cpu", "max_gpus": 0}],
+            "qos_choices": {"short": "Short"},
+        },
+        "sessions": {
+            "presets": [
+                {"label": "ok", "gpus": 1, "gpu_type": "a100", "qos": "short"},
+                {"label": "gone", "partition": "b", "gpus": 1},
+                {"label": "no GPU on cpu", "partition": "cpu", "gpus": 1},
+                {"label": "a type of nothing", "gpus": 0, "gpu_type": "a100"},
+                {"label": "an unknown QOS", "gpus": 1, "qos": "long"},
+            ]
+        },
+    }
+    assert errors_of(data) == [
+        'portal.yaml: sessions.presets[1].partition: "b" (must be one of slurm.partitions: a, cpu)',
+        "portal.yaml: sessions.presets[2].gpus: 1 (at most 0 on cpu, its max_gpus)",
+        'portal.yaml: sessions.presets[3].gpu_type: "a100" (a preset with a GPU type asks for GPUs (gpus above 0), '
+        "of a type not in slurm.hidden_gpu_types)",
+        'portal.yaml: sessions.presets[4].qos: "long" (must be one of slurm.qos_choices: short)',
+    ]

@@ -21,6 +21,7 @@ from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
 from ..slurm.client import SlurmError
+from ..slurm.clusterinfo import partition_gpu_types
 from .board import job_rows
 from .jobscript import run_sbatch_argv, run_script, shape_of
 from .notebook import NotRunnable, check_values, notebook_parameters
@@ -106,6 +107,7 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
         raise RunRefused(str(e)) from None
     settings = services.settings
     slurm = settings.slurm
+    types, accounts = await _choices(services, unix.name)
     return {
         "path": request.path,
         "kind": request.kind,
@@ -116,9 +118,17 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
                 "display_name": p.display_name or p.name,
                 "max_gpus": p.max_gpus,
                 "max_nodes": p.max_nodes,
+                "gpu_types": [
+                    {"name": t, "label": slurm.gpu_label(t)}
+                    for t in sorted(types.get(p.name, set()) - set(slurm.hidden_gpu_types))
+                ]
+                if p.max_gpus
+                else [],
             }
             for p in slurm.partitions
         ],
+        "accounts": [{"name": a, "label": a} for a in accounts],
+        "qos": [{"name": name, "label": label} for name, label in slurm.qos_choices.items()],
         "defaults": {
             "partition": slurm.default_partition.name,
             "nodes": 1,
@@ -127,6 +137,22 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
         },
         "max_hours": settings.jobs.max_hours,
     }
+
+
+async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]], tuple[str, ...]]:
+    """Each partition's GPU types and the user's Slurm accounts (default first), from the hub's shared answers;
+    none of either while Slurm does not answer (the dialog then offers no choice, and the defaults apply)."""
+    try:
+        types = partition_gpu_types(await services.cluster.nodes())
+    except SlurmError as e:
+        log.warning("The run dialog offers no GPU type: %s", e)
+        types = {}
+    try:
+        accounts = (await services.accounts()).of(user)
+    except SlurmError as e:
+        log.warning("The run dialog offers no account: %s", e)
+        accounts = ()
+    return types, accounts
 
 
 async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: object) -> dict:

@@ -10,7 +10,10 @@ import {
   parameterField,
   parameterHint,
   parameterValue,
-  partitionFields
+  partitionFields,
+  accountChoices,
+  qosChoices,
+  typeChoices
 } from '../runs/parameters';
 import { IParameter, IRunForm, IRunValues } from '../runs/types';
 
@@ -96,6 +99,9 @@ describe('the first values of the whole dialog', () => {
       nodes: '1',
       gpus: '0',
       hours: '2',
+      gpu_type: '',
+      account: '',
+      qos: '',
       parameters: {
         lr: '0.01',
         epochs: '10',
@@ -114,6 +120,9 @@ describe('the first values of the whole dialog', () => {
       nodes: '1',
       gpus: '0',
       hours: '1',
+      gpu_type: '',
+      account: '',
+      qos: '',
       parameters: {}
     });
   });
@@ -192,6 +201,39 @@ describe('the request the dialog submits', () => {
       nodes: 2,
       gpus: 4,
       hours: 1.5,
+      parameters: {}
+    });
+  });
+
+  it('sends a GPU type, an account and a QOS only when chosen', () => {
+    expect(
+      buildRequest(
+        aForm(),
+        changed(
+          {},
+          { gpus: '2', gpu_type: 'a100', account: 'nlp', qos: 'short' }
+        )
+      )
+    ).toEqual({
+      path: 'work/train.ipynb',
+      partition: 'gpu',
+      nodes: 1,
+      gpus: 2,
+      hours: 2,
+      gpu_type: 'a100',
+      account: 'nlp',
+      qos: 'short',
+      parameters: {}
+    });
+    // no type with no GPU; the defaults ('') are not sent
+    expect(
+      buildRequest(aForm(), changed({}, { gpus: '0', gpu_type: 'a100' }))
+    ).toEqual({
+      path: 'work/train.ipynb',
+      partition: 'gpu',
+      nodes: 1,
+      gpus: 0,
+      hours: 2,
       parameters: {}
     });
   });
@@ -317,5 +359,55 @@ describe('the parameter fields', () => {
     expect(parameterHint({ name: 'x', help: 'anything' })).toBe(
       'anything (unknown type)'
     );
+  });
+});
+
+describe('the choices of GPU type, account and QOS', () => {
+  const TYPED = {
+    ...GPU,
+    gpu_types: [
+      { name: 'a100', label: 'A100 80 GB' },
+      { name: 'v100', label: 'V100 32 GB' }
+    ]
+  };
+
+  it('offer a type only where the partition has several, any type first', () => {
+    expect(typeChoices(TYPED)).toEqual([
+      { name: '', label: 'Any type: whichever is free first' },
+      { name: 'a100', label: 'A100 80 GB' },
+      { name: 'v100', label: 'V100 32 GB' }
+    ]);
+    expect(
+      typeChoices({ ...GPU, gpu_types: [{ name: 'a100', label: 'A100' }] })
+    ).toEqual([]);
+    expect(typeChoices(CPU)).toEqual([]);
+    expect(typeChoices(undefined)).toEqual([]);
+  });
+
+  it('offer the accounts where the user has several, the default first as the default', () => {
+    const form = {
+      ...aForm(),
+      accounts: [
+        { name: 'vision', label: 'vision' },
+        { name: 'nlp', label: 'nlp' }
+      ]
+    };
+    expect(accountChoices(form)).toEqual([
+      { name: '', label: 'vision (your default)' },
+      { name: 'nlp', label: 'nlp' }
+    ]);
+    expect(
+      accountChoices({ ...aForm(), accounts: [{ name: 'v', label: 'v' }] })
+    ).toEqual([]);
+  });
+
+  it('offer the admin’s QOS after the default, or none', () => {
+    expect(
+      qosChoices({ ...aForm(), qos: [{ name: 'short', label: 'Short' }] })
+    ).toEqual([
+      { name: '', label: 'Default' },
+      { name: 'short', label: 'Short' }
+    ]);
+    expect(qosChoices(aForm())).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { Widget } from '@lumino/widgets';
 import { element } from '../common/dom';
 import { runsApi } from './api';
 import {
+  accountChoices,
   buildRequest,
   clampToPartition,
   firstPartition,
@@ -15,10 +16,13 @@ import {
   parameterField,
   parameterHint,
   partitionFields,
-  partitionLabel
+  partitionLabel,
+  qosChoices,
+  typeChoices
 } from './parameters';
 import {
   FieldValue,
+  IChoice,
   IJob,
   IParameter,
   IPartition,
@@ -36,6 +40,20 @@ const INTRO: Record<string, string> = {
   shell:
     'The script runs with bash in a Slurm batch job of its own, apart from this session.'
 };
+
+function fillSelect(
+  select: HTMLSelectElement,
+  choices: IChoice[],
+  value: string
+): void {
+  select.replaceChildren();
+  for (const choice of choices) {
+    const option = element('option', '', choice.label);
+    option.value = choice.name;
+    select.append(option);
+  }
+  select.value = choices.some(c => c.name === value) ? value : '';
+}
 
 function input(
   name: string,
@@ -73,11 +91,19 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     this.nodes = input('nodes', 'number', values.nodes);
     this.gpus = input('gpus', 'number', values.gpus);
     this.hours = input('hours', 'number', values.hours);
+    this.gpuType = element('select', 'jp-mod-styled');
+    this.account = element('select', 'jp-mod-styled');
+    this.qos = element('select', 'jp-mod-styled');
+    this.chosenType = values.gpu_type;
     this.addResources(values);
     this.addParameters(values.parameters);
     this.partitionChanged(false);
     // JupyterLab's dialog disables Submit while a field is out of its bounds; say which and why.
-    this.node.addEventListener('input', () => this.showValidity());
+    this.node.addEventListener('input', () => {
+      this.showValidity();
+      this.gpuType.disabled = Number(this.gpus.value) === 0; // no type without a GPU
+    });
+    this.gpuType.disabled = Number(this.gpus.value) === 0;
   }
 
   getValue(): IRunValues {
@@ -91,6 +117,9 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
       nodes: this.nodes.value,
       gpus: this.gpus.value,
       hours: this.hours.value,
+      gpu_type: this.gpuType.value,
+      account: this.account.value,
+      qos: this.qos.value,
       parameters
     };
   }
@@ -163,6 +192,28 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
       this.row('GPUs per node', this.gpus),
       this.row('Hours', this.hours, hours.hint)
     );
+    // GPU type, account and QOS: shown only where there is a choice (the partition's types from Slurm, the
+    // user's accounts from Slurm's associations, the QOS the admin offers)
+    this.gpuType.name = 'gpu_type';
+    this.gpuType.addEventListener('change', () => {
+      this.chosenType = this.gpuType.value;
+    });
+    this.typeRow = this.row('GPU type', this.gpuType);
+    fields.append(this.typeRow);
+    this.account.name = 'account';
+    const accounts = accountChoices(this.form);
+    fillSelect(this.account, accounts, values.account);
+    if (accounts.length) {
+      fields.append(
+        this.row('Slurm account', this.account, 'the project charged')
+      );
+    }
+    this.qos.name = 'qos';
+    const qos = qosChoices(this.form);
+    fillSelect(this.qos, qos, values.qos);
+    if (qos.length) {
+      fields.append(this.row('QOS', this.qos));
+    }
     this.node.append(fields);
   }
 
@@ -217,6 +268,9 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     this.gpus.disabled = fields.gpusDisabled;
     this.setHint(this.nodes, fields.nodesHint);
     this.setHint(this.gpus, fields.gpusHint);
+    const types = typeChoices(p);
+    fillSelect(this.gpuType, types, this.chosenType);
+    this.typeRow.hidden = !types.length;
     if (clamp) {
       const clamped = clampToPartition(this.nodes.value, this.gpus.value, p);
       this.nodes.value = clamped.nodes;
@@ -230,6 +284,11 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
   private readonly nodes: HTMLInputElement;
   private readonly gpus: HTMLInputElement;
   private readonly hours: HTMLInputElement;
+  private readonly gpuType: HTMLSelectElement;
+  private readonly account: HTMLSelectElement;
+  private readonly qos: HTMLSelectElement;
+  private typeRow!: HTMLLabelElement;
+  private chosenType: string; // kept across partitions that have it
   private readonly parameterInputs = new Map<string, HTMLInputElement>();
   // control -> the hint under it and the text it shows while the value is valid
   private readonly hints = new Map<

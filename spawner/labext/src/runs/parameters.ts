@@ -3,6 +3,7 @@
 // cluster's limits; the dialog only offers those limits as field bounds.
 import {
   FieldValue,
+  IChoice,
   IParameter,
   IPartition,
   IRunForm,
@@ -43,6 +44,9 @@ export function initialValues(form: IRunForm): IRunValues {
     nodes: String(defaults.nodes ?? 1),
     gpus: String(defaults.gpus ?? 0),
     hours: String(defaults.hours ?? 1),
+    gpu_type: '',
+    account: '',
+    qos: '',
     parameters
   };
 }
@@ -102,8 +106,39 @@ export function buildRequest(form: IRunForm, values: IRunValues): IRunRequest {
     nodes: number(values.nodes, 'Nodes', true),
     gpus: number(values.gpus, 'GPUs per node', true),
     hours: number(values.hours, 'Hours', false),
+    // the defaults ('') are left out: the server then charges the default account, any type, the default QOS
+    ...(values.gpu_type && Number(values.gpus) > 0
+      ? { gpu_type: values.gpu_type }
+      : {}),
+    ...(values.account ? { account: values.account } : {}),
+    ...(values.qos ? { qos: values.qos } : {}),
     parameters
   };
+}
+
+// The GPU type choices of a partition: "any type" first; none to choose where it has fewer than two types.
+export function typeChoices(partition: IPartition | undefined): IChoice[] {
+  const types = partition?.gpu_types || [];
+  return types.length < 2
+    ? []
+    : [{ name: '', label: 'Any type: whichever is free first' }, ...types];
+}
+
+// The account choices: the default first, as '' (the server charges the user's default); none where the
+// user has one account.
+export function accountChoices(form: IRunForm): IChoice[] {
+  const accounts = form.accounts || [];
+  return accounts.length < 2
+    ? []
+    : accounts.map((a, i) =>
+        i === 0 ? { name: '', label: `${a.label} (your default)` } : a
+      );
+}
+
+// The QOS choices: the default first; none where the admin offers no choice.
+export function qosChoices(form: IRunForm): IChoice[] {
+  const offered = form.qos || [];
+  return offered.length ? [{ name: '', label: 'Default' }, ...offered] : [];
 }
 
 // --- the fields' bounds and hints ------------------------------------------------------------------

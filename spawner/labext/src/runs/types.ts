@@ -40,11 +40,18 @@ export interface IParameter {
   help?: string;
 }
 
+// A choice offered by name with its label: a GPU type, a Slurm account, a QOS.
+export interface IChoice {
+  name: string;
+  label: string;
+}
+
 export interface IPartition {
   name: string;
   display_name?: string;
   max_gpus: number;
   max_nodes: number;
+  gpu_types?: IChoice[]; // the types a job may ask for by name (from Slurm; the admin's labels)
 }
 
 // GET dsportal/jobs/form?path=P: what the dialog offers.
@@ -60,6 +67,8 @@ export interface IRunForm {
     hours?: number;
   };
   max_hours?: number;
+  accounts?: IChoice[]; // the user's Slurm accounts, their default first
+  qos?: IChoice[]; // the QOS the admin offers
 }
 
 // The dialog's fields as the user left them: text, or a checkbox's state.
@@ -70,6 +79,9 @@ export interface IRunValues {
   nodes: string;
   gpus: string;
   hours: string;
+  gpu_type: string; // '' for any type
+  account: string; // '' for the default
+  qos: string; // '' for the default
   parameters: Record<string, FieldValue>;
 }
 
@@ -80,6 +92,9 @@ export interface IRunRequest {
   nodes: number;
   gpus: number;
   hours: number;
+  gpu_type?: string;
+  account?: string;
+  qos?: string;
   parameters: Record<string, unknown>;
 }
 
