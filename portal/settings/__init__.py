@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
+from spawner.slurmgres import GPU_TYPE
+
 from .environment import EnvironmentSettings
 from .hub import HubSettings
 from .jobs import JobSettings
@@ -130,13 +132,17 @@ class PortalSettings(Section):
                         f"at most {partition.max_gpus} on {partition.name}, its max_gpus",
                     )
                 )
-            if preset.gpu_type and (not preset.gpus or preset.gpu_type in self.slurm.hidden_gpu_types):
+            if preset.gpu_type and (
+                not preset.gpus
+                or preset.gpu_type in self.slurm.hidden_gpu_types
+                or not GPU_TYPE.fullmatch(preset.gpu_type)
+            ):
                 problems.append(
                     (
                         f".sessions.presets[{i}].gpu_type",
                         preset.gpu_type,
-                        "a preset with a GPU type asks for GPUs (gpus above 0), of a type not in "
-                        "slurm.hidden_gpu_types",
+                        "a preset with a GPU type asks for GPUs (gpus above 0), of a type as sessions name one "
+                        "(letters, digits, '_.-', starting with a letter or digit) not in slurm.hidden_gpu_types",
                     )
                 )
             if preset.qos and preset.qos not in self.slurm.qos_choices:

@@ -48,6 +48,12 @@ class KernelSettings(Section):
         "ch-fromhost --nvidia).",
     )
     python_display_name: Label = key("Python 3", "Name of the session's own Python 3 kernel in the launcher.")
+    user_packages: Flag = key(
+        True,
+        "Users may add Python packages of their own with %pip install in a notebook: the Python 3 kernel runs "
+        "in a layer of each user's (~/.local/share/dsportal/python3.N) on top of the portal's environment, kept "
+        "across sessions; the session's server never sees it. Off: Python 3 has the portal's packages only.",
+    )
     r: Flag = key(True, "Offer an R kernel (IRkernel) when R is installed on the compute node.")
     r_display_name: Label = key("R", "Name of the R kernel in the launcher.")
     r_command: Command = key("R", "The R executable on the compute nodes.")

@@ -125,6 +125,11 @@ def test_the_rest_api_answers_logged_in_users_only(a_hub_and_its_slurm):
     assert (status, answer["starts_now"]) == (200, True)
     status, answer = hub.api("GET", "/dsportal/estimate?partition=nope", token=token["token"])
     assert status == 400 and "partition" in answer["message"]
+    # the account and QOS reach the estimate (its own cache key, and refused before Slurm when the hub knows the
+    # user's accounts: the form read them)
+    assert hub.api("GET", "/dsportal/accounts", token=token["token"])[0] == 200
+    status, answer = hub.api("GET", "/dsportal/estimate?partition=sxm2&gpus=1&account=nope", token=token["token"])
+    assert status == 400 and "account" in answer["message"] and "nope" in answer["message"], answer
     status, _ = hub.api("GET", "/dsportal/partitions", token=None)
     assert status == 403
 

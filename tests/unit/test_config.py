@@ -34,6 +34,7 @@ def test_good_file_loads_with_defaults(a_config_file):
     assert cfg.kernels.model_dump() == {
         "container_runtime": "apptainer",
         "python_display_name": "Python 3",
+        "user_packages": True,
         "r": True,
         "r_display_name": "R",
         "r_command": "R",
@@ -254,6 +255,7 @@ def test_presets_fit_the_partitions_types_and_qos():
         'portal.yaml: sessions.presets[1].partition: "b" (must be one of slurm.partitions: a, cpu)',
         "portal.yaml: sessions.presets[2].gpus: 1 (at most 0 on cpu, its max_gpus)",
         'portal.yaml: sessions.presets[3].gpu_type: "a100" (a preset with a GPU type asks for GPUs (gpus above 0), '
-        "of a type not in slurm.hidden_gpu_types)",
+        "of a type as sessions name one (letters, digits, '_.-', starting with a letter or digit) not in "
+        "slurm.hidden_gpu_types)",
         'portal.yaml: sessions.presets[4].qos: "long" (must be one of slurm.qos_choices: short)',
     ]

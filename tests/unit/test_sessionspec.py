@@ -71,6 +71,7 @@ def test_the_hub_builds_the_spec_from_the_admin_config():
         kernels={
             "container_runtime": "apptainer",
             "python_display_name": "Python 3",
+            "user_packages": True,
             "r": False,
             "r_display_name": "R",
             "r_command": "R",

@@ -142,16 +142,24 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
 async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]], tuple[str, ...]]:
     """Each partition's GPU types and the user's Slurm accounts (default first), from the hub's shared answers;
     none of either while Slurm does not answer (the dialog then offers no choice, and the defaults apply)."""
-    try:
-        types = partition_gpu_types(await services.cluster.nodes())
-    except SlurmError as e:
-        log.warning("The run dialog offers no GPU type: %s", e)
-        types = {}
-    try:
-        accounts = (await services.accounts()).of(user)
-    except SlurmError as e:
-        log.warning("The run dialog offers no account: %s", e)
-        accounts = ()
+    nodes, known = await asyncio.gather(services.cluster.nodes(), services.accounts(), return_exceptions=True)
+    types: dict[str, set[str]] = {}
+    accounts: tuple[str, ...] = ()
+    if isinstance(nodes, SlurmError):
+        log.warning("The run dialog offers no GPU type: %s", nodes)
+    elif isinstance(nodes, BaseException):
+        raise nodes
+    else:
+        types = partition_gpu_types(nodes)
+    if isinstance(known, SlurmError):
+        log.warning("The run dialog offers no account: %s", known)
+    elif isinstance(known, BaseException):
+        raise known
+    else:
+        accounts = known.of(user)
+    site = services.settings.slurm.account  # charged when none is named: the dialog's first, "(your default)"
+    if site in accounts:
+        accounts = (site, *(a for a in accounts if a != site))
     return types, accounts
 
 

@@ -64,7 +64,8 @@ def difference(asked: SessionRequest, other: SessionRequest, slurm: SlurmSetting
 def options_of(request: SessionRequest) -> dict[str, str]:
     """A request as the form and the estimate API send it."""
     query = {"partition": request.partition, "gpus": str(request.gpus), "hours": f"{request.hours:g}"}
-    return {**query, "gpu_type": request.gpu_type} if request.gpu_type else query
+    chosen = {"gpu_type": request.gpu_type, "account": request.account, "qos": request.qos}
+    return {**query, **{k: v for k, v in chosen.items() if v}}
 
 
 async def alternatives(services: HubServices, username: str, query: dict) -> dict:
@@ -82,6 +83,8 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
             answer = await services.estimate(username, options_of(request))
         except TooManyEstimates:
             answer = {"starts_now": False, "start": None, "message": NOT_ESTIMATED}
+        except ValueError as e:  # refused for this user (e.g. their account's QOS or allocation): this one only
+            answer = {"starts_now": False, "start": None, "message": f"not available to you: {e}"[:300]}
         except SlurmError as e:  # e.g. a partition this user may not use: this one only
             answer = {"starts_now": False, "start": None, "message": f"not available to you: {e.stderr or e}"[:300]}
         return {

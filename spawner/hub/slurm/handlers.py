@@ -72,7 +72,9 @@ class EstimateHandler(_Base):
     async def get(self):
         self.check_user()
         query = {
-            k: self.get_argument(k) for k in ("partition", "gpus", "hours", "gpu_type") if self.get_argument(k, None)
+            k: self.get_argument(k)
+            for k in ("partition", "gpus", "hours", "gpu_type", "account", "qos")
+            if self.get_argument(k, None)
         }
         try:
             answer = await self.answer(self.portal_services, query)

@@ -91,11 +91,16 @@ class HubServices:
     async def estimate(self, username: str, query: dict) -> dict:
         """Whether a session of this shape starts now, else Slurm's expected start (asked as `username`)."""
         slurm = self.settings.slurm
+        # the user's accounts as the form last read them (no sacctmgr call here): an account they are not in, a
+        # QOS it does not allow, is refused before Slurm is asked; none at hand: sbatch --test-only refuses it
+        known = self.accounts_cached()
+        facts = known.facts(username) if known is not None else None
+        accounts = known.of(username) if known is not None else None
         try:
-            request = parse_options(query, slurm)  # refused as such even while Slurm does not answer
+            request = parse_options(query, slurm, accounts=accounts, facts=facts)  # even while Slurm is silent
             nodes = await self.cluster.nodes()
             if request.gpu_type:
-                request = parse_options(query, slurm, partition_gpu_types(nodes))
+                request = parse_options(query, slurm, partition_gpu_types(nodes), accounts=accounts, facts=facts)
         except OptionsError as e:
             raise ValueError(str(e)) from None
         res = resources_for(request, slurm)
@@ -113,7 +118,9 @@ class HubServices:
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice (an account's
         # or a QOS's limits and priority change when the job may start, so each is a shape of its own)
-        key = (request.partition, request.gpus, request.gpu_type, shape.minutes, request.account, request.qos)
+        # the account charged, as far as the hub knows it (no account named: the admin's, else the user's default)
+        charged = facts.charged(request.account, slurm) if facts is not None else request.account or slurm.account
+        key = (request.partition, request.gpus, request.gpu_type, shape.minutes, charged, request.qos or slurm.qos)
         if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
             if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
                 raise TooManyEstimates(

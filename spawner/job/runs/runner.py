@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...contract import RUN_MARK, run_output
+from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
+from ..kernels.userlayer import layer_dir
 from . import distributed
 
 
@@ -101,6 +103,15 @@ def ipc_kernel_manager(runtime: str):
     return IpcKernelManager
 
 
+def run_kernel(runtime: str, home: Path) -> dict[str, dict]:
+    """A run's Python 3 kernel, as the session's: the portal's launcher (Unix sockets only), with the user's own
+    packages where they have a layer (spawner/job/kernels/userlayer.py): a notebook that imports what they
+    added with %pip runs as a job too.  Written to the run's private folder, first on JUPYTER_PATH."""
+    layer = layer_dir(home) / "bin" / "python"
+    python = str(layer) if layer.exists() else sys.executable
+    return {"python3": {"argv": [python, *SESSION_KERNEL_ARGS], "display_name": "Python 3", "language": "python"}}
+
+
 def run_notebook(spec: RunSpec, job_id: str) -> int:
     import papermill  # noqa: PLC0415  (two seconds: only the notebook runs pay it)
     from papermill.exceptions import PapermillExecutionError
@@ -109,6 +120,8 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
     Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
     runtime = private_runtime(job_id)
     os.environ["JUPYTER_RUNTIME_DIR"] = runtime
+    write_kernelspecs(Path(runtime) / "kernels", run_kernel(runtime, Path.home()))
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [runtime, os.environ.get("JUPYTER_PATH", "")]))
     say(f"output {output}")
     try:
         papermill.execute_notebook(

@@ -13,6 +13,8 @@ import fcntl
 import json
 import os
 import shutil
+import site
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +23,7 @@ from ...contract import data_dir
 from ...sessionspec import SessionSpec
 from ..kernels.isolation import page_config, socket_path_fits
 from ..kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+from ..kernels.userlayer import ensure_layer
 from .homefolder import link_storage, sync_templates
 
 
@@ -176,11 +179,27 @@ def lab_config(folder: Path, news: bool) -> Path:
     return config
 
 
+def kernel_python(home: Path, kernels: dict) -> str:
+    """The Python 3 kernel's python: the user's layer of their own packages (spawner/job/kernels/userlayer.py)
+    where the admin allows it and it can be made, else the portal's."""
+    if not kernels.get("user_packages", True):
+        return sys.executable
+    try:
+        return str(ensure_layer(home, sys.executable, portal_site_packages()))
+    except (OSError, subprocess.SubprocessError) as e:
+        say(f"your packages: no folder for %pip install ({e}); Python 3 has the portal's packages only")
+        return sys.executable
+
+
+def portal_site_packages() -> list[str]:
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
+
+
 def write_session_kernels(
     folder: Path, kernels: dict, storage: dict[str, str], home: Path, probe: NodeProbe, sockets: str
 ) -> None:
     specs, notes = build_kernelspecs(
-        kernels, storage, str(home), sys.executable, str(Path(sys.executable).parent), probe, sockets
+        kernels, storage, str(home), kernel_python(home, kernels), str(Path(sys.executable).parent), probe, sockets
     )
     write_kernelspecs(folder / "kernels", specs)
     for note in notes:
