@@ -15,10 +15,12 @@ import asyncio
 import json
 import pwd
 import re
+import shutil
 import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 from tornado.websocket import websocket_connect
 
@@ -226,15 +228,33 @@ def test_no_kernel_of_alices_listens_on_tcp_neither_her_containers_nor_her_modul
     """A container or module kernel runs the image's or module's own ipykernel: through the session's launcher,
     its subprocess-output pipe is a Unix socket too (before: a ZMQ PULL on 127.0.0.1 that any account on the node
     could send to, found by this test's twin above when such a kernel outlived a test)."""
+    # an environment of alice's own, registered as `python -m ipykernel install --user` does (here the portal's
+    # python stands for it): the session's kernelspec manager runs it through the launcher too
+    own = Path("/home/alice/.local/share/jupyter/kernels/own-env")
+    own.mkdir(parents=True, exist_ok=True)
+    (own / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": ["/opt/dsportal/venv/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python (alice's own environment)",
+                "language": "python",
+            }
+        )
+    )
+    for path in (own, own / "kernel.json"):
+        shutil.chown(path, "alice", "alice")
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
-    wanted = ("python3", "demo-module", "debian-py")
+    wanted = ("python3", "demo-module", "debian-py", "own-env")
     cluster.wait(
         lambda: set(wanted) <= set(cluster.request("GET", "/user/alice/api/kernelspecs")[1]["kernelspecs"]),
         30,
         "the module and container kernels offered",
     )
-    for kernel in wanted:
-        status, out = run_code(cluster, "alice", kernel, OWN_TCP_LISTENERS)
-        assert status == "ok", (kernel, out)
-        assert out.strip().splitlines()[-1] == "LISTENING []", (kernel, out)
+    try:
+        for kernel in wanted:
+            status, out = run_code(cluster, "alice", kernel, OWN_TCP_LISTENERS)
+            assert status == "ok", (kernel, out)
+            assert out.strip().splitlines()[-1] == "LISTENING []", (kernel, out)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)

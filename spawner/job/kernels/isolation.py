@@ -54,6 +54,8 @@ def server_args() -> list[str]:
     """
     return [
         "--KernelManager.transport=ipc",
+        # a kernel the user registered for their own environment: its ipykernel's pipe on a Unix socket too
+        "--ServerApp.kernel_spec_manager_class=spawner.job.kernels.userkernels.PrivateKernelSpecManager",
         *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
     ]
 
