@@ -111,13 +111,16 @@ def check_slurm(ctx: Context) -> list[Result]:
                     f"{', '.join(sorted(gres)) or 'none'}); fix slurm.partitions",
                 )
             )
+        elif p.max_gpus == 0:  # a CPU-only partition: its sessions ask for no GPU
+            results.append(Result(f"partition {p.name}", True, "CPU only (max_gpus: 0)"))
         elif "gpu" not in gres[p.name]:
             results.append(
                 Result(
                     f"partition {p.name}",
                     False,
                     "its nodes have no gpu GRES; set Gres=gpu:N on the "
-                    "nodes (slurm.conf) and GresTypes=gpu, with gres.conf on each node",
+                    "nodes (slurm.conf) and GresTypes=gpu, with gres.conf on each node, or max_gpus: 0 for a "
+                    "CPU-only partition",
                 )
             )
         else:

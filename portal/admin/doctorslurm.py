@@ -120,25 +120,6 @@ def type_findings(labels: dict[str, str], hidden: list[str], slurm_types: set[st
     return [("gpu types", True, words)]
 
 
-def partition_findings(max_gpus: dict[str, int], types: dict[str, set[str]]) -> list[Finding]:
-    """The config's partitions against Slurm's: each exists, and one offering GPUs has nodes with GPUs (a GPU
-    session on a CPU-only partition would wait for ever)."""
-    missing = sorted(name for name in max_gpus if name not in types)
-    without = sorted(name for name, most in max_gpus.items() if most and name in types and not types[name])
-    problems = ([f"Slurm has no partition {', '.join(missing)}"] if missing else []) + (
-        [
-            f"{', '.join(without)} offer GPUs (max_gpus) but no node there has one; set max_gpus: 0 for a CPU-only "
-            "partition"
-        ]
-        if without
-        else []
-    )
-    if problems:
-        return [("partitions", False, "; ".join(problems) + " (slurm.partitions)")]
-    cpu_only = sorted(name for name, most in max_gpus.items() if not most)
-    return [("partitions", True, "all in Slurm" + (f"; CPU only: {', '.join(cpu_only)}" if cpu_only else ""))]
-
-
 def gpu_types(ctx: Context) -> list[Finding]:
     slurm = ctx.settings.slurm
     out = ctx.run(partitions_gres_argv(slurm.sinfo))
@@ -146,9 +127,7 @@ def gpu_types(ctx: Context) -> list[Finding]:
         return [("gpu types", False, f"{slurm.sinfo} failed: {out.stderr.strip()[:200]}")]
     types = partition_types(out.stdout)
     offered = set().union(*(types.get(p.name, set()) for p in slurm.partitions))
-    return partition_findings({p.name: p.max_gpus for p in slurm.partitions}, types) + type_findings(
-        slurm.gpu_types, slurm.hidden_gpu_types, offered
-    )
+    return type_findings(slurm.gpu_types, slurm.hidden_gpu_types, offered)
 
 
 def account_findings(site_account: str, user: str, pairs: list[tuple[str, str]]) -> list[Finding]:

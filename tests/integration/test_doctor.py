@@ -27,6 +27,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
         "slurm",
         "partition sxm2",
         "partition debug",
+        "partition cpu",
         "slurm proctrack",
         "slurm task plugin",
         "cgroup ConstrainDevices",
@@ -60,7 +61,11 @@ def broken(tmp_path: Path, change) -> str:
     [
         (
             lambda d: d["slurm"]["partitions"].append({"name": "pcie", "max_gpus": 2}),
-            "FIX  partition pcie: Slurm has no partition 'pcie' (it has debug, sxm2); fix slurm.partitions",
+            "FIX  partition pcie: Slurm has no partition 'pcie' (it has cpu, debug, sxm2); fix slurm.partitions",
+        ),
+        (
+            lambda d: d["slurm"]["partitions"][2].update(max_gpus=2),  # the CPU-only node's partition
+            "FIX  partition cpu: its nodes have no gpu GRES",
         ),
         (
             lambda d: d["environment"].update(prefix="/opt/nowhere"),

@@ -6,7 +6,6 @@ from portal.admin.doctorslurm import (
     account_findings,
     cgroup_findings,
     parse_show_config,
-    partition_findings,
     partition_types,
     type_findings,
 )
@@ -68,19 +67,6 @@ def test_an_unconfined_site_is_told_each_fix():
 def test_the_types_of_each_partition_come_from_every_gres_line():
     out = "sxm2*|gpu:v100:4(S:0-1)\nsxm2*|gpu:a100:4(S:0-1)\npcie|gpu:2\ncpu|(null)\n"
     assert partition_types(out) == {"sxm2": {"v100", "a100"}, "pcie": {""}, "cpu": set()}
-
-
-def test_partitions_exist_and_a_gpu_partition_has_gpus():
-    types = {"sxm2": {"v100", "a100"}, "cpu": set()}
-    assert partition_findings({"sxm2": 4, "cpu": 0}, types) == [("partitions", True, "all in Slurm; CPU only: cpu")]
-    assert partition_findings({"sxm2": 4, "cpu": 2, "gone": 1}, types) == [
-        (
-            "partitions",
-            False,
-            "Slurm has no partition gone; cpu offer GPUs (max_gpus) but no node there has one; set max_gpus: 0 "
-            "for a CPU-only partition (slurm.partitions)",
-        )
-    ]
 
 
 def test_a_label_for_a_type_slurm_lacks_is_named_with_the_types_it_has():
