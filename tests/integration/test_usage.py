@@ -150,13 +150,19 @@ def test_the_usage_and_status_pages_split_gpu_hours_by_account_and_type(cluster)
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
     try:
-        alloc = subprocess.run(
-            ["sacct", "-n", "-X", "-P", "-j", job, "--format=AllocTRES,Account"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout
-        assert "gres/gpu:a100=1" in alloc and alloc.strip().endswith("|nlp"), alloc
+
+        def accounted() -> str:
+            """sacct's line once slurmdbd has the job's start (before, its AllocTRES is empty)."""
+            out = subprocess.run(
+                ["sacct", "-n", "-X", "-P", "-j", job, "--format=AllocTRES,Account"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.strip()
+            return out if out.split("|")[0] else ""
+
+        alloc = cluster.wait(accounted, 60, "the job's allocation in Slurm's accounting")
+        assert "gres/gpu:a100=1" in alloc and alloc.endswith("|nlp"), alloc
         alice, carol = logged_in("alice"), logged_in("carol")
         cluster.wait(
             lambda: ("nlp", "A100 80 GB") in split_rows(alice.get("/hub/dsportal/usage")[1]),
