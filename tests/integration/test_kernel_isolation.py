@@ -231,7 +231,7 @@ def test_no_kernel_of_alices_listens_on_tcp_neither_her_containers_nor_her_modul
     # an environment of alice's own, registered as `python -m ipykernel install --user` does (here the portal's
     # python stands for it): the session's kernelspec manager runs it through the launcher too
     own = Path("/home/alice/.local/share/jupyter/kernels/own-env")
-    own.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["sudo", "-u", "alice", "mkdir", "-p", str(own)], check=True, timeout=30)  # hers, parents too
     (own / "kernel.json").write_text(
         json.dumps(
             {
@@ -241,8 +241,7 @@ def test_no_kernel_of_alices_listens_on_tcp_neither_her_containers_nor_her_modul
             }
         )
     )
-    for path in (own, own / "kernel.json"):
-        shutil.chown(path, "alice", "alice")
+    shutil.chown(own / "kernel.json", "alice", "alice")
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
     wanted = ("python3", "demo-module", "debian-py", "own-env")

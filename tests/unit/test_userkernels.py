@@ -29,3 +29,15 @@ def test_the_users_own_ipykernel_runs_through_the_launcher_and_others_as_they_ar
         "{connection_file}",
     ]
     assert manager.get_kernel_spec("own-r").argv == R
+
+
+def test_the_users_kernels_folder_is_searched_last(tmp_path, monkeypatch):
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # as in a session: JupyterHub's disable_user_config leaves every folder under the home out of Jupyter's paths
+    monkeypatch.setattr(KernelSpecManager, "_kernel_dirs_default", lambda self: ["/session/kernels", "/env/kernels"])
+    mine = str(tmp_path / ".local" / "share" / "jupyter" / "kernels")
+    assert PrivateKernelSpecManager().kernel_dirs == ["/session/kernels", "/env/kernels", mine]
+    monkeypatch.setattr(KernelSpecManager, "_kernel_dirs_default", lambda self: [mine, "/env/kernels"])
+    assert PrivateKernelSpecManager().kernel_dirs == [mine, "/env/kernels"]  # once
