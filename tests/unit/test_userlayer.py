@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from spawner.job.kernels.kernelspecs import SESSION_KERNEL_ARGS
 from spawner.job.kernels.userlayer import PTH, ensure_layer, layer_dir, pth_text, site_packages
 from spawner.job.runs.runner import run_kernel
@@ -74,3 +76,34 @@ def test_a_run_uses_the_layer_where_the_user_has_one(tmp_path):
     assert run_kernel("/r", home)["python3"]["argv"] == [sys.executable, *SESSION_KERNEL_ARGS]
     ensure_layer(home, sys.executable, PORTAL_SITES)
     assert run_kernel("/r", home)["python3"]["argv"] == [str(layer_dir(home) / "bin" / "python"), *SESSION_KERNEL_ARGS]
+
+
+def test_a_module_in_the_home_does_not_take_the_layers_making(tmp_path, monkeypatch):
+    # the job starts in the home: a shutil.py there ran instead of the standard library's (python -m venv puts the
+    # current folder first on sys.path); -I leaves it out
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "shutil.py").write_text("raise SystemExit('PLANTED')\n")
+    (home / "types.py").write_text("raise SystemExit('PLANTED')\n")
+    monkeypatch.chdir(home)
+    layer_python = ensure_layer(home, sys.executable, PORTAL_SITES)
+    assert python(layer_python, "import sys; print(sys.prefix)") == str(layer_dir(home))
+
+
+def test_a_layer_whose_python_moved_is_repaired(tmp_path):
+    home = tmp_path / "home"
+    layer_python = ensure_layer(home, sys.executable, PORTAL_SITES)
+    for link in layer_python.parent.glob("python*"):  # the base Python moved: every link points nowhere
+        link.unlink()
+        link.symlink_to(tmp_path / "gone" / "python3")
+    assert not layer_python.exists()
+    assert ensure_layer(home, sys.executable, PORTAL_SITES) == layer_python
+    assert python(layer_python, "import sys; print(sys.prefix)") == str(layer_dir(home))
+
+
+def test_a_layer_that_cannot_be_made_says_why(tmp_path):
+    home = tmp_path / "home"
+    (home / ".local" / "share").mkdir(parents=True)
+    (home / ".local" / "share" / "dsportal").write_text("a file where the folder goes\n")
+    with pytest.raises(OSError):
+        ensure_layer(home, sys.executable, PORTAL_SITES)

@@ -37,11 +37,18 @@ _LAUNCH = """
 import sys
 from ipykernel import iostream
 folder = connection_folder(sys.argv[1:])
-if folder:
-    private_pipe(iostream, folder)
+if folder and not private_pipe(iostream, folder):
+    print(KEPT_TCP, file=sys.stderr, flush=True)
 from ipykernel import kernelapp
 kernelapp.launch_new_instance()
 """
+
+
+KEPT_TCP = (
+    "dsportal: this ipykernel is a version whose subprocess pipe the portal cannot move off TCP 127.0.0.1; "
+    "other accounts on the node could send text into this kernel's output. Use the portal's ipykernel (remove "
+    "yours from your packages: pip uninstall ipykernel)."
+)
 
 
 def connection_folder(argv: list[str]) -> str | None:
@@ -57,7 +64,7 @@ def connection_folder(argv: list[str]) -> str | None:
 def standalone_code() -> str:
     """This launcher as the text of one `python -c` program, for any Python with ipykernel and pyzmq."""
     upstream = inspect.getsource(upstream_ipykernel).replace(FUTURE, "")
-    body = "\n".join([upstream, inspect.getsource(connection_folder), _LAUNCH])
+    body = "\n".join([upstream, f"KEPT_TCP = {KEPT_TCP!r}", inspect.getsource(connection_folder), _LAUNCH])
     flags = "__future__.annotations.compiler_flag"
     return f"{_PROLOGUE}exec(compile({body!r}, '<dsportal-launcher>', 'exec', {flags}, dont_inherit=True))\n"
 
@@ -76,7 +83,8 @@ def main() -> None:
     if folder:
         from ipykernel import iostream
 
-        private_pipe(iostream, folder)
+        if not private_pipe(iostream, folder):
+            print(KEPT_TCP, file=sys.stderr, flush=True)
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance()

@@ -15,7 +15,9 @@ files still run).  The session's Python 3 kernel runs with this layer's python, 
   `pip uninstall` in a terminal, or by removing the folder; the docs say so).
 
 Only the layer's owner can write it (their home); another user's kernel never reads it.  Made or repaired at
-each session start in the background with the kernelspecs (`python -m venv --without-pip`: about 30 ms).
+each session start in the background with the kernelspecs (`python -m venv --without-pip`: about 30 ms); a run
+refreshes the .pth of a layer the user has.  A package of the user's that replaces the portal's ipykernel may
+keep the launcher from moving ipykernel's subprocess pipe off TCP: the kernel then says so in the session log.
 """
 
 from __future__ import annotations
@@ -43,18 +45,27 @@ def site_packages(layer: Path, version: tuple[int, int] = sys.version_info[:2]) 
 
 
 def ensure_layer(home: Path, portal_python: str, portal_sites: list[str]) -> Path:
-    """The layer's python, the layer made if missing and pointed at the portal's site-packages (OSError or
-    subprocess.SubprocessError when it cannot be made: the kernel then runs with the portal's python)."""
+    """The layer's python, the layer made if missing (or repaired: its python's link broken by a Python that
+    moved) and pointed at the portal's site-packages.  OSError when it cannot be made: the kernel then runs with
+    the portal's python."""
     layer = layer_dir(home)
-    if not (layer / "pyvenv.cfg").is_file() or not (layer / "bin" / "python").exists():
+    python = layer / "bin" / "python"
+    if not (layer / "pyvenv.cfg").is_file() or not python.exists():
         layer.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # --without-pip: pip is the portal's (through the .pth), and the layer holds only what the user adds
-        subprocess.run(
-            [portal_python, "-m", "venv", "--without-pip", str(layer)],
-            check=True,
+        for link in (layer / "bin").glob("python*"):  # venv keeps an existing link, broken or not
+            if link.is_symlink():
+                link.unlink()
+        # -I: not the home's (the job's folder's) own modules: a shutil.py or types.py there would run instead
+        # of the standard library's.  --without-pip: pip is the portal's (through the .pth); the layer holds
+        # only what the user adds
+        made = subprocess.run(
+            [portal_python, "-I", "-m", "venv", "--without-pip", str(layer)],
             capture_output=True,
+            text=True,
             timeout=VENV_TIMEOUT,
         )
+        if made.returncode != 0 or not python.exists():
+            raise OSError(f"python -m venv {layer} failed: {(made.stderr or made.stdout).strip()[-300:]}")
     pth = site_packages(layer) / PTH
     text = pth_text(portal_sites)
     if not pth.is_file() or pth.read_text() != text:  # an upgrade of the portal may move its environment

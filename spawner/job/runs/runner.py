@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from ...contract import RUN_MARK, run_output
 from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
-from ..kernels.userlayer import layer_dir
+from ..kernels.userkernels import PrivateKernelSpecManager
+from ..kernels.userlayer import ensure_layer, layer_dir
 from . import distributed
 
 
@@ -96,6 +98,10 @@ def ipc_kernel_manager(runtime: str):
     class IpcKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
 
+        @default("kernel_spec_manager")
+        def _private_specs(self):  # a kernel the user registered runs through the launcher too, as in sessions
+            return PrivateKernelSpecManager(parent=self)
+
         @default("connection_file")
         def _private_connection_file(self) -> str:
             return os.path.join(runtime, f"kernel-{uuid.uuid4()}.json")
@@ -107,9 +113,21 @@ def run_kernel(runtime: str, home: Path) -> dict[str, dict]:
     """A run's Python 3 kernel, as the session's: the portal's launcher (Unix sockets only), with the user's own
     packages where they have a layer (spawner/job/kernels/userlayer.py): a notebook that imports what they
     added with %pip runs as a job too.  Written to the run's private folder, first on JUPYTER_PATH."""
-    layer = layer_dir(home) / "bin" / "python"
-    python = str(layer) if layer.exists() else sys.executable
-    return {"python3": {"argv": [python, *SESSION_KERNEL_ARGS], "display_name": "Python 3", "language": "python"}}
+    return {
+        "python3": {"argv": [run_python(home), *SESSION_KERNEL_ARGS], "display_name": "Python 3", "language": "python"}
+    }
+
+
+def run_python(home: Path) -> str:
+    """The python of a run's notebook kernel and of a Python script run as a job: the user's layer where they
+    have one (its .pth refreshed: the portal may have moved since their last session), else the portal's."""
+    if not (layer_dir(home) / "pyvenv.cfg").is_file():
+        return sys.executable
+    try:
+        return str(ensure_layer(home, sys.executable, [p for p in site.getsitepackages() if Path(p).is_dir()]))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        say(f"your packages: not used ({e})")
+        return sys.executable
 
 
 def run_notebook(spec: RunSpec, job_id: str) -> int:
@@ -151,7 +169,7 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
 
 def run_script(spec: RunSpec) -> int:
     nodes = distributed.job_nodes(os.environ)
-    argv = one_process_argv(spec, nodes, sys.executable)
+    argv = one_process_argv(spec, nodes, run_python(Path.home()))
     if argv is None:
         per_node = max(1, spec.gpus)
         say(

@@ -186,7 +186,7 @@ def kernel_python(home: Path, kernels: dict) -> str:
         return sys.executable
     try:
         return str(ensure_layer(home, sys.executable, portal_site_packages()))
-    except (OSError, subprocess.SubprocessError) as e:
+    except (OSError, subprocess.TimeoutExpired) as e:
         say(f"your packages: no folder for %pip install ({e}); Python 3 has the portal's packages only")
         return sys.executable
 
