@@ -170,6 +170,7 @@ def test_sbatch_for_two_nodes_of_one_gpu(settings):
         "--",
         slurm.sbatch,
         "--parsable",
+        "--no-requeue",
         "--job-name=train.ipynb",
         "--nodes=2",
         "--ntasks-per-node=1",

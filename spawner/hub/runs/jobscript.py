@@ -60,6 +60,10 @@ def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Acco
     argv = as_user(slurm, account.name, ACCOUNT_VARIABLES) + [
         slurm.sbatch,
         "--parsable",
+        # a run a node's failure ended is not run again behind its user's back (Slurm requeued one that had
+        # completed when its node's slurmd died, and ran the notebook a second time): it ends NODE_FAIL, in
+        # words, with "Run again"
+        "--no-requeue",
         f"--job-name={run_name(request.path, slurm.job_name)}",
         f"--nodes={shape.nodes}",
         "--ntasks-per-node=1",
