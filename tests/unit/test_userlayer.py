@@ -3,7 +3,6 @@ home, pip installing a wheel into it with no index, the portal's python unaffect
 
 from __future__ import annotations
 
-import site
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from spawner.job.kernels.kernelspecs import SESSION_KERNEL_ARGS
-from spawner.job.kernels.userlayer import PTH, ensure_layer, layer_dir, pth_text, site_packages
+from spawner.job.kernels.userlayer import PTH, ensure_layer, layer_dir, portal_site_packages, pth_text, site_packages
 from spawner.job.runs.runner import run_kernel
 from tests.support.wheels import write_wheel
 
-PORTAL_SITES = [p for p in site.getsitepackages() if Path(p).is_dir()]
+PORTAL_SITES = portal_site_packages()
 
 
 def python(executable: Path | str, code: str) -> str:
@@ -73,9 +72,9 @@ def test_a_second_start_keeps_the_layer_and_follows_a_moved_portal(tmp_path):
 
 def test_a_run_uses_the_layer_where_the_user_has_one(tmp_path):
     home = tmp_path / "home"
-    assert run_kernel("/r", home)["python3"]["argv"] == [sys.executable, *SESSION_KERNEL_ARGS]
+    assert run_kernel(home)["python3"]["argv"] == [sys.executable, *SESSION_KERNEL_ARGS]
     ensure_layer(home, sys.executable, PORTAL_SITES)
-    assert run_kernel("/r", home)["python3"]["argv"] == [str(layer_dir(home) / "bin" / "python"), *SESSION_KERNEL_ARGS]
+    assert run_kernel(home)["python3"]["argv"] == [str(layer_dir(home) / "bin" / "python"), *SESSION_KERNEL_ARGS]
 
 
 def test_a_module_in_the_home_does_not_take_the_layers_making(tmp_path, monkeypatch):

@@ -22,12 +22,18 @@ keep the launcher from moving ipykernel's subprocess pipe off TCP: the kernel th
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
 from pathlib import Path
 
 PTH = "_dsportal_portal.pth"
 VENV_TIMEOUT = 60
+
+
+def portal_site_packages() -> list[str]:
+    """The running (portal's) python's site-packages folders that exist: what a layer's .pth adds."""
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
 def layer_dir(home: Path, version: tuple[int, int] = sys.version_info[:2]) -> Path:

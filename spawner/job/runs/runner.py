@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import signal
-import site
 import socket
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 from ...contract import RUN_MARK, run_output
 from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
 from ..kernels.userkernels import PrivateKernelSpecManager
-from ..kernels.userlayer import ensure_layer, layer_dir
+from ..kernels.userlayer import ensure_layer, layer_dir, portal_site_packages
 from . import distributed
 
 
@@ -109,7 +108,7 @@ def ipc_kernel_manager(runtime: str):
     return IpcKernelManager
 
 
-def run_kernel(runtime: str, home: Path) -> dict[str, dict]:
+def run_kernel(home: Path) -> dict[str, dict]:
     """A run's Python 3 kernel, as the session's: the portal's launcher (Unix sockets only), with the user's own
     packages where they have a layer (spawner/job/kernels/userlayer.py): a notebook that imports what they
     added with %pip runs as a job too.  Written to the run's private folder, first on JUPYTER_PATH."""
@@ -124,7 +123,7 @@ def run_python(home: Path) -> str:
     if not (layer_dir(home) / "pyvenv.cfg").is_file():
         return sys.executable
     try:
-        return str(ensure_layer(home, sys.executable, [p for p in site.getsitepackages() if Path(p).is_dir()]))
+        return str(ensure_layer(home, sys.executable, portal_site_packages()))
     except (OSError, subprocess.TimeoutExpired) as e:
         say(f"your packages: not used ({e})")
         return sys.executable
@@ -138,7 +137,7 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
     Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
     runtime = private_runtime(job_id)
     os.environ["JUPYTER_RUNTIME_DIR"] = runtime
-    write_kernelspecs(Path(runtime) / "kernels", run_kernel(runtime, Path.home()))
+    write_kernelspecs(Path(runtime) / "kernels", run_kernel(Path.home()))
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [runtime, os.environ.get("JUPYTER_PATH", "")]))
     say(f"output {output}")
     try:

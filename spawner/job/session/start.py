@@ -13,7 +13,6 @@ import fcntl
 import json
 import os
 import shutil
-import site
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from ...contract import data_dir
 from ...sessionspec import SessionSpec
 from ..kernels.isolation import page_config, socket_path_fits
 from ..kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
-from ..kernels.userlayer import ensure_layer
+from ..kernels.userlayer import ensure_layer, portal_site_packages
 from .homefolder import link_storage, sync_templates
 
 
@@ -189,10 +188,6 @@ def kernel_python(home: Path, kernels: dict) -> str:
     except (OSError, subprocess.TimeoutExpired) as e:
         say(f"your packages: no folder for %pip install ({e}); Python 3 has the portal's packages only")
         return sys.executable
-
-
-def portal_site_packages() -> list[str]:
-    return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
 def write_session_kernels(
