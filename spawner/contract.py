@@ -15,6 +15,10 @@ from pathlib import Path
 # and kernels from the admin config), written by the hub, read by spawner/job/session/start.py.
 SESSION_VAR = "DSPORTAL_SESSION"
 
+# The Python 3 kernel's python (the user's layer of their own packages), which the session's start
+# (spawner/job/session/start.py) hands its server; the user's apps run with it (spawner/jupyter/apps/).
+KERNEL_PYTHON_VAR = "DSPORTAL_KERNEL_PYTHON"
+
 # The port callback, under the hub's API URL (JUPYTERHUB_API_URL ends in /hub/api):
 # the job POSTs {"port": N} there with the session's own token.
 PORT_CALLBACK = "/dsportal/port"

@@ -45,6 +45,16 @@ class TensorBoardSpec:
 
 
 @dataclass(frozen=True)
+class AppsSpec:
+    """The apps the session offers (spawner/jupyter/apps/): VS Code, MLflow, the user's own web apps."""
+
+    offered: tuple[str, ...] = ()  # app kinds, as spawner/jupyter/apps/catalog.py names them; () = none
+    max_running: int = 4  # apps one session may run at once
+    start_seconds: int = 90  # an app must answer on its socket this soon after its start
+    code_server: str = "code-server"  # the command of vscode
+
+
+@dataclass(frozen=True)
 class UsageSpec:
     """How often the session tallies what it uses and reports it (spawner/jupyter/usage/sampler.py)."""
 
@@ -64,6 +74,7 @@ class SessionSpec:
     jupyterlab_news: bool = False  # false: JupyterLab never asks to fetch Jupyter's news
     guest_check_seconds: int = 3  # a shared session asks the hub about its guests' open connections this often
     usage: UsageSpec = field(default_factory=UsageSpec)
+    apps: AppsSpec = field(default_factory=AppsSpec)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

@@ -17,6 +17,7 @@ from pydantic import model_validator
 
 from spawner.slurmgres import GPU_TYPE
 
+from .apps import AppSettings
 from .environment import EnvironmentSettings
 from .hub import HubSettings
 from .jobs import JobSettings
@@ -33,6 +34,7 @@ from .usage import UsageSettings
 
 __all__ = [
     "SLURM_NAME",
+    "AppSettings",
     "ContainerKernel",
     "EnvironmentSettings",
     "HubSettings",
@@ -64,6 +66,9 @@ class PortalSettings(Section):
     environment: EnvironmentSettings = section(EnvironmentSettings, "What sessions run with on the compute nodes.")
     kernels: KernelSettings = section(KernelSettings, "Kernels offered in JupyterLab besides Python 3 and R.")
     tensorboard: TensorBoardSettings = section(TensorBoardSettings, "TensorBoard in the sessions.")
+    apps: AppSettings = section(
+        AppSettings, "VS Code, MLflow and the users' own web apps in the sessions, each on a private Unix socket."
+    )
     sessions: SessionSettings = section(
         SessionSettings, "Sessions' clock (warnings, saving before the end), history and presets on the home page."
     )
@@ -96,11 +101,13 @@ class PortalSettings(Section):
                     )
                 )
         names = [p.name for p in self.slurm.partitions]
-        for partition in sessions.idle_timeout_by_partition:
+        named = [("sessions.idle_timeout_by_partition", p) for p in sessions.idle_timeout_by_partition]
+        named += [("apps.by_partition", p) for p in self.apps.by_partition]
+        for where, partition in named:
             if partition not in names:
                 problems.append(
                     (
-                        f".sessions.idle_timeout_by_partition.{partition}",
+                        f".{where}.{partition}",
                         partition,
                         f"must be one of slurm.partitions: {', '.join(names)}",
                     )

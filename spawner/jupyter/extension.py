@@ -20,7 +20,6 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
@@ -30,20 +29,15 @@ from tornado.wsgi import WSGIContainer
 
 from ..contract import READY_PATH, readiness_proof
 from ..sessionspec import SessionSpec
+from .apps import handlers as apps
 from .clock import handlers as sessionapi
 from .runs import handlers as jobs
 from .session import token as sessiontoken
+from .session.origin import same_origin
 from .session.upstream_tornado import answered_by_container
 from .tensorboard.instances import LogdirError, TensorBoards, TooManyError
 
 SETTINGS_KEY = "dsportal_tensorboards"
-
-
-def same_origin(headers) -> bool:
-    """The request comes from a page of this very origin (Origin, else Referer, names this Host)."""
-    source = headers.get("Origin") or headers.get("Referer") or ""
-    host = headers.get("Host", "")
-    return bool(host) and source not in ("", "null") and urlparse(source).netloc == host
 
 
 class _Base(JupyterHandler):
@@ -185,7 +179,19 @@ def _load_jupyter_server_extension(serverapp):
             (url_path_join(prefix, r"([0-9a-f]{12})(/.*)?"), TensorBoardHandler),
         ],
     )
+    running_apps = apps.load(serverapp, spec.apps)
     sessionapi.load(serverapp, spec.clock, spec.idle, spec.usage)
     jobs.load(serverapp)
     sessiontoken.load(serverapp)  # the hub hands the session a new token when a share ends
-    serverapp.log.info("DS Portal extension loaded: TensorBoard at %s, the session's clock, the jobs panel", prefix)
+    serverapp.log.info(
+        "DS Portal extension loaded: TensorBoard at %s, apps (%s), the session's clock, the jobs panel",
+        prefix,
+        ", ".join(running_apps.offered) or "none",
+    )
+
+
+def _unload_jupyter_server_extension(serverapp):
+    """Jupyter Server's hook at its end: the apps' process groups are stopped with it."""
+    running_apps = serverapp.web_app.settings.get(apps.SETTINGS_KEY)
+    if running_apps is not None:
+        running_apps.stop_all_now()

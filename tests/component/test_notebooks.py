@@ -30,6 +30,15 @@ def test_framework_notebooks_train_on_the_fallback_digits(tmp_path, name, logs):
     assert steps[0].startswith("Epoch 1 Global Step 1, ")
     assert final_accuracy(text) >= 0.90, text[-500:]
     assert event_files(tmp_path / "logs" / logs)
+    # and to MLflow, in the notebook's folder (what "Open MLflow" shows)
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(name.removesuffix(".ipynb"))
+    [mlrun] = client.search_runs([experiment.experiment_id])
+    assert mlrun.data.params == {"epochs": "3", "batch_size": "32", "learning_rate": "0.002"}
+    assert mlrun.data.metrics["final_test_accuracy"] == pytest.approx(final_accuracy(text), abs=1e-4)
+    assert len(client.get_metric_history(mlrun.info.run_id, "test_accuracy")) == len(steps)
 
 
 def test_multi_gpu_notebook_runs_two_cpu_processes_that_all_report(tmp_path):

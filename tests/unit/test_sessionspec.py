@@ -10,7 +10,7 @@ from portal.config import parse_config
 from portal.settings import PortalSettings
 from spawner.hub.request.sessionspec import build_session_spec
 from spawner.job.session.start import read_spec
-from spawner.sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
+from spawner.sessionspec import AppsSpec, ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
 
 CONTAINER = {
     "name": "ngc",
@@ -38,7 +38,7 @@ CONFIG = {
 def settings(**sections) -> PortalSettings:
     data = {**CONFIG}
     for name, values in sections.items():
-        data[name] = {**data[name], **values}
+        data[name] = {**data.get(name, {}), **values}
     return parse_config(data)
 
 
@@ -61,12 +61,18 @@ def todays_hub_spec(settings: PortalSettings, idle_timeout: int) -> str:
             "jupyterlab_news": settings.sessions.jupyterlab_news,
             "guest_check_seconds": settings.sharing.check_seconds,
             "usage": {"sample_seconds": settings.usage.sample_seconds, "report_seconds": settings.usage.report_seconds},
+            "apps": {
+                "offered": settings.apps.offered,
+                "max_running": settings.apps.max_running,
+                "start_seconds": settings.apps.start_seconds,
+                "code_server": settings.apps.code_server,
+            },
         }
     )
 
 
 def test_the_hub_builds_the_spec_from_the_admin_config():
-    assert build_session_spec(settings(), 7200) == SessionSpec(
+    assert build_session_spec(settings(), 7200, "sxm2") == SessionSpec(
         storage={"isilon": "/mnt/isilon"},
         kernels={
             "container_runtime": "apptainer",
@@ -85,26 +91,33 @@ def test_the_hub_builds_the_spec_from_the_admin_config():
         idle=IdleSpec(timeout=7200, warning=900),
         jupyterlab_news=True,
         guest_check_seconds=3,
+        apps=AppsSpec(offered=("vscode", "mlflow", "streamlit", "dash"), max_running=4, start_seconds=90),
     )
 
 
+def test_apps_offered_per_partition():
+    admin = settings(apps={"offered": ["vscode", "mlflow"], "by_partition": {"sxm2": ["streamlit"]}})
+    assert build_session_spec(admin, 0, "sxm2").apps.offered == ("streamlit",)
+    assert build_session_spec(admin, 0, "other").apps.offered == ("vscode", "mlflow")
+
+
 def test_no_extension_and_no_idle_timeout():
-    spec = build_session_spec(settings(slurm={"allow_extend": False}), 0)
+    spec = build_session_spec(settings(slurm={"allow_extend": False}), 0, "sxm2")
     assert (spec.clock.extend_hours, spec.idle) == (0.0, IdleSpec(timeout=0, warning=0))
-    assert build_session_spec(settings(), 1000).idle == IdleSpec(timeout=1000, warning=500)  # half the timeout
+    assert build_session_spec(settings(), 1000, "sxm2").idle == IdleSpec(timeout=1000, warning=500)  # half the timeout
 
 
 @pytest.mark.parametrize("extend, idle_timeout", [(True, 7200), (False, 0), (True, 1000)])
 def test_a_job_started_by_todays_hub_reads_as_the_same_spec(extend, idle_timeout):
     admin = settings(slurm={"allow_extend": extend})
-    built = build_session_spec(admin, idle_timeout)
+    built = build_session_spec(admin, idle_timeout, "sxm2")
     assert SessionSpec.from_json(todays_hub_spec(admin, idle_timeout)) == built
     # and the other way: what the hub writes now is what today's hub wrote
     assert json.loads(built.to_json()) == json.loads(todays_hub_spec(admin, idle_timeout))
 
 
 def test_the_json_round_trip():
-    spec = build_session_spec(settings(), 7200)
+    spec = build_session_spec(settings(), 7200, "sxm2")
     assert SessionSpec.from_json(spec.to_json()) == spec
     assert SessionSpec.from_json(SessionSpec().to_json()) == SessionSpec()
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from portal.settings import PortalSettings
 
-from ...sessionspec import ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
+from ...sessionspec import AppsSpec, ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
 
 
-def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSpec:
+def build_session_spec(settings: PortalSettings, idle_timeout: int, partition: str) -> SessionSpec:
     """What the session prepares on the node (storage links, kernels) and what its Jupyter server shows and
-    allows (TensorBoards, the clock, the idle warning).  `idle_timeout`: this session's, in seconds (0 = never)."""
+    allows (TensorBoards, the clock, the idle warning).  `idle_timeout`: this session's, in seconds (0 = never); `partition`: where it runs."""
     sessions, slurm = settings.sessions, settings.slurm
     return SessionSpec(
         storage=dict(settings.environment.storage),
@@ -26,4 +26,10 @@ def build_session_spec(settings: PortalSettings, idle_timeout: int) -> SessionSp
         jupyterlab_news=sessions.jupyterlab_news,
         guest_check_seconds=settings.sharing.check_seconds,
         usage=UsageSpec(sample_seconds=settings.usage.sample_seconds, report_seconds=settings.usage.report_seconds),
+        apps=AppsSpec(
+            offered=settings.apps.for_partition(partition),
+            max_running=settings.apps.max_running,
+            start_seconds=settings.apps.start_seconds,
+            code_server=settings.apps.code_server,
+        ),
     )

@@ -70,7 +70,7 @@ class SubmitMixin:
 
     def session_spec(self) -> str:
         """The typed session spec (spawner/sessionspec.py) the job reads once on the node."""
-        return build_session_spec(self.settings, self.idle_timeout).to_json()
+        return build_session_spec(self.settings, self.idle_timeout, self.resources.partition).to_json()
 
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""

@@ -41,6 +41,8 @@ ALLOWED_MESSAGES = (
 )
 
 DEBUGGER_PLUGIN = "@jupyterlab/debugger-extension"
+SERVER_PROXY = "jupyter_server_proxy"  # the server extension, and its JupyterLab extension's launcher tiles:
+SERVER_PROXY_LABEXTENSION = "@jupyterhub/jupyter-server-proxy"  # off (the portal's apps have their own)
 
 # The longest socket name jupyter_client makes in the runtime folder: kernel-<uuid>-ipc-<n>.
 LONGEST_SOCKET_NAME = len("kernel-00000000-0000-0000-0000-000000000000-ipc-99")
@@ -57,6 +59,10 @@ def server_args() -> list[str]:
         # a kernel the user registered for their own environment: its ipykernel's pipe on a Unix socket too
         "--ServerApp.kernel_spec_manager_class=spawner.job.kernels.userkernels.PrivateKernelSpecManager",
         *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
+        # jupyter-server-proxy, installed for its proxy handler (spawner/jupyter/apps/proxy.py), would also
+        # proxy any loopback port of the node (/proxy/PORT), other users' listeners included, without an
+        # XSRF check: its own extension stays off
+        f"--ServerApp.jpserver_extensions={SERVER_PROXY}=False",
     ]
 
 
@@ -66,4 +72,4 @@ def socket_path_fits(runtime_dir: str) -> bool:
 
 def page_config() -> dict:
     """labconfig/page_config.json of the session: JupyterLab without its debugger."""
-    return {"disabledExtensions": {DEBUGGER_PLUGIN: True}}
+    return {"disabledExtensions": {DEBUGGER_PLUGIN: True, SERVER_PROXY_LABEXTENSION: True}}

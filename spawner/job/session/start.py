@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ...contract import data_dir
+from ...contract import KERNEL_PYTHON_VAR, data_dir
 from ...sessionspec import SessionSpec
 from ..kernels.isolation import page_config, socket_path_fits
 from ..kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
@@ -136,12 +136,16 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     updates["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
         filter(None, [str(config), environ.get("JUPYTER_CONFIG_PATH", "")])
     )
+    python = kernel_python(home, spec.kernels)
+    updates[KERNEL_PYTHON_VAR] = python  # the user's apps run with it too (spawner/jupyter/apps/handlers.py)
     if spec.kernels:
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         # Probing the node (R, modules, images) takes most of a second; JupyterLab
         # takes seconds to load and asks for kernelspecs only when a page does.
         in_background(
-            lambda: write_session_kernels(folder, spec.kernels, spec.storage, home, probe or NodeProbe(), str(runtime))
+            lambda: write_session_kernels(
+                folder, spec.kernels, spec.storage, home, python, probe or NodeProbe(), str(runtime)
+            )
         )
     return updates
 
@@ -191,10 +195,10 @@ def kernel_python(home: Path, kernels: dict) -> str:
 
 
 def write_session_kernels(
-    folder: Path, kernels: dict, storage: dict[str, str], home: Path, probe: NodeProbe, sockets: str
+    folder: Path, kernels: dict, storage: dict[str, str], home: Path, python: str, probe: NodeProbe, sockets: str
 ) -> None:
     specs, notes = build_kernelspecs(
-        kernels, storage, str(home), kernel_python(home, kernels), str(Path(sys.executable).parent), probe, sockets
+        kernels, storage, str(home), python, str(Path(sys.executable).parent), probe, sockets
     )
     write_kernelspecs(folder / "kernels", specs)
     for note in notes:

@@ -1,14 +1,16 @@
-// DS Portal's JupyterLab extension: TensorBoard for a folder (tensorboard/), the session's clock
-// (clock/), and notebooks and scripts as Slurm jobs with the Jobs panel (runs/). A guest in a shared
-// session (sharing/) gets no extending and no jobs. The server side is spawner/jupyter/.
+// DS Portal's JupyterLab extension: TensorBoard for a folder (tensorboard/), VS Code, MLflow and the user's
+// web apps in their own tabs (apps/), the session's clock (clock/), and notebooks and scripts as Slurm jobs
+// with the Jobs panel (runs/). A guest in a shared session (sharing/) gets no extending and no jobs. The server side is spawner/jupyter/.
 import { JupyterFrontEndPlugin } from '@jupyterlab/application';
 
+import { appsPlugin } from './apps/plugin';
 import { clockPlugin } from './clock/plugin';
 import { runsPlugin } from './runs/plugin';
 import { tensorboardPlugin } from './tensorboard/plugin';
 
 const plugins: JupyterFrontEndPlugin<unknown>[] = [
   tensorboardPlugin,
+  appsPlugin,
   clockPlugin,
   runsPlugin
 ];

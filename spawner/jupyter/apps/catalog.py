@@ -1,0 +1,151 @@
+"""The apps a session can serve, and the command that serves each on a Unix socket (pure).
+
+Every app listens on a Unix socket in the session's private runtime folder
+(0700, spawner/job/session/start.py), never on TCP: a node's other accounts
+reach anything on its TCP ports, loopback included.  Where the app's own
+server can bind a Unix socket it is told to (code-server `--socket`, MLflow's
+uvicorn `--uds`); the user's Streamlit and Dash apps, whose own servers bind
+TCP only, are served by uvicorn or gunicorn on the socket through the
+frameworks' public application objects (spawner/job/apps/).
+
+Gradio, Panel and Voilà are not offered yet: Gradio's launcher binds TCP only
+(its FastAPI application could be served the same way); Panel's `--unix-socket`
+and Voilà as a server extension would fit, but neither is installed here to
+test them against.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+FILE_APPS = ("streamlit", "dash")  # served from a file of the user's
+FOLDER_APPS = ("vscode", "mlflow")  # opened on a folder
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one app: its command, extra environment, working folder, and whether it expects the
+    full path of its requests (its own prefix) or the path below the app's prefix."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    absolute: bool
+    private: list[str] = field(default_factory=list)  # folders made 0700 before the start (the app's state)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    title: str  # in the launcher and the list
+    target: str  # "file" or "folder"
+    program: str  # what the node must have: a command ("cmd:code-server") or a Python module ("py:mlflow")
+
+
+KINDS: dict[str, Kind] = {
+    "vscode": Kind("vscode", "VS Code", "folder", "cmd"),
+    "mlflow": Kind("mlflow", "MLflow", "folder", "py:mlflow"),
+    "streamlit": Kind("streamlit", "Streamlit app", "file", "py:streamlit"),
+    "dash": Kind("dash", "Dash app", "file", "py:dash"),
+}
+
+MLFLOW_DB = "mlflow.db"  # MLflow's default store since 3.7: sqlite:///mlflow.db in the working folder
+
+
+def launch(kind: str, target: str, socket: str, prefix: str, python: str, code_server: str, home: str) -> Launch:
+    """The command serving app `kind` for `target` (an absolute file or folder) on `socket`, reached by the
+    browser under `prefix` (the app's path on the session's server, ending in /)."""
+    if kind == "vscode":
+        state = f"{home}/.local/share/dsportal/code-server"  # its settings, extensions and session socket
+        argv = [
+            code_server,
+            "--socket",
+            socket,
+            "--socket-mode",
+            "600",
+            # the socket is the guard: a 0700 folder, a 0600 socket, reached only through the session's login
+            "--auth",
+            "none",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--user-data-dir",
+            state,
+            "--extensions-dir",
+            f"{state}/extensions",
+            "--config",  # else it writes ~/.config/code-server/config.yaml with a password it never asks for
+            f"{state}/config.yaml",
+            target,
+        ]
+        return Launch(argv, {}, target, absolute=False, private=[state])
+    if kind == "mlflow":
+        folder = PurePosixPath(target)
+        argv = [
+            python,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{folder / MLFLOW_DB}",
+            "--static-prefix",
+            prefix.rstrip("/"),
+            "--workers",
+            "1",
+            # MLflow refuses Host headers other than its own address (DNS rebinding); on a Unix socket reached
+            # through the session's login alone no other site can reach it, and the Host is the portal's
+            "--allowed-hosts",
+            "*",
+            "--uvicorn-opts",
+            f"--uds {shlex.quote(socket)}",
+        ]
+        return Launch(argv, {}, str(folder), absolute=True)
+    folder = str(PurePosixPath(target).parent)
+    if kind == "streamlit":
+        argv = [python, "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
+        env = {
+            "DSPORTAL_APP_FILE": target,
+            "STREAMLIT_SERVER_HEADLESS": "true",
+            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        }
+        return Launch(argv, env, folder, absolute=False)
+    if kind == "dash":
+        argv = [python, "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
+        argv += ["spawner.job.apps.dashapp:make()"]
+        # Dash builds its pages' URLs from this prefix; its routes stay at / (the proxy strips the prefix)
+        env = {"DSPORTAL_APP_FILE": target, "DASH_REQUESTS_PATHNAME_PREFIX": prefix}
+        return Launch(argv, env, folder, absolute=False)
+    raise ValueError(f"unknown app {kind!r}")
+
+
+FRAMEWORK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(streamlit|dash)\b", re.MULTILINE)
+
+
+def framework_of(source: str) -> str | None:
+    """Which app framework a Python file is written for, from its first framework import (pure)."""
+    found = FRAMEWORK_IMPORT.search(source)
+    return found.group(1) if found else None
+
+
+def offered_kinds(
+    wanted: tuple[str, ...], code_server: str, which: Callable[[str], str | None], has_module: Callable[[str], bool]
+) -> tuple[list[str], list[str]]:
+    """The apps of `wanted` this node can serve, and a line for each one left out (what is missing)."""
+    offered, notes = [], []
+    for name in wanted:
+        kind = KINDS.get(name)
+        if kind is None:
+            notes.append(f"app {name} left out: this version of the session does not know it")
+            continue
+        if kind.program == "cmd":
+            if which(code_server) is None:
+                notes.append(f"app {name} left out: {code_server} is not on this node (apps.code_server)")
+                continue
+        elif not has_module(kind.program.removeprefix("py:")):
+            notes.append(f"app {name} left out: the Python package {kind.program[3:]} is not installed")
+            continue
+        offered.append(name)
+    return offered, notes

@@ -1,0 +1,326 @@
+"""The session's apps: the commands that serve them on Unix sockets, which a node offers, the proxy's rules for
+cookies, and the life of an app process (started, answering, ended, stopped; never restarted)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from tornado.httputil import HTTPHeaders
+
+from spawner.jupyter.apps.catalog import Launch, framework_of, launch, offered_kinds
+from spawner.jupyter.apps.handlers import parse_open
+from spawner.jupyter.apps.instances import AppError, Apps, TooManyError, app_id
+from spawner.jupyter.apps.proxy import cookies_for_app, drop_session_cookies, sets_session_cookie
+
+SOCK = "/tmp/s/rt/apps/abc.sock"
+PREFIX = "/user/alice/dsportal/apps/abc/"
+
+
+def test_vscode_serves_on_the_socket_without_a_password_of_its_own():
+    spec = launch("vscode", "/home/alice/proj", SOCK, PREFIX, "/py", "/opt/cs/code-server", "/home/alice")
+    assert spec == Launch(
+        argv=[
+            "/opt/cs/code-server",
+            "--socket",
+            SOCK,
+            "--socket-mode",
+            "600",
+            "--auth",
+            "none",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--user-data-dir",
+            "/home/alice/.local/share/dsportal/code-server",
+            "--extensions-dir",
+            "/home/alice/.local/share/dsportal/code-server/extensions",
+            "--config",
+            "/home/alice/.local/share/dsportal/code-server/config.yaml",
+            "/home/alice/proj",
+        ],
+        env={},
+        cwd="/home/alice/proj",
+        absolute=False,
+        private=["/home/alice/.local/share/dsportal/code-server"],
+    )
+
+
+def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket():
+    spec = launch("mlflow", "/home/alice/runs dir", "/tmp/a b/x.sock", PREFIX, "/py", "cs", "/home/alice")
+    assert spec.argv == [
+        "/py",
+        "-m",
+        "mlflow",
+        "server",
+        "--backend-store-uri",
+        "sqlite:////home/alice/runs dir/mlflow.db",
+        "--static-prefix",
+        "/user/alice/dsportal/apps/abc",
+        "--workers",
+        "1",
+        "--allowed-hosts",
+        "*",
+        "--uvicorn-opts",
+        "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
+    ]
+    assert (spec.cwd, spec.absolute) == ("/home/alice/runs dir", True)
+
+
+def test_streamlit_and_dash_run_the_users_file_on_the_socket():
+    streamlit = launch("streamlit", "/home/alice/app/main.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
+    assert streamlit.argv == [
+        "/layer/python",
+        "-m",
+        "uvicorn",
+        "--uds",
+        SOCK,
+        "--factory",
+        "spawner.job.apps.streamlitapp:make",
+    ]
+    assert streamlit.env["DSPORTAL_APP_FILE"] == "/home/alice/app/main.py"
+    assert (streamlit.cwd, streamlit.absolute) == ("/home/alice/app", False)
+    dash = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
+    assert dash.argv[:6] == ["/layer/python", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
+    assert dash.env == {"DSPORTAL_APP_FILE": "/home/alice/d.py", "DASH_REQUESTS_PATHNAME_PREFIX": PREFIX}
+
+
+@pytest.mark.parametrize(
+    "source, framework",
+    [
+        ("import streamlit as st\nst.title('x')", "streamlit"),
+        ("from dash import Dash, html\napp = Dash()", "dash"),
+        ("import os\n  import dash.html\n", "dash"),
+        ("# import streamlit\nprint(1)", None),
+        ("import streamlit_extras", None),
+        ("x = 'import dash'", None),
+    ],
+)
+def test_the_framework_of_a_file(source, framework):
+    assert framework_of(source) == framework
+
+
+def test_a_node_offers_the_apps_it_has_and_says_what_is_missing():
+    offered, notes = offered_kinds(
+        ("vscode", "mlflow", "streamlit", "gradio"),
+        "code-server",
+        which=lambda name: None,
+        has_module=lambda name: name != "streamlit",
+    )
+    assert offered == ["mlflow"]
+    assert notes == [
+        "app vscode left out: code-server is not on this node (apps.code_server)",
+        "app streamlit left out: the Python package streamlit is not installed",
+        "app gradio left out: this version of the session does not know it",
+    ]
+
+
+@pytest.mark.parametrize(
+    "body, error",
+    [
+        ({"kind": "vscode", "target": "x"}, None),
+        ({"kind": "auto", "target": "app.py"}, None),
+        ({"kind": "vscode"}, 'Send {"kind"'),
+        ({"kind": "vscode", "target": "x", "more": 1}, 'Send {"kind"'),
+        ({"kind": "gradio", "target": "x"}, "kind must be one of vscode, mlflow, streamlit, dash, auto"),
+        ({"kind": "vscode", "target": 3}, "target must be a path"),
+        ({"kind": "vscode", "target": "x" * 5000}, "target must be a path"),
+        ([1], 'Send {"kind"'),
+    ],
+)
+def test_what_a_start_request_must_send(body, error):
+    if error is None:
+        assert parse_open(body) == (body["kind"], body["target"])
+    else:
+        with pytest.raises(ValueError, match=error.replace("{", r"\{")):
+            parse_open(body)
+
+
+def test_the_app_gets_the_browsers_own_cookies_and_never_the_sessions():
+    header = "jupyterhub-user-alice=tok; _xsrf=2|x; _streamlit_xsrf=s; jupyterhub-session-id=i; username-h=u; k=v"
+    assert cookies_for_app(header) == "_streamlit_xsrf=s; k=v"
+    assert cookies_for_app("") == ""
+
+
+@pytest.mark.parametrize(
+    "set_cookie, refused",
+    [
+        ("_streamlit_xsrf=abc; Path=/", False),
+        ("jupyterhub-user-alice=forged; Path=/user/alice/", True),
+        ("_xsrf=forged", True),
+        ("jupyterhub-hub-login=x; Domain=example.org; Path=/hub/", True),
+        ("=; garbage", True),
+    ],
+)
+def test_an_app_may_not_set_the_sessions_cookies(set_cookie, refused):
+    assert sets_session_cookie(set_cookie) is refused
+
+
+def test_the_answers_session_cookies_are_dropped_and_the_apps_own_kept():
+    class Response:
+        headers = HTTPHeaders()
+
+    response = Response()
+    response.headers.add("Set-Cookie", "a=1")
+    response.headers.add("Set-Cookie", "jupyterhub-user-alice=forged")
+    response.headers.add("Content-Type", "text/html")
+    drop_session_cookies(response)
+    assert response.headers.get_list("Set-Cookie") == ["a=1"]
+    assert response.headers["Content-Type"] == "text/html"
+
+
+# --- an app's life, with a small server of our own in place of a framework's ---------------------------
+
+SERVER = textwrap.dedent(
+    """
+    import os, socket, sys, time
+    if os.environ.get("FAIL"):
+        print("cannot start: " + os.environ["FAIL"], flush=True)
+        sys.exit(3)
+    time.sleep(float(os.environ.get("DELAY", "0")))
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sys.argv[1])
+    s.listen()
+    while True:
+        c, _ = s.accept()
+        try:
+            if c.recv(1000):  # the start's probe connects and closes at once
+                c.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
+        except OSError:
+            pass
+        c.close()
+    """
+)
+
+
+class SmallApps(Apps):
+    """Apps whose every kind is the small server above (the seam: `_launch`)."""
+
+    env: dict = {}
+
+    def _launch(self, id_, kind, path):
+        sock = str(self.folder / f"{id_}.sock")
+        return Launch([sys.executable, "-c", SERVER, sock], dict(self.env), str(path.parent), False)
+
+
+@pytest.fixture
+def apps(tmp_path):
+    (tmp_path / "home" / "runs").mkdir(parents=True)
+    (tmp_path / "home" / "runs" / "mlflow.db").write_bytes(b"")
+    (tmp_path / "home" / "app.py").write_text("import streamlit as st\n")
+    (tmp_path / "home" / "plain.py").write_text("print(1)\n")
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    made = SmallApps(
+        tmp_path / "home",
+        runtime,
+        "/user/alice/",
+        ["vscode", "mlflow", "streamlit"],
+        sys.executable,
+        "code-server",
+        max_running=2,
+        start_seconds=10,
+        environ={"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]},
+    )
+    made.env = {}
+    return made
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_an_app_starts_on_a_private_socket_answers_and_stops(apps):
+    async def scenario():
+        app, started = await apps.open("auto", "app.py")
+        assert started and app.kind == "streamlit" and app.state == "running"
+        assert app.url == f"/user/alice/dsportal/apps/{app.id}/"
+        assert app.id == app_id("streamlit", (apps.root / "app.py").resolve())
+        assert oct(os.stat(apps.folder).st_mode & 0o777) == "0o700"
+        reader, writer = await asyncio.open_unix_connection(app.socket)
+        writer.write(b"GET / HTTP/1.0\r\n\r\n")
+        assert (await reader.read()).endswith(b"ok")
+        again, started_again = await apps.open("streamlit", "app.py")
+        assert (again is app, started_again) == (True, False)  # one app per file
+        pid = app.process.pid
+        assert await apps.stop(app.id)
+        assert app.process.returncode is not None and not Path(app.socket).exists()
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pid, 0)  # its whole group is gone
+        assert apps.list() == [] and not await apps.stop(app.id)
+
+    run(scenario())
+
+
+def test_an_app_that_exits_stays_ended_and_is_not_restarted(apps):
+    async def scenario():
+        app, _ = await apps.open("vscode", "runs")
+        os.killpg(app.process.pid, 9)
+        for _ in range(100):
+            if app.state == "ended":
+                break
+            await asyncio.sleep(0.05)
+        assert (app.state, app.ended) == ("ended", "exited with code -9")
+        await asyncio.sleep(0.5)
+        assert app.process.returncode == -9 and apps.get(app.id) is app  # still listed, not started again
+        again, started = await apps.open("vscode", "runs")  # the user starts it again
+        assert started and again.state == "running"
+        await apps.stop(again.id)
+
+    run(scenario())
+
+
+def test_an_app_that_fails_to_start_says_why_with_its_log(apps):
+    apps.env = {"FAIL": "no such module"}
+
+    async def scenario():
+        with pytest.raises(AppError, match="VS Code ended while starting. Its log:\ncannot start: no such module"):
+            await apps.open("vscode", "runs")
+
+    run(scenario())
+
+
+def test_an_app_that_never_answers_is_stopped_at_its_deadline(apps):
+    apps.env = {"DELAY": "30"}
+    apps.start_seconds = 0.5
+
+    async def scenario():
+        with pytest.raises(AppError, match="did not answer within 0 s and was stopped"):
+            await apps.open("vscode", "runs")
+        assert apps.list() == []
+
+    run(scenario())
+
+
+def test_at_most_max_running_apps(apps):
+    async def scenario():
+        await apps.open("vscode", "runs")
+        await apps.open("mlflow", "runs")
+        with pytest.raises(TooManyError, match="2 apps are running, the most a session may run"):
+            await apps.open("streamlit", "app.py")
+        for app in apps.list():
+            await apps.stop(app.id)
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    "kind, target, message",
+    [
+        ("dash", "app.py", "'dash' is not an app this session offers (offered: VS Code, MLflow, Streamlit app)"),
+        ("vscode", "app.py", "app.py is not a folder; choose a folder for VS Code"),
+        ("vscode", "nowhere", "nowhere is not a folder"),
+        ("streamlit", "runs", "runs is not a file; choose the Python file of your app"),
+        ("auto", "plain.py", "plain.py imports neither streamlit nor dash"),
+        ("auto", "runs", "runs is not a file"),
+        ("mlflow", ".", ". holds no MLflow runs (mlflow.db): choose the folder your notebook or script ran in"),
+        ("vscode", "runs\x00", "Choose a folder for VS Code"),
+    ],
+)
+def test_what_cannot_be_opened_says_what_to_choose(apps, kind, target, message):
+    with pytest.raises(AppError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        run(apps.open(kind, target))
