@@ -36,17 +36,14 @@ app.layout = html.Div("alice's Dash app", id="greeting")
 if __name__ == "__main__":
     app.run()
 """
-MLFLOW_RUN = (
-    """
+MLFLOW_RUN = f"""
 import mlflow
-mlflow.set_tracking_uri("sqlite:///%s/runs/mlflow.db")
+mlflow.set_tracking_uri("sqlite:///{FOLDER}/runs/mlflow.db")
 mlflow.set_experiment("alice-experiment")
 with mlflow.start_run():
     mlflow.log_param("learning_rate", 0.01)
     mlflow.log_metric("accuracy", 0.97)
 """
-    % FOLDER
-)
 API = "/user/alice/dsportal/apps/api/instances"
 
 
