@@ -13,48 +13,16 @@ import json
 import re
 import subprocess
 import time
+import urllib.request
 
+import psutil
 import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from tests.support.apps import API, FOLDER, prepare_folder
 from tests.support.cluster import url_for
 from tests.support.http import json_request
-
-FOLDER = "/home/alice/apps-test"
-STREAMLIT_APP = """import streamlit as st
-
-st.title("Hello from alice's Streamlit app")
-name = st.text_input("Your name")
-st.write("Nice to meet you,", name or "stranger")
-"""
-DASH_APP = """from dash import Dash, html
-
-app = Dash(__name__)
-app.layout = html.Div("alice's Dash app", id="greeting")
-
-if __name__ == "__main__":
-    app.run()
-"""
-MLFLOW_RUN = f"""
-import mlflow
-mlflow.set_tracking_uri("sqlite:///{FOLDER}/runs/mlflow.db")
-mlflow.set_experiment("alice-experiment")
-with mlflow.start_run():
-    mlflow.log_param("learning_rate", 0.01)
-    mlflow.log_metric("accuracy", 0.97)
-"""
-API = "/user/alice/dsportal/apps/api/instances"
-
-
-def as_alice(*argv: str, stdin: str | None = None) -> None:
-    subprocess.run(
-        ["sudo", "-u", "alice", *argv], input=stdin, text=True, check=True, timeout=180, stdout=subprocess.DEVNULL
-    )
-
-
-def write_as_alice(path: str, text: str) -> None:
-    as_alice("tee", path, stdin=text)
 
 
 def listening_ports(user: str) -> set[int]:
@@ -82,11 +50,7 @@ def app_sockets() -> list[str]:
 def apps_session(cluster_api):
     cluster = cluster_api
     cluster.clean()
-    subprocess.run(["rm", "-rf", FOLDER], check=True, timeout=30)
-    as_alice("mkdir", "-p", f"{FOLDER}/runs")
-    write_as_alice(f"{FOLDER}/hello.py", STREAMLIT_APP)
-    write_as_alice(f"{FOLDER}/board.py", DASH_APP)
-    as_alice("/opt/dsportal/venv/bin/python", "-c", MLFLOW_RUN)
+    prepare_folder()
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
     opened = {}
@@ -219,6 +183,82 @@ def test_a_guest_opens_the_apps_while_shared_and_loses_them_at_revoke(apps_sessi
         assert json_request("GET", url_for(streamlit + "_stcore/health"), token=bob)[0] == 403
     finally:
         json_request("DELETE", url_for("/hub/api/dsportal/shares?server=&user=bob"), token=alice)
+
+
+def test_an_app_never_sees_a_visitors_login_nor_sets_the_sessions_cookies(apps_session):
+    """alice's app is alice's code: when bob, her guest, opens it, his token must not reach it (it would act as
+    bob on the hub), nor may it plant cookies of the session in his browser."""
+    cluster, apps = apps_session
+    alice, bob = cluster.user_token("alice"), cluster.user_token("bob")
+    status, share = json_request(
+        "POST", url_for("/hub/api/dsportal/shares"), {"server": "", "user": "bob", "hours": 1}, token=alice
+    )
+    assert status == 200, share
+    try:
+        request = urllib.request.Request(
+            url_for(apps["dash"]["url"] + "echo"),
+            headers={
+                "Authorization": f"token {bob}",
+                "Cookie": "jupyterhub-user-alice=bobs-oauth; jupyterhub-session-id=s; _xsrf=x; theme=dark",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            seen = json.loads(answer.read())
+            set_cookies = answer.headers.get_all("Set-Cookie")
+    finally:
+        json_request("DELETE", url_for("/hub/api/dsportal/shares?server=&user=bob"), token=alice)
+    headers = {k.lower(): v for k, v in seen["headers"].items()}
+    assert "authorization" not in headers and bob not in json.dumps(seen), seen
+    assert seen["cookies"] == {"theme": "dark"}, seen
+    assert [c.split("=")[0] for c in set_cookies] == ["dash_own"], set_cookies
+
+
+def test_using_an_app_is_use_of_the_session(apps_session):
+    """What the browser sends an app counts as use (the idle culler reads it); the session reports it at
+    /api/status, whose own polling does not count."""
+    cluster, apps = apps_session
+
+    def last_activity() -> str:
+        return cluster.request("GET", "/user/alice/api/status")[1]["last_activity"]
+
+    before = last_activity()
+    assert last_activity() == before  # asking is no use
+    assert cluster.request("GET", apps["streamlit"]["url"] + "_stcore/health")[0] == 200
+    assert last_activity() > before
+
+
+def test_the_sessions_usage_counts_its_apps(apps_session):
+    """The session's tally (spawner/jupyter/usage/sampler.py) reads its server's process tree: the apps are in it."""
+    cluster, apps = apps_session
+    server = [p for p in psutil.process_iter(["name", "username", "cmdline"]) if is_session_server(p)]
+    assert len(server) == 1, server
+    children = server[0].children(recursive=True)
+    for needle in ("code-server", "mlflow", "streamlitapp", "dashapp"):
+        assert any(needle in " ".join(c.cmdline()) for c in children), (needle, [c.cmdline() for c in children])
+    apps_mib = sum(c.memory_info().rss for c in children) // 2**20
+    summary = cluster.wait(
+        lambda: (
+            (s := cluster.request("GET", "/user/alice/dsportal/session/usage")[1]).get("memory_peak_mib", 0) >= apps_mib
+            and s
+        ),
+        60,
+        f"the session's usage counts the apps' {apps_mib} MiB",
+    )
+    print(
+        f"apps and kernels below the server: {apps_mib} MiB; the session's peak so far {summary['memory_peak_mib']} MiB"
+    )
+
+
+def is_session_server(process) -> bool:
+    """alice's Jupyter server: the dsportal-singleuser that the session's port keeper (another) forked."""
+    cmdline = " ".join(process.info["cmdline"] or [])
+    parent = process.parent()
+    return (
+        process.info["username"] == "alice"
+        and "dsportal-singleuser" in cmdline
+        and parent is not None
+        and "dsportal-singleuser" in " ".join(parent.cmdline())
+    )
 
 
 def test_bad_requests_say_what_to_do(apps_session):

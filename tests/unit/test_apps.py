@@ -68,7 +68,7 @@ def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket(
         "--uvicorn-opts",
         "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
     ]
-    assert (spec.cwd, spec.absolute) == ("/home/alice/runs dir", True)
+    assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, {"MLFLOW_DISABLE_TELEMETRY": "true"})
 
 
 def test_streamlit_and_dash_run_the_users_file_on_the_socket():

@@ -71,5 +71,11 @@ def socket_path_fits(runtime_dir: str) -> bool:
 
 
 def page_config() -> dict:
-    """labconfig/page_config.json of the session: JupyterLab without its debugger."""
-    return {"disabledExtensions": {DEBUGGER_PLUGIN: True, SERVER_PROXY_LABEXTENSION: True}}
+    """labconfig/page_config.json of the session: JupyterLab without its debugger, server-proxy tiles or builds."""
+    return {
+        "disabledExtensions": {DEBUGGER_PLUGIN: True, SERVER_PROXY_LABEXTENSION: True},
+        # the portal's environment is read-only to users: JupyterLab must not offer to rebuild itself (Dash
+        # ships a source extension that would make it ask at every page load)
+        "buildCheck": False,
+        "buildAvailable": False,
+    }

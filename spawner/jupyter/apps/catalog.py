@@ -102,16 +102,12 @@ def launch(kind: str, target: str, socket: str, prefix: str, python: str, code_s
             "--uvicorn-opts",
             f"--uds {shlex.quote(socket)}",
         ]
-        return Launch(argv, {}, str(folder), absolute=True)
+        # MLflow's server and its page report usage to MLflow's makers unless told not to
+        return Launch(argv, {"MLFLOW_DISABLE_TELEMETRY": "true"}, str(folder), absolute=True)
     folder = str(PurePosixPath(target).parent)
     if kind == "streamlit":
         argv = [python, "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
-        env = {
-            "DSPORTAL_APP_FILE": target,
-            "STREAMLIT_SERVER_HEADLESS": "true",
-            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        }
-        return Launch(argv, env, folder, absolute=False)
+        return Launch(argv, {"DSPORTAL_APP_FILE": target}, folder, absolute=False)
     if kind == "dash":
         argv = [python, "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
         argv += ["spawner.job.apps.dashapp:make()"]

@@ -99,13 +99,20 @@ class AppProxyHandler(ProxyHandler):
 
     def proxy_request_headers(self):
         headers = super().proxy_request_headers()
-        for name in ("Authorization", "Cookie"):
+        # Origin: checked above (a change comes from this session's own origin or carries the XSRF token); an
+        # app that checks it again against its own idea of its address (MLflow allows localhost only) would
+        # refuse its own page's requests.  A websocket keeps it: the app's own check of it is harmless there.
+        dropped = ("Authorization", "Cookie") if self._is_websocket() else ("Authorization", "Cookie", "Origin")
+        for name in dropped:
             if name in headers:
                 del headers[name]
         cookies = cookies_for_app(self.request.headers.get("Cookie", ""))
         if cookies:
             headers["Cookie"] = cookies
         return headers
+
+    def _is_websocket(self) -> bool:
+        return self.request.headers.get("Upgrade", "").lower() == "websocket"
 
     def _record_activity(self):
         # jupyter-server-proxy calls this for the app's traffic too; the browser's is recorded below

@@ -1,0 +1,60 @@
+"""A folder of alice's with apps to open (a Streamlit app, a Dash app, MLflow runs), for the apps' tests."""
+
+from __future__ import annotations
+
+import subprocess
+
+FOLDER = "/home/alice/apps-test"
+STREAMLIT_APP = """import streamlit as st
+
+st.title("Hello from alice's Streamlit app")
+name = st.text_input("Your name")
+st.write("Nice to meet you,", name or "stranger")
+"""
+DASH_APP = """import flask
+from dash import Dash, html
+
+app = Dash(__name__)
+app.layout = html.Div("alice's Dash app", id="greeting")
+
+
+# what a hostile app would do: read what the browser sent it, and plant the session's cookies
+@app.server.route("/echo")
+def echo():
+    answer = flask.jsonify({"headers": dict(flask.request.headers), "cookies": dict(flask.request.cookies)})
+    answer.set_cookie("jupyterhub-user-alice", "planted", path="/user/alice/")
+    answer.set_cookie("_xsrf", "planted")
+    answer.set_cookie("dash_own", "kept")
+    return answer
+
+if __name__ == "__main__":
+    app.run()
+"""
+MLFLOW_RUN = f"""
+import mlflow
+mlflow.set_tracking_uri("sqlite:///{FOLDER}/runs/mlflow.db")
+mlflow.set_experiment("alice-experiment")
+with mlflow.start_run():
+    mlflow.log_param("learning_rate", 0.01)
+    mlflow.log_metric("accuracy", 0.97)
+"""
+API = "/user/alice/dsportal/apps/api/instances"
+
+
+def as_alice(*argv: str, stdin: str | None = None) -> None:
+    subprocess.run(
+        ["sudo", "-u", "alice", *argv], input=stdin, text=True, check=True, timeout=180, stdout=subprocess.DEVNULL
+    )
+
+
+def write_as_alice(path: str, text: str) -> None:
+    as_alice("tee", path, stdin=text)
+
+
+def prepare_folder() -> None:
+    """FOLDER afresh, alice's: hello.py (Streamlit), board.py (Dash), runs/mlflow.db with one run."""
+    subprocess.run(["rm", "-rf", FOLDER], check=True, timeout=30)
+    as_alice("mkdir", "-p", f"{FOLDER}/runs")
+    write_as_alice(f"{FOLDER}/hello.py", STREAMLIT_APP)
+    write_as_alice(f"{FOLDER}/board.py", DASH_APP)
+    as_alice("/opt/dsportal/venv/bin/python", "-c", MLFLOW_RUN)
