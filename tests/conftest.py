@@ -188,11 +188,7 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=browser_support.CHROMIUM,
-            headless=True,
-            args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()],
-        )
+        browser = p.chromium.launch(**browser_support.launch_options())
         yield browser
         browser.close()
 

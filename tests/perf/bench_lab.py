@@ -92,11 +92,7 @@ def main() -> None:
     cluster.clean()
     redirected, portal, bare = [], [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=browser_support.CHROMIUM,
-            headless=True,
-            args=[*browser_support.CHROMIUM_ARGS, browser_support.trust_portal_certificate()],
-        )
+        browser = p.chromium.launch(**browser_support.launch_options())
         for _ in range(runs):
             bare.append(bare_lab(browser))
             to_lab, drawn = portal_start(browser, cluster)

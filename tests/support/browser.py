@@ -138,6 +138,15 @@ class WatchedBrowser:
                 pass
 
 
+def launch_options() -> dict:
+    """Playwright's launch options for Debian's Chromium, headless, trusting the dev portal's certificate."""
+    return {
+        "executable_path": CHROMIUM,
+        "headless": True,
+        "args": [*CHROMIUM_ARGS, trust_portal_certificate()],
+    }
+
+
 def visible_errors(page: Page) -> list[str]:
     """Error words in what the page shows (its visible text), with the line each is on."""
     text = page.locator("body").inner_text(timeout=10_000)

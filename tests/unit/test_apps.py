@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tornado.httputil import HTTPHeaders
 
-from spawner.jupyter.apps.catalog import Launch, framework_of, launch, offered_kinds
+from spawner.jupyter.apps.catalog import MLFLOW_ENV, Launch, framework_of, launch, offered_kinds
 from spawner.jupyter.apps.handlers import parse_open
 from spawner.jupyter.apps.instances import AppError, Apps, TooManyError, app_id
 from spawner.jupyter.apps.proxy import cookies_for_app, drop_session_cookies, sets_session_cookie
@@ -68,7 +68,8 @@ def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket(
         "--uvicorn-opts",
         "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
     ]
-    assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, {"MLFLOW_DISABLE_TELEMETRY": "true"})
+    assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, MLFLOW_ENV)
+    assert MLFLOW_ENV == {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def test_streamlit_and_dash_run_the_users_file_on_the_socket():
