@@ -12,7 +12,6 @@ asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import time
 
