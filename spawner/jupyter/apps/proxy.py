@@ -18,6 +18,9 @@ own code:
 - it counts the app's own traffic (its pushes, its pings) as use of the
   session: here only what the browser sends does (requests, websocket
   messages), so an app left open in a forgotten tab lets the session idle.
+  That replaces its private `_record_activity` (checked against
+  jupyter-server-proxy 4.6.0, pinned <5; tests/unit/test_apps.py fails when it
+  records activity some other way).
 """
 
 from __future__ import annotations
