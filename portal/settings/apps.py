@@ -26,7 +26,7 @@ class AppSettings(Section):
         {},
         "Apps offered on the partitions named here, in place of `offered` (e.g. cpu: [mlflow, streamlit]); "
         "an empty list offers none there.",
-        example={"cpu": ["mlflow", "streamlit", "dash"]},
+        example={"sxm2": ["vscode", "mlflow", "streamlit", "dash"]},
     )
     max_running: integer(1, 20) = key(4, "Apps one session may run at once (each is its own processes).")
     start_seconds: integer(5, 600) = key(

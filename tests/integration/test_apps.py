@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -247,6 +248,20 @@ def test_the_sessions_usage_counts_its_apps(apps_session):
     print(
         f"apps and kernels below the server: {apps_mib} MiB; the session's peak so far {summary['memory_peak_mib']} MiB"
     )
+
+
+def test_vscode_and_the_apps_find_the_users_python_first(apps_session):
+    """VS Code's terminal and an app's subprocesses run `python` as the Python 3 kernel does: the user's layer
+    (their %pip packages) on the portal's environment."""
+    layer = f"/home/alice/.local/share/dsportal/python{sys.version_info[0]}.{sys.version_info[1]}/bin"
+    for needle in ("code-server", "spawner.job.apps.streamlitapp"):
+        found = [
+            p
+            for p in psutil.process_iter(["username", "cmdline"])
+            if p.info["username"] == "alice" and needle in " ".join(p.info["cmdline"] or [])
+        ]
+        assert found, needle
+        assert found[0].environ()["PATH"].split(":")[0] == layer, (needle, found[0].environ()["PATH"])
 
 
 def is_session_server(process) -> bool:

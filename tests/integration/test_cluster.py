@@ -61,6 +61,11 @@ def test_a_session_on_the_cpu_only_partition(cluster):
     job = cluster.job_of("bob")
     assert cluster.jobs("bob")[job]["node"] == "node003"
     assert (field(cluster.scontrol(job), "NumCPUs"), field(cluster.scontrol(job), "Partition")) == ("4", "cpu")
+    # the dev config's apps.by_partition: no VS Code on the CPU node; asked for anyway, it is refused in words
+    status, kinds = cluster.request("GET", "/user/bob/dsportal/apps/api/kinds")
+    assert [k["name"] for k in kinds] == ["mlflow", "streamlit", "dash"], kinds
+    status, answer = cluster.request("POST", "/user/bob/dsportal/apps/api/instances", {"kind": "vscode", "target": "."})
+    assert status == 400 and "'vscode' is not an app this session offers (offered: MLflow" in answer["message"]
     cluster.stop("bob")
 
 

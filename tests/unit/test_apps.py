@@ -22,7 +22,7 @@ PREFIX = "/user/alice/dsportal/apps/abc/"
 
 
 def test_vscode_serves_on_the_socket_without_a_password_of_its_own():
-    spec = launch("vscode", "/home/alice/proj", SOCK, PREFIX, "/py", "/opt/cs/code-server", "/home/alice")
+    spec = launch("vscode", "/home/alice/proj", SOCK, PREFIX, "/py-folder/python", "/opt/cs/code-server", "/home/alice")
     assert spec == Launch(
         argv=[
             "/opt/cs/code-server",
@@ -43,7 +43,7 @@ def test_vscode_serves_on_the_socket_without_a_password_of_its_own():
             "/home/alice/.local/share/dsportal/code-server/config.yaml",
             "/home/alice/proj",
         ],
-        env={},
+        env={"PATH": "/py-folder"},
         cwd="/home/alice/proj",
         absolute=False,
         private=["/home/alice/.local/share/dsportal/code-server"],
@@ -68,7 +68,7 @@ def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket(
         "--uvicorn-opts",
         "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
     ]
-    assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, MLFLOW_ENV)
+    assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, {"PATH": "/", **MLFLOW_ENV})
     assert MLFLOW_ENV == {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
@@ -87,7 +87,13 @@ def test_streamlit_and_dash_run_the_users_file_on_the_socket():
     assert (streamlit.cwd, streamlit.absolute) == ("/home/alice/app", False)
     dash = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
     assert dash.argv[:6] == ["/layer/python", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
-    assert dash.env == {"DSPORTAL_APP_FILE": "/home/alice/d.py", "DASH_REQUESTS_PATHNAME_PREFIX": PREFIX}
+    assert dash.env == {
+        "DSPORTAL_APP_FILE": "/home/alice/d.py",
+        "DASH_REQUESTS_PATHNAME_PREFIX": PREFIX,
+        "PATH": "/layer",
+    }
+    with_path = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice", "/usr/bin:/bin")
+    assert with_path.env["PATH"] == "/layer:/usr/bin:/bin"  # the user's Python first
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 FILE_APPS = ("streamlit", "dash")  # served from a file of the user's
@@ -62,9 +62,19 @@ MLFLOW_ENV = {
 }  # MLflow's default store since 3.7: sqlite:///mlflow.db in the working folder
 
 
-def launch(kind: str, target: str, socket: str, prefix: str, python: str, code_server: str, home: str) -> Launch:
+def launch(
+    kind: str, target: str, socket: str, prefix: str, python: str, code_server: str, home: str, path: str = ""
+) -> Launch:
     """The command serving app `kind` for `target` (an absolute file or folder) on `socket`, reached by the
-    browser under `prefix` (the app's path on the session's server, ending in /)."""
+    browser under `prefix` (the app's path on the session's server, ending in /); `path`: the session's PATH,
+    which the app gets with `python`'s folder first (VS Code's terminal, an app's subprocesses: the user's
+    Python 3, with their own packages)."""
+    spec = _launch(kind, target, socket, prefix, python, code_server, home)
+    search = ":".join(filter(None, [str(PurePosixPath(python).parent), path]))
+    return replace(spec, env={"PATH": search, **spec.env})
+
+
+def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_server: str, home: str) -> Launch:
     if kind == "vscode":
         state = f"{home}/.local/share/dsportal/code-server"  # its settings, extensions and session socket
         argv = [

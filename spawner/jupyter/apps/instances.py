@@ -189,6 +189,7 @@ class Apps:
             self.python,
             self.code_server,
             self.environ.get("HOME", str(Path.home())),
+            self.environ.get("PATH", "/usr/bin:/bin"),
         )
 
     async def _start(self, id_: str, kind: str, path: Path) -> App:
