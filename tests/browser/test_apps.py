@@ -4,7 +4,9 @@ anything in an app (the session's cookies go with a same-site request, so the pr
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 from playwright.sync_api import expect
@@ -14,8 +16,39 @@ from tests.support.browser import log_in, shot
 from tests.support.cluster import url_for
 from tests.support.demo import password_of
 
+BOBS_FOLDER = "/tmp/bobs-project"
+TASK_MARK = "/tmp/bobs-task-ran"
+BOBS_TASKS = json.dumps(
+    {
+        "version": "2.0.0",
+        "tasks": [
+            {
+                "label": "hello",
+                "type": "shell",
+                "command": f"id > {TASK_MARK}",
+                "runOptions": {"runOn": "folderOpen"},
+            }
+        ],
+    }
+)
+
+
+def bobs_folder() -> None:
+    """A folder of bob's, readable by all, whose VS Code settings run a task when it opens."""
+    subprocess.run(["rm", "-rf", BOBS_FOLDER, TASK_MARK], check=True, timeout=30)
+    for argv, text in (
+        (["mkdir", "-p", f"{BOBS_FOLDER}/.vscode"], None),
+        (["tee", f"{BOBS_FOLDER}/.vscode/tasks.json"], BOBS_TASKS),
+        (["tee", f"{BOBS_FOLDER}/notes.txt"], "bob's notes\n"),
+        (["chmod", "-R", "a+rX", BOBS_FOLDER], None),
+    ):
+        subprocess.run(
+            ["sudo", "-u", "bob", *argv], input=text, text=True, stdout=subprocess.DEVNULL, check=True, timeout=30
+        )
+
 
 def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
+    bobs_folder()
     # what the apps' own pages ask for and are refused, by design (nothing the portal could serve)
     browser.allow(
         r"/ajax-api/2\.0/mlflow/users/current$",
@@ -85,6 +118,11 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     code.set_default_timeout(90_000)
     code.wait_for_url(re.compile(r"/user/alice/dsportal/apps/[0-9a-f]{12}/"))
     expect(code.locator(".monaco-workbench")).to_be_visible()
+    # Workspace Trust is on: VS Code asks once whether alice trusts her own folder
+    trust = code.get_by_role("button", name=re.compile("Yes, I trust the authors"))
+    expect(trust).to_be_visible()
+    shot(code, "app-vscode-trust", "VS Code asks alice whether she trusts the folder's authors (Workspace Trust).")
+    trust.click()
     expect(code.locator(".explorer-viewlet").get_by_text("hello.py")).to_be_visible()
     code.locator(".explorer-viewlet").get_by_text("hello.py").click()
     editor = code.locator(".monaco-editor .view-lines").first
@@ -96,6 +134,29 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     saved = Path(FOLDER, "hello.py")
     cluster.wait(lambda: saved.read_text().startswith("# edited in VS Code\n"), 30, "VS Code saved the file")
     shot(code, "app-vscode", "VS Code in its own tab, on alice's folder: she edited hello.py and saved it.")
-    # VS Code says, in red, that a closing tab leaves no time to disconnect; the session ends after the test
-    browser.allow(r"Long running operations during shutdown are unsupported in the web", why="VS Code's tab closed")
+
+    # VS Code, its page left for another folder, says in red what it could not finish; likewise when its tab closes
+    browser.allow(r"Long running operations during shutdown are unsupported in the web", why="VS Code's page left")
+    browser.allow(r"Unable to read file 'vscode-remote:.*\(Canceled: Canceled\)", why="VS Code's page left")
+    browser.allow(r"ERR color: #f33 Canceled: Canceled", why="VS Code's page left")
+
+    # bob's folder (any folder others can write to) asks VS Code to run a task when it opens: alice opens it,
+    # does not trust it, and nothing runs (without Workspace Trust it ran as her at once)
+    code.goto(code.url.split("?")[0] + f"?folder={BOBS_FOLDER}")
+    expect(code.locator(".explorer-viewlet").get_by_text("notes.txt")).to_be_visible()  # the folder is open
+    code.get_by_role("button", name=re.compile("No, I don't trust the authors")).click()
+    expect(code.locator(".monaco-workbench").get_by_text(re.compile("Restricted Mode")).first).to_be_visible()
+    shot(code, "app-vscode-restricted", "bob's folder in alice's VS Code: Restricted Mode, its task did not run.")
+    assert not Path(TASK_MARK).exists(), "bob's task ran as alice"
+
+    # VS Code's tab closed, the others left open and untouched: their pages' own background requests (MLflow
+    # refreshes, Streamlit checks its server) are no use of the session, so its last use stays put
+    code.close()
+
+    def last_use() -> str:
+        return cluster.request("GET", "/user/alice/api/status")[1]["last_activity"]
+
+    before = last_use()
+    app.wait_for_timeout(12_000)  # the events that would count: the open pages' background requests
+    assert last_use() == before, "an open, untouched app tab counted as use of the session"
     context.close()

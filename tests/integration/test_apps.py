@@ -195,23 +195,30 @@ def test_an_app_never_sees_a_visitors_login_nor_sets_the_sessions_cookies(apps_s
         "POST", url_for("/hub/api/dsportal/shares"), {"server": "", "user": "bob", "hours": 1}, token=alice
     )
     assert status == 200, share
+    answers = []
     try:
-        request = urllib.request.Request(
-            url_for(apps["dash"]["url"] + "echo"),
-            headers={
-                "Authorization": f"token {bob}",
-                "Cookie": "jupyterhub-user-alice=bobs-oauth; jupyterhub-session-id=s; _xsrf=x; theme=dark",
-            },
-        )
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            seen = json.loads(answer.read())
-            set_cookies = answer.headers.get_all("Set-Cookie")
+        # as a header, in the query (JupyterHub takes ?token= too), and once as an event stream (which
+        # jupyter-server-proxy would pass on as it comes, past the rules on the app's headers)
+        for accept in ("*/*", "text/event-stream"):
+            request = urllib.request.Request(
+                url_for(apps["dash"]["url"] + f"echo?token={bob}&_xsrf=x&keep=1"),
+                headers={
+                    "Authorization": f"token {bob}",
+                    "X-XSRFToken": "x",
+                    "Accept": accept,
+                    "Cookie": "jupyterhub-user-alice=bobs-oauth; jupyterhub-session-id=s; _xsrf=x; theme=dark",
+                },
+            )
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answers.append((json.loads(answer.read()), answer.headers))
     finally:
         json_request("DELETE", url_for("/hub/api/dsportal/shares?server=&user=bob"), token=alice)
-    headers = {k.lower(): v for k, v in seen["headers"].items()}
-    assert "authorization" not in headers and bob not in json.dumps(seen), seen
-    assert seen["cookies"] == {"theme": "dark"}, seen
-    assert [c.split("=")[0] for c in set_cookies] == ["dash_own"], set_cookies
+    for seen, headers in answers:
+        sent = {k.lower(): v for k, v in seen["headers"].items()}
+        assert "authorization" not in sent and "x-xsrftoken" not in sent and bob not in json.dumps(seen), seen
+        assert (seen["cookies"], seen["query"]) == ({"theme": "dark"}, "keep=1"), seen
+        assert [c.split("=")[0] for c in headers.get_all("Set-Cookie")] == ["dash_own"], headers
+        assert "frame-ancestors 'self'" in headers.get_all("Content-Security-Policy")
 
 
 def test_using_an_app_is_use_of_the_session(apps_session):
@@ -276,6 +283,78 @@ def is_session_server(process) -> bool:
     )
 
 
+BOBS_SERVER = """
+import http.server, sys
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"<script>bob's script on alice's origin</script>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Service-Worker-Allowed", "/")
+        self.end_headers()
+        self.wfile.write(body)
+server = http.server.HTTPServer(("127.0.0.1", 0), Page)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def test_another_user_cannot_put_a_page_on_alices_origin_through_her_apps(apps_session, tmp_path):
+    """bob serves a page on a loopback port of the node, and writes an .html file: neither may come back from
+    alice's origin (its script would drive her session), whatever page sent her browser there."""
+    cluster, apps = apps_session
+    bob_page = subprocess.Popen(
+        ["sudo", "-u", "bob", "/usr/bin/python3", "-c", BOBS_SERVER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        port = int(bob_page.stdout.readline())
+        vscode = apps["vscode"]["url"]
+        for route in (f"proxy/{port}/", f"absproxy/{port}/"):  # code-server's port proxy is off
+            status, page = cluster.request("GET", vscode + route)
+            assert "bob's script" not in str(page), (route, status)
+        subprocess.run(
+            ["sudo", "-u", "bob", "tee", "/tmp/bob-page.html"],
+            input="<script>bob</script>",
+            text=True,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=30,
+        )
+        as_page = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+        status, _ = request_with(vscode + "vscode-remote-resource?path=/tmp/bob-page.html", as_page)
+        assert status == 403
+        # bob's page (his own origin, same site) sends alice's browser to her app: a page with a link, nothing
+        # of the app; a request its script makes there: refused
+        from_bob = {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+        status, page = request_with(apps["streamlit"]["url"], from_bob)
+        assert status == 200 and "Open your app?" in page and "Streamlit" not in page, page[:300]
+        status, _ = request_with(
+            apps["mlflow"]["url"] + "ajax-api/2.0/mlflow/experiments/search?max_results=1",
+            {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"},
+        )
+        assert status == 403
+    finally:
+        bob_page.terminate()
+        bob_page.wait(timeout=30)
+        subprocess.run(["rm", "-f", "/tmp/bob-page.html"], timeout=30)
+
+
+def request_with(path: str, headers: dict) -> tuple[int, str]:
+    """GET `path` with the admin's token and these headers (as a browser would send them): (status, text)."""
+    import urllib.error
+
+    from tests.support.cluster import TOKEN_FILE
+
+    request = urllib.request.Request(
+        url_for(path), headers={"Authorization": f"token {TOKEN_FILE.read_text().strip()}", **headers}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, answer.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
 def test_bad_requests_say_what_to_do(apps_session):
     cluster, apps = apps_session
     cases = [
@@ -301,5 +380,7 @@ def test_an_app_stops_and_its_socket_goes_until_it_is_opened_again(apps_session)
     status, page = cluster.request("GET", "/user/alice/dsportal/apps/")
     assert status == 200 and "hello.py" in page and "board.py" not in page
     status, again = cluster.request("POST", API, {"kind": "auto", "target": "apps-test/board.py"}, timeout=120)
-    assert (status, again["id"]) == (201, dash["id"])
-    assert cluster.request("GET", dash["url"] + "_dash-layout")[0] == 200
+    assert status == 201 and again["id"] != dash["id"], again  # a new address at each start, none to guess
+    apps["dash"] = again
+    assert cluster.request("GET", again["url"] + "_dash-layout")[0] == 200
+    assert cluster.request("GET", dash["url"] + "_dash-layout")[0] == 404

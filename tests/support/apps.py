@@ -21,7 +21,13 @@ app.layout = html.Div("alice's Dash app", id="greeting")
 # what a hostile app would do: read what the browser sent it, and plant the session's cookies
 @app.server.route("/echo")
 def echo():
-    answer = flask.jsonify({"headers": dict(flask.request.headers), "cookies": dict(flask.request.cookies)})
+    answer = flask.jsonify(
+        {
+            "headers": dict(flask.request.headers),
+            "cookies": dict(flask.request.cookies),
+            "query": flask.request.query_string.decode(),
+        }
+    )
     answer.set_cookie("jupyterhub-user-alice", "planted", path="/user/alice/")
     answer.set_cookie("_xsrf", "planted")
     answer.set_cookie("dash_own", "kept")

@@ -4,7 +4,9 @@ cookies, and the life of an app process (started, answering, ended, stopped; nev
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -12,10 +14,16 @@ from pathlib import Path
 import pytest
 from tornado.httputil import HTTPHeaders
 
-from spawner.jupyter.apps.catalog import MLFLOW_ENV, Launch, framework_of, launch, offered_kinds
+from spawner.jupyter.apps.catalog import MLFLOW_ENV, VSCODE_SETTINGS, Launch, framework_of, launch, offered_kinds
 from spawner.jupyter.apps.handlers import parse_open
-from spawner.jupyter.apps.instances import AppError, Apps, TooManyError, app_id
-from spawner.jupyter.apps.proxy import cookies_for_app, drop_session_cookies, sets_session_cookie
+from spawner.jupyter.apps.instances import AppError, Apps, TooManyError
+from spawner.jupyter.apps.proxy import (
+    cookies_for_app,
+    fetch_verdict,
+    query_for_app,
+    secure_headers,
+    sets_session_cookie,
+)
 
 SOCK = "/tmp/s/rt/apps/abc.sock"
 PREFIX = "/user/alice/dsportal/apps/abc/"
@@ -32,9 +40,10 @@ def test_vscode_serves_on_the_socket_without_a_password_of_its_own():
             "600",
             "--auth",
             "none",
+            "--disable-proxy",
             "--disable-telemetry",
             "--disable-update-check",
-            "--disable-workspace-trust",
+            "--ignore-last-opened",
             "--user-data-dir",
             "/home/alice/.local/share/dsportal/code-server",
             "--extensions-dir",
@@ -47,7 +56,9 @@ def test_vscode_serves_on_the_socket_without_a_password_of_its_own():
         cwd="/home/alice/proj",
         absolute=False,
         private=["/home/alice/.local/share/dsportal/code-server"],
+        files={"/home/alice/.local/share/dsportal/code-server/User/settings.json": VSCODE_SETTINGS},
     )
+    assert json.loads(VSCODE_SETTINGS) == {"task.allowAutomaticTasks": "off", "security.workspace.trust.enabled": True}
 
 
 def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket():
@@ -87,6 +98,7 @@ def test_streamlit_and_dash_run_the_users_file_on_the_socket():
     assert (streamlit.cwd, streamlit.absolute) == ("/home/alice/app", False)
     dash = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
     assert dash.argv[:6] == ["/layer/python", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
+    assert dash.argv[-4:] == ["--no-control-socket", "--config", "/dev/null", "spawner.job.apps.dashapp:make()"]
     assert dash.env == {
         "DSPORTAL_APP_FILE": "/home/alice/d.py",
         "DASH_REQUESTS_PATHNAME_PREFIX": PREFIX,
@@ -167,17 +179,47 @@ def test_an_app_may_not_set_the_sessions_cookies(set_cookie, refused):
     assert sets_session_cookie(set_cookie) is refused
 
 
-def test_the_answers_session_cookies_are_dropped_and_the_apps_own_kept():
-    class Response:
-        headers = HTTPHeaders()
+def test_the_answers_session_cookies_are_dropped_its_service_worker_kept_to_the_app_and_framing_is_ours():
+    headers = HTTPHeaders()
+    headers.add("Set-Cookie", "a=1")
+    headers.add("Set-Cookie", "jupyterhub-user-alice=forged")
+    headers.add("Service-Worker-Allowed", "/")
+    headers.add("Content-Security-Policy", "default-src 'self'")
+    headers.add("Content-Type", "text/html")
+    secure_headers(headers, "/user/alice/dsportal/apps/abc/")
+    assert headers.get_list("Set-Cookie") == ["a=1"]
+    assert headers.get_list("Service-Worker-Allowed") == ["/user/alice/dsportal/apps/abc/"]  # the app's pages only
+    assert headers.get_list("Content-Security-Policy") == ["default-src 'self'", "frame-ancestors 'self'"]
+    assert headers["Content-Type"] == "text/html"
 
-    response = Response()
-    response.headers.add("Set-Cookie", "a=1")
-    response.headers.add("Set-Cookie", "jupyterhub-user-alice=forged")
-    response.headers.add("Content-Type", "text/html")
-    drop_session_cookies(response)
-    assert response.headers.get_list("Set-Cookie") == ["a=1"]
-    assert response.headers["Content-Type"] == "text/html"
+
+def test_the_query_loses_the_credentials_jupyter_takes_there():
+    assert query_for_app("token=GUEST&a=1&_xsrf=x&b=&folder=%2Fhome") == "a=1&b=&folder=%2Fhome"
+    assert query_for_app("") == ""
+
+
+@pytest.mark.parametrize(
+    "headers, kind, path, verdict",
+    [
+        ({}, "vscode", "/", "ok"),  # no browser, or one that does not say
+        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", "ok"),
+        ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", "ok"),  # typed, bookmarked
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"}, "vscode", "/proxy/47123/", "confirm"),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, "streamlit", "/", "confirm"),
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "mlflow", "/ajax-api/x", "refuse"),
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "websocket"}, "streamlit", "/_stcore/stream", "refuse"),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "dash", "/", "refuse"),
+        (
+            {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "document"},
+            "vscode",
+            "/vscode-remote-resource?path=/tmp/bob.html",
+            "refuse",
+        ),
+        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "image"}, "vscode", "/vscode-remote-resource", "ok"),
+    ],
+)
+def test_where_a_request_comes_from_decides_whether_it_reaches_the_app(headers, kind, path, verdict):
+    assert fetch_verdict(HTTPHeaders(headers), kind, path) == verdict
 
 
 # --- an app's life, with a small server of our own in place of a framework's ---------------------------
@@ -246,7 +288,7 @@ def test_an_app_starts_on_a_private_socket_answers_and_stops(apps):
         app, started = await apps.open("auto", "app.py")
         assert started and app.kind == "streamlit" and app.state == "running"
         assert app.url == f"/user/alice/dsportal/apps/{app.id}/"
-        assert app.id == app_id("streamlit", (apps.root / "app.py").resolve())
+        assert re.fullmatch(r"[0-9a-f]{12}", app.id)
         assert oct(os.stat(apps.folder).st_mode & 0o777) == "0o700"
         reader, writer = await asyncio.open_unix_connection(app.socket)
         writer.write(b"GET / HTTP/1.0\r\n\r\n")

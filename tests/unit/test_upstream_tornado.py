@@ -15,7 +15,12 @@ from tornado.netutil import bind_sockets, bind_unix_socket
 
 from portal.clientaddress import UNIX_PEER, peer_of
 from spawner.hub.base.upstream_tornado import finished
-from spawner.jupyter.session.upstream_tornado import answered_by_container, ended_before_open, ignore_further_frames
+from spawner.jupyter.session import upstream_tornado as session_tornado
+from spawner.jupyter.session.upstream_tornado import (
+    answered_by_container,
+    ended_before_open,
+    ignore_further_frames,
+)
 
 
 def test_a_handler_is_finished_by_this_flag_which_tornado_reads_after_prepare():
@@ -90,3 +95,12 @@ async def test_a_peer_on_a_unix_socket_is_tornados_own_stand_in_whatever_the_hea
         assert await ask_unix(path, "X-Real-Ip: 10.9.8.7\r\n") == f"{UNIX_PEER} 10.9.8.7 False"
     finally:
         server.stop()
+
+
+def test_a_handlers_response_headers_are_this_object_which_flush_sends():
+    flush = inspect.getsource(web.RequestHandler.flush)
+    assert "self._headers" in flush and "write_headers" in flush
+    handler = SimpleNamespace(_headers={"X": "1"}, _finished=False)
+    assert session_tornado.response_headers(handler) is handler._headers
+    assert session_tornado.finished(handler) is False
+    assert "self._finished" in inspect.getsource(web.RequestHandler._execute)

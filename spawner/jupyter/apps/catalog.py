@@ -36,6 +36,7 @@ class Launch:
     cwd: str
     absolute: bool
     private: list[str] = field(default_factory=list)  # folders made 0700 before the start (the app's state)
+    files: dict[str, str] = field(default_factory=dict)  # files written before the start where there is none yet
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ KINDS: dict[str, Kind] = {
     "dash": Kind("dash", "Dash app", "file", "py:dash"),
 }
 
+# VS Code's settings when the user has none yet: a task a folder asks to run when it opens never runs by itself
+# (Workspace Trust already holds it back in a folder not trusted)
+VSCODE_SETTINGS = '{\n  "task.allowAutomaticTasks": "off",\n  "security.workspace.trust.enabled": true\n}\n'
 MLFLOW_DB = "mlflow.db"
 MLFLOW_ENV = {
     # MLflow's server and its page report usage to MLflow's makers unless told not to
@@ -86,9 +90,14 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
             # the socket is the guard: a 0700 folder, a 0600 socket, reached only through the session's login
             "--auth",
             "none",
+            # its proxy of any port of the node (/proxy/PORT, /absproxy/PORT) would put whatever another account
+            # serves there on the session's origin
+            "--disable-proxy",
             "--disable-telemetry",
             "--disable-update-check",
-            "--disable-workspace-trust",
+            "--ignore-last-opened",  # the folder it was opened on, not the one it showed last time
+            # Workspace Trust stays on: a folder another user can write to (.vscode/tasks.json, settings) runs
+            # nothing until the user trusts it
             "--user-data-dir",
             state,
             "--extensions-dir",
@@ -97,7 +106,9 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
             f"{state}/config.yaml",
             target,
         ]
-        return Launch(argv, {}, target, absolute=False, private=[state])
+        return Launch(
+            argv, {}, target, absolute=False, private=[state], files={f"{state}/User/settings.json": VSCODE_SETTINGS}
+        )
     if kind == "mlflow":
         folder = PurePosixPath(target)
         argv = [
@@ -124,7 +135,10 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
         argv = [python, "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
         return Launch(argv, {"DSPORTAL_APP_FILE": target}, folder, absolute=False)
     if kind == "dash":
+        # no control socket (gunicorn's default, in the home, which a second app would take over) and no
+        # ./gunicorn.conf.py of the app's folder
         argv = [python, "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
+        argv += ["--no-control-socket", "--config", "/dev/null"]
         argv += ["spawner.job.apps.dashapp:make()"]
         # Dash builds its pages' URLs from this prefix; its routes stay at / (the proxy strips the prefix)
         env = {"DSPORTAL_APP_FILE": target, "DASH_REQUESTS_PATHNAME_PREFIX": prefix}

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
+import secrets
 import signal
 import socket
 import time
@@ -35,10 +35,6 @@ class AppError(ValueError):
 
 class TooManyError(AppError):
     pass
-
-
-def app_id(kind: str, target: Path) -> str:
-    return hashlib.sha256(f"{kind}\0{target}".encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -112,7 +108,8 @@ class Apps:
         self.start_seconds = start_seconds
         self.environ = dict(os.environ if environ is None else environ)
         self._apps: dict[str, App] = {}
-        self._starting: dict[str, asyncio.Future] = {}
+        self._ids: dict[tuple[str, Path], str] = {}  # (kind, file or folder) -> the id of its app
+        self._starting: dict[tuple[str, Path], asyncio.Future] = {}
 
     def prefix(self, id_: str) -> str:
         return f"{self.base_url}dsportal/apps/{id_}/"
@@ -158,17 +155,23 @@ class Apps:
             if kind not in FILE_APPS:
                 raise AppError(f"{target} is not a file; choose the Python file of your app.")
         path = self.resolve(kind, target)
-        id_ = app_id(kind, path)
-        current = self._apps.get(id_)
+        key = (kind, path)
+        current = self._apps.get(self._ids.get(key, ""))
         if current is not None and current.state == "running":
             return current, False
-        if id_ in self._starting:  # a second click while it starts: the same start
-            return await asyncio.shield(self._starting[id_]), False
+        if key in self._starting:  # a second click while it starts: the same start
+            return await asyncio.shield(self._starting[key]), False
         running = [a for a in self._apps.values() if a.state != "ended"]
         if len(running) >= self.max_running:
             raise TooManyError(f"{len(running)} apps are running, the most a session may run; stop one and try again.")
+        if current is not None:  # ended: its start again replaces it
+            self._apps.pop(current.id, None)
+        # a new id at each start, that no other page can guess: an app's address is no secret, but a page of
+        # another origin that cannot name it cannot even send the browser there
+        id_ = secrets.token_hex(6)
+        self._ids[key] = id_
         future = asyncio.get_running_loop().create_future()
-        self._starting[id_] = future
+        self._starting[key] = future
         try:
             app = await self._start(id_, kind, path)
             future.set_result(app)
@@ -178,7 +181,7 @@ class Apps:
             future.exception()  # retrieved: a lone start leaves no "never retrieved" warning
             raise
         finally:
-            del self._starting[id_]
+            del self._starting[key]
 
     def _launch(self, id_: str, kind: str, path: Path) -> Launch:
         return launch(
@@ -198,6 +201,10 @@ class Apps:
         for folder in spec.private:
             Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(folder, 0o700)
+        for name, text in spec.files.items():
+            Path(name).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError), open(name, "x") as f:  # the user's own settings win
+                f.write(text)
         sock = self.folder / f"{id_}.sock"
         with contextlib.suppress(FileNotFoundError):
             sock.unlink()  # an earlier run's

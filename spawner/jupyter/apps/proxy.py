@@ -5,40 +5,62 @@
 jupyter-server-proxy's ProxyHandler authenticates every request with the
 session's Jupyter login (guests of a shared session included, and cut off by
 spawner/jupyter/sharing/guests.py like any websocket) and speaks to a Unix
-socket.  What it leaves to the app is kept here, for an app that is the user's
-own code:
+socket.  An app serves pages on the session's own origin, and it is the user's
+own code (or code-server, which serves any file the user can read and proxies
+any port): what the proxy leaves to the app is kept here.
 
-- its XSRF check is off ("defer to the proxied app"): a page of another user's
-  session is same-site and the browser would send this session's cookies with
-  its POST, so a request that changes something must come from this session's
-  own origin or carry Jupyter's XSRF token, as for TensorBoard;
-- it forwards every request header: the Jupyter and hub cookies and an
-  Authorization header (a guest's token, when a guest opens the app) are
-  dropped, and the app may not set those cookies;
-- it counts the app's own traffic (its pushes, its pings) as use of the
-  session: here only what the browser sends does (requests, websocket
-  messages), so an app left open in a forgotten tab lets the session idle.
-  That replaces its private `_record_activity` (checked against
+- Per-user origins are same-site, so a page of another user's session can make
+  the browser send this session's cookies.  Every request must come from this
+  session's own origin (the browser's Sec-Fetch-Site), or from no page at all (a
+  typed address, a bookmark, a client that is no browser): a navigation from
+  elsewhere gets a page with a link to click, anything else a 403.  A change (a
+  POST...) must besides come from this origin (Origin, Referer) or carry
+  Jupyter's XSRF token: jupyter-server-proxy leaves that check to the app.
+- An app never receives the visitor's login: the Jupyter and hub cookies,
+  Authorization, X-XSRFToken, and `token` and `_xsrf` in the query are taken out
+  of what it is sent (a guest's token would let the owner's code act as the
+  guest).  It may not set those cookies, nor let a service worker take more than
+  its path, and no other site may frame it.
+- Use of the session (the idle culler) is what the browser does: opening an
+  app's page or its websocket, and the messages it sends there, not an app
+  page's own background requests nor the app's own pushes and pings.  VS
+  Code's page answers its server every second or two while its tab is open
+  (RPC replies, besides its keep-alives), which the proxy cannot tell from
+  typing: an open VS Code tab is use (the users' docs say so).
+  jupyter-server-proxy counts every byte either way; that is its private
+  `_record_activity`, replaced (checked against
   jupyter-server-proxy 4.6.0, pinned <5; tests/unit/test_apps.py fails when it
   records activity some other way).
+- Responses are read whole (jupyter-server-proxy streams an event stream as it
+  comes, past the header rules above and for up to 2 hours, beyond a guest's
+  revoked share); no offered app uses event streams.
 """
 
 from __future__ import annotations
 
+import html
 from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
 from jupyter_server_proxy.handlers import ProxyHandler
 from tornado import web
 
 from ..session.activity import utcnow
 from ..session.origin import same_origin
+from ..session.upstream_tornado import finished, response_headers
 from .instances import App, Apps
 
 SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SESSION_COOKIES = ("jupyterhub-", "_xsrf", "username-")  # the hub's, the server's login and XSRF cookies
+LOGIN_QUERY = ("token", "_xsrf")  # credentials Jupyter and JupyterHub take in a URL's query
+LOGIN_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
+FRAMING = "frame-ancestors 'self'"
+REQUEST_SECONDS = 120  # an app's answer may take this long (a revoked guest's request ends by then)
+DOCUMENT_DESTINATIONS = ("document", "iframe", "frame", "embed", "object")
 
 
 def is_session_cookie(name: str) -> bool:
@@ -55,6 +77,17 @@ def cookies_for_app(header: str) -> str:
     return "; ".join(kept)
 
 
+def query_for_app(query: str) -> str:
+    """A request's query without the credentials Jupyter takes there (pure)."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(k, v) for k, v in pairs if k not in LOGIN_QUERY])
+
+
+def uri_for_app(uri: str) -> str:
+    parts = urlsplit(uri)
+    return urlunsplit(parts._replace(query=query_for_app(parts.query)))
+
+
 def sets_session_cookie(set_cookie: str) -> bool:
     """Whether a Set-Cookie header of the app's names one of the session's own cookies (pure)."""
     try:
@@ -64,19 +97,53 @@ def sets_session_cookie(set_cookie: str) -> bool:
     return any(is_session_cookie(name) for name in cookie) or not cookie
 
 
-def drop_session_cookies(response) -> None:
-    """jupyter-server-proxy's rewrite_response hook: the app's answer without Set-Cookie for the session's."""
-    kept = [v for v in response.headers.get_list("Set-Cookie") if not sets_session_cookie(v)]
-    if "Set-Cookie" in response.headers:
-        del response.headers["Set-Cookie"]
+def secure_headers(headers, prefix: str) -> None:
+    """The app's response headers (tornado's HTTPHeaders), made safe for the session's origin: no Set-Cookie of the
+    session's cookies, a service worker over the app's own `prefix` at most, framed by this origin only."""
+    kept = [v for v in headers.get_list("Set-Cookie") if not sets_session_cookie(v)]
+    if "Set-Cookie" in headers:
+        del headers["Set-Cookie"]
     for value in kept:
-        response.headers.add("Set-Cookie", value)
+        headers.add("Set-Cookie", value)
+    if "Service-Worker-Allowed" in headers:  # code-server's worker, over its own pages (its "/" is the origin's)
+        headers["Service-Worker-Allowed"] = prefix
+    headers.add("Content-Security-Policy", FRAMING)  # besides the app's own: browsers apply each
+
+
+def fetch_verdict(headers, kind: str, path: str) -> str:
+    """What to do with a request, from the browser's word on where it comes from (pure): "ok"; "confirm" (a
+    navigation from another site: a page with a link); "refuse"."""
+    site = headers.get("Sec-Fetch-Site", "")
+    if site in ("same-site", "cross-site"):
+        return "confirm" if headers.get("Sec-Fetch-Mode") == "navigate" else "refuse"
+    # code-server serves any file the user can read at vscode-remote-resource, typed by its name: as a page of
+    # the session's origin an .html file there would be script on it
+    if kind == "vscode" and "/vscode-remote-resource" in path:
+        if headers.get("Sec-Fetch-Dest", "") in DOCUMENT_DESTINATIONS:
+            return "refuse"
+    return "ok"
 
 
 class AppProxyHandler(ProxyHandler):
     def initialize(self):
-        self.rewrite_response = (drop_session_cookies,)
         self.app: App | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # jupyter-server-proxy writes the app's headers itself (and replaces set_header and flush on the
+        # instance); its first flush sends them, after they are made safe here
+        flush = self.flush
+        secured = []
+
+        def flush_secured(*a, **kw):
+            if not secured:
+                secured.append(True)
+                secure_headers(
+                    response_headers(self), url_path_join(self.base_url, "dsportal/apps", self.path_args[0], "")
+                )
+            return flush(*a, **kw)
+
+        self.flush = flush_secured
 
     @property
     def apps(self) -> Apps:
@@ -88,10 +155,20 @@ class AppProxyHandler(ProxyHandler):
 
     async def prepare(self, *args, **kwargs):
         await super().prepare(*args, **kwargs)  # the session's login, for every request
-        id_ = self.path_args[0]
+        if finished(self):  # sent to log in
+            return
+        id_, rest = self.path_args[0], self.path_args[1] or "/"
         self.app = self.apps.get(id_)
         if self.app is None or self.app.state != "running":
-            raise web.HTTPError(404, "This app is not running; start it again from JupyterLab (File > Apps).")
+            raise web.HTTPError(404, "This app is not running; start it again from JupyterLab (Running apps).")
+        verdict = fetch_verdict(self.request.headers, self.app.kind, rest)
+        if verdict == "confirm":
+            self.app = None  # nothing goes to the app
+            self.set_header("Content-Security-Policy", f"{FRAMING}; default-src 'none'; style-src 'unsafe-inline'")
+            self.finish(CONFIRM.format(url=html.escape(self.request.uri, quote=True)))
+            return
+        if verdict == "refuse":
+            raise web.HTTPError(403, "Apps take requests from the session's own pages only.")
         self.proxy_base = f"dsportal/apps/{id_}"
         self.absolute_url = self.app.absolute
 
@@ -105,7 +182,7 @@ class AppProxyHandler(ProxyHandler):
         # Origin: checked above (a change comes from this session's own origin or carries the XSRF token); an
         # app that checks it again against its own idea of its address (MLflow allows localhost only) would
         # refuse its own page's requests.  A websocket keeps it: the app's own check of it is harmless there.
-        dropped = ("Authorization", "Cookie") if self._is_websocket() else ("Authorization", "Cookie", "Origin")
+        dropped = LOGIN_HEADERS if self._is_websocket() else (*LOGIN_HEADERS, "Origin")
         for name in dropped:
             if name in headers:
                 del headers[name]
@@ -113,6 +190,15 @@ class AppProxyHandler(ProxyHandler):
         if cookies:
             headers["Cookie"] = cookies
         return headers
+
+    def get_client_uri(self, protocol, host, port, proxied_path):
+        return uri_for_app(super().get_client_uri(protocol, host, port, proxied_path))
+
+    def proxy_request_options(self):
+        return {**super().proxy_request_options(), "request_timeout": REQUEST_SECONDS}
+
+    async def _proxy_progressive(self, host, port, proxied_path, body, client):
+        return await self._proxy_buffered(host, port, proxied_path, body, client)
 
     def _is_websocket(self) -> bool:
         return self.request.headers.get("Upgrade", "").lower() == "websocket"
@@ -137,10 +223,24 @@ class AppProxyHandler(ProxyHandler):
         return await self.proxy(id_, rest)
 
     async def open(self, id_, rest=None):
+        self._browser_used_it()
         return await self.proxy_open("localhost", 0, self._path(rest))
 
     async def proxy(self, id_, rest=None):
-        self._browser_used_it()
+        # a page opened, or a client that is no browser; a page's own background requests are not
+        if self.request.headers.get("Sec-Fetch-Mode", "navigate") == "navigate":
+            self._browser_used_it()
         return await super().proxy("localhost", 0, self._path(rest))
 
     post = put = delete = head = patch = options = proxy
+
+
+CONFIRM = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Open your app - DS Portal</title>
+<style>body{{font-family:system-ui,sans-serif;margin:3rem auto;max-width:40rem}}a{{font-size:1.2rem}}</style></head>
+<body><h1>Open your app?</h1>
+<p>You came to one of your session's apps from another page. Apps open only from your session's own pages:
+follow this link if you meant to open it.</p>
+<p><a href="{url}">Open the app</a></p></body></html>
+"""

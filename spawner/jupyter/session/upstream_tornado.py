@@ -18,6 +18,14 @@ below relies on.
   from one that closed or never opened; tornado holds no connection object
   before a websocket's handshake is done nor after it closes, and these two
   flags, which tornado itself reads, are the only word on which it is.
+- `RequestHandler._headers`, read (`response_headers`): jupyter-server-proxy
+  writes an app's response headers into it directly (it replaces the whole
+  object), so the apps' proxy (spawner/jupyter/apps/proxy.py) reads and mends
+  them there before the first flush sends them; tornado has no public getter.
+- `RequestHandler._finished`, read (`finished`): jupyter-server-proxy's
+  `prepare` may answer a request itself (a redirect to log in) and return;
+  tornado reads the flag after `prepare` to run nothing more, and so must a
+  subclass's `prepare` that goes on after it.
 - `WebSocketProtocol.client_terminated`, set (`ignore_further_frames`): tornado
   hands a closed connection's frames on until the other side answers the close
   (or for 5 s); with it set, tornado drops every frame that arrives, and a
@@ -42,3 +50,13 @@ def ended_before_open(handler) -> bool:
 def ignore_further_frames(connection) -> None:
     """`connection` (a websocket's, tornado's WebSocketProtocol) hands on no frame that arrives from now on."""
     connection.client_terminated = True
+
+
+def response_headers(handler):
+    """The response headers `handler` (a tornado RequestHandler) will send, as the object it sends them from."""
+    return handler._headers
+
+
+def finished(handler) -> bool:
+    """Whether `handler` has answered its request already."""
+    return handler._finished
