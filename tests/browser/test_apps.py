@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.support.apps import FOLDER, prepare_folder
+from tests.support.apps import API, FOLDER, prepare_folder
 from tests.support.browser import log_in, shot
 from tests.support.cluster import url_for
 from tests.support.demo import password_of
@@ -86,6 +86,19 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     name.press("Enter")
     expect(app.get_by_text("Nice to meet you, Ada")).to_be_visible()
     shot(app, "app-streamlit", "alice's Streamlit app in its own tab: she typed a name, the app answered.")
+
+    # her browser's own cookies (the hub's and the session's, __Host- with per-user origins) never reach an app:
+    # a Dash app of hers that echoes what it is sent, opened in her browser
+    status, dash = cluster.request("POST", API, {"kind": "auto", "target": "apps-test/board.py"}, timeout=120)
+    assert status == 201, dash
+    echo = context.new_page()
+    echo.goto(url_for(dash["url"] + "echo"))
+    seen = json.loads(echo.locator("body").inner_text())
+    assert context.cookies(), "the browser holds the session's cookies"
+    assert [c["name"] for c in context.cookies() if "jupyterhub" in c["name"]], context.cookies()
+    leaked = [name for name in seen["cookies"] if "jupyterhub" in name or "xsrf" in name.lower()]
+    assert leaked == [] and "authorization" not in {k.lower() for k in seen["headers"]}, seen
+    echo.close()
 
     # 2. MLflow for the folder of runs: the experiment and its run are there
     page.bring_to_front()

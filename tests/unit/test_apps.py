@@ -162,6 +162,9 @@ def test_what_a_start_request_must_send(body, error):
 def test_the_app_gets_the_browsers_own_cookies_and_never_the_sessions():
     header = "jupyterhub-user-alice=tok; _xsrf=2|x; _streamlit_xsrf=s; jupyterhub-session-id=i; username-h=u; k=v"
     assert cookies_for_app(header) == "_streamlit_xsrf=s; k=v"
+    # with per-user origins the hub's and the server's cookies carry the __Host- prefix
+    prefixed = "__Host-jupyterhub-user-alice=tok; __Host-jupyterhub-session-id=i; __Secure-_xsrf=x; __Host-k=v"
+    assert cookies_for_app(prefixed) == "__Host-k=v"
     assert cookies_for_app("") == ""
 
 
@@ -170,6 +173,8 @@ def test_the_app_gets_the_browsers_own_cookies_and_never_the_sessions():
     [
         ("_streamlit_xsrf=abc; Path=/", False),
         ("jupyterhub-user-alice=forged; Path=/user/alice/", True),
+        ("__Host-jupyterhub-user-alice=forged; Path=/; Secure", True),
+        ("__Host-app=1; Path=/; Secure", False),
         ("_xsrf=forged", True),
         ("jupyterhub-hub-login=x; Domain=example.org; Path=/hub/", True),
         ("=; garbage", True),

@@ -56,6 +56,7 @@ SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SESSION_COOKIES = ("jupyterhub-", "_xsrf", "username-")  # the hub's, the server's login and XSRF cookies
+COOKIE_PREFIXES = ("__Host-", "__Secure-")  # the browsers' cookie name prefixes (case-sensitive, as browsers)
 LOGIN_QUERY = ("token", "_xsrf")  # credentials Jupyter and JupyterHub take in a URL's query
 LOGIN_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
 FRAMING = "frame-ancestors 'self'"
@@ -64,6 +65,10 @@ DOCUMENT_DESTINATIONS = ("document", "iframe", "frame", "embed", "object")
 
 
 def is_session_cookie(name: str) -> bool:
+    """Whether a cookie is the hub's or the session server's, whatever its prefix: with per-user origins the hub
+    names them `__Host-jupyterhub-...` (hub.subdomain_host turns cookie_host_prefix_enabled on)."""
+    for prefix in COOKIE_PREFIXES:
+        name = name.removeprefix(prefix)
     return name.startswith(SESSION_COOKIES)
 
 
