@@ -114,12 +114,16 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     # the same request from her MLflow's own page goes through
     search = mlflow.url.split("#")[0] + "ajax-api/2.0/mlflow/experiments/search"
     browser.allow(r"/dsportal/apps/[0-9a-f]{12}/ajax-api/", 403, why="the cross-origin POST below")
-    hostile = context.request.post(
-        search, data={"max_results": 5}, headers={"Origin": url_for("/user/bob/").rsplit("/user/", 1)[0]}
-    )
+    from_bob = {"Origin": url_for("/user/bob/").rsplit("/user/", 1)[0], "Sec-Fetch-Site": "same-site"}
+    hostile = context.request.post(search, data={"max_results": 5}, headers={**from_bob, "Sec-Fetch-Mode": "cors"})
     assert hostile.status == 403, hostile.text()[:300]
     alices_origin = url_for("/user/alice/").rsplit("/user/", 1)[0]
-    own = context.request.post(search, data={"max_results": 5}, headers={"Origin": alices_origin})
+    # (Playwright's request API is no page: it says where it comes from as the page's own fetch would)
+    own = context.request.post(
+        search,
+        data={"max_results": 5},
+        headers={"Origin": alices_origin, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
+    )
     assert own.status == 200 and "alice-experiment" in own.text()
 
     # 3. VS Code from the launcher, on the folder the file browser shows: open a file, edit it, save it

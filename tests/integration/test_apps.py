@@ -15,13 +15,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import psutil
 import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from tests.support.apps import API, FOLDER, prepare_folder
+from tests.support.apps import API, FOLDER, MLFLOW_RUN, STREAMLIT_APP, as_alice, prepare_folder, write_as_alice
 from tests.support.cluster import url_for
 from tests.support.http import json_request
 
@@ -337,6 +338,45 @@ def test_another_user_cannot_put_a_page_on_alices_origin_through_her_apps(apps_s
         bob_page.terminate()
         bob_page.wait(timeout=30)
         subprocess.run(["rm", "-f", "/tmp/bob-page.html"], timeout=30)
+
+
+PLANTED = """
+import os, sys
+open("/tmp/team-planted-ran", "a").write(f"{os.getuid()} {sys.argv}\\n")
+"""
+
+
+def test_modules_planted_in_a_shared_folder_never_run_as_alice(apps_session):
+    """A team folder others can write to, holding alice's runs and her app: bob plants mlflow.py, uvicorn.py and
+    gunicorn.py there.  Python started there would import them before the installed ones (it did, as alice)."""
+    cluster, _ = apps_session
+    team, mark = "/tmp/team-folder", "/tmp/team-planted-ran"
+    subprocess.run(["rm", "-rf", team, mark], check=True, timeout=30)
+    subprocess.run(["install", "-d", "-m", "1777", team], check=True, timeout=30)
+    for name in ("mlflow.py", "uvicorn.py", "gunicorn.py"):
+        subprocess.run(
+            ["sudo", "-u", "bob", "tee", f"{team}/{name}"],
+            input=PLANTED,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=30,
+        )
+    as_alice("/opt/dsportal/venv/bin/python", "-c", MLFLOW_RUN.replace(f"{FOLDER}/runs", team))
+    write_as_alice(f"{team}/team_app.py", STREAMLIT_APP)
+    opened = []
+    try:
+        for kind, target in (("mlflow", team), ("auto", f"{team}/team_app.py")):
+            status, app = cluster.request("POST", API, {"kind": kind, "target": target}, timeout=120)
+            assert status == 201, (kind, app)
+            opened.append(app)
+        assert cluster.request("GET", opened[0]["url"])[0] == 200
+        assert cluster.request("GET", opened[1]["url"] + "_stcore/health") == (200, "ok")
+        assert not Path(mark).exists(), Path(mark).read_text()
+    finally:
+        for app in opened:
+            cluster.request("DELETE", f"{API}/{app['id']}")
+        subprocess.run(["rm", "-rf", team, mark], timeout=30)
 
 
 def request_with(path: str, headers: dict) -> tuple[int, str]:

@@ -80,13 +80,18 @@ def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket(
         "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
     ]
     assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, {"PATH": "/", **MLFLOW_ENV})
-    assert MLFLOW_ENV == {"MLFLOW_DISABLE_TELEMETRY": "true", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    assert MLFLOW_ENV == {
+        "PYTHONSAFEPATH": "1",  # the folder's mlflow.py never runs, nor a uvicorn.py when MLflow starts uvicorn
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+    }
 
 
 def test_streamlit_and_dash_run_the_users_file_on_the_socket():
     streamlit = launch("streamlit", "/home/alice/app/main.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
     assert streamlit.argv == [
         "/layer/python",
+        "-P",  # the app's folder never shadows uvicorn or what it imports
         "-m",
         "uvicorn",
         "--uds",
@@ -97,7 +102,7 @@ def test_streamlit_and_dash_run_the_users_file_on_the_socket():
     assert streamlit.env["DSPORTAL_APP_FILE"] == "/home/alice/app/main.py"
     assert (streamlit.cwd, streamlit.absolute) == ("/home/alice/app", False)
     dash = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
-    assert dash.argv[:6] == ["/layer/python", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
+    assert dash.argv[:7] == ["/layer/python", "-P", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
     assert dash.argv[-4:] == ["--no-control-socket", "--config", "/dev/null", "spawner.job.apps.dashapp:make()"]
     assert dash.env == {
         "DSPORTAL_APP_FILE": "/home/alice/d.py",
@@ -175,6 +180,8 @@ def test_the_app_gets_the_browsers_own_cookies_and_never_the_sessions():
         ("jupyterhub-user-alice=forged; Path=/user/alice/", True),
         ("__Host-jupyterhub-user-alice=forged; Path=/; Secure", True),
         ("__Host-app=1; Path=/; Secure", False),
+        ("__HOST-JupyterHub-user-alice=forged; Path=/; Secure", True),  # browsers match prefixes in any case
+        ("theme=dark; Domain=localhost; Path=/", True),  # for the hub's and every user's origin
         ("_xsrf=forged", True),
         ("jupyterhub-hub-login=x; Domain=example.org; Path=/hub/", True),
         ("=; garbage", True),
@@ -191,11 +198,16 @@ def test_the_answers_session_cookies_are_dropped_its_service_worker_kept_to_the_
     headers.add("Service-Worker-Allowed", "/")
     headers.add("Content-Security-Policy", "default-src 'self'")
     headers.add("Content-Type", "text/html")
+    headers.add("Clear-Site-Data", '"cookies"')
     secure_headers(headers, "/user/alice/dsportal/apps/abc/")
+    assert "Clear-Site-Data" not in headers
     assert headers.get_list("Set-Cookie") == ["a=1"]
     assert headers.get_list("Service-Worker-Allowed") == ["/user/alice/dsportal/apps/abc/"]  # the app's pages only
     assert headers.get_list("Content-Security-Policy") == ["default-src 'self'", "frame-ancestors 'self'"]
     assert headers["Content-Type"] == "text/html"
+    sandboxed = HTTPHeaders()
+    secure_headers(sandboxed, "/p/", sandbox=True)  # code-server's any-file route: never a page of the origin
+    assert sandboxed.get_list("Content-Security-Policy") == ["frame-ancestors 'self'", "sandbox"]
 
 
 def test_the_query_loses_the_credentials_jupyter_takes_there():
@@ -204,27 +216,41 @@ def test_the_query_loses_the_credentials_jupyter_takes_there():
 
 
 @pytest.mark.parametrize(
-    "headers, kind, path, verdict",
+    "headers, kind, path, with_token, verdict",
     [
-        ({}, "vscode", "/", "ok"),  # no browser, or one that does not say
-        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", "ok"),
-        ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", "ok"),  # typed, bookmarked
-        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"}, "vscode", "/proxy/47123/", "confirm"),
-        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, "streamlit", "/", "confirm"),
-        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "mlflow", "/ajax-api/x", "refuse"),
-        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "websocket"}, "streamlit", "/_stcore/stream", "refuse"),
-        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "dash", "/", "refuse"),
+        ({}, "vscode", "/", True, "ok"),  # a client with a token, no browser
+        ({}, "vscode", "/", False, "old browser"),  # cookies, and no word on where it comes from
+        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", False, "ok"),
+        ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", False, "ok"),  # typed
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"}, "vscode", "/proxy/47123/", False, "confirm"),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, "streamlit", "/", True, "confirm"),
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, "mlflow", "/ajax-api/x", False, "refuse"),
+        (
+            {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "websocket"},
+            "streamlit",
+            "/_stcore/stream",
+            False,
+            "refuse",
+        ),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "dash", "/", False, "refuse"),
         (
             {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "document"},
             "vscode",
             "/vscode-remote-resource?path=/tmp/bob.html",
+            False,
             "refuse",
         ),
-        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "image"}, "vscode", "/vscode-remote-resource", "ok"),
+        (
+            {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "image"},
+            "vscode",
+            "/vscode-remote-resource",
+            False,
+            "ok",
+        ),
     ],
 )
-def test_where_a_request_comes_from_decides_whether_it_reaches_the_app(headers, kind, path, verdict):
-    assert fetch_verdict(HTTPHeaders(headers), kind, path) == verdict
+def test_where_a_request_comes_from_decides_whether_it_reaches_the_app(headers, kind, path, with_token, verdict):
+    assert fetch_verdict(HTTPHeaders(headers), kind, path, with_token) == verdict
 
 
 # --- an app's life, with a small server of our own in place of a framework's ---------------------------

@@ -58,7 +58,13 @@ KINDS: dict[str, Kind] = {
 # (Workspace Trust already holds it back in a folder not trusted)
 VSCODE_SETTINGS = '{\n  "task.allowAutomaticTasks": "off",\n  "security.workspace.trust.enabled": true\n}\n'
 MLFLOW_DB = "mlflow.db"
+# Python started in a folder (`python -m mlflow` in the folder of runs, uvicorn or gunicorn in the app's) puts
+# that folder first on its path: a uvicorn.py or mlflow.py there (in a folder others may write to) would run in
+# place of the installed one.  -P keeps it off (the user's app still finds its own modules: Streamlit and
+# spawner/job/apps/dashapp.py put the app's folder on the path for it); MLflow starts a uvicorn of its own, so
+# for MLflow it is PYTHONSAFEPATH, which that one inherits.
 MLFLOW_ENV = {
+    "PYTHONSAFEPATH": "1",
     # MLflow's server and its page report usage to MLflow's makers unless told not to
     "MLFLOW_DISABLE_TELEMETRY": "true",
     # its job runner (server-side GenAI evaluations, not the tracking UI) starts 8 processes, 1.8 GB idle
@@ -132,12 +138,12 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
         return Launch(argv, MLFLOW_ENV, str(folder), absolute=True)
     folder = str(PurePosixPath(target).parent)
     if kind == "streamlit":
-        argv = [python, "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
+        argv = [python, "-P", "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
         return Launch(argv, {"DSPORTAL_APP_FILE": target}, folder, absolute=False)
     if kind == "dash":
         # no control socket (gunicorn's default, in the home, which a second app would take over) and no
         # ./gunicorn.conf.py of the app's folder
-        argv = [python, "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
+        argv = [python, "-P", "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
         argv += ["--no-control-socket", "--config", "/dev/null"]
         argv += ["spawner.job.apps.dashapp:make()"]
         # Dash builds its pages' URLs from this prefix; its routes stay at / (the proxy strips the prefix)

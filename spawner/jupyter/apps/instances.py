@@ -16,7 +16,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,15 +71,14 @@ def log_tail(path: str) -> str:
         return ""
 
 
-def answers(path: str) -> bool:
-    """Whether something accepts connections on the Unix socket `path`."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(1)
-        try:
-            s.connect(path)
-        except OSError:
-            return False
-        return True
+async def answers(path: str) -> bool:
+    """Whether something accepts connections on the Unix socket `path` (within a second)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(path), 1)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
 
 
 class Apps:
@@ -228,7 +226,7 @@ class Apps:
                 raise AppError(f"{KINDS[kind].title} could not start: {e.strerror or e}.") from None
         log.info("app %s (%s) starting for %s, pid %s", id_, kind, path, app.process.pid)
         deadline = time.monotonic() + self.start_seconds
-        while not answers(str(sock)):
+        while not await answers(str(sock)):
             if app.process.returncode is not None:
                 app.state, app.ended = "ended", f"exited with code {app.process.returncode} while starting"
                 raise AppError(f"{KINDS[kind].title} ended while starting. Its log:\n{log_tail(str(log_path))}")
@@ -264,13 +262,15 @@ class Apps:
             return False
         app.state, app.ended = "ended", app.ended or "stopped"
         process = app.process
-        if process is not None and process.returncode is None:
+        if process is not None:
+            # the whole group, even when its first process has ended (code-server's helpers, gunicorn's worker)
             signal_group(process.pid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(process.wait(), STOP_SECONDS)
             except TimeoutError:
-                signal_group(process.pid, signal.SIGKILL)
-                await process.wait()
+                pass
+            signal_group(process.pid, signal.SIGKILL)  # what is left of it
+            await process.wait()
         with contextlib.suppress(FileNotFoundError):
             Path(app.socket).unlink()
         log.info("app %s (%s) stopped", app.id, app.kind)
@@ -279,7 +279,7 @@ class Apps:
     def stop_all_now(self) -> None:
         """At the server's end: every app's group gets SIGTERM (the job's end takes what is left)."""
         for app in self._apps.values():
-            if app.process is not None and app.process.returncode is None:
+            if app.process is not None:
                 signal_group(app.process.pid, signal.SIGTERM)
 
 

@@ -12,15 +12,19 @@ any port): what the proxy leaves to the app is kept here.
 - Per-user origins are same-site, so a page of another user's session can make
   the browser send this session's cookies.  Every request must come from this
   session's own origin (the browser's Sec-Fetch-Site), or from no page at all (a
-  typed address, a bookmark, a client that is no browser): a navigation from
-  elsewhere gets a page with a link to click, anything else a 403.  A change (a
+  typed address, a bookmark, a client with a token): a navigation from
+  elsewhere gets a page with a link to the app's first page, anything else a
+  403; a browser that does not say (Safari before 16.4) gets a 403 that says
+  so.  code-server's vscode-remote-resource (any file the user can read) is
+  never a page: refused as one, and sandboxed.  A change (a
   POST...) must besides come from this origin (Origin, Referer) or carry
   Jupyter's XSRF token: jupyter-server-proxy leaves that check to the app.
 - An app never receives the visitor's login: the Jupyter and hub cookies,
   Authorization, X-XSRFToken, and `token` and `_xsrf` in the query are taken out
   of what it is sent (a guest's token would let the owner's code act as the
-  guest).  It may not set those cookies, nor let a service worker take more than
-  its path, and no other site may frame it.
+  guest).  It may not set those cookies, nor cookies for a wider domain, nor
+  clear the site's data, nor let a service worker take more than its path, and
+  no other site may frame it.
 - Use of the session (the idle culler) is what the browser does: opening an
   app's page or its websocket, and the messages it sends there, not an app
   page's own background requests nor the app's own pushes and pings.  VS
@@ -56,7 +60,7 @@ SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 SESSION_COOKIES = ("jupyterhub-", "_xsrf", "username-")  # the hub's, the server's login and XSRF cookies
-COOKIE_PREFIXES = ("__Host-", "__Secure-")  # the browsers' cookie name prefixes (case-sensitive, as browsers)
+COOKIE_PREFIXES = ("__host-", "__secure-")  # the browsers' cookie name prefixes (matched in any case)
 LOGIN_QUERY = ("token", "_xsrf")  # credentials Jupyter and JupyterHub take in a URL's query
 LOGIN_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
 FRAMING = "frame-ancestors 'self'"
@@ -67,6 +71,7 @@ DOCUMENT_DESTINATIONS = ("document", "iframe", "frame", "embed", "object")
 def is_session_cookie(name: str) -> bool:
     """Whether a cookie is the hub's or the session server's, whatever its prefix: with per-user origins the hub
     names them `__Host-jupyterhub-...` (hub.subdomain_host turns cookie_host_prefix_enabled on)."""
+    name = name.lower()
     for prefix in COOKIE_PREFIXES:
         name = name.removeprefix(prefix)
     return name.startswith(SESSION_COOKIES)
@@ -94,38 +99,52 @@ def uri_for_app(uri: str) -> str:
 
 
 def sets_session_cookie(set_cookie: str) -> bool:
-    """Whether a Set-Cookie header of the app's names one of the session's own cookies (pure)."""
+    """Whether a Set-Cookie header of the app's may not reach the browser (pure): one that names one of the
+    session's own cookies, one for a wider domain than the session's origin (the hub's, every user's), one
+    that cannot be read."""
     try:
         cookie = SimpleCookie(set_cookie)
     except CookieError:
-        return True  # unreadable: not passed on
-    return any(is_session_cookie(name) for name in cookie) or not cookie
+        return True
+    return not cookie or any(is_session_cookie(name) or morsel["domain"] for name, morsel in cookie.items())
 
 
-def secure_headers(headers, prefix: str) -> None:
+def secure_headers(headers, prefix: str, sandbox: bool = False) -> None:
     """The app's response headers (tornado's HTTPHeaders), made safe for the session's origin: no Set-Cookie of the
-    session's cookies, a service worker over the app's own `prefix` at most, framed by this origin only."""
+    session's cookies nor for a wider domain, no clearing of the site's data, a service worker over the app's own
+    `prefix` at most, framed by this origin only; a `sandbox`ed answer is never a page of the origin."""
     kept = [v for v in headers.get_list("Set-Cookie") if not sets_session_cookie(v)]
-    if "Set-Cookie" in headers:
-        del headers["Set-Cookie"]
+    for name in ("Set-Cookie", "Clear-Site-Data"):  # the latter would log the visitor out of the hub and all
+        if name in headers:
+            del headers[name]
     for value in kept:
         headers.add("Set-Cookie", value)
     if "Service-Worker-Allowed" in headers:  # code-server's worker, over its own pages (its "/" is the origin's)
         headers["Service-Worker-Allowed"] = prefix
     headers.add("Content-Security-Policy", FRAMING)  # besides the app's own: browsers apply each
+    if sandbox:
+        headers.add("Content-Security-Policy", "sandbox")
 
 
-def fetch_verdict(headers, kind: str, path: str) -> str:
+def any_file(kind: str, path: str) -> bool:
+    """Whether the app answers this path with any file the user can read, typed by its name (pure): code-server's
+    vscode-remote-resource, whose .html of another user's would be a page of the session's origin."""
+    return kind == "vscode" and "/vscode-remote-resource" in path
+
+
+def fetch_verdict(headers, kind: str, path: str, with_token: bool) -> str:
     """What to do with a request, from the browser's word on where it comes from (pure): "ok"; "confirm" (a
-    navigation from another site: a page with a link); "refuse"."""
+    navigation from another site: a page with a link); "refuse"; "old browser" (the browser's cookies, and no
+    word on where the request comes from)."""
     site = headers.get("Sec-Fetch-Site", "")
     if site in ("same-site", "cross-site"):
         return "confirm" if headers.get("Sec-Fetch-Mode") == "navigate" else "refuse"
+    if not site and not with_token:  # Safari before 16.4: nothing tells another site's link from the user's
+        return "old browser"
     # code-server serves any file the user can read at vscode-remote-resource, typed by its name: as a page of
     # the session's origin an .html file there would be script on it
-    if kind == "vscode" and "/vscode-remote-resource" in path:
-        if headers.get("Sec-Fetch-Dest", "") in DOCUMENT_DESTINATIONS:
-            return "refuse"
+    if any_file(kind, path) and headers.get("Sec-Fetch-Dest", "") in DOCUMENT_DESTINATIONS:
+        return "refuse"
     return "ok"
 
 
@@ -143,9 +162,10 @@ class AppProxyHandler(ProxyHandler):
         def flush_secured(*a, **kw):
             if not secured:
                 secured.append(True)
-                secure_headers(
-                    response_headers(self), url_path_join(self.base_url, "dsportal/apps", self.path_args[0], "")
-                )
+                id_, rest = self.path_args[0], self.path_args[1] or "/"
+                prefix = url_path_join(self.base_url, "dsportal/apps", id_, "")
+                kind = self.app.kind if self.app is not None else ""
+                secure_headers(response_headers(self), prefix, sandbox=any_file(kind, rest))
             return flush(*a, **kw)
 
         self.flush = flush_secured
@@ -166,12 +186,18 @@ class AppProxyHandler(ProxyHandler):
         self.app = self.apps.get(id_)
         if self.app is None or self.app.state != "running":
             raise web.HTTPError(404, "This app is not running; start it again from JupyterLab (Running apps).")
-        verdict = fetch_verdict(self.request.headers, self.app.kind, rest)
+        with_token = "Authorization" in self.request.headers or "token" in self.request.query_arguments
+        verdict = fetch_verdict(self.request.headers, self.app.kind, rest, with_token)
         if verdict == "confirm":
             self.app = None  # nothing goes to the app
             self.set_header("Content-Security-Policy", f"{FRAMING}; default-src 'none'; style-src 'unsafe-inline'")
-            self.finish(CONFIRM.format(url=html.escape(self.request.uri, quote=True)))
+            # to the app's first page only: nothing of the other site's address (a folder, a query) goes along
+            self.finish(CONFIRM.format(url=html.escape(url_path_join(self.base_url, "dsportal/apps", id_, ""))))
             return
+        if verdict == "old browser":
+            raise web.HTTPError(
+                403, "This browser does not say which page a request comes from; open your apps in a current one."
+            )
         if verdict == "refuse":
             raise web.HTTPError(403, "Apps take requests from the session's own pages only.")
         self.proxy_base = f"dsportal/apps/{id_}"
