@@ -86,60 +86,12 @@ def launch(
 
 def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_server: str, home: str) -> Launch:
     if kind == "vscode":
-        state = f"{home}/.local/share/dsportal/code-server"  # its settings, extensions and session socket
-        argv = [
-            code_server,
-            "--socket",
-            socket,
-            "--socket-mode",
-            "600",
-            # the socket is the guard: a 0700 folder, a 0600 socket, reached only through the session's login
-            "--auth",
-            "none",
-            # its proxy of any port of the node (/proxy/PORT, /absproxy/PORT) would put whatever another account
-            # serves there on the session's origin
-            "--disable-proxy",
-            "--disable-telemetry",
-            "--disable-update-check",
-            "--ignore-last-opened",  # the folder it was opened on, not the one it showed last time
-            # Workspace Trust stays on: a folder another user can write to (.vscode/tasks.json, settings) runs
-            # nothing until the user trusts it
-            "--user-data-dir",
-            state,
-            "--extensions-dir",
-            f"{state}/extensions",
-            "--config",  # else it writes ~/.config/code-server/config.yaml with a password it never asks for
-            f"{state}/config.yaml",
-            target,
-        ]
-        return Launch(
-            argv, {}, target, absolute=False, private=[state], files={f"{state}/User/settings.json": VSCODE_SETTINGS}
-        )
+        return _vscode(target, socket, code_server, home)
     if kind == "mlflow":
-        folder = PurePosixPath(target)
-        argv = [
-            python,
-            "-m",
-            "mlflow",
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{folder / MLFLOW_DB}",
-            "--static-prefix",
-            prefix.rstrip("/"),
-            "--workers",
-            "1",
-            # MLflow refuses Host headers other than its own address (DNS rebinding); on a Unix socket reached
-            # through the session's login alone no other site can reach it, and the Host is the portal's
-            "--allowed-hosts",
-            "*",
-            "--uvicorn-opts",
-            f"--uds {shlex.quote(socket)}",
-        ]
-        return Launch(argv, MLFLOW_ENV, str(folder), absolute=True)
-    folder = str(PurePosixPath(target).parent)
+        return _mlflow(target, socket, prefix, python)
     if kind == "streamlit":
         argv = [python, "-P", "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
-        return Launch(argv, {"DSPORTAL_APP_FILE": target}, folder, absolute=False)
+        return Launch(argv, {"DSPORTAL_APP_FILE": target}, str(PurePosixPath(target).parent), absolute=False)
     if kind == "dash":
         # no control socket (gunicorn's default, in the home, which a second app would take over) and no
         # ./gunicorn.conf.py of the app's folder
@@ -148,8 +100,62 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
         argv += ["spawner.job.apps.dashapp:make()"]
         # Dash builds its pages' URLs from this prefix; its routes stay at / (the proxy strips the prefix)
         env = {"DSPORTAL_APP_FILE": target, "DASH_REQUESTS_PATHNAME_PREFIX": prefix}
-        return Launch(argv, env, folder, absolute=False)
+        return Launch(argv, env, str(PurePosixPath(target).parent), absolute=False)
     raise ValueError(f"unknown app {kind!r}")
+
+
+def _vscode(folder: str, socket: str, code_server: str, home: str) -> Launch:
+    state = f"{home}/.local/share/dsportal/code-server"  # its settings, extensions and session socket
+    argv = [
+        code_server,
+        "--socket",
+        socket,
+        "--socket-mode",
+        "600",
+        # the socket is the guard: a 0700 folder, a 0600 socket, reached only through the session's login
+        "--auth",
+        "none",
+        # its proxy of any port of the node (/proxy/PORT, /absproxy/PORT) would put whatever another account
+        # serves there on the session's origin
+        "--disable-proxy",
+        "--disable-telemetry",
+        "--disable-update-check",
+        "--ignore-last-opened",  # the folder it was opened on, not the one it showed last time
+        # Workspace Trust stays on: a folder another user can write to (.vscode/tasks.json, settings) runs
+        # nothing until the user trusts it
+        "--user-data-dir",
+        state,
+        "--extensions-dir",
+        f"{state}/extensions",
+        "--config",  # else it writes ~/.config/code-server/config.yaml with a password it never asks for
+        f"{state}/config.yaml",
+        folder,
+    ]
+    return Launch(
+        argv, {}, folder, absolute=False, private=[state], files={f"{state}/User/settings.json": VSCODE_SETTINGS}
+    )
+
+
+def _mlflow(folder: str, socket: str, prefix: str, python: str) -> Launch:
+    argv = [
+        python,
+        "-m",
+        "mlflow",
+        "server",
+        "--backend-store-uri",
+        f"sqlite:///{PurePosixPath(folder) / MLFLOW_DB}",
+        "--static-prefix",
+        prefix.rstrip("/"),
+        "--workers",
+        "1",
+        # MLflow refuses Host headers other than its own address (DNS rebinding); on a Unix socket reached
+        # through the session's login alone no other site can reach it, and the Host is the portal's
+        "--allowed-hosts",
+        "*",
+        "--uvicorn-opts",
+        f"--uds {shlex.quote(socket)}",
+    ]
+    return Launch(argv, MLFLOW_ENV, folder, absolute=True)
 
 
 FRAMEWORK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(streamlit|dash)\b", re.MULTILINE)
