@@ -220,6 +220,7 @@ def test_the_query_loses_the_credentials_jupyter_takes_there():
     [
         ({}, "vscode", "/", True, "ok"),  # a client with a token, no browser
         ({}, "vscode", "/", False, "old browser"),  # cookies, and no word on where it comes from
+        ({"Upgrade": "websocket"}, "streamlit", "/_stcore/stream", False, "ok"),  # Chromium's: its Origin is checked
         ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", False, "ok"),
         ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, "mlflow", "/", False, "ok"),  # typed
         ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"}, "vscode", "/proxy/47123/", False, "confirm"),

@@ -139,7 +139,10 @@ def fetch_verdict(headers, kind: str, path: str, with_token: bool) -> str:
     site = headers.get("Sec-Fetch-Site", "")
     if site in ("same-site", "cross-site"):
         return "confirm" if headers.get("Sec-Fetch-Mode") == "navigate" else "refuse"
-    if not site and not with_token:  # Safari before 16.4: nothing tells another site's link from the user's
+    websocket = headers.get("Upgrade", "").lower() == "websocket"
+    # Safari before 16.4: nothing tells another site's link from the user's.  A websocket carries no Sec-Fetch-Site
+    # in Chromium either: its Origin must be the session's (Jupyter's check_origin), which settles where it is from
+    if not site and not with_token and not websocket:
         return "old browser"
     # code-server serves any file the user can read at vscode-remote-resource, typed by its name: as a page of
     # the session's origin an .html file there would be script on it
