@@ -364,7 +364,9 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
     }
     # JupyterLab offers no debugger; the kernels' sockets live in the private folder
     assert json.loads((folder / "config" / "labconfig" / "page_config.json").read_text()) == {
-        "disabledExtensions": {"@jupyterlab/debugger-extension": True}
+        "disabledExtensions": {"@jupyterlab/debugger-extension": True, "@jupyterhub/jupyter-server-proxy": True},
+        "buildCheck": False,
+        "buildAvailable": False,
     }
     assert updates["JUPYTER_RUNTIME_DIR"] == str(folder / "runtime")
     assert oct((folder / "runtime").stat().st_mode & 0o777) == "0o700"

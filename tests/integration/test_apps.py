@@ -348,12 +348,13 @@ open("/tmp/team-planted-ran", "a").write(f"{os.getuid()} {sys.argv}\\n")
 
 def test_modules_planted_in_a_shared_folder_never_run_as_alice(apps_session):
     """A team folder others can write to, holding alice's runs and her app: bob plants mlflow.py, uvicorn.py and
-    gunicorn.py there.  Python started there would import them before the installed ones (it did, as alice)."""
+    gunicorn.py and streamlit.py there.  Python, uvicorn and gunicorn started there would import them before the
+    installed ones (they did, as alice)."""
     cluster, _ = apps_session
     team, mark = "/tmp/team-folder", "/tmp/team-planted-ran"
     subprocess.run(["rm", "-rf", team, mark], check=True, timeout=30)
     subprocess.run(["install", "-d", "-m", "1777", team], check=True, timeout=30)
-    for name in ("mlflow.py", "uvicorn.py", "gunicorn.py"):
+    for name in ("mlflow.py", "uvicorn.py", "gunicorn.py", "streamlit.py"):
         subprocess.run(
             ["sudo", "-u", "bob", "tee", f"{team}/{name}"],
             input=PLANTED,

@@ -77,7 +77,8 @@ def test_mlflow_serves_the_folders_database_under_its_prefix_on_uvicorns_socket(
         "--allowed-hosts",
         "*",
         "--uvicorn-opts",
-        "--uds '/tmp/a b/x.sock'",  # MLflow splits it as a shell would: the quotes keep the path whole
+        # MLflow splits it as a shell would: the quotes keep the paths whole; uvicorn's app dir is private
+        "--uds '/tmp/a b/x.sock' --app-dir '/tmp/a b'",
     ]
     assert (spec.cwd, spec.absolute, spec.env) == ("/home/alice/runs dir", True, {"PATH": "/", **MLFLOW_ENV})
     assert MLFLOW_ENV == {
@@ -94,6 +95,8 @@ def test_streamlit_and_dash_run_the_users_file_on_the_socket():
         "-P",  # the app's folder never shadows uvicorn or what it imports
         "-m",
         "uvicorn",
+        "--app-dir",  # nor what uvicorn imports the application from
+        "/tmp/s/rt/apps",
         "--uds",
         SOCK,
         "--factory",
@@ -103,7 +106,14 @@ def test_streamlit_and_dash_run_the_users_file_on_the_socket():
     assert (streamlit.cwd, streamlit.absolute) == ("/home/alice/app", False)
     dash = launch("dash", "/home/alice/d.py", SOCK, PREFIX, "/layer/python", "cs", "/home/alice")
     assert dash.argv[:7] == ["/layer/python", "-P", "-m", "gunicorn", "--bind", f"unix:{SOCK}", "--workers"]
-    assert dash.argv[-4:] == ["--no-control-socket", "--config", "/dev/null", "spawner.job.apps.dashapp:make()"]
+    assert dash.argv[-6:] == [
+        "--no-control-socket",
+        "--config",
+        "/dev/null",
+        "--chdir",  # gunicorn puts its folder first on the path: the private one, not the app's
+        "/tmp/s/rt/apps",
+        "spawner.job.apps.dashapp:make()",
+    ]
     assert dash.env == {
         "DSPORTAL_APP_FILE": "/home/alice/d.py",
         "DASH_REQUESTS_PATHNAME_PREFIX": PREFIX,

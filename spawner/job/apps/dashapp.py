@@ -28,5 +28,8 @@ def find_dash(namespace: dict):
 
 def make():
     path = Path(os.environ["DSPORTAL_APP_FILE"])
-    sys.path.insert(0, str(path.parent))  # the app's own modules beside it, as `python app.py` would find them
+    # gunicorn started in the session's private folder (its --chdir: nothing there shadows what it imports);
+    # the app runs in its own, with its own modules beside it, as `python app.py` would
+    os.chdir(path.parent)
+    sys.path.insert(0, str(path.parent))
     return find_dash(runpy.run_path(str(path), run_name="dsportal_app")).server

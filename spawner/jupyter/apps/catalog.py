@@ -59,10 +59,11 @@ KINDS: dict[str, Kind] = {
 VSCODE_SETTINGS = '{\n  "task.allowAutomaticTasks": "off",\n  "security.workspace.trust.enabled": true\n}\n'
 MLFLOW_DB = "mlflow.db"
 # Python started in a folder (`python -m mlflow` in the folder of runs, uvicorn or gunicorn in the app's) puts
-# that folder first on its path: a uvicorn.py or mlflow.py there (in a folder others may write to) would run in
-# place of the installed one.  -P keeps it off (the user's app still finds its own modules: Streamlit and
-# spawner/job/apps/dashapp.py put the app's folder on the path for it); MLflow starts a uvicorn of its own, so
-# for MLflow it is PYTHONSAFEPATH, which that one inherits.
+# that folder first on its path, and so do uvicorn (its --app-dir) and gunicorn (its --chdir): a mlflow.py,
+# uvicorn.py or streamlit.py there (in a folder others may write to) would run in place of the installed one,
+# as the user.  -P, and the private apps folder as uvicorn's app dir and gunicorn's, keep it off (the user's
+# app still finds its own modules: Streamlit and spawner/job/apps/dashapp.py put its folder on the path when
+# they run it); MLflow starts a uvicorn of its own, so for MLflow it is PYTHONSAFEPATH, which that one inherits.
 MLFLOW_ENV = {
     "PYTHONSAFEPATH": "1",
     # MLflow's server and its page report usage to MLflow's makers unless told not to
@@ -89,14 +90,16 @@ def _launch(kind: str, target: str, socket: str, prefix: str, python: str, code_
         return _vscode(target, socket, code_server, home)
     if kind == "mlflow":
         return _mlflow(target, socket, prefix, python)
+    private = str(PurePosixPath(socket).parent)  # the session's apps folder (0700): nothing of others' in it
     if kind == "streamlit":
-        argv = [python, "-P", "-m", "uvicorn", "--uds", socket, "--factory", "spawner.job.apps.streamlitapp:make"]
+        argv = [python, "-P", "-m", "uvicorn", "--app-dir", private, "--uds", socket]
+        argv += ["--factory", "spawner.job.apps.streamlitapp:make"]
         return Launch(argv, {"DSPORTAL_APP_FILE": target}, str(PurePosixPath(target).parent), absolute=False)
     if kind == "dash":
         # no control socket (gunicorn's default, in the home, which a second app would take over) and no
         # ./gunicorn.conf.py of the app's folder
         argv = [python, "-P", "-m", "gunicorn", "--bind", f"unix:{socket}", "--workers", "1", "--threads", "4"]
-        argv += ["--no-control-socket", "--config", "/dev/null"]
+        argv += ["--no-control-socket", "--config", "/dev/null", "--chdir", private]
         argv += ["spawner.job.apps.dashapp:make()"]
         # Dash builds its pages' URLs from this prefix; its routes stay at / (the proxy strips the prefix)
         env = {"DSPORTAL_APP_FILE": target, "DASH_REQUESTS_PATHNAME_PREFIX": prefix}
@@ -153,7 +156,7 @@ def _mlflow(folder: str, socket: str, prefix: str, python: str) -> Launch:
         "--allowed-hosts",
         "*",
         "--uvicorn-opts",
-        f"--uds {shlex.quote(socket)}",
+        f"--uds {shlex.quote(socket)} --app-dir {shlex.quote(str(PurePosixPath(socket).parent))}",
     ]
     return Launch(argv, MLFLOW_ENV, folder, absolute=True)
 
