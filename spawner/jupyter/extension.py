@@ -33,6 +33,7 @@ from .apps import handlers as apps
 from .clock import handlers as sessionapi
 from .runs import handlers as jobs
 from .session import token as sessiontoken
+from .session.listpage import running_page
 from .session.origin import same_origin
 from .session.upstream_tornado import answered_by_container
 from .tensorboard.instances import LogdirError, TensorBoards, TooManyError
@@ -104,8 +105,16 @@ class ListPageHandler(_Base):
             )
             or '<tr><td colspan="2">No TensorBoard is running. In the file browser, right-click a folder and choose "Open TensorBoard".</td></tr>'
         )
-        api = url_path_join(self.base_url, "dsportal/tensorboard/api/instances")
-        self.finish(PAGE.format(rows=rows, api=html.escape(api), xsrf=html.escape(self.xsrf_token.decode())))
+        self.finish(
+            running_page(
+                "TensorBoard",
+                "Running TensorBoards",
+                rows,
+                "Each stops by itself when your session ends.",
+                url_path_join(self.base_url, "dsportal/tensorboard/api/instances"),
+                self.xsrf_token.decode(),
+            )
+        )
 
 
 class TensorBoardHandler(_Base):
@@ -132,25 +141,6 @@ class TensorBoardHandler(_Base):
         answered_by_container(self)  # the container wrote the whole response
 
     get = post = head = _serve
-
-
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>TensorBoard - DS Portal</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:50rem}}td{{padding:.4rem .8rem}}
-button{{padding:.3rem .9rem}}</style></head>
-<body><h1>Running TensorBoards</h1>
-<table aria-label="Running TensorBoards"><tbody>{rows}</tbody></table>
-<p>Each stops by itself when your session ends.</p>
-<script>
-document.querySelectorAll("button[data-id]").forEach(function (b) {{
-  b.addEventListener("click", function () {{
-    fetch("{api}/" + b.dataset.id, {{method: "DELETE", headers: {{"X-XSRFToken": "{xsrf}"}}}})
-      .then(function () {{ location.reload(); }});
-  }});
-}});
-</script></body></html>
-"""
 
 
 def _jupyter_server_extension_points():

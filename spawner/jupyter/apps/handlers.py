@@ -28,6 +28,7 @@ from tornado import web
 
 from ...contract import KERNEL_PYTHON_VAR
 from ...sessionspec import AppsSpec
+from ..session.listpage import running_page
 from .catalog import KINDS, offered_kinds
 from .instances import AppError, Apps, TooManyError
 from .proxy import SETTINGS_KEY, AppProxyHandler
@@ -105,28 +106,17 @@ class ListPageHandler(_Base):
             '<tr><td colspan="3">No app is running. Open VS Code or MLflow from the launcher, or right-click a '
             'Streamlit or Dash file and choose "Open as app".</td></tr>'
         )
-        api = url_path_join(self.base_url, "dsportal/apps/api/instances")
-        self.finish(PAGE.format(rows=rows, api=html.escape(api), xsrf=html.escape(self.xsrf_token.decode())))
-
-
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Apps - DS Portal</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:50rem}}td{{padding:.4rem .8rem}}
-button{{padding:.3rem .9rem}}</style></head>
-<body><h1>Running apps</h1>
-<table aria-label="Running apps"><tbody>{rows}</tbody></table>
-<p>Each app is yours alone: it listens on a private socket of this session, reached only through your login.
-It stops when your session ends; nothing restarts it by itself.</p>
-<script>
-document.querySelectorAll("button[data-id]").forEach(function (b) {{
-  b.addEventListener("click", function () {{
-    fetch("{api}/" + b.dataset.id, {{method: "DELETE", headers: {{"X-XSRFToken": "{xsrf}"}}}})
-      .then(function () {{ location.reload(); }});
-  }});
-}});
-</script></body></html>
-"""
+        self.finish(
+            running_page(
+                "Apps",
+                "Running apps",
+                rows,
+                "Each app is yours alone: it listens on a private socket of this session, reached only through your "
+                "login. It stops when your session ends; nothing restarts it by itself.",
+                url_path_join(self.base_url, "dsportal/apps/api/instances"),
+                self.xsrf_token.decode(),
+            )
+        )
 
 
 def has_module(name: str) -> bool:
