@@ -13,18 +13,16 @@ import json
 import re
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
-from tornado.httpclient import HTTPRequest
-from tornado.websocket import websocket_connect
 
 from tests.support.apps import API, FOLDER, MLFLOW_RUN, STREAMLIT_APP, as_alice, prepare_folder, write_as_alice
 from tests.support.cluster import url_for
 from tests.support.http import json_request
+from tests.support.jupyter import closed_after
 
 
 def listening_ports(user: str) -> set[int]:
@@ -144,23 +142,6 @@ def no_redirect_status(url: str) -> int:
         return urllib.request.build_opener(NoRedirect).open(url, timeout=30).status
     except urllib.error.HTTPError as e:
         return e.code
-
-
-async def closed_after(path: str, token: str, action, timeout: float = 20) -> int | None:
-    """Open a websocket at `path` with `token`, run `action` (blocking), then wait for the server to close it:
-    its close code (None: still open after `timeout` s)."""
-    request = HTTPRequest(url_for(path).replace("https", "wss", 1), headers={"Authorization": f"token {token}"})
-    ws = await websocket_connect(request)
-    await asyncio.get_running_loop().run_in_executor(None, action)
-    deadline = time.monotonic() + timeout
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            if await asyncio.wait_for(ws.read_message(), left) is None:
-                return ws.close_code
-    except TimeoutError:
-        pass
-    ws.close()
-    return None
 
 
 def test_a_guest_opens_the_apps_while_shared_and_loses_them_at_revoke(apps_session):

@@ -16,13 +16,10 @@ import concurrent.futures
 import time
 from datetime import UTC, datetime
 
-from tornado.httpclient import HTTPRequest
-from tornado.websocket import websocket_connect
-
-from tests.support.cluster import Cluster, url_for
+from tests.support.cluster import Cluster
 from tests.support.http import wait_until
 from tests.support.jobs import JobsClient
-from tests.support.jupyter import run_code
+from tests.support.jupyter import closed_after, run_code
 
 from .test_sessions import call, ready
 
@@ -84,23 +81,6 @@ def fresh_tokens(cluster: Cluster, user: str, count: int) -> list[str]:
 def flood(tokens: list[str], path: str) -> list[int]:
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         return list(pool.map(lambda token: call(token, "GET", path)[0], tokens))
-
-
-async def closed_after(path: str, token: str, action, timeout: float = 20) -> int | None:
-    """Open a websocket at `path` with `token`, run `action` (blocking), then wait for the server to close the
-    connection: its close code (None: still open after `timeout` s)."""
-    request = HTTPRequest(url_for(path).replace("https", "wss", 1), headers={"Authorization": f"token {token}"})
-    ws = await websocket_connect(request)
-    await asyncio.get_running_loop().run_in_executor(None, action)
-    deadline = time.monotonic() + timeout
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            if await asyncio.wait_for(ws.read_message(), left) is None:
-                return ws.close_code
-    except TimeoutError:
-        pass
-    ws.close()
-    return None
 
 
 def last_activity(cluster: Cluster) -> datetime:

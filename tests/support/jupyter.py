@@ -109,3 +109,20 @@ async def _type(cluster: Cluster, path: str, command: str, expect: str, timeout:
             screen += data[0]
     ws.close()
     return screen
+
+
+async def closed_after(path: str, token: str, action, timeout: float = 20) -> int | None:
+    """Open a websocket at `path` with `token`, run `action` (blocking), then wait for the server to close the
+    connection: its close code (None: still open after `timeout` s)."""
+    request = HTTPRequest(url_for(path).replace("https", "wss", 1), headers={"Authorization": f"token {token}"})
+    ws = await websocket_connect(request)
+    await asyncio.get_running_loop().run_in_executor(None, action)
+    deadline = time.monotonic() + timeout
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if await asyncio.wait_for(ws.read_message(), left) is None:
+                return ws.close_code
+    except TimeoutError:
+        pass
+    ws.close()
+    return None
