@@ -85,6 +85,30 @@ def run_output(output_dir: str, path: str, job_id: str) -> str:
     return f"{output_dir.rstrip('/')}/{stem}-{job_id}.ipynb"
 
 
+def sweep_folder(output_dir: str, path: str, array_id: str) -> str:
+    """Where a sweep's tasks write: OUTPUT_DIR/STEM-ARRAYID/ (task-N.ipynb, task-N.json)."""
+    stem = Path(path).name.rsplit(".", 1)[0] or "notebook"
+    return f"{output_dir.rstrip('/')}/{stem}-{array_id}"
+
+
+def sweep_output(folder: str, task: int) -> str:
+    """A sweep task's output notebook (papermill's, kept when the task fails or times out)."""
+    return f"{folder}/task-{task}.ipynb"
+
+
+def sweep_results(folder: str, task: int) -> str:
+    """A sweep task's results: one JSON line the runner writes, {"task": N, "results": {...}} or {"task": N, "error": ...}."""
+    return f"{folder}/task-{task}.json"
+
+
+SWEEP_RESULTS_BYTES = 4096  # the most of one task's results the runner writes and the hub reads
+
+
+def sweep_log(home: str) -> str:
+    """Slurm's output file of each task of a sweep (%A = the array's job id, %a = the task)."""
+    return f"{home.rstrip('/')}/.dsportal-job-%A_%a.log"
+
+
 def run_log(home: str) -> str:
     """Slurm's output file of a job run from the portal (%j = job id), in the user's home."""
     return f"{home.rstrip('/')}/.dsportal-job-%j.log"

@@ -62,6 +62,8 @@ ACCOUNTING_FIELDS = tuple(
     "JobID User Partition State ExitCode Submit Start End Elapsed NNodes NodeList Timelimit".split()
 )
 JOB_ID = r"[0-9]+(?:[_+][0-9]+)?"  # 123, an array element 123_4, a hetjob component 82+1
+# What squeue and sacct list: a job id, or an array's tasks not yet started, in one line: 123_[5-999%4]
+LISTED_ID = rf"{JOB_ID}|[0-9]+_\[[0-9,%-]{{1,4096}}\]"
 END_FORMAT = "%e"  # a job's end time
 
 TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"  # Slurm's '2026-11-22T11:00:00'
@@ -339,7 +341,7 @@ def parse_all_jobs(output: str) -> list[ListedJob]:
         if not line.strip():
             continue
         parts = line.strip().split("|")
-        if len(parts) != 12 or not re.fullmatch(JOB_ID, parts[0]) or not parts[2]:
+        if len(parts) != 12 or not re.fullmatch(LISTED_ID, parts[0]) or not parts[2]:
             _unreadable_once(line)
             continue
         job_id, user, state, partition, nodes, node_list, elapsed, left, limit, submitted, start, reason = parts
@@ -377,7 +379,7 @@ def parse_accounting(output: str) -> list[AccountedJob]:
         if not line.strip():
             continue
         parts = line.rstrip("\n").split("|")
-        if len(parts) != len(ACCOUNTING_FIELDS) or not re.fullmatch(JOB_ID, parts[0]) or not parts[3]:
+        if len(parts) != len(ACCOUNTING_FIELDS) or not re.fullmatch(LISTED_ID, parts[0]) or not parts[3]:
             _unreadable_once(line)
             continue
         job_id, user, partition, state, exit_code, submitted, start, end, elapsed, nodes, node_list, limit = parts

@@ -3,7 +3,26 @@
 from __future__ import annotations
 
 from .kinds import Flag, StorageName, integer, number
-from .section import Section, key
+from .section import Section, key, section
+
+
+class SweepSettings(Section):
+    """Sweeps: a notebook's parameter grid run as one Slurm job array."""
+
+    enabled: Flag = key(True, "Users may run a notebook over a grid of parameters as one Slurm job array.")
+    max_tasks: integer(1, 100_000) = key(
+        1000,
+        "Most tasks (grid points) one sweep may have; keep it below Slurm's MaxArraySize (default 1001), "
+        "which refuses bigger arrays itself.",
+    )
+    max_gpu_hours: number(0, 1_000_000) = key(
+        200,
+        "Most GPU-hours one sweep may ask for: tasks x nodes x GPUs x hours (its time limit, the most it can "
+        "cost). Slurm's own limits (associations, QOS) apply too.",
+    )
+    max_at_once: integer(1, 10_000) = key(
+        8, "Most tasks of one sweep running at once (Slurm's %N); a user may choose fewer, this is the default."
+    )
 
 
 class JobSettings(Section):
@@ -30,3 +49,4 @@ class JobSettings(Section):
     )
     history_days: integer(1, 365) = key(7, "Days of finished jobs shown in the jobs panel and on the home page.")
     keep: integer(1, 500) = key(50, "Jobs per user whose settings the hub remembers (for 'run again').")
+    sweeps: SweepSettings = section(SweepSettings, "Sweeps: a notebook's parameter grid as one Slurm job array.")

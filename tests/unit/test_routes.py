@@ -66,6 +66,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/cancel", runsapi.CancelHandler),
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/again", runsapi.AgainHandler),
         (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/log", runsapi.LogHandler),
+        (r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/tasks", runsapi.TasksHandler),
         ("/api/dsportal/notify", runsapi.NotifyHandler),
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),

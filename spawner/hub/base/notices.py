@@ -110,6 +110,20 @@ def run_ended_mail(job_id: str, path: str, why: str, output: str, public_url: st
     return subject, "\n".join(lines) + "\n"
 
 
+def sweep_ended_mail(
+    job_id: str, path: str, tally: dict[str, int], words: str, folder: str, public_url: str
+) -> tuple[str, str]:
+    """(subject, body) of the one mail for a whole sweep (pure): how many of its tasks completed, its best."""
+    total = sum(tally.values())
+    best = words.split("; best ", 1)[1].split(" (task")[0] if "; best " in words else ""
+    subject = f"Sweep {job_id} ({path}): {tally.get('completed', 0)} of {total} completed" + (
+        f"; best {best}" if best else ""
+    )
+    lines = [f"Your sweep {job_id} ({path}) has ended.", "", words, "", f"Output notebooks and results: ~/{folder}/"]
+    lines.append(f"Its table in JupyterLab's jobs panel: {public_url}")
+    return subject, "\n".join(lines) + "\n"
+
+
 def session_started_mail(job_id: str, node: str, waited: str, url: str) -> tuple[str, str]:
     subject = f"Your session has started on {node}"
     body = f"Your queued session (job {job_id}) started on {node} after waiting {waited}.\n\nOpen it: {url}\n"

@@ -111,6 +111,7 @@ def _from_run(run: dict) -> dict:
         "log": run.get("log", ""),
         "submitted": run.get("submitted", ""),
         "can_again": bool(settings),
+        "sweep": run.get("sweep"),  # a sweep's facts (runs/service.py); its counts come from runs/sweeps.py
     }
 
 
@@ -138,6 +139,7 @@ def _blank(job_id: str) -> dict:
         "log": "",
         "can_cancel": False,
         "can_again": False,
+        "sweep": None,
     }
 
 
@@ -160,8 +162,8 @@ def job_rows(
     _add_listed(rows, listed, places)  # what squeue says now wins over the accounting's last word
     _add_runs(rows, runs)
     _name_rows(rows, sessions)
-    active = sorted((r for r in rows.values() if r["active"]), key=_newest)
-    finished = sorted((r for r in rows.values() if not r["active"]), key=_newest)
+    active = sorted((r for r in rows.values() if r["active"]), key=newest)
+    finished = sorted((r for r in rows.values() if not r["active"]), key=newest)
     return active + finished
 
 
@@ -209,7 +211,7 @@ def _add_runs(rows: dict[str, dict], runs: list[dict]) -> None:
         job_id = run.get("job_id", "")
         known = job_id in rows
         row = rows.setdefault(job_id, _blank(job_id))
-        row.update({k: v for k, v in _from_run(run).items() if v or k in ("portal", "can_again")})
+        row.update({k: v for k, v in _from_run(run).items() if v or k in ("portal", "can_again", "sweep")})
         if run.get("why"):  # the tracker's word, with the runner's (the failed cell, the kept output)
             row.update(why=run["why"], state=run.get("state") or row["state"], ended=run.get("ended") or row["ended"])
         elif known and not row["active"]:  # ended a moment ago: the tracker reads its log within seconds
@@ -236,6 +238,6 @@ def _name_rows(rows: dict[str, dict], sessions: frozenset[str]) -> None:
             row["name"] = f"job {row['job_id']}"
 
 
-def _newest(row: dict) -> tuple:
+def newest(row: dict) -> tuple:
     number = row["job_id"].split("_")[0].split("+")[0]
     return (-int(number) if number.isdigit() else 0, row["job_id"])

@@ -8,6 +8,8 @@
     POST   /hub/api/dsportal/jobs/ID/cancel         -> {"job_id": ID}
     POST   /hub/api/dsportal/jobs/ID/again          the same settings again -> 201 {"job": run}
     GET    /hub/api/dsportal/jobs/ID/log?lines=N    {"log": the tail of the job's log}
+    GET    /hub/api/dsportal/jobs/ID/tasks          a sweep's table: {"tasks": [...], "results", ...}
+                                                    (runs/sweeps.py; POST jobs with "sweep" submits one)
     GET    /hub/api/dsportal/notify                 {"mail": bool, "address": ""}
     POST   /hub/api/dsportal/notify                 {"mail": bool} -> the same
 
@@ -125,6 +127,13 @@ async def _logged(call) -> dict:
     return {"log": await call}
 
 
+class TasksHandler(_Base):
+    async def get(self, job_id: str):
+        spawner = self.own_spawner()
+        self.count("log")  # one head of the tasks' results files, as the user
+        await self.answer(service.tasks(self.portal_services, spawner, job_id))
+
+
 class NotifyHandler(_Base):
     async def _state(self, spawner) -> dict:
         return {"mail": spawner.record.notify_mail, "address": await mail_address(spawner.user)}
@@ -152,5 +161,6 @@ HANDLERS = [
     (JOBS_URL + rf"/({JOB_ID})/cancel", CancelHandler),
     (JOBS_URL + rf"/({JOB_ID})/again", AgainHandler),
     (JOBS_URL + rf"/({JOB_ID})/log", LogHandler),
+    (JOBS_URL + rf"/({JOB_ID})/tasks", TasksHandler),
     (NOTIFY_URL, NotifyHandler),
 ]  # installed by spawner/hub/wiring/routes.py

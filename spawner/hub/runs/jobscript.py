@@ -15,10 +15,11 @@ from pathlib import Path
 
 from portal.settings import PortalSettings
 
-from ...contract import run_log
+from ...contract import run_log, sweep_log
 from ...slurmvocab import time_limit
 from ..request.jobspec import ACCOUNT_VARIABLES, Account, as_user, gres_option, script_templates, site_options
 from ..request.resources import Resources, allocation, duration_words, slurm_memory
+from .grid import Sweep
 from .request import RunRequest, run_name
 
 RUNNER = "dsportal-run-job"  # spawner/job/runs/runner.py, in the session environment's bin
@@ -53,8 +54,11 @@ def shape_of(request: RunRequest, settings: PortalSettings) -> RunShape:
     return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes)
 
 
-def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Account) -> list[str]:
-    """sbatch as the user, one task per node (the runner starts the processes per GPU itself)."""
+def run_sbatch_argv(
+    settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None
+) -> list[str]:
+    """sbatch as the user, one task per node (the runner starts the processes per GPU itself); a sweep is
+    one job array of that shape per point, at most `at_once` running (Slurm's %N)."""
     slurm = settings.slurm
     shape = shape_of(request, settings)
     argv = as_user(slurm, account.name, ACCOUNT_VARIABLES) + [
@@ -75,31 +79,41 @@ def run_sbatch_argv(settings: PortalSettings, request: RunRequest, account: Acco
     argv += [f"--time={time_limit(shape.minutes)}", f"--partition={shape.partition}"]
     argv += site_options(slurm, request.account, request.qos)
     home = account.home.rstrip("/")
+    if sweep is not None:
+        argv.append(f"--array=0-{sweep.tasks - 1}%{sweep.at_once}")
     argv += [
-        f"--output={run_log(home)}",
+        f"--output={sweep_log(home) if sweep is not None else run_log(home)}",
         f"--chdir={posixpath.dirname(f'{home}/{request.path}')}",
         "--export=ALL",  # what sudo hands sbatch: its basics and the account's variables
     ]
     return argv
 
 
-def run_spec(settings: PortalSettings, request: RunRequest, home: str, parameters: dict) -> dict:
-    """What the runner on the node reads (spawner/job/runs/runner.py, RunSpec)."""
+def run_spec(
+    settings: PortalSettings, request: RunRequest, home: str, parameters: dict, sweep: Sweep | None = None
+) -> dict:
+    """What the runner on the node reads (spawner/job/runs/runner.py, RunSpec); a sweep's task takes its
+    parameters from `points` by its SLURM_ARRAY_TASK_ID."""
     home = home.rstrip("/")
-    return {
+    spec = {
         "kind": request.kind,
         "path": f"{home}/{request.path}",
         "output_dir": f"{home}/{settings.jobs.output_folder}",
         "gpus": request.gpus,
         "parameters": parameters,
     }
+    if sweep is not None:
+        spec["points"] = sweep.points()
+    return spec
 
 
 TEMPLATES = script_templates(Path(__file__).parent)
 
 
-def run_script(settings: PortalSettings, request: RunRequest, account: Account, parameters: dict) -> str:
-    spec = run_spec(settings, request, account.home, parameters)
+def run_script(
+    settings: PortalSettings, request: RunRequest, account: Account, parameters: dict, sweep: Sweep | None = None
+) -> str:
+    spec = run_spec(settings, request, account.home, parameters, sweep)
     bin_dir = Path(settings.environment.prefix) / "bin"
     return TEMPLATES.get_template("run.sh.j2").render(
         username=account.name,

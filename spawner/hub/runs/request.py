@@ -30,7 +30,7 @@ from ..request.options import (
     single_value,
 )
 
-ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos", "parameters")
+ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos", "parameters", "sweep")
 OPTIONAL_NAMES = ("gpu_type", "account", "qos")  # kept by "run again" only when chosen
 KINDS = {".ipynb": "notebook", ".py": "python", ".sh": "shell"}
 MAX_PATH = 1024
@@ -49,11 +49,16 @@ class RunRequest:
     gpu_type: str = ""  # as a session's (spawner/hub/request/options.py): "" for any type
     account: str = ""  # "" for the admin's (slurm.account) or the user's default
     qos: str = ""  # "" for the admin's (slurm.qos) or the association's default
+    sweep: dict | None = None  # a sweep's grid (runs/grid.py), checked against the notebook by the service
 
     def settings(self) -> dict:
         """What "run again" repeats (the record keeps it): the options as a user sends them."""
         chosen = asdict(self)
-        return {k: v for k, v in chosen.items() if k in ALLOWED_KEYS and not (k in OPTIONAL_NAMES and v == "")}
+        return {
+            k: v
+            for k, v in chosen.items()
+            if k in ALLOWED_KEYS and not (k in OPTIONAL_NAMES and v == "") and not (k == "sweep" and v is None)
+        }
 
 
 def check_path(value: Any) -> tuple[str, str]:
@@ -100,7 +105,7 @@ def parse_run(
     if unknown:
         names = ", ".join(show(k) if isinstance(k, str) else repr(k) for k in unknown)
         raise OptionsError(f"Unknown option(s) {names}; allowed are {', '.join(ALLOWED_KEYS)}.")
-    values = {k: (v if k == "parameters" else single_value(v)) for k, v in options.items()}
+    values = {k: (v if k in ("parameters", "sweep") else single_value(v)) for k, v in options.items()}
     for key, value in values.items():
         if key != "path":
             check_text(key, value)
@@ -115,12 +120,30 @@ def parse_run(
         raise OptionsError('parameters must be a JSON object such as {"lr": 0.1}.')
     if parameters and kind != "notebook":
         raise OptionsError(f"parameters are for notebooks; {path} is a {kind} script and takes none.")
+    sweep = check_sweep(values.get("sweep"), parameters, kind, path, settings)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
     check_allocation(gpus, account, slurm, facts)
-    return RunRequest(path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos)
+    return RunRequest(
+        path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos, sweep
+    )
+
+
+def check_sweep(sweep: Any, parameters: dict, kind: str, path: str, settings: PortalSettings) -> dict | None:
+    """The sweep's shape before the notebook is read (its grid is checked against it by runs/grid.py)."""
+    if sweep is None:
+        return None
+    if not settings.jobs.sweeps.enabled:
+        raise OptionsError("Sweeps are turned off on this cluster; run the notebook once per parameter set.")
+    if kind != "notebook":
+        raise OptionsError(f"sweeps are for notebooks; {path} is a {kind} script and takes no parameters.")
+    if parameters:
+        raise OptionsError('give a sweep\'s fixed values in its grid ({"value": x}), not in "parameters".')
+    if not isinstance(sweep, dict):
+        raise OptionsError('sweep must be a JSON object such as {"grid": {"lr": {"values": [0.1, 0.01]}}}.')
+    return sweep
 
 
 def run_name(path: str, reserved: str) -> str:

@@ -11,21 +11,24 @@ outlives hub restarts.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ...contract import run_log, run_output
+from ...contract import run_log, run_output, sweep_folder, sweep_log
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from .board import job_rows
+from .grid import Sweep, SweepError, gpu_hours, parse_sweep
 from .jobscript import run_sbatch_argv, run_script, shape_of
 from .notebook import NotRunnable, check_values, notebook_parameters
 from .request import ALLOWED_KEYS, RunRequest, parse_run
+from .sweeps import fold_sweeps, states_of, table
 
 if TYPE_CHECKING:
     from ..session.spawner import SlurmGPUSpawner
@@ -82,6 +85,45 @@ async def _parameters(text: str, request: RunRequest) -> dict:
         raise RunRefused(str(e)) from None
 
 
+MAX_SWEEP_RECORD = 64 * 1024  # bytes of a sweep's values the hub keeps in the user's record (for its table)
+
+
+async def _sweep(text: str, request: RunRequest, settings) -> Sweep | None:
+    """The request's sweep checked against the notebook and the admin's limits (RunRefused with words)."""
+    if request.sweep is None:
+        return None
+    limits = settings.jobs.sweeps
+    try:
+        declared = await asyncio.to_thread(notebook_parameters, text, request.path)
+        sweep = parse_sweep(request.sweep, declared, request.path, limits)
+    except (NotRunnable, SweepError) as e:
+        raise RunRefused(str(e)) from None
+    if len(json.dumps(sweep.settings())) > MAX_SWEEP_RECORD:
+        raise RunRefused(
+            f"sweep: at most {MAX_SWEEP_RECORD // 1024} KiB of values in a grid; use ranges with fewer steps."
+        )
+    cost = gpu_hours(sweep.tasks, request.nodes, request.gpus, request.hours)
+    if limits.max_gpu_hours and cost > limits.max_gpu_hours:
+        raise RunRefused(
+            f"sweep: {sweep.tasks} runs × {request.nodes * request.gpus} GPU(s) × {request.hours:g} h is "
+            f"{cost:,.1f} GPU-hours, more than the {limits.max_gpu_hours:g} a sweep may ask for here; "
+            "fewer runs (a random sample), fewer GPUs or fewer hours."
+        )
+    return sweep
+
+
+def sweep_facts(sweep: Sweep, request: RunRequest) -> dict:
+    """What the record and the panel's row keep of a sweep."""
+    return {
+        "tasks": sweep.tasks,
+        "at_once": sweep.at_once,
+        "varied": sweep.varied,
+        "gpu_hours": round(gpu_hours(sweep.tasks, request.nodes, request.gpus, request.hours), 2),
+        "objective": sweep.objective,
+        "best": sweep.best,
+    }
+
+
 async def _account(spawner: SlurmGPUSpawner):
     """The unix account the user's jobs run as, with the same checks as a session's start: RunRefused 403
     with words for root, system accounts, anyone refused, and an account that is not the directory's."""
@@ -136,6 +178,12 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
             "hours": settings.jobs.default_hours,
         },
         "max_hours": settings.jobs.max_hours,
+        "sweeps": {
+            "enabled": settings.jobs.sweeps.enabled and request.kind == "notebook",
+            "max_tasks": settings.jobs.sweeps.max_tasks,
+            "max_gpu_hours": settings.jobs.sweeps.max_gpu_hours,
+            "max_at_once": settings.jobs.sweeps.max_at_once,
+        },
     }
 
 
@@ -174,16 +222,27 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)
     text = await read_file(services, unix.name, unix.home, request.path)
-    parameters = await _parameters(text, request)
+    sweep = await _sweep(text, request, settings)
+    parameters = await _parameters(text, request) if sweep is None else {}
     account = spawner.account()
-    argv = run_sbatch_argv(settings, request, account)
-    script = run_script(settings, request, account, parameters)
+    argv = run_sbatch_argv(settings, request, account, sweep)
+    script = run_script(settings, request, account, parameters, sweep)
     try:
         job_id = await services.client.submit_as(unix.name, argv, script, spawner.user_env({}))
     except SlurmError as e:
         log.warning("Run of %s (%s) refused by Slurm: %s", unix.name, request.path, e)
         raise RunRefused(_slurm_words(e), 503 if not e.stderr else 400) from None
-    home = unix.home.rstrip("/")
+    run = _record(request, settings, unix.home.rstrip("/"), job_id, parameters, sweep)
+    record = spawner.record
+    record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.jobs.keep]
+    save_record(spawner)
+    log.info("Run of %s submitted: job %s, %s (%s)", unix.name, job_id, request.path, run["summary"])
+    return run
+
+
+def _record(request: RunRequest, settings, home: str, job_id: str, parameters: dict, sweep: Sweep | None) -> dict:
+    """What the hub remembers of a run it submitted (the user's record: the panel, "run again", the tracker)."""
+    output_dir = f"{home}/{settings.jobs.output_folder}"
     run = {
         "job_id": job_id,
         "kind": request.kind,
@@ -191,15 +250,16 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         "summary": shape_of(request, settings).summary(),
         "submitted": datetime.now().isoformat(timespec="minutes"),
         "submitted_ts": time.time(),
-        "output": _relative(run_output(f"{home}/{settings.jobs.output_folder}", request.path, job_id), home)
-        if request.kind == "notebook"
-        else "",
+        "output": _relative(run_output(output_dir, request.path, job_id), home) if request.kind == "notebook" else "",
         "log": _relative(run_log(home).replace("%j", job_id), home),
     }
-    record = spawner.record
-    record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.jobs.keep]
-    save_record(spawner)
-    log.info("Run of %s submitted: job %s, %s (%s)", unix.name, job_id, request.path, run["summary"])
+    if sweep is not None:
+        run["settings"] = {**request.settings(), "sweep": sweep.settings()}
+        run["settings"].pop("parameters", None)
+        run["sweep"] = sweep_facts(sweep, request)
+        run["summary"] = f"{sweep.tasks} runs, at most {sweep.at_once} at once, each: {run['summary']}"
+        run["output"] = _relative(sweep_folder(output_dir, request.path, job_id), home)
+        run["log"] = _relative(sweep_log(home).replace("%A", job_id), home)  # %a: each task's number
     return run
 
 
@@ -226,11 +286,32 @@ def find_run(spawner: SlurmGPUSpawner, job_id: str) -> dict | None:
     return next((r for r in spawner.record.runs if r.get("job_id") == job_id), None)
 
 
+def find_task(spawner: SlurmGPUSpawner, job_id: str) -> tuple[dict, int] | None:
+    """A sweep's task by its id (123_4) -> (the sweep's run, 4); None when it is no task of a sweep of theirs."""
+    array, _, task = job_id.partition("_")
+    run = find_run(spawner, array) if task.isdigit() else None
+    if run is None or not run.get("sweep") or int(task) >= run["sweep"].get("tasks", 0):
+        return None
+    return run, int(task)
+
+
+def task_options(run: dict, task: int) -> dict:
+    """A sweep task's settings as one run of its own (its parameters: its point of the grid)."""
+    options = {k: v for k, v in run["settings"].items() if k in ALLOWED_KEYS and k != "sweep"}
+    options["parameters"] = Sweep.from_settings(run["settings"]["sweep"]).points()[task]
+    return options
+
+
 async def again(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> dict:
+    found = find_task(spawner, job_id)
+    if found is not None:
+        return await submit(services, spawner, task_options(*found))
     run = find_run(spawner, job_id)
     if run is None or not run.get("settings"):
         raise RunRefused(f"Job {job_id} was not run from the portal, so there are no settings to repeat.", 404)
     again_options = {k: v for k, v in run["settings"].items() if k in ALLOWED_KEYS}
+    if "sweep" in again_options:
+        again_options = {k: v for k, v in again_options.items() if k != "parameters"}
     return await submit(services, spawner, again_options)
 
 
@@ -252,7 +333,17 @@ async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
             if job.job_id in order:
                 places[job.job_id] = order.index(job.job_id) + 1
     rows = job_rows(listed, accounted, spawner.record.runs, places, session_jobs(spawner))
+    rows = fold_sweeps(rows, spawner.record.runs, listed, accounted, services.settings.jobs.list_seconds)
     return {"jobs": rows, "error": " ".join(problems)}
+
+
+async def tasks(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> dict:
+    """A sweep's table (runs/sweeps.py)."""
+    run = find_run(spawner, job_id)
+    if run is None or not run.get("sweep"):
+        raise RunRefused(f"Job {job_id} is not a sweep of yours.", 404)
+    unix = await _account(spawner)
+    return await table(services, spawner, run, unix.home.rstrip("/"))
 
 
 async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
@@ -260,14 +351,26 @@ async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
     await _account(spawner)
     listed, _, problems = await services.listing.of_user(spawner.user.name)
     job = next((j for j in listed if j.job_id == job_id), None)
-    if job is None and find_run(spawner, job_id) is None:
+    if job is None and find_run(spawner, job_id) is None and find_task(spawner, job_id) is None:
         raise RunRefused(f"Job {job_id} is not one of your jobs.", 404)
     return job
 
 
+async def _sweep_in_queue(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> bool | None:
+    """Whether a sweep (123) or one of its tasks (123_4) has a task in the queue; None for any other job."""
+    found = find_task(spawner, job_id)
+    run = found[0] if found else find_run(spawner, job_id)
+    if run is None or not run.get("sweep"):
+        return None
+    listed, accounted, _ = await services.listing.of_user(spawner.user.name)
+    states = states_of(run, listed, accounted, services.settings.jobs.list_seconds)
+    return states[found[1]].active if found else any(s.active for s in states)
+
+
 async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> None:
     job = await own_job(services, spawner, job_id)
-    if job is not None and not job.in_queue:
+    in_queue = await _sweep_in_queue(services, spawner, job_id)
+    if in_queue is False or (in_queue is None and job is not None and not job.in_queue):
         raise RunRefused(f"Job {job_id} has already ended.", 409)
     if job_id in session_jobs(spawner):
         raise RunRefused(f"Job {job_id} is your JupyterLab session; stop it from the home page.", 409)
@@ -280,8 +383,12 @@ async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -
 
 
 async def log_tail(services: HubServices, spawner: SlurmGPUSpawner, job_id: str, lines: int) -> str:
-    run = find_run(spawner, job_id)
+    found = find_task(spawner, job_id)
+    run = found[0] if found else find_run(spawner, job_id)
     if run is None or not run.get("log"):
         raise RunRefused(f"Job {job_id} was not run from the portal; its output is where its own script wrote it.", 404)
+    if run.get("sweep") and not found:
+        raise RunRefused(f"Sweep {job_id} has one log per task: open a task's log from the sweep's table.", 404)
     unix = await _account(spawner)
-    return await services.client.output_tail(unix.name, f"{unix.home.rstrip('/')}/{run['log']}", lines)
+    path = run["log"].replace("%a", str(found[1])) if found else run["log"]
+    return await services.client.output_tail(unix.name, f"{unix.home.rstrip('/')}/{path}", lines)

@@ -19,11 +19,14 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ...slurmvocab import ENDING, PENDING, RUNNING
-from ..base.notices import minutes_left_mail, now_text, open_runs, run_ended_mail, tell
+from ..base.notices import minutes_left_mail, now_text, open_runs, run_ended_mail, sweep_ended_mail, tell
 from ..clock.extension import seconds_left
 from ..request.refusal import SessionRefused
 from .board import ended_why, read_outcome
 from .service import save_record
+from .sweepboard import counts
+from .sweeps import ended as sweep_ended
+from .sweeps import states_of, table
 
 log = logging.getLogger("JupyterHub").getChild("runs")
 
@@ -104,6 +107,10 @@ class Tracker:
         changed = False
         for run in open_runs(spawner.record.runs):
             submitted_ts = run.get("submitted_ts") or 0.0
+            if run.get("sweep"):
+                if await self._sweep_ended(spawner, run, listed, accounted, submitted_ts):
+                    changed = True
+                continue
             state = final_state(run["job_id"], listed, accounted, submitted_ts, time.time())
             if state is None:
                 continue
@@ -145,6 +152,32 @@ class Tracker:
             self.public_url(),
         )
         self._mail(spawner, spawner.record.notify_mail, subject, body)
+
+    async def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> bool:
+        """A sweep has ended when every task has (one that no listing has ever shown: after GONE_AFTER); then
+        one notice and one mail for the whole sweep, with its best result."""
+        states = states_of(run, listed, accounted, self.services.settings.jobs.list_seconds)
+        if any(s.state in IN_QUEUE for s in states):
+            return False
+        if any(s.state == "" for s in states) and time.time() - submitted_ts <= GONE_AFTER:
+            return False
+        try:
+            home = spawner.unix_account().home.rstrip("/")
+            summary = await table(self.services, spawner, run, home)
+        except SessionRefused:
+            return False
+        if summary["error"]:
+            return False  # a source did not answer: said at the next round
+        tally = counts(states)
+        state, words = sweep_ended(summary, tally)
+        run.update(state=state, why=words, ended=now_text())
+        log.info("Sweep %s of %s ended: %s", run["job_id"], spawner.user.name, words)
+        settings = run.get("settings") or {}
+        subject, body = sweep_ended_mail(
+            run["job_id"], settings.get("path", ""), tally, words, run.get("output", ""), self.public_url()
+        )
+        self._mail(spawner, spawner.record.notify_mail, subject, body)
+        return True
 
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""

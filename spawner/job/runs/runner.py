@@ -28,11 +28,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...contract import RUN_MARK, run_output
+from ...contract import RUN_MARK, run_output, sweep_folder, sweep_output, sweep_results
 from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
 from ..kernels.userkernels import PrivateKernelSpecManager
 from ..kernels.userlayer import ensure_layer, layer_dir, portal_site_packages
-from . import distributed
+from . import distributed, results
 
 
 def say(message: str) -> None:
@@ -46,6 +46,7 @@ class RunSpec:
     output_dir: str  # absolute; notebooks only
     gpus: int = 0  # per node
     parameters: dict = field(default_factory=dict)
+    points: tuple = ()  # a sweep's parameter sets, one per array task
 
     @classmethod
     def from_json(cls, text: str) -> RunSpec:
@@ -56,7 +57,28 @@ class RunSpec:
             output_dir=str(data.get("output_dir", "")),
             gpus=int(data.get("gpus", 0)),
             parameters=dict(data.get("parameters") or {}),
+            points=tuple(dict(p) for p in data.get("points") or ()),
         )
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """One notebook run: a single run's, or a sweep task's (its point, its folder, its results file)."""
+
+    parameters: dict
+    output: str
+    task: int | None = None
+    results: str = ""  # the task's results file
+
+
+def notebook_run(spec: RunSpec, environ: dict) -> NotebookRun:
+    """Where this run's notebook goes and with which parameters (pure)."""
+    job_id = environ.get("SLURM_JOB_ID", "0")
+    if not spec.points:
+        return NotebookRun(spec.parameters, run_output(spec.output_dir, spec.path, job_id))
+    task = int(environ["SLURM_ARRAY_TASK_ID"])
+    folder = sweep_folder(spec.output_dir, spec.path, environ.get("SLURM_ARRAY_JOB_ID", job_id))
+    return NotebookRun(spec.points[task], sweep_output(folder, task), task, sweep_results(folder, task))
 
 
 class Stopped(BaseException):
@@ -129,12 +151,25 @@ def run_python(home: Path) -> str:
         return sys.executable
 
 
+def _input(spec: RunSpec, run: NotebookRun):
+    """The notebook papermill runs: its path, or for a sweep's task the notebook with the results cell added."""
+    if run.task is None:
+        return spec.path
+    import nbformat  # noqa: PLC0415
+
+    notebook = nbformat.read(spec.path, as_version=4)
+    if not results.add_results_cell(notebook, run.task, run.results):
+        say('results: none recorded (no code cell tagged "results" in Python or R)')
+    return notebook
+
+
 def run_notebook(spec: RunSpec, job_id: str) -> int:
     import papermill  # noqa: PLC0415  (two seconds: only the notebook runs pay it)
     from papermill.exceptions import PapermillExecutionError
 
-    output = run_output(spec.output_dir, spec.path, job_id)
-    Path(spec.output_dir).mkdir(parents=True, exist_ok=True)
+    run = notebook_run(spec, dict(os.environ))
+    output = run.output
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
     runtime = private_runtime(job_id)
     os.environ["JUPYTER_RUNTIME_DIR"] = runtime
     write_kernelspecs(Path(runtime) / "kernels", run_kernel(Path.home()))
@@ -142,9 +177,9 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
     say(f"output {output}")
     try:
         papermill.execute_notebook(
-            spec.path,
+            _input(spec, run),
             output,
-            parameters=spec.parameters,
+            parameters=run.parameters,
             cwd=str(Path(spec.path).parent),
             # what the cells print goes to the job's log as it comes (the jobs panel's live tail)
             stdout_file=sys.stdout,
@@ -154,16 +189,27 @@ def run_notebook(spec: RunSpec, job_id: str) -> int:
             kernel_manager_class=ipc_kernel_manager(runtime),
         )
     except PapermillExecutionError as e:
+        _failed(run, f"cell [{e.exec_count}] raised {e.ename}: {str(e.evalue)[:300]}")
         say(f"failed cell={e.exec_count} error={e.ename}: {str(e.evalue)[:300]}")
         return 1
     except Stopped:
         raise
     except Exception as e:  # the kernel would not start, the notebook would not read ...: the run failed, say why
+        _failed(run, f"{type(e).__name__}: {str(e)[:300]}")
         say(f"failed cell= error={type(e).__name__}: {str(e)[:300]}")
         return 1
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
     return 0
+
+
+def _failed(run: NotebookRun, words: str) -> None:
+    """A sweep task's failure, beside its results: the sweep's table says it without reading every log."""
+    if run.task is not None:
+        try:
+            results.add_failure(run.results, run.task, words)
+        except OSError as e:
+            say(f"results: not written ({e})")
 
 
 def run_script(spec: RunSpec) -> int:
@@ -199,6 +245,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     signal.signal(signal.SIGTERM, _stop)
     job_id = os.environ.get("SLURM_JOB_ID", "0")
+    if spec.points:
+        say(f"task {os.environ.get('SLURM_ARRAY_TASK_ID', '?')} of {len(spec.points)}")
     say(f"started {spec.kind} {spec.path} on {os.environ.get('SLURM_JOB_NODELIST', socket.gethostname())}")
     try:
         code = run_notebook(spec, job_id) if spec.kind == "notebook" else run_script(spec)

@@ -5,7 +5,9 @@
     POST {base}dsportal/jobs                  submit                   -> POST .../dsportal/jobs
     POST {base}dsportal/jobs/ID/cancel|again  cancel, run again        -> POST .../dsportal/jobs/ID/cancel|again
     GET  {base}dsportal/jobs/ID/log?lines=N   the log's tail           -> GET  .../dsportal/jobs/ID/log?lines=N
+    GET  {base}dsportal/jobs/ID/tasks         a sweep's table          -> GET  .../dsportal/jobs/ID/tasks
     GET|POST {base}dsportal/notify            e-mail opt-in            -> .../dsportal/notify
+    POST {base}dsportal/runs/defaults         a copy of a notebook with chosen defaults (runs/defaults.py: here, not the hub)
 
 The hub does everything (it validates, runs Slurm as the user, shares one
 listing of every user's jobs); this only carries the session's own token
@@ -21,9 +23,10 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from ..session.hubcall import ask_hub
+from . import defaults
 
 # what may be passed on: the hub's routes for jobs, nothing else (a job id is Slurm's: 123, 123_4, 82+1)
-ROUTE = r"(jobs|jobs/form|jobs/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log)|notify)"
+ROUTE = r"(jobs|jobs/form|jobs/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log|tasks)|notify)"
 QUERY_KEYS = ("path", "lines")
 
 
@@ -47,6 +50,12 @@ class JobsHandler(APIHandler):
 
 
 def load(serverapp) -> None:
-    """Install the handler (spawner/jupyter/extension.py calls this)."""
+    """Install the handlers (spawner/jupyter/extension.py calls this)."""
     base = serverapp.web_app.settings["base_url"]
-    serverapp.web_app.add_handlers(".*$", [(url_path_join(base, "dsportal", ROUTE), JobsHandler)])
+    serverapp.web_app.add_handlers(
+        ".*$",
+        [
+            (url_path_join(base, "dsportal", ROUTE), JobsHandler),
+            (url_path_join(base, "dsportal", defaults.ROUTE), defaults.DefaultsHandler),
+        ],
+    )

@@ -1,14 +1,18 @@
 // What the Jobs panel says of a job (runs/rows.ts): its row's words, its buttons, the word when it ends.
 import {
   actionsOf,
+  buttonOf,
   endedNotice,
   jobsThatEnded,
   mailNote,
   resources,
   rowWords,
+  sweepCounts,
+  submittedWords,
+  sweepProgress,
   times
 } from '../runs/rows';
-import { IJob } from '../runs/types';
+import { IJob, ISweepRow } from '../runs/types';
 
 // A row of GET dsportal/jobs: a notebook the portal runs on two GPUs.
 function aJob(changes: Partial<IJob> = {}): IJob {
@@ -211,5 +215,108 @@ describe('the e-mail note', () => {
       'The directory has no e-mail address for you, so the portal cannot write to you. ' +
         'Ask your administrators to add one.'
     );
+  });
+});
+
+// A sweep's row: one Slurm job array of 6 tasks, 2 at once.
+function aSweep(
+  counts: Partial<ISweepRow['counts']>,
+  changes: Partial<IJob> = {}
+): IJob {
+  return aJob({
+    job_id: '900',
+    gpus: 1,
+    words: '',
+    sweep: {
+      tasks: 6,
+      at_once: 2,
+      varied: ['learning_rate', 'batch_size'],
+      counts: {
+        waiting: 0,
+        running: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        other: 0,
+        ...counts
+      },
+      objective: '',
+      best: 'max'
+    },
+    ...changes
+  });
+}
+
+describe('a sweep’s row', () => {
+  it('counts its tasks in words', () => {
+    const sweep = aSweep({ running: 2, waiting: 1, completed: 2, failed: 1 });
+    expect(sweepCounts(sweep.sweep!)).toBe(
+      '6 tasks: 2 running, 1 waiting, 2 completed, 1 failed.'
+    );
+    expect(rowWords(sweep)).toMatchObject({
+      badge: '900 · sweep',
+      badgeTitle: 'Slurm job array id: a sweep, one task per point of its grid',
+      state: '6 tasks: 2 running, 1 waiting, 2 completed, 1 failed.',
+      facts:
+        'gpu · 6 tasks of 1 node × 1 GPU, 2 at once · 00:12:09 run / 01:47:51 left'
+    });
+    expect(rowWords(aSweep({}, { words: 'the hub’s words' })).state).toBe(
+      'the hub’s words'
+    );
+  });
+
+  it('draws its counts as shares of a bar', () => {
+    expect(
+      sweepProgress(aSweep({ running: 2, waiting: 1, completed: 3 }).sweep!)
+    ).toEqual([
+      { kind: 'completed', count: 3, percent: 50 },
+      { kind: 'running', count: 2, percent: 33.3 },
+      { kind: 'waiting', count: 1, percent: 16.7 }
+    ]);
+  });
+
+  it('offers Cancel the rest, Run again and its table', () => {
+    const sweep = aSweep({ running: 2 });
+    expect(actionsOf(sweep)).toEqual(['cancel', 'again', 'table']);
+    expect(buttonOf(sweep, 'cancel')[0]).toBe('Cancel the rest');
+    expect(buttonOf(aJob(), 'cancel')[0]).toBe('Cancel');
+    expect(
+      actionsOf(aSweep({ completed: 6 }, { ...COMPLETED, can_again: false }))
+    ).toEqual(['table']);
+  });
+
+  it('ends with one word for the whole sweep, its best result in it', () => {
+    const why =
+      '6 tasks: 5 completed, 1 failed; best accuracy 0.95 (task 3: learning_rate=0.01, batch_size=64).';
+    expect(
+      endedNotice(aSweep({ completed: 5, failed: 1 }, { ...COMPLETED, why }))
+    ).toEqual({
+      message: `Sweep 900 (train.ipynb) ended. ${why}`,
+      type: 'warning',
+      autoClose: false
+    });
+    expect(
+      endedNotice(aSweep({ completed: 6 }, { ...COMPLETED, why: '' }))
+    ).toEqual({
+      message: 'Sweep 900 (train.ipynb) ended. 6 tasks: 6 completed.',
+      type: 'success',
+      autoClose: 10000
+    });
+    expect(endedNotice(aSweep({ failed: 6 }, FAILED)).type).toBe('error');
+  });
+
+  it('says it was submitted with its runs', () => {
+    expect(submittedWords(aSweep({ waiting: 6 }))).toBe(
+      'Sweep 900 submitted: 6 runs, 2 at once'
+    );
+    expect(submittedWords(aJob())).toBe('Job 812 submitted');
+  });
+
+  it('is one row, so it ends once', () => {
+    const seen = new Set<string>();
+    jobsThatEnded(seen, [aSweep({ running: 6 })]);
+    expect(
+      jobsThatEnded(seen, [aSweep({ completed: 6 }, COMPLETED)])
+    ).toHaveLength(1);
   });
 });

@@ -1,10 +1,18 @@
-// DS Portal: the Jupyter server's runs API (dsportal/jobs, dsportal/notify), as the browser calls it.
+// DS Portal: the Jupyter server's runs API (dsportal/jobs, dsportal/notify, dsportal/runs/defaults), as the
+// browser calls it.
 // Every answer is JSON; a refusal is {"message": "..."} with a 4xx/5xx status, shown to the user as is.
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { jsonBody } from '../common/request';
-import { IJob, IJobList, INotify, IRunForm, IRunRequest } from './types';
+import {
+  IJob,
+  IJobList,
+  INotify,
+  IRunForm,
+  IRunRequest,
+  ISweepTasks
+} from './types';
 
 // What the user reads when the server sent no sentence of its own (a proxy's HTML page, no network).
 const NO_ANSWER =
@@ -56,6 +64,11 @@ export const runsApi = {
     call<{ log: string }>(
       `dsportal/jobs/${encodeURIComponent(jobId)}/log?lines=${lines}`
     ),
+  tasks: (jobId: string) =>
+    call<ISweepTasks>(`dsportal/jobs/${encodeURIComponent(jobId)}/tasks`),
+  // a copy of the notebook beside it whose parameters cell carries these values; answers its path
+  makeDefaults: (path: string, parameters: Record<string, unknown>) =>
+    post<{ path: string }>('dsportal/runs/defaults', { path, parameters }),
   notify: () => call<INotify>('dsportal/notify'),
   setNotify: (mail: boolean) => post<INotify>('dsportal/notify', { mail })
 };

@@ -1,6 +1,6 @@
 // DS Portal: "Run as a job…" — the dialog that submits a notebook or script as a Slurm batch job.
 // Its fields' values, bounds and hints are runs/parameters.ts; this file builds them on the page and
-// keeps what the user typed when the server refuses.
+// keeps what the user typed when the server refuses. A sweep's controls are runs/sweepform.ts.
 import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
@@ -20,6 +20,8 @@ import {
   qosChoices,
   typeChoices
 } from './parameters';
+import { buildSweepRequest, sweepsOffered } from './sweep';
+import { SweepSection } from './sweepform';
 import {
   FieldValue,
   IChoice,
@@ -95,15 +97,20 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     this.account = element('select', 'jp-mod-styled');
     this.qos = element('select', 'jp-mod-styled');
     this.chosenType = values.gpu_type;
+    this.sweep = sweepsOffered(form)
+      ? new SweepSection(form, values.sweep)
+      : null;
     this.addResources(values);
     this.addParameters(values.parameters);
     this.partitionChanged(false);
     // JupyterLab's dialog disables Submit while a field is out of its bounds; say which and why.
     this.node.addEventListener('input', () => {
+      this.sweep?.refresh(this.getValue()); // first: it marks the lists it cannot read
       this.showValidity();
       this.gpuType.disabled = Number(this.gpus.value) === 0; // no type without a GPU
     });
     this.gpuType.disabled = Number(this.gpus.value) === 0;
+    this.sweep?.refresh(this.getValue());
   }
 
   getValue(): IRunValues {
@@ -120,7 +127,8 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
       gpu_type: this.gpuType.value,
       account: this.account.value,
       qos: this.qos.value,
-      parameters
+      parameters,
+      sweep: this.sweep ? this.sweep.getValue() : null
     };
   }
 
@@ -224,14 +232,24 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     }
     const box = element('fieldset', 'dsportal-run-parameters');
     box.append(element('legend', '', 'Parameters'));
+    if (this.sweep) {
+      box.append(this.sweep.switchLabel);
+    }
     for (const parameter of parameters) {
       const control = this.parameterInput(parameter, values[parameter.name]);
       const hint = parameterHint(parameter);
       control.title = hint;
-      box.append(this.row(parameter.name, control, hint));
+      const row = this.row(parameter.name, control, hint);
+      box.append(row);
+      if (this.sweep) {
+        box.append(this.sweep.controlsFor(parameter, row, control));
+      }
       this.parameterInputs.set(parameter.name, control);
     }
     this.node.append(box);
+    if (this.sweep) {
+      this.node.append(this.sweep.options);
+    }
   }
 
   private parameterInput(
@@ -288,6 +306,7 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
   private readonly account: HTMLSelectElement;
   private readonly qos: HTMLSelectElement;
   private typeRow!: HTMLLabelElement;
+  private readonly sweep: SweepSection | null; // null where the form offers no sweep
   private chosenType: string; // kept across partitions that have it
   private readonly parameterInputs = new Map<string, HTMLInputElement>();
   // control -> the hint under it and the text it shows while the value is valid
@@ -328,7 +347,9 @@ export async function runAsJob(path: string): Promise<IJob | null> {
     values = result.value;
     let request: IRunRequest;
     try {
-      request = buildRequest(form, values);
+      request = values.sweep
+        ? buildSweepRequest(form, values, values.sweep)
+        : buildRequest(form, values);
     } catch (e) {
       error = (e as Error).message;
       continue;

@@ -2,7 +2,8 @@
 // and their others), what each is doing in words, and Cancel / Run again / Output / Log.
 // The list comes from dsportal/jobs (active jobs first, then the history); the panel keeps one row
 // element per job and updates it in place, so an open log and the buttons survive each refresh.
-// What a row says is runs/rows.ts.
+// What a row says is runs/rows.ts. A sweep is one row, with its progress and a table of its tasks that
+// opens under it (runs/sweeptable.ts).
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -12,7 +13,16 @@ import { Widget } from '@lumino/widgets';
 import { element } from '../common/dom';
 import { Repeat } from '../common/repeat';
 import { Reply, runsApi } from './api';
-import { Action, BUTTON, actionsOf, mailNote, rowWords } from './rows';
+import {
+  Action,
+  actionsOf,
+  buttonOf,
+  mailNote,
+  rowWords,
+  sweepCounts,
+  sweepProgress
+} from './rows';
+import { SweepTable } from './sweeptable';
 import { IJob, INotify } from './types';
 
 export const RUNS_PANEL_ID = 'dsportal-jobs';
@@ -41,6 +51,7 @@ class JobRow {
     const head = element('div', 'dsportal-job-head');
     head.append(this.name, this.badge);
     this.log.hidden = true;
+    this.progress.setAttribute('role', 'img');
     this.logRepeat = new Repeat(
       () => this.loadLog(),
       () => LOG_EVERY_MS
@@ -48,6 +59,7 @@ class JobRow {
     this.node.append(
       head,
       this.state,
+      this.progress,
       this.facts,
       this.why,
       this.actions,
@@ -72,10 +84,12 @@ class JobRow {
     this.facts.title = words.factsTitle;
     this.why.textContent = words.why;
     this.why.hidden = !this.why.textContent;
+    this.showProgress(job);
     this.showActions(actionsOf(job));
     if (!job.log && !this.log.hidden) {
       this.toggleLog();
     }
+    this.table?.update(job);
   }
 
   logToEnd(): void {
@@ -86,7 +100,30 @@ class JobRow {
 
   dispose(): void {
     this.logRepeat.stop();
+    this.table?.close();
     this.node.remove();
+  }
+
+  // A sweep's counts as a bar: completed, failed, ... running, waiting.
+  private showProgress(job: IJob): void {
+    this.progress.hidden = !job.sweep;
+    this.node.classList.toggle('dsportal-job-sweep', Boolean(job.sweep));
+    if (!job.sweep) {
+      return;
+    }
+    const words = sweepCounts(job.sweep);
+    this.progress.setAttribute('aria-label', `Progress: ${words}`);
+    this.progress.title = words;
+    this.progress.replaceChildren(
+      ...sweepProgress(job.sweep).map(part => {
+        const bar = element(
+          'span',
+          `dsportal-sweep-progress-part dsportal-sweep-progress-${part.kind}`
+        );
+        bar.style.width = `${part.percent}%`;
+        return bar;
+      })
+    );
   }
 
   // Buttons are rebuilt only when the set changes, so a click is never lost to a refresh.
@@ -98,23 +135,31 @@ class JobRow {
     this.actionsShown = key;
     this.actions.replaceChildren(
       ...actions.map(action => {
-        const button = element(
-          'button',
-          'dsportal-job-button',
-          BUTTON[action][0]
-        );
+        const [label, title] = buttonOf(this.job, action);
+        const button = element('button', 'dsportal-job-button', label);
         button.dataset.action = action;
-        button.title = BUTTON[action][1];
+        button.title = title;
+        if (action === 'table') {
+          button.setAttribute(
+            'aria-label',
+            `Table of sweep ${this.job.job_id}`
+          );
+        }
         button.addEventListener('click', () => this.act(action, button));
         return button;
       })
     );
     this.markLogButton();
+    this.markTableButton();
   }
 
   private async act(action: Action, button: HTMLButtonElement): Promise<void> {
     if (action === 'log') {
       this.toggleLog();
+      return;
+    }
+    if (action === 'table') {
+      this.toggleTable();
       return;
     }
     button.disabled = true;
@@ -133,6 +178,31 @@ class JobRow {
     } else {
       this.log.textContent = READING_LOG;
       void this.logRepeat.start();
+    }
+  }
+
+  // The sweep's table opens under the row and reads the tasks while it is open.
+  private toggleTable(): void {
+    if (!this.table) {
+      this.table = new SweepTable(this.job, this.panel.sweepTableOptions());
+      this.table.node.hidden = true;
+      this.node.append(this.table.node);
+    }
+    this.table.node.hidden = !this.table.node.hidden;
+    if (this.table.node.hidden) {
+      this.table.close();
+    } else {
+      this.table.open();
+    }
+    this.markTableButton();
+  }
+
+  private markTableButton(): void {
+    const button = this.actions.querySelector('[data-action="table"]');
+    if (button) {
+      const open = Boolean(this.table && !this.table.node.hidden);
+      button.textContent = open ? 'Hide table' : 'Table';
+      button.setAttribute('aria-expanded', String(open));
     }
   }
 
@@ -176,6 +246,8 @@ class JobRow {
   private readonly why = element('div', 'dsportal-job-why');
   private readonly actions = element('div', 'dsportal-job-actions');
   private readonly log = element('pre', 'dsportal-job-log');
+  private readonly progress = element('div', 'dsportal-sweep-progress');
+  private table: SweepTable | null = null; // a sweep's, made when first opened
   private readonly logRepeat: Repeat;
   private actionsShown = '';
 }
@@ -222,6 +294,16 @@ export class RunsPanel extends Widget {
   // request in flight.
   refreshSoon(): Promise<void> {
     return this.repeat.now();
+  }
+
+  // What a sweep's table needs of the panel.
+  sweepTableOptions(): SweepTable.IOptions {
+    return {
+      commands: this.options.commands,
+      isVisible: () => this.isVisible,
+      onSubmitted: job => this.options.onSubmitted(job),
+      refreshList: () => this.refreshSoon()
+    };
   }
 
   async act(action: Action, job: IJob): Promise<void> {
@@ -406,6 +488,19 @@ function placeRow(list: HTMLElement, row: JobRow, index: number): void {
 }
 
 async function confirmCancel(job: IJob): Promise<boolean> {
+  if (job.sweep) {
+    const result = await showDialog({
+      title: `Cancel the rest of sweep ${job.job_id}?`,
+      body:
+        `The tasks of ${job.name || job.path} that have not ended stop now, and those waiting never start; ` +
+        'those that ended keep their outputs and results.',
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep it running' }),
+        Dialog.warnButton({ label: 'Cancel the rest' })
+      ]
+    });
+    return result.button.accept;
+  }
   const result = await showDialog({
     title: `Cancel job ${job.job_id}?`,
     body: `${job.name || job.path} stops now, and Slurm gives its nodes to others.`,

@@ -16,7 +16,7 @@ import { pathArgument, pathArguments } from '../common/commands';
 import { isGuest } from '../sharing/guest';
 import { runAsJob } from './dialog';
 import { RUNS_PANEL_ID, RunsPanel } from './panel';
-import { endedNotice, jobsThatEnded } from './rows';
+import { endedNotice, jobsThatEnded, submittedWords } from './rows';
 import { IJob } from './types';
 
 const RUN = 'dsportal:run-as-job';
@@ -62,7 +62,7 @@ function openOutputAction(
 }
 
 function saySubmitted(app: JupyterFrontEnd, job: IJob): void {
-  Notification.success(`Job ${job.job_id} submitted`, {
+  Notification.success(submittedWords(job), {
     autoClose: 5000,
     actions: [showJobsAction(app)]
   });
@@ -70,9 +70,11 @@ function saySubmitted(app: JupyterFrontEnd, job: IJob): void {
 
 function sayEnded(app: JupyterFrontEnd, job: IJob): void {
   const { message, type, autoClose } = endedNotice(job);
-  const actions = job.output
-    ? [openOutputAction(app, job), showJobsAction(app)]
-    : [showJobsAction(app)];
+  // a sweep's outputs are its tasks': its table opens them
+  const actions =
+    job.output && !job.sweep
+      ? [openOutputAction(app, job), showJobsAction(app)]
+      : [showJobsAction(app)];
   Notification.emit(message, type, { autoClose, actions });
 }
 

@@ -24,6 +24,51 @@ export interface IJob {
   log: string;
   can_cancel: boolean;
   can_again: boolean;
+  sweep?: ISweepRow | null; // a sweep (one Slurm job array) is one row; null for a single run
+}
+
+// What a sweep's row says of its tasks (spawner/hub/runs/board.py).
+export interface ISweepRow {
+  tasks: number;
+  at_once: number;
+  varied: string[]; // the parameters with more than one value
+  counts: Record<SweepCount, number>;
+  objective: string;
+  best: 'max' | 'min';
+}
+
+export type SweepCount =
+  'waiting' | 'running' | 'completed' | 'failed' | 'cancelled' | 'other';
+
+// One task of a sweep, a line of GET dsportal/jobs/ID/tasks.
+export interface ISweepTask {
+  task: number;
+  job_id: string; // "123_4"
+  parameters: Record<string, unknown>;
+  state: string;
+  active: boolean;
+  words: string;
+  why: string;
+  elapsed: string;
+  results: Record<string, unknown>;
+  results_error: string;
+  output: string;
+  log: string;
+  can_cancel: boolean;
+}
+
+// GET dsportal/jobs/ID/tasks: one sweep's table.
+export interface ISweepTasks {
+  job_id: string;
+  path: string;
+  varied: string[];
+  parameters: string[]; // every name set by the grid, in grid order
+  results: string[]; // every result name seen, first seen first
+  objective: string;
+  best: 'max' | 'min';
+  best_task: number | null;
+  tasks: ISweepTask[];
+  error: string; // Slurm or its accounting did not answer
 }
 
 export interface IJobList {
@@ -69,6 +114,15 @@ export interface IRunForm {
   max_hours?: number;
   accounts?: IChoice[]; // the user's Slurm accounts, their default first
   qos?: IChoice[]; // the QOS the admin offers
+  sweeps?: ISweepLimits;
+}
+
+// The admin's limits on sweeps (jobs.sweeps), in the form.
+export interface ISweepLimits {
+  enabled: boolean;
+  max_tasks: number;
+  max_gpu_hours: number;
+  max_at_once: number;
 }
 
 // The dialog's fields as the user left them: text, or a checkbox's state.
@@ -83,6 +137,48 @@ export interface IRunValues {
   account: string; // '' for the default
   qos: string; // '' for the default
   parameters: Record<string, FieldValue>;
+  sweep?: ISweepValues | null; // the sweep section as the user left it; null when it is off
+}
+
+// How a parameter varies in a sweep: one value (its usual field), a list, or a range of numbers.
+export type SweepMode = 'value' | 'list' | 'range';
+
+export interface ISweepField {
+  mode: SweepMode;
+  list: string; // comma-separated
+  from: string;
+  to: string;
+  steps: string;
+  scale: 'linear' | 'log';
+}
+
+export interface ISweepValues {
+  fields: Record<string, ISweepField>;
+  sample: string; // '' or '0' for the whole grid
+  at_once: string;
+  objective: string;
+  best: 'max' | 'min';
+}
+
+// One entry of a sweep's grid, as the hub takes it.
+export type GridEntry =
+  | { value: unknown }
+  | { values: unknown[] }
+  | {
+      range: {
+        from: number;
+        to: number;
+        steps: number;
+        scale: 'linear' | 'log';
+      };
+    };
+
+export interface ISweepRequest {
+  grid: Record<string, GridEntry>;
+  sample?: number;
+  at_once?: number;
+  objective?: string;
+  best?: 'max' | 'min';
 }
 
 // POST dsportal/jobs
@@ -95,7 +191,8 @@ export interface IRunRequest {
   gpu_type?: string;
   account?: string;
   qos?: string;
-  parameters: Record<string, unknown>;
+  parameters?: Record<string, unknown>; // a single run
+  sweep?: ISweepRequest; // a sweep, instead of parameters
 }
 
 // GET and POST dsportal/notify: whether the portal mails the user when a job ends.
