@@ -1,12 +1,19 @@
 """A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`,
 `sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`).
 
+Job arrays (`sbatch --array=0-N%M`, a sweep) are one entry of the table; its
+tasks are waiting until `MockSlurm.set_tasks` starts (or ends) some.  squeue
+and sacct list them as Slurm does: each started task as `178_4`, the tasks not
+yet started as one line `178_[5-999%4]` (array_lines).
+
 `MockSlurm(root)` writes small executables into a temp bin folder that run
 `python -m tests.support.mockslurm CMD STATE ARGS...`; they keep a job table in a temp state folder, so the
 spawner's real subprocess path runs.  A `sudo` stand-in completes the set: it
 accepts exactly the spawner's form (`-n --preserve-env=A,B -u USER -- cmd`),
 passes on only the named variables (as sudo's env_reset does) and records
-the user, since tests cannot switch to real unix accounts.
+the user, since tests cannot switch to real unix accounts.  It runs the real
+command: `head -v -c N -- paths` (a sweep's results) and `tail` read a temp
+home's files as the hub would.
 
 Failures are set per command with `MockSlurm.fail(cmd, mode)`:
   unreachable  stderr "Unable to contact slurm controller", exit 1
@@ -95,6 +102,53 @@ NODES = [
 ]
 
 
+def array_ids(spec: str) -> tuple[list[int], int]:
+    """sbatch's --array value -> (its task numbers, the most at once; 0: no limit).  '0-999%8' -> ([0..999], 8)."""
+    ranges, _, limit = spec.partition("%")
+    ids: list[int] = []
+    for part in ranges.split(","):
+        first, _, last = part.partition("-")
+        ids.extend(range(int(first), int(last or first) + 1))
+    return sorted(set(ids)), int(limit or 0)
+
+
+def compact(ids: list[int]) -> str:
+    """Task numbers as Slurm writes them in a listing: [0, 1, 2, 5, 7, 8] -> '0-2,5,7-8'."""
+    parts: list[str] = []
+    ids = sorted(ids)
+    start = 0
+    for i, task in enumerate(ids):
+        if i + 1 == len(ids) or ids[i + 1] != task + 1:
+            parts.append(f"{ids[start]}-{task}" if task != ids[start] else str(task))
+            start = i + 1
+    return ",".join(parts)
+
+
+def array_lines(job_id: str, job: dict) -> list[tuple[str, dict]]:
+    """What squeue and sacct list of a job: itself; for an array, the tasks not yet started in one line
+    (`178_[5-999%4]`, with the array's own state and reason; `178_999` when one is left), then each started task
+    (`178_4`) with its own fields over the array's."""
+    array = job.get("array")
+    if array is None:
+        return [(job_id, job)]
+    started = job.get("tasks", {})
+    waiting = [t for t in array["ids"] if str(t) not in started]
+    lines = []
+    if len(waiting) == 1:
+        lines.append((f"{job_id}_{waiting[0]}", job))
+    elif waiting:
+        limit = f"%{array['at_once']}" if array["at_once"] else ""
+        lines.append((f"{job_id}_[{compact(waiting)}{limit}]", job))
+    for task in sorted(started, key=int):
+        lines.append((f"{job_id}_{task}", {**job, **started[task]}))
+    return lines
+
+
+def _listing(jobs: dict) -> list[tuple[str, dict]]:
+    """Every line squeue or sacct lists, by job id (an array's tasks after its id)."""
+    return [line for job_id in sorted(jobs, key=int) for line in array_lines(job_id, jobs[job_id])]
+
+
 def sbatch(state: Path, argv: list[str]) -> int:
     script = sys.stdin.read()
     opts = _options(argv)
@@ -121,6 +175,9 @@ def sbatch(state: Path, argv: list[str]) -> int:
             "options": opts,
             "submission": submission,
         }
+        if "array" in opts:
+            ids, at_once = array_ids(opts["array"])
+            t["jobs"][job_id].update(array={"ids": ids, "at_once": at_once}, tasks={})
     if _mode(state, "sbatch") == "late":
         time.sleep(3600)
     print(job_id if "parsable" in opts else f"Submitted batch job {job_id}")
@@ -140,11 +197,10 @@ def squeue(state: Path, argv: list[str]) -> int:
         return failed
     names = set(opts.get("name", "").split(",")) - {""}
     with _table(state) as t:
-        jobs = t["jobs"]
+        listing = _listing(t["jobs"])
     if opts.get("format") == "%i":  # ids only: a partition's pending jobs in priority order (here: submission
         # order), or the jobs of a name, in any state
-        for job_id in sorted(jobs, key=int):
-            job = jobs[job_id]
+        for job_id, job in listing:
             if opts.get("states") == "PENDING" and job["state"] != "PENDING":
                 continue
             if "partition" in opts and job["options"].get("partition") != opts["partition"]:
@@ -153,16 +209,14 @@ def squeue(state: Path, argv: list[str]) -> int:
                 print(job_id)
         return 0
     if opts.get("format") == "%i|%T|%b|%k":  # a user's jobs of a name with their GRES and comment (the limits')
-        for job_id in sorted(jobs, key=int):
-            job = jobs[job_id]
+        for job_id, job in listing:
             if job["user"] == opts.get("user") and job["name"] in names:
                 gres = job["options"].get("gres")
                 comment = job.get("comment", job["options"].get("comment", ""))
                 print(f"{job_id}|{job['state']}|{'gres:' + gres if gres else 'N/A'}|{comment}")
         return 0
     if "all" in opts:  # every user's jobs (the jobs panel's shared listing): ALL_JOBS_FORMAT
-        for job_id in sorted(jobs, key=int):
-            job = jobs[job_id]
+        for job_id, job in listing:
             o = job["options"]
             print(
                 f"{job_id}|{job['user']}|{job['state']}|{o.get('partition', '')}|{o.get('nodes', '1')}|"
@@ -171,8 +225,7 @@ def squeue(state: Path, argv: list[str]) -> int:
             )
         return 0
     garbage = _mode(state, "squeue") == "garbage"
-    for job_id in sorted(jobs, key=int):
-        job = jobs[job_id]
+    for job_id, job in listing:
         if not names or job["name"] in names:
             line = (
                 f"{job_id}|{job['user']}|{job['state']}|{job['node'] or '(null)'}|{job.get('start', 'N/A')}|"
@@ -206,8 +259,7 @@ def sacct(state: Path, argv: list[str]) -> int:
     if _options(argv).get("format") == ",".join(USAGE_FIELDS):
         _usage_lines(jobs)
         return 0
-    for job_id in sorted(jobs, key=int):
-        job = jobs[job_id]
+    for job_id, job in _listing(jobs):
         o = job["options"]
         print(
             f"{job_id}|{job['user']}|{o.get('partition', '')}|{job['state']}|0:0|2026-11-22T08:00:00|"
@@ -243,20 +295,30 @@ def scancel(state: Path, argv: list[str]) -> int:
     if failed:
         return failed
     job_id = argv[-1]
+    array, _, task = job_id.partition("_")  # 178_4: one task of an array
     with _table(state) as t:
-        job = t["jobs"].get(job_id)
-        if job is None:
+        job = t["jobs"].get(array if task else job_id)
+        if job is None or (task and (not task.isdigit() or int(task) not in job.get("array", {}).get("ids", []))):
             sys.stderr.write(f"scancel: error: Kill job error on job id {job_id}: Invalid job id specified\n")
             return 1
         if job["user"] != os.environ.get("MOCKSLURM_USER"):
             sys.stderr.write(f"scancel: error: Kill job error on job id {job_id}: Access/permission denied\n")
             return 1
-        if job["state"] in ("PENDING", "RUNNING"):
-            # a running job passes through COMPLETING, as in Slurm
-            job["state"] = "COMPLETING" if job["state"] == "RUNNING" else "CANCELLED"
-            job["reason"] = "None"
-            job["completing_polls"] = 2
+        if task:  # a waiting task cancelled alone is listed on its own from then on
+            _cancel(job["tasks"].setdefault(task, {"state": "PENDING"}))
+            return 0
+        _cancel(job)
+        for started in job.get("tasks", {}).values():
+            _cancel(started)
     return 0
+
+
+def _cancel(job: dict) -> None:
+    if job["state"] in ("PENDING", "RUNNING"):
+        # a running job passes through COMPLETING, as in Slurm
+        job["state"] = "COMPLETING" if job["state"] == "RUNNING" else "CANCELLED"
+        job["reason"] = "None"
+        job["completing_polls"] = 2
 
 
 def sudo(state: Path, argv: list[str]) -> int:
@@ -291,8 +353,9 @@ def sudo(state: Path, argv: list[str]) -> int:
 def advance(state: Path) -> None:
     """Jobs left COMPLETING move on to CANCELLED after a few queries."""
     with _table(state) as t:
-        for job in t["jobs"].values():
-            if job["state"] == "COMPLETING":
+        tasks = [task for job in t["jobs"].values() for task in job.get("tasks", {}).values()]
+        for job in [*t["jobs"].values(), *tasks]:
+            if job.get("state") == "COMPLETING":
                 job["completing_polls"] -= 1
                 if job["completing_polls"] <= 0:
                     job["state"] = "CANCELLED"
@@ -401,6 +464,14 @@ class MockSlurm:
     def set_job(self, job_id: str, **fields) -> None:
         with _table(self.state) as table:
             table["jobs"][job_id].update(fields)
+
+    def set_tasks(self, job_id: str, tasks: dict[int, dict]) -> None:
+        """Fields of an array's tasks (state, node, reason, start...) by task number: a task named here has
+        started; the others wait, listed in one line."""
+        with _table(self.state) as table:
+            started = table["jobs"][job_id]["tasks"]
+            for task, fields in tasks.items():
+                started.setdefault(str(task), {}).update(fields)
 
     def set_nodes(self, nodes: list[list]) -> None:
         """What sinfo shows (rows as NODES)."""
