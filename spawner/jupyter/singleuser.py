@@ -87,11 +87,13 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
 
     from .clock import handlers as sessionapi
     from .runs import handlers as jobs
+    from .runs.defaults import DefaultsHandler
     from .session.upstream_jupyterhub import launch_singleuser
     from .sharing import guests
 
-    # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs
-    guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler))
+    # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs, or act on
+    # the owner's runs (their sweeps' best parameters made a notebook's defaults)
+    guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler, DefaultsHandler))
     launch_singleuser([*server_args(), *argv], prepare=lambda serverapp: hold_port(serverapp, sockets))
 
 

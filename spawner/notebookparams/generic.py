@@ -24,7 +24,7 @@ from .scanner import Syntax, read
 
 ASSIGNMENT = re.compile(
     r"\s*(?:(?:val|var|let|const|local|export|global)\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"\s*(?::{1,2}\s*[A-Za-z_][\w.\[\]<>, ]*?)?\s*=(?!=)\s*"
+    r"\s*(?::{1,2}\s*[A-Za-z_][\w.\[\]<>,]*)?\s*=(?!=)\s*"  # a type without blanks: no two ways to read them
 )
 _SLASHES = ("scala", "java", "kotlin", "c#", "f#", "javascript", "typescript", "go", "rust")
 _COMMENTS = {"matlab": ("%",), "octave": ("%", "#"), **{language: ("//",) for language in _SLASHES}}

@@ -22,7 +22,8 @@ from .scanner import Syntax, read, split_items
 ASSIGNMENT = re.compile(r"\s*(?P<name>[A-Za-z][A-Za-z0-9._]*|\.[A-Za-z_.][A-Za-z0-9._]*)\s*(?:<<-|<-|=(?!=))\s*")
 SYNTAX = Syntax(comments=("#",), multiline_strings=True)
 _INTEGER = re.compile(r"[+-]?\d+L")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# one way to read each text: `\d+\.?\d*` split a run of digits in every way, and `1111…1x` took the hub minutes
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _STRING = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""", re.DOTALL)
 _VECTOR = re.compile(r"(?:c|list)\s*\((.*)\)", re.DOTALL)
 _WORDS = {"TRUE": "bool", "FALSE": "bool", "T": "bool", "F": "bool", "NULL": "None"}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .model import MAX_PARAMETERS, MAX_TEXT, Assignment, Parameter, too_many
 
 _OPEN, _CLOSE, _QUOTES = "([{", ")]}", "\"'`"
+MAX_TYPED = 1024  # characters of a value whose type is read; a longer one is an expression (the hub reads these)
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,9 @@ def read(
 ) -> list[Assignment]:
     """The cell's top-level assignments, in order; `assignment` matches a line's `NAME OPERATOR ` (group "name").
 
-    A value whose bracket or string never closes is its first line only, an "expression".
+    A value whose bracket or string never closes is its first line only, an "expression", and ends the reading:
+    the rest of the cell was scanned to find its end, so every line is scanned once at most (a cell of unclosed
+    brackets on every line would otherwise cost the hub minutes, each line scanned to the cell's end again).
     """
     lines = source.split("\n")
     found: dict[str, Assignment] = {}
@@ -140,11 +143,12 @@ def read(
         end = end or End(line, len(lines[line].rstrip()), "")
         text = _text(lines, line, column, end)
         if match and text:
-            parameter = Parameter(
-                match["name"], kind or type_of(text), text[:MAX_TEXT], end.comment[:MAX_TEXT], line + 1, end.line + 1
-            )
+            typed = kind or (type_of(text) if len(text) <= MAX_TYPED else "expression")
+            parameter = Parameter(match["name"], typed, text[:MAX_TEXT], end.comment[:MAX_TEXT], line + 1, end.line + 1)
             found[parameter.name] = Assignment(parameter, (line, column), (end.line, end.column))
             if len(found) > MAX_PARAMETERS:
                 raise too_many(path)
+        if kind == "expression":
+            break
         line = end.line + 1
     return list(found.values())

@@ -3,9 +3,11 @@
 alice opens the template's "Run as a job…" dialog, turns the sweep on, gives
 learning_rate two values and batch_size three (epochs 1, on scikit-learn's
 digits), reads "6 runs" before submitting, then follows the one sweep row of the
-Jobs panel: its table fills live until the six tasks have completed, she sorts
-it by a result, plots that result against learning_rate, and makes the best
-task's parameters the defaults of a copy of the notebook, which opens.
+Jobs panel: its "Table" button opens the sweep in a main-area tab of its own,
+whose table fills live until the six tasks have completed; she sorts it by a
+result, plots that result against learning_rate, and makes the best task's
+parameters the defaults of a copy of the notebook, which opens; the button again
+shows the sweep's one tab.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     expect(count).to_have_attribute("data-tasks", "6")
     expect(count).to_have_text("6 runs, no GPU")
     expect(dialog.locator(".dsportal-sweep-over")).to_be_hidden()
+    count.scroll_into_view_if_needed()  # the lists and the count in the picture, not the fields above them
     shot(
         page,
         "sweep-dialog",
@@ -77,18 +80,30 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     expect(submitted).to_be_visible(timeout=30_000)
     sweep_id = re.search(r"Sweep ([0-9]+) submitted", submitted.inner_text()).group(1)
 
-    # the Jobs panel: one row for the whole sweep, its table opened under it
+    # the Jobs panel: one row for the whole sweep, with its progress; its table opens in a tab of its own
     page.locator('.jp-SideBar [data-id="dsportal-jobs"]').click()
     row = page.locator(f'.dsportal-job[data-job-id="{sweep_id}"]')
     expect(row).to_be_visible(timeout=30_000)
     expect(page.locator(f'.dsportal-job[data-job-id^="{sweep_id}_"]')).to_have_count(0)  # never a row per task
     expect(row.locator(".dsportal-job-id")).to_have_text(f"{sweep_id} · sweep")
-    row.get_by_role("button", name=f"Table of sweep {sweep_id}").click()
-    table = row.get_by_role("table", name=f"Tasks of sweep {sweep_id}")
+    expect(row.locator(".dsportal-sweep-progress")).to_be_visible()
+    table_button = row.get_by_role("button", name=f"Table of sweep {sweep_id}")
+    expect(table_button).to_have_text("Table")
+    table_button.click()
+    tab_title = f"Sweep {sweep_id}: pytorch-mnist.ipynb"
+    expect(page.get_by_role("tab", name=re.compile(re.escape(tab_title)))).to_be_visible(timeout=30_000)
+    sweep = page.locator(f"#dsportal-sweep-{sweep_id}").get_by_role("region", name=f"Tasks of sweep {sweep_id}")
+    expect(sweep).to_be_visible()
+    expect(row.locator(".dsportal-sweep")).to_have_count(0)  # the table is in the tab, not in the panel
+    expect(sweep.locator(".dsportal-sweep-words")).to_contain_text("6 tasks")
+    table = sweep.get_by_role("table", name=f"Tasks of sweep {sweep_id}")
     expect(table.locator("tbody tr.dsportal-sweep-task")).to_have_count(6, timeout=60_000)
-    expect(table.get_by_role("button", name="Sort by learning_rate")).to_be_visible()
-    expect(table.get_by_role("button", name="Sort by batch_size")).to_be_visible()
-    shot(page, "sweep-table-live", "The sweep's one row and its table while the tasks run, waiting or done.")
+    # room for every column: each parameter's header, and each line's buttons, in view without scrolling
+    for header in ("Sort by Task", "Sort by learning_rate", "Sort by batch_size", "Sort by State", "Sort by Time"):
+        expect(table.get_by_role("button", name=header)).to_be_in_viewport()
+    first_buttons = table.locator("tbody tr.dsportal-sweep-task").first.locator(".dsportal-sweep-actions button")
+    expect(first_buttons.first).to_be_in_viewport()
+    shot(page, "sweep-table-live", "The sweep in its own tab while its tasks run, wait or are done.")
 
     # the table follows the tasks to their end (it reads them every few seconds while it is open)
     completed = table.locator('tbody tr.dsportal-sweep-task[data-state="COMPLETED"]')
@@ -98,7 +113,8 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     expect(result_header).to_be_visible(timeout=60_000)  # the template's results cell
     result = result_header.get_attribute("data-column").removeprefix("result:")
     expect(table.locator("tbody tr.dsportal-sweep-best")).to_have_count(1)
-    expect(row.locator(".dsportal-sweep-best-words")).to_contain_text(f"Best {result}")
+    expect(sweep.locator(".dsportal-sweep-best-words")).to_contain_text(f"Best {result}")
+    expect(sweep.locator(".dsportal-sweep-words")).to_contain_text("6 tasks")
 
     # sorted by the result: twice for the other order, missing values (none here) last
     sort = table.get_by_role("button", name=f"Sort by {result}")
@@ -111,18 +127,20 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     assert values == sorted(values, reverse=True), values
     shot(page, "sweep-table-sorted", f"The six completed tasks sorted by {result}, highest first; the best one marked.")
 
-    # the plot: the result against learning_rate, a point per task
-    row.get_by_label("Result to plot").select_option(result)
-    row.get_by_label("Parameter to plot against").select_option("learning_rate")
-    plot = row.get_by_role("img", name=f"{result} against learning_rate")
+    # the plot: the result against learning_rate, a point per task, at a size to read
+    sweep.get_by_label("Result to plot").select_option(result)
+    sweep.get_by_label("Parameter to plot against").select_option("learning_rate")
+    plot = sweep.get_by_role("img", name=f"{result} against learning_rate")
     expect(plot).to_be_visible()
+    box = plot.bounding_box()
+    assert box and box["width"] >= 400 and box["height"] >= 250, box
     expect(plot.locator("circle.dsportal-sweep-point")).to_have_count(6)
     expect(plot.locator("circle.dsportal-sweep-point-best")).to_have_count(1)
     plot.locator("circle.dsportal-sweep-point").first.hover()
     shot(page, "sweep-plot", f"{result} against learning_rate: a point per task, the best one in another colour.")
 
     # the best task's parameters as the defaults of a copy of the notebook, which opens
-    row.get_by_role("button", name="Make best the notebook’s defaults").click()
+    sweep.get_by_role("button", name="Make best the notebook’s defaults").click()
     notice = page.get_by_text(re.compile(r"pytorch-mnist-best(-\d+)?\.ipynb is a copy of .*pytorch-mnist\.ipynb"))
     expect(notice.first).to_be_visible(timeout=30_000)
     copy_name = re.search(r"(pytorch-mnist-best(-\d+)?\.ipynb)", notice.first.inner_text()).group(1)
@@ -132,4 +150,10 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     assert re.search(r"^learning_rate = 0\.0?01\b", copied, re.M), copied
     assert re.search(r"^batch_size = (32|64|128)\b", copied, re.M), copied
     shot(page, "sweep-best-defaults", "The best task's parameters written into a copy of the notebook, opened.")
+
+    # the row's button again: the sweep's one tab comes back to the front, never a second one
+    table_button.click()
+    expect(sweep).to_be_visible()
+    expect(page.locator(f"#dsportal-sweep-{sweep_id}")).to_have_count(1)
+    expect(page.get_by_role("tab", name=re.compile(re.escape(tab_title)))).to_have_count(1)
     context.close()

@@ -206,3 +206,53 @@ def test_the_r_template_runs_with_a_changed_parameter(alice):
     printed = json.dumps(output["cells"])
     assert 'formula_text = \\"mpg ~ wt\\"' in printed  # papermill's R translator
     assert "R-squared: 0.7528" in printed  # mpg ~ wt alone (with hp it is 0.8268)
+
+
+def test_a_quote_heavy_value_reaches_every_task(alice):
+    # the job script once passed the sweep as one argument: 20,000 quotes shell-quoted passed Linux's 128 KiB per
+    # argument, and every task ended "Argument list too long" (exit 126)
+    notebook = json.loads(results_notebook([]))
+    notebook["cells"][0]["source"] = SMALL + "name = 'x'\n"
+    notebook["cells"][-1]["source"] = "results = {'length': len(name), 'score': seed}"
+    alice.write("sweeps/quotes.ipynb", json.dumps(notebook))
+    run = alice.submit(
+        {"path": "sweeps/quotes.ipynb", "partition": "cpu", "hours": 0.2,
+         "sweep": {"grid": {"seed": {"values": [0, 1]}, "name": {"value": "'" * 20_000}}}}
+    )  # fmt: skip
+    wait_sweep_ended(alice, run["job_id"], 300)
+    answer = table(alice, run["job_id"])
+    assert [t["results"] for t in answer["tasks"]] == [{"length": 20_000, "score": 0}, {"length": 20_000, "score": 1}]
+
+
+def test_a_fifo_planted_as_results_holds_no_one_elses_notice(alice):
+    # bob's own sweeps plant FIFOs where their results go: each read of one hangs `head` until its timeout.  The
+    # tracker once read them in its round, one after another, and every user's notices waited behind them.
+    bob = JobsClient.for_user("bob")
+    plant = (
+        "import os\nos.mkfifo(os.path.expanduser(f\"~/jobs/fifo-{os.environ['SLURM_ARRAY_JOB_ID']}/task-{seed}.json\"))"
+    )
+    notebook = json.loads(notebook_text([plant], SMALL))
+    bob.write("sweeps/fifo.ipynb", json.dumps(notebook))
+    planted = [
+        bob.submit({"path": "sweeps/fifo.ipynb", "partition": "cpu", "hours": 0.2,
+                    "sweep": {"grid": {"seed": {"values": [0, 1]}}}})["job_id"]
+        for _ in range(3)
+    ]  # fmt: skip
+    for job_id in planted:
+        wait_until(lambda j=job_id: (bob.home / f"jobs/fifo-{j}/task-1.json").is_fifo(), 120, f"bob's FIFO of {job_id}")
+    alice.write("sweeps/beside.ipynb", results_notebook([]))
+    run = alice.submit(
+        {
+            "path": "sweeps/beside.ipynb",
+            "partition": "cpu",
+            "hours": 0.2,
+            "sweep": {"grid": {"seed": {"values": [0, 1]}}},
+        }
+    )
+    wait_until(lambda: all(t["state"] == "COMPLETED" for t in table(alice, run["job_id"])["tasks"]), 120, "alice's")
+    # three planted sweeps held each round 60 s (20 s per hung read); now the round goes on and says alice's end
+    row = alice.wait_row(run["job_id"], lambda r: "best score" in r["why"], 40, "alice's sweep said ended")
+    assert row["why"].startswith("2 tasks: 2 completed")
+    for job_id in planted:  # bob's own end is said without its results, after the tracker's tries
+        ended = bob.wait_row(job_id, lambda r: bool(r["why"]) and "reading" not in r["why"], 240, "bob's end")
+        assert ended["why"] == "2 tasks: 2 completed; its results could not be read."

@@ -189,18 +189,17 @@ def test_sbatch_for_two_nodes_of_one_gpu(settings):
 def test_the_job_script_quotes_what_the_user_chose(settings):
     request = RunRequest("work/it's $(rm -rf ~).ipynb", "notebook", "sxm2", 1, 0, 1, {})
     script = run_script(settings, request, ALICE, {"name": "a'; rm -rf ~; '"})
-    last = script.strip().splitlines()[-1]
-    words = shlex.split(last)
-    assert words[0] == "exec"
-    assert words[1] == "/opt/dsportal/venv/bin/dsportal-run-job"
-    assert json.loads(words[2]) == {
+    *_, command, spec, end = script.strip().splitlines()
+    words = shlex.split(command)
+    assert words == ["exec", "/opt/dsportal/venv/bin/dsportal-run-job", "-", "<<DSPORTAL_SPEC"]
+    assert end == "DSPORTAL_SPEC" and spec.isascii()  # on stdin, never an argument (Linux's 128 KiB per argument)
+    assert json.loads(spec) == {
         "kind": "notebook",
         "path": "/home/alice/work/it's $(rm -rf ~).ipynb",
         "output_dir": "/home/alice/jobs",
         "gpus": 0,
         "parameters": {"name": "a'; rm -rf ~; '"},
     }
-    assert len(words) == 3
     assert "#SBATCH --constraint=v100" in script
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from portal.config import load_config
 from portal.settings.jobs import SweepSettings
+from spawner import sweepgrid
 from spawner.hub.base.notices import sweep_ended_mail
 from spawner.hub.request.jobspec import Account
 from spawner.hub.runs.grid import Sweep, SweepError, gpu_hours, parse_sweep, range_values
@@ -76,6 +77,18 @@ def test_a_random_sample_is_the_same_for_the_same_seed_and_within_the_grid():
     assert Sweep.from_settings(sweep.settings()).points() == points  # what the record keeps gives them again
 
 
+def test_a_sample_of_a_grid_beyond_a_machine_word_is_drawn_too():
+    grid = {name: {"values": list(range(100))} for name in ("learning_rate", "batch_size", "epochs")}
+    axes = tuple((f"p{i}", tuple(range(100))) for i in range(10))  # 10**20 points: past what range() samples
+    settings = {"grid": {name: {"values": list(values)} for name, values in axes}, "sample": 5, "seed": 1}
+    assert len({json.dumps(p) for p in sweepgrid.points(settings)}) == 5
+    assert a_sweep(grid, sample=4).tasks == 4
+
+
+def test_a_value_listed_twice_runs_once():
+    assert a_sweep({"batch_size": {"values": [32, 64, 32]}}).points() == [{"batch_size": 32}, {"batch_size": 64}]
+
+
 def test_a_sample_of_a_huge_grid_never_builds_the_grid():
     grid = {name: {"range": {"from": 1, "to": 10_000, "steps": 10_000}} for name in ("batch_size", "epochs")}
     sweep = a_sweep({**grid, "learning_rate": {"range": {"from": 0.1, "to": 1, "steps": 10_000}}}, sample=5)
@@ -131,7 +144,8 @@ def test_a_sweep_is_one_job_array_with_its_limit_at_once(settings):
     assert "--array=0-2%2" in argv
     assert "--output=/home/alice/.dsportal-job-%A_%a.log" in argv
     spec = run_spec(settings, request, "/home/alice", {}, sweep)
-    assert spec["points"] == [{"batch_size": 32}, {"batch_size": 64}, {"batch_size": 128}]
+    assert spec["sweep"]["grid"] == {"batch_size": {"values": [32, 64, 128]}}  # the grid, never every point
+    assert [sweepgrid.task_point(spec["sweep"], t) for t in range(3)] == sweep.points()
 
 
 def test_a_sweep_is_refused_for_scripts_and_beside_parameters(settings):
@@ -241,7 +255,7 @@ def test_head_of_several_files_is_split_by_its_headers():
 
 
 def test_a_sweep_task_runs_its_own_point_into_its_own_files():
-    spec = RunSpec("notebook", "/h/work/t.ipynb", "/h/jobs", points=({"lr": 1}, {"lr": 2}))
+    spec = RunSpec("notebook", "/h/work/t.ipynb", "/h/jobs", sweep={"grid": {"lr": {"values": [1, 2]}}})
     environ = {"SLURM_JOB_ID": "190", "SLURM_ARRAY_JOB_ID": "178", "SLURM_ARRAY_TASK_ID": "1"}
     assert notebook_run(spec, environ) == NotebookRun(
         {"lr": 2}, "/h/jobs/t-178/task-1.ipynb", 1, "/h/jobs/t-178/task-1.json"
@@ -255,15 +269,33 @@ class Tensor:
         return 0.5
 
 
-def test_what_a_task_records_numbers_texts_and_why_not():
-    assert results.recorded({"acc": Tensor(), "loss": float("nan"), "ok": True}, 2) == {
+def recorded(tmp_path, value) -> dict:
+    """What the runner's cell writes for `value` (run as the kernel runs it: in the notebook's namespace)."""
+    path = tmp_path / "task-2.json"
+    namespace: dict = {} if value is None else {"results": value}
+    exec(results.python_cell(2, str(path)), namespace)
+    assert "_dsportal_record" not in namespace  # nothing left in the user's namespace
+    return json.loads(path.read_text())
+
+
+def test_what_a_task_records_numbers_texts_and_why_not(tmp_path):
+    assert recorded(tmp_path, {"acc": Tensor(), "loss": float("nan"), "ok": True}) == {
         "task": 2,
         "results": {"acc": 0.5, "loss": None, "ok": True},
     }
-    assert "record numbers, texts or booleans" in results.recorded({"w": [1, 2]}, 2)["error"]
-    assert "assigns no dict named results" in results.recorded(None, 2)["error"]
-    assert "not a dict" in results.recorded(3, 2)["error"]
-    assert "larger than 4 KiB" in results.recorded({f"k{i}": "x" * 100 for i in range(50)}, 2)["error"]
+    assert "record numbers, texts or booleans" in recorded(tmp_path, {"w": [1, 2]})["error"]
+    assert "assigns no dict named results" in recorded(tmp_path, None)["error"]
+    assert "assigns results a int" in recorded(tmp_path, 3)["error"]
+    assert "larger than 4 KiB" in recorded(tmp_path, {f"k{i}": "x" * 100 for i in range(50)})["error"]
+
+
+def test_the_recording_cell_imports_nothing_of_the_portal():
+    # a container or module kernel has no portal package; a folder named `spawner` beside the notebook would win
+    assert "spawner" not in results.python_cell(0, "/h/t.json")
+
+
+def test_a_results_file_nested_too_deeply_says_so():
+    assert read_results("[" * 5000)["error"] == "its results file does not read as JSON"
 
 
 def test_the_results_cell_follows_the_cell_tagged_results(tmp_path):

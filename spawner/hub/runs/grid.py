@@ -14,6 +14,7 @@ slowest, as itertools.product), so the record stays small for 1,000 tasks.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from portal.config import show
 from portal.settings.jobs import SweepSettings
 
+from ... import sweepgrid
 from .notebook import Parameter, check_values
 
 KEYS = ("grid", "sample", "seed", "at_once", "objective", "best")
@@ -47,7 +49,7 @@ class Sweep:
     @property
     def size(self) -> int:
         """Points of the whole grid."""
-        return math.prod(len(values) for _, values in self.axes)
+        return sweepgrid.size(self.axes)
 
     @property
     def tasks(self) -> int:
@@ -58,25 +60,13 @@ class Sweep:
         return [name for name, values in self.axes if len(values) > 1]
 
     def points(self) -> list[dict]:
-        """One parameter set per task, in task order."""
-        size = self.size
-        if self.sample and self.sample < size:
-            indices = sorted(random.Random(self.seed).sample(range(size), self.sample))
-        else:
-            indices = range(size)
-        return [self._point(i) for i in indices]
-
-    def _point(self, index: int) -> dict:
-        point = {}
-        for name, values in reversed(self.axes):  # mixed radix: the last parameter varies fastest
-            index, digit = divmod(index, len(values))
-            point[name] = values[digit]
-        return {name: point[name] for name, _ in self.axes}
+        """One parameter set per task, in task order (spawner/sweepgrid.py: the tasks on the nodes agree)."""
+        return sweepgrid.points(self.settings())
 
     @classmethod
     def from_settings(cls, data: dict) -> Sweep:
         """The sweep a record keeps (settings(), written by the hub when it submitted it: not checked again)."""
-        axes = tuple((name, tuple(spec["values"])) for name, spec in data["grid"].items())
+        axes = sweepgrid.axes_of(data)
         return cls(
             axes,
             data.get("sample", 0),
@@ -163,7 +153,8 @@ def axis(name: object, spec: object, declared: dict[str, Parameter], path: str) 
         checked = [check_values({name: v}, [declared[name]], path)[name] for v in values]
     except ValueError as e:
         raise SweepError(f"sweep: {e}") from None
-    return name, tuple(checked)
+    once = {json.dumps(v, sort_keys=True): v for v in checked}  # a value listed twice runs once
+    return name, tuple(once.values())
 
 
 def parse_sweep(options: object, declared: list[Parameter], path: str, limits: SweepSettings) -> Sweep:

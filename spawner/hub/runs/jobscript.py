@@ -93,7 +93,7 @@ def run_spec(
     settings: PortalSettings, request: RunRequest, home: str, parameters: dict, sweep: Sweep | None = None
 ) -> dict:
     """What the runner on the node reads (spawner/job/runs/runner.py, RunSpec); a sweep's task takes its
-    parameters from `points` by its SLURM_ARRAY_TASK_ID."""
+    parameters from the grid by its SLURM_ARRAY_TASK_ID (spawner/sweepgrid.py, as the hub's table does)."""
     home = home.rstrip("/")
     spec = {
         "kind": request.kind,
@@ -103,7 +103,7 @@ def run_spec(
         "parameters": parameters,
     }
     if sweep is not None:
-        spec["points"] = sweep.points()
+        spec["sweep"] = sweep.settings()  # the grid, not every task's point: the runner derives its own
     return spec
 
 
@@ -121,5 +121,6 @@ def run_script(
         kind=request.kind,
         bin_dir=str(bin_dir),
         extra_sbatch=settings.slurm.extra_sbatch,
-        command=[str(bin_dir / RUNNER), json.dumps(spec, separators=(",", ":"))],
+        runner=str(bin_dir / RUNNER),
+        spec=json.dumps(spec, separators=(",", ":"), ensure_ascii=True),
     )

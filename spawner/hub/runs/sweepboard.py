@@ -26,27 +26,41 @@ MAX_ARRAY_TASK = 10_000_000  # a task number past this is not read (Slurm's MaxA
 COUNTS = ("waiting", "running", "completed", "failed", "timeout", "cancelled", "other")
 
 
-def array_tasks(job_id: str) -> tuple[str, list[int]] | None:
-    """A listed id of an array's task(s) -> (the array's job id, its task numbers); None for any other job.
+def array_ranges(job_id: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """A listed id of an array's task(s) -> (the array's job id, its tasks as (first, last) ranges); None for any
+    other job.  Ranges, never lists: a site's MaxArraySize may be millions.
 
-    '178_3' -> ('178', [3]); '178_[1-5%2]' -> ('178', [1, 2, 3, 4, 5]); '178_[0,4-5]' -> ('178', [0, 4, 5]).
+    '178_3' -> ('178', [(3, 3)]); '178_[1-5%2]' -> ('178', [(1, 5)]); '178_[0,4-5]' -> ('178', [(0, 0), (4, 5)]).
     """
-    found = re.fullmatch(r"([0-9]+)_(?:([0-9]+)|\[([0-9,-]+)(?:%[0-9]+)?\])", job_id)
+    found = re.fullmatch(r"([0-9]+)_(?:([0-9]+)|\[([0-9,-]{1,4096})(?:%[0-9]+)?\])", job_id)
     if found is None:
         return None
     array, single, ranges = found.groups()
     if single is not None:
-        return array, [int(single)]
-    tasks: list[int] = []
+        return array, [(int(single), int(single))]
+    spans = []
     for part in ranges.split(","):
         first, _, last = part.partition("-")
         if not first.isdigit() or (last and not last.isdigit()):
             return None
         low, high = int(first), int(last or first)
-        if high < low or high > MAX_ARRAY_TASK or len(tasks) + high - low > MAX_ARRAY_TASK:
+        if high < low or high > MAX_ARRAY_TASK:
             return None
-        tasks.extend(range(low, high + 1))
-    return array, tasks
+        spans.append((low, high))
+    return array, spans
+
+
+def array_tasks(job_id: str) -> tuple[str, list[int]] | None:
+    """array_ranges with the tasks listed one by one (for small arrays and tests)."""
+    found = array_ranges(job_id)
+    return None if found is None else (found[0], [t for low, high in found[1] for t in range(low, high + 1)])
+
+
+def array_id(job_id: str) -> str:
+    """The array's job id of a listed task id ("178_3", "178_[1-5]" -> "178"); "" for any other job (cheap: no
+    parsing, for grouping a whole listing)."""
+    head, underscore, _ = job_id.partition("_")
+    return head if underscore else ""
 
 
 @dataclass(frozen=True)
@@ -74,13 +88,13 @@ def task_states(
     queued = False
     for source in (accounted, listed):  # squeue's fresher word last: it wins
         for job in source:
-            found = array_tasks(job.job_id)
+            found = array_ranges(job.job_id)
             if found is None or found[0] != array_id:
                 continue
             queued = queued or (source is listed and job.state in IN_QUEUE)
-            single = len(found[1]) == 1 and "[" not in job.job_id
-            for task in found[1]:
-                if task < tasks:
+            single = "[" not in job.job_id
+            for low, high in found[1]:
+                for task in range(low, min(high, tasks - 1) + 1):  # never past the sweep's own tasks
                     if source is listed:
                         states[task] = TaskState(job.state, job if single else None, states[task].accounted)
                     else:
@@ -127,7 +141,7 @@ def read_results(text: str) -> dict:
     """A task's results file -> {"results": {...}, "error": "", "failed": ""} (a line that does not read says so)."""
     try:
         line = json.loads(text.split("\n", 1)[0]) if text.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"results": {}, "error": "its results file does not read as JSON", "failed": ""}
     if not isinstance(line, dict):
         return {"results": {}, "error": "its results file does not read as JSON", "failed": ""}

@@ -20,7 +20,7 @@ from .board import newest
 from .grid import Sweep
 from .sweepboard import (
     TaskState,
-    array_tasks,
+    array_id,
     best_task,
     counts,
     counts_words,
@@ -50,19 +50,30 @@ def states_of(run: dict, listed: list[ListedJob], accounted: list[AccountedJob],
     return task_states(run["job_id"], run["sweep"]["tasks"], listed, accounted, settled)
 
 
+def grouped(jobs: list, arrays: set[str]) -> dict[str, list]:
+    """The entries of each of `arrays` in a listing, in one pass (a user's listing may hold thousands of entries,
+    and a record fifty sweeps: never a pass per sweep)."""
+    found: dict[str, list] = {a: [] for a in arrays}
+    for job in jobs:
+        array = array_id(job.job_id)
+        if array in found:
+            found[array].append(job)
+    return found
+
+
 def fold_sweeps(rows: list[dict], runs: list[dict], listed: list, accounted: list, list_seconds: int) -> list[dict]:
     """The panel's rows with each sweep as one row: its tasks' rows folded into it, its counts in words."""
     sweeps = {r["job_id"]: r for r in runs if r.get("sweep") and r.get("settings", {}).get("sweep")}
     if not sweeps:
         return rows
+    queued, done = grouped(listed, set(sweeps)), grouped(accounted, set(sweeps))
     kept = []
     for row in rows:
-        found = array_tasks(row["job_id"])
-        if found is not None and found[0] in sweeps:
+        if array_id(row["job_id"]) in sweeps:
             continue  # a task (or the tasks not yet started) of a sweep: said in the sweep's row
         run = sweeps.get(row["job_id"])
         if run is not None:
-            _sweep_row(row, run, states_of(run, listed, accounted, list_seconds))
+            _sweep_row(row, run, states_of(run, queued[run["job_id"]], done[run["job_id"]], list_seconds))
         kept.append(row)
     active = sorted((r for r in kept if r["active"]), key=newest)
     return active + sorted((r for r in kept if not r["active"]), key=newest)
@@ -139,10 +150,13 @@ def ended(summary: dict, tally: dict[str, int]) -> tuple[str, str]:
     """(Slurm-like state, words) of a sweep that ended, with its best result."""
     best = summary["best_task"]
     row = summary["tasks"][best] if best is not None else None
-    words = ended_words(tally, summary["objective"], summary["best"], row, summary["varied"])
-    total = sum(tally.values())
-    if tally["completed"] == total:
-        return "COMPLETED", words
+    return ended_state(tally), ended_words(tally, summary["objective"], summary["best"], row, summary["varied"])
+
+
+def ended_state(tally: dict[str, int]) -> str:
+    """A Slurm-like word for a sweep that ended: COMPLETED when every task did, CANCELLED, else FAILED."""
+    if tally["completed"] == sum(tally.values()):
+        return "COMPLETED"
     if tally["cancelled"] and not (tally["failed"] or tally["timeout"]):
-        return "CANCELLED", words
-    return "FAILED", words
+        return "CANCELLED"
+    return "FAILED"

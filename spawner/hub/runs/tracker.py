@@ -24,9 +24,9 @@ from ..clock.extension import seconds_left
 from ..request.refusal import SessionRefused
 from .board import ended_why, read_outcome
 from .service import save_record
-from .sweepboard import counts
+from .sweepboard import counts, counts_words
 from .sweeps import ended as sweep_ended
-from .sweeps import states_of, table
+from .sweeps import ended_state, states_of, table
 
 log = logging.getLogger("JupyterHub").getChild("runs")
 
@@ -34,6 +34,8 @@ GONE_AFTER = 300  # s: a run neither squeue nor the accounting lists this long a
 LOG_LINES = 60
 SAME_JOB_SLACK = 120  # s: clocks of the hub and slurmctld, and the minute-rounded submission
 MAILS_AT_ONCE = 4  # mails in flight from the tracker; a slow relay holds these, never a round
+READS_AT_ONCE = 4  # sweeps whose results the tracker reads at once (one head as the user each)
+RESULTS_TRIES = 3  # rounds a sweep's results are tried before its end is said without them
 IN_QUEUE = PENDING | RUNNING | ENDING
 
 
@@ -69,6 +71,8 @@ class Tracker:
         self.rounds = 0
         self._sending = asyncio.Semaphore(MAILS_AT_ONCE)
         self._mails: set[asyncio.Task] = set()
+        self._reading = asyncio.Semaphore(READS_AT_ONCE)
+        self._finishing: dict[tuple[str, str], asyncio.Task] = {}  # the sweeps whose results are being read
 
     async def run_forever(self) -> None:
         while True:
@@ -108,8 +112,7 @@ class Tracker:
         for run in open_runs(spawner.record.runs):
             submitted_ts = run.get("submitted_ts") or 0.0
             if run.get("sweep"):
-                if await self._sweep_ended(spawner, run, listed, accounted, submitted_ts):
-                    changed = True
+                self._sweep_ended(spawner, run, listed, accounted, submitted_ts)
                 continue
             state = final_state(run["job_id"], listed, accounted, submitted_ts, time.time())
             if state is None:
@@ -153,31 +156,44 @@ class Tracker:
         )
         self._mail(spawner, spawner.record.notify_mail, subject, body)
 
-    async def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> bool:
+    def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> None:
         """A sweep has ended when every task has (one that no listing has ever shown: after GONE_AFTER); then
-        one notice and one mail for the whole sweep, with its best result."""
+        one notice and one mail for the whole sweep, with its best result.  Its results are read in the
+        background, at most READS_AT_ONCE sweeps at a time: a read that hangs (a FIFO the user planted as a
+        results file holds `head` until its timeout) holds that sweep alone, never the round of every user."""
         states = states_of(run, listed, accounted, self.services.settings.jobs.list_seconds)
         if any(s.state in IN_QUEUE for s in states):
-            return False
+            return
         if any(s.state == "" for s in states) and time.time() - submitted_ts <= GONE_AFTER:
-            return False
-        try:
-            home = spawner.unix_account().home.rstrip("/")
-            summary = await table(self.services, spawner, run, home)
-        except SessionRefused:
-            return False
-        if summary["error"]:
-            return False  # a source did not answer: said at the next round
-        tally = counts(states)
-        state, words = sweep_ended(summary, tally)
+            return
+        key = (spawner.user.name, run["job_id"])
+        if key not in self._finishing:
+            task = asyncio.ensure_future(self._finish_sweep(spawner, run, counts(states)))
+            self._finishing[key] = task
+            task.add_done_callback(lambda _: self._finishing.pop(key, None))
+
+    async def _finish_sweep(self, spawner, run: dict, tally: dict[str, int]) -> None:
+        summary = None
+        async with self._reading:
+            try:
+                summary = await table(self.services, spawner, run, spawner.unix_account().home.rstrip("/"))
+            except SessionRefused:
+                pass
+        if summary is None or summary["error"]:
+            run["results_tries"] = run.get("results_tries", 0) + 1
+            if run["results_tries"] < RESULTS_TRIES:
+                return  # tried again at the next round
+            state, words = ended_state(tally), counts_words(tally)[:-1] + "; its results could not be read."
+        else:
+            state, words = sweep_ended(summary, tally)
         run.update(state=state, why=words, ended=now_text())
+        save_record(spawner)
         log.info("Sweep %s of %s ended: %s", run["job_id"], spawner.user.name, words)
         settings = run.get("settings") or {}
         subject, body = sweep_ended_mail(
             run["job_id"], settings.get("path", ""), tally, words, run.get("output", ""), self.public_url()
         )
         self._mail(spawner, spawner.record.notify_mail, subject, body)
-        return True
 
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""

@@ -13,7 +13,6 @@ null (NaN and infinities become null); at most SWEEP_RESULTS_BYTES.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 
@@ -21,36 +20,44 @@ from ...contract import SWEEP_RESULTS_BYTES
 
 RESULTS_TAG = "results"
 INJECTED_TAG = "dsportal-results"
-_MISSING = object()
 
+# The Python cell, self-contained (json, math, os): the kernel may lack the portal's package (a container or module
+# kernel), and a folder named like it beside the notebook would come first on the kernel's path.
+PYTHON_RECORDER = """\
+# DS Portal: this task's results, for the sweep's table
+def _dsportal_record(value, task, path, limit):
+    import json, math, os
 
-def _scalar(name: str, value: object) -> object:
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars, 0-d tensors
+    def scalar(name, v):
+        if hasattr(v, "item") and callable(v.item):  # NumPy numbers, one-element tensors
+            try:
+                v = v.item()
+            except Exception:
+                pass
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, (int, float)):
+            return v if math.isfinite(v) else None
+        raise TypeError(f"results[{name!r}] is {type(v).__name__}; record numbers, texts or booleans")
+
+    if not isinstance(value, dict):
+        what = "assigns no dict named results" if value is None else f"assigns results a {type(value).__name__}"
+        line = {"task": task, "error": f'the cell tagged "results" {what}, not a dict of names and values'}
+    else:
         try:
-            value = value.item()
-        except (TypeError, ValueError, RuntimeError):
-            pass
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, float)):
-        return value if math.isfinite(value) else None
-    raise TypeError(f"results[{name!r}] is {type(value).__name__}; record numbers, texts or booleans")
+            line = {"task": task, "results": {str(k): scalar(str(k), v) for k, v in value.items()}}
+        except TypeError as e:
+            line = {"task": task, "error": f"results is not JSON-able: {e}"}
+        if len(json.dumps(line)) > limit - 64:
+            line = {"task": task, "error": f"results is larger than {limit // 1024} KiB; record fewer values"}
+    partial = f"{path}.{os.getpid()}"
+    with open(partial, "w") as out:
+        out.write(json.dumps(line) + "\\n")
+    os.replace(partial, path)
+    if "error" in line:
+        print(f"DS Portal: the results of task {task} are not recorded: {line['error']}.")
 
-
-def recorded(results: object, task: int) -> dict:
-    """What the results file holds for `results` (pure): {"task", "results"} or {"task", "error"}."""
-    if results is _MISSING or results is None:
-        return {"task": task, "error": 'the cell tagged "results" assigns no dict named results'}
-    if not isinstance(results, dict):
-        return {"task": task, "error": f"results is {type(results).__name__}, not a dict of names and values"}
-    try:
-        clean = {str(name): _scalar(str(name), value) for name, value in results.items()}
-    except TypeError as e:
-        return {"task": task, "error": f"results is not JSON-able: {e}"}
-    line = {"task": task, "results": clean}
-    if len(json.dumps(line)) > SWEEP_RESULTS_BYTES - 64:
-        return {"task": task, "error": f"results is larger than {SWEEP_RESULTS_BYTES // 1024} KiB; record fewer values"}
-    return line
+"""
 
 
 def write_line(path: str, line: dict) -> None:
@@ -62,20 +69,9 @@ def write_line(path: str, line: dict) -> None:
     partial.replace(path)
 
 
-def record(results: object, task: int, path: str) -> None:
-    """Called from the notebook's kernel by the runner's cell (Python)."""
-    line = recorded(results, task)
-    write_line(path, line)
-    if "error" in line:
-        print(f"DS Portal: the results of task {task} are not recorded: {line['error']}.")
-
-
 def python_cell(task: int, path: str) -> str:
-    return (
-        "# DS Portal: this task's results, for the sweep's table\n"
-        f"__import__('spawner.job.runs.results', fromlist=['record']).record("
-        f"globals().get('results'), {task}, {path!r})"
-    )
+    call = f"_dsportal_record(globals().get('results'), {task}, {path!r}, {SWEEP_RESULTS_BYTES})"
+    return f"{PYTHON_RECORDER}\n\n{call}\ndel _dsportal_record"
 
 
 def r_cell(task: int, path: str) -> str:

@@ -28,6 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import sweepgrid
 from ...contract import RUN_MARK, run_output, sweep_folder, sweep_output, sweep_results
 from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
 from ..kernels.userkernels import PrivateKernelSpecManager
@@ -46,7 +47,7 @@ class RunSpec:
     output_dir: str  # absolute; notebooks only
     gpus: int = 0  # per node
     parameters: dict = field(default_factory=dict)
-    points: tuple = ()  # a sweep's parameter sets, one per array task
+    sweep: dict = field(default_factory=dict)  # a sweep's grid (spawner/sweepgrid.py): each task's parameters
 
     @classmethod
     def from_json(cls, text: str) -> RunSpec:
@@ -57,7 +58,7 @@ class RunSpec:
             output_dir=str(data.get("output_dir", "")),
             gpus=int(data.get("gpus", 0)),
             parameters=dict(data.get("parameters") or {}),
-            points=tuple(dict(p) for p in data.get("points") or ()),
+            sweep=dict(data.get("sweep") or {}),
         )
 
 
@@ -74,11 +75,13 @@ class NotebookRun:
 def notebook_run(spec: RunSpec, environ: dict) -> NotebookRun:
     """Where this run's notebook goes and with which parameters (pure)."""
     job_id = environ.get("SLURM_JOB_ID", "0")
-    if not spec.points:
+    if not spec.sweep:
         return NotebookRun(spec.parameters, run_output(spec.output_dir, spec.path, job_id))
     task = int(environ["SLURM_ARRAY_TASK_ID"])
     folder = sweep_folder(spec.output_dir, spec.path, environ.get("SLURM_ARRAY_JOB_ID", job_id))
-    return NotebookRun(spec.points[task], sweep_output(folder, task), task, sweep_results(folder, task))
+    return NotebookRun(
+        sweepgrid.task_point(spec.sweep, task), sweep_output(folder, task), task, sweep_results(folder, task)
+    )
 
 
 class Stopped(BaseException):
@@ -239,14 +242,16 @@ def run_script(spec: RunSpec) -> int:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
-        spec = RunSpec.from_json(args[0])
+        spec = RunSpec.from_json(sys.stdin.read() if args[0] == "-" else args[0])  # the job script: on stdin
     except (IndexError, ValueError, KeyError, TypeError) as e:
         say(f"failed cell= error=the job's description does not read ({e}); submit it again from the portal")
         raise SystemExit(2) from None
     signal.signal(signal.SIGTERM, _stop)
     job_id = os.environ.get("SLURM_JOB_ID", "0")
-    if spec.points:
-        say(f"task {os.environ.get('SLURM_ARRAY_TASK_ID', '?')} of {len(spec.points)}")
+    if spec.sweep:
+        say(
+            f"task {os.environ.get('SLURM_ARRAY_TASK_ID', '?')} of the sweep {os.environ.get('SLURM_ARRAY_JOB_ID', '')}"
+        )
     say(f"started {spec.kind} {spec.path} on {os.environ.get('SLURM_JOB_NODELIST', socket.gethostname())}")
     try:
         code = run_notebook(spec, job_id) if spec.kind == "notebook" else run_script(spec)

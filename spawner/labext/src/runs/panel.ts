@@ -2,8 +2,8 @@
 // and their others), what each is doing in words, and Cancel / Run again / Output / Log.
 // The list comes from dsportal/jobs (active jobs first, then the history); the panel keeps one row
 // element per job and updates it in place, so an open log and the buttons survive each refresh.
-// What a row says is runs/rows.ts. A sweep is one row, with its progress and a table of its tasks that
-// opens under it (runs/sweeptable.ts).
+// What a row says is runs/rows.ts. A sweep is one row, with its progress; its "Table" button opens its
+// tasks, results and plot in a main-area tab of their own (runs/sweeptable.ts).
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
@@ -22,7 +22,7 @@ import {
   sweepCounts,
   sweepProgress
 } from './rows';
-import { SweepTable } from './sweeptable';
+import { SweepAction, SweepTabs } from './sweeptable';
 import { IJob, INotify } from './types';
 
 export const RUNS_PANEL_ID = 'dsportal-jobs';
@@ -89,7 +89,7 @@ class JobRow {
     if (!job.log && !this.log.hidden) {
       this.toggleLog();
     }
-    this.table?.update(job);
+    this.panel.sweepTabs.update(job);
   }
 
   logToEnd(): void {
@@ -100,7 +100,6 @@ class JobRow {
 
   dispose(): void {
     this.logRepeat.stop();
-    this.table?.close();
     this.node.remove();
   }
 
@@ -150,7 +149,6 @@ class JobRow {
       })
     );
     this.markLogButton();
-    this.markTableButton();
   }
 
   private async act(action: Action, button: HTMLButtonElement): Promise<void> {
@@ -159,7 +157,7 @@ class JobRow {
       return;
     }
     if (action === 'table') {
-      this.toggleTable();
+      this.panel.sweepTabs.open(this.job);
       return;
     }
     button.disabled = true;
@@ -178,31 +176,6 @@ class JobRow {
     } else {
       this.log.textContent = READING_LOG;
       void this.logRepeat.start();
-    }
-  }
-
-  // The sweep's table opens under the row and reads the tasks while it is open.
-  private toggleTable(): void {
-    if (!this.table) {
-      this.table = new SweepTable(this.job, this.panel.sweepTableOptions());
-      this.table.node.hidden = true;
-      this.node.append(this.table.node);
-    }
-    this.table.node.hidden = !this.table.node.hidden;
-    if (this.table.node.hidden) {
-      this.table.close();
-    } else {
-      this.table.open();
-    }
-    this.markTableButton();
-  }
-
-  private markTableButton(): void {
-    const button = this.actions.querySelector('[data-action="table"]');
-    if (button) {
-      const open = Boolean(this.table && !this.table.node.hidden);
-      button.textContent = open ? 'Hide table' : 'Table';
-      button.setAttribute('aria-expanded', String(open));
     }
   }
 
@@ -247,7 +220,6 @@ class JobRow {
   private readonly actions = element('div', 'dsportal-job-actions');
   private readonly log = element('pre', 'dsportal-job-log');
   private readonly progress = element('div', 'dsportal-sweep-progress');
-  private table: SweepTable | null = null; // a sweep's, made when first opened
   private readonly logRepeat: Repeat;
   private actionsShown = '';
 }
@@ -259,6 +231,7 @@ export namespace RunsPanel {
     commands: CommandRegistry; // the application's commands (docmanager:open)
     onList: (jobs: IJob[]) => void; // called with each list the server sends (the word when a job ends)
     onSubmitted: (job: IJob) => void; // called when "Run again" submitted a job
+    mainArea: SweepTabs.IMainArea; // where a sweep's tab opens (the shell's main area)
   }
 }
 
@@ -272,6 +245,14 @@ export class RunsPanel extends Widget {
     this.title.caption = 'Jobs: notebooks and scripts running as Slurm jobs';
     this.mail = element('input');
     this.build();
+    this.sweepTabs = new SweepTabs({
+      commands: options.commands,
+      onSubmitted: job => options.onSubmitted(job),
+      refreshList: () => this.refreshSoon(),
+      act: (action: SweepAction, job: IJob) => this.act(action, job),
+      mainArea: options.mainArea,
+      icon: runsIcon
+    });
     this.repeat = new Repeat(
       () => this.refresh(),
       () => this.pace()
@@ -279,6 +260,7 @@ export class RunsPanel extends Widget {
   }
 
   readonly cancelledHere = new Set<string>(); // job ids cancelled with this panel's button: no word on their end
+  readonly sweepTabs: SweepTabs; // the sweeps' tabs in the main area, one per sweep
 
   start(): void {
     void this.repeat.start();
@@ -294,16 +276,6 @@ export class RunsPanel extends Widget {
   // request in flight.
   refreshSoon(): Promise<void> {
     return this.repeat.now();
-  }
-
-  // What a sweep's table needs of the panel.
-  sweepTableOptions(): SweepTable.IOptions {
-    return {
-      commands: this.options.commands,
-      isVisible: () => this.isVisible,
-      onSubmitted: job => this.options.onSubmitted(job),
-      refreshList: () => this.refreshSoon()
-    };
   }
 
   async act(action: Action, job: IJob): Promise<void> {
@@ -339,6 +311,7 @@ export class RunsPanel extends Widget {
     for (const row of this.rows.values()) {
       row.dispose();
     }
+    this.sweepTabs.dispose();
     super.dispose();
   }
 

@@ -127,7 +127,11 @@ export const runsPlugin: JupyterFrontEndPlugin<RunsPanel | null> = {
         jobsThatEnded(seenActive, jobs)
           .filter(job => !panel.cancelledHere.has(job.job_id)) // the user knows: they cancelled it here
           .forEach(job => sayEnded(app, job)),
-      onSubmitted: job => saySubmitted(app, job)
+      onSubmitted: job => saySubmitted(app, job),
+      mainArea: {
+        add: widget => app.shell.add(widget, 'main'),
+        activate: widget => app.shell.activateById(widget.id)
+      }
     });
     app.shell.add(panel, 'left', { rank: 700 });
     if (restorer) {

@@ -16,7 +16,7 @@ export const BUTTON: Record<Action, [string, string]> = {
   log: ['Log', 'Show the last lines of the job’s log'],
   table: [
     'Table',
-    'Show the sweep’s tasks: their parameters, states and results, and a plot'
+    'Open the sweep’s tasks in a tab: their parameters, states and results, and a plot'
   ]
 };
 

@@ -1,9 +1,20 @@
-// DS Portal: a sweep's table in the Jobs panel — one line per task (its varied parameters, state, time
-// and results), sortable by any column, live while the sweep runs and the table is open; per task Open
-// output / Log / Run again / Cancel; a scatter of a result against a parameter; and "Make best the
-// notebook's defaults". What the cells and the plot say is runs/sweepresults.ts.
-import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+// DS Portal: a sweep in a main-area tab of its own ("Sweep 123: train.ipynb"), opened by its row's
+// "Table" button in the Jobs panel — its counts, best result and summary; one line per task (every
+// varied parameter, state, time and result), sortable by any column, live while the sweep runs and the
+// tab is open; per task Open output / Log (shown in the tab) / Run again / Cancel; "Cancel the rest" and
+// "Run again" for the whole sweep; a scatter of a result against a parameter; and "Make best the
+// notebook's defaults". One tab per sweep: the button again shows the one open; closing it stops its
+// reads. What the cells and the plot say is runs/sweepresults.ts.
+import {
+  Dialog,
+  MainAreaWidget,
+  Notification,
+  showDialog
+} from '@jupyterlab/apputils';
+import { LabIcon } from '@jupyterlab/ui-components';
 import { CommandRegistry } from '@lumino/commands';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 
 import { element } from '../common/dom';
 import { Repeat } from '../common/repeat';
@@ -18,11 +29,12 @@ import {
   nextSort,
   parametersWords,
   plotChoices,
+  IPlotBox,
   plotOf,
-  PLOT_BOX,
   shownParameters,
   sortTasks
 } from './sweepresults';
+import { buttonOf, sweepCounts } from './rows';
 import { IJob, ISweepTask, ISweepTasks } from './types';
 
 const TABLE_EVERY_MS = 3000;
@@ -30,13 +42,38 @@ const LOG_EVERY_MS = 3000;
 const LOG_LINES = 200;
 const SVG = 'http://www.w3.org/2000/svg';
 
+// The plot in the tab: room for the ticks and the axes' names.
+export const TAB_PLOT_BOX: IPlotBox = {
+  width: 480,
+  height: 300,
+  left: 60,
+  right: 16,
+  top: 12,
+  bottom: 36
+};
+
+// The sweep's own buttons, as on its row in the panel.
+export type SweepAction = 'cancel' | 'again';
+
 export namespace SweepTable {
   export interface IOptions {
     commands: CommandRegistry; // docmanager:open
-    isVisible: () => boolean; // the panel is shown: no polling behind a closed sidebar
+    isVisible: () => boolean; // the tab is shown: no reads behind another tab
     onSubmitted: (job: IJob) => void; // a task's "Run again" submitted a job
-    refreshList: () => Promise<void>; // the panel's list, after an action
+    refreshList: () => Promise<void>; // the panel's list, after an action or when a task's state changed
+    act: (action: SweepAction, job: IJob) => Promise<void>; // the panel's "Cancel the rest" / "Run again"
   }
+}
+
+// The tab's title: "Sweep 123: train.ipynb".
+export function sweepTabTitle(job: IJob): string {
+  const file = job.path ? job.path.split('/').pop() || job.path : job.name;
+  return `Sweep ${job.job_id}: ${file || job.name || job.job_id}`;
+}
+
+// What the tab's header says of the sweep: its counts, in the row's words.
+export function sweepWords(job: IJob): string {
+  return job.words || (job.sweep ? sweepCounts(job.sweep) : job.state);
 }
 
 function svg<K extends keyof SVGElementTagNameMap>(
@@ -93,17 +130,20 @@ export class SweepTable {
       () => this.makeBestDefaults()
     );
     this.makeDefaults.classList.add('dsportal-sweep-defaults');
+    this.makeDefaults.title =
+      'Write the best task’s parameters into a copy of the notebook, and open it';
+    this.makeDefaults.hidden = true;
     this.logBox.hidden = true;
     this.log.setAttribute('aria-label', 'Log of a task');
     this.logBox.append(this.logTitle, this.log);
     this.node.append(
+      this.buildHeader(),
       this.error,
-      this.bestWords,
       scroll,
-      this.makeDefaults,
       this.logBox,
       this.buildPlot()
     );
+    this.showJob();
     this.repeat = new Repeat(
       () => this.load(),
       () => TABLE_EVERY_MS
@@ -127,12 +167,70 @@ export class SweepTable {
     this.logRepeat.stop();
   }
 
-  // The panel's new row: a sweep that has just ended is read once more for its last states and results.
+  // Reads now (the tab shown again), where the table still follows the sweep.
+  refresh(): void {
+    if (this.isOpen && this.following) {
+      void this.repeat.now();
+    }
+  }
+
+  // The panel's new row: the header's words, and a sweep that has just ended is read once more for its
+  // last states and results.
   update(job: IJob): void {
     const ended = this.job.active && !job.active;
     this.job = job;
+    this.showJob();
     if (ended && this.isOpen) {
       void this.repeat.now();
+    }
+  }
+
+  // --- the header: the sweep's counts, best result, summary and buttons ------------------------------
+
+  private buildHeader(): HTMLElement {
+    const header = element('div', 'dsportal-sweep-header');
+    this.title.title = this.job.path;
+    this.words.setAttribute('role', 'status');
+    this.summary.hidden = true;
+    this.cancelRest = button('Cancel the rest', '', () => this.act('cancel'));
+    this.cancelRest.dataset.action = 'cancel';
+    this.runAgain = button('Run again', '', () => this.act('again'));
+    this.runAgain.dataset.action = 'again';
+    const buttons = element('div', 'dsportal-sweep-buttons');
+    buttons.append(this.cancelRest, this.runAgain, this.makeDefaults);
+    const line = element('div', 'dsportal-sweep-header-line');
+    line.append(this.words, this.bestWords, this.summary);
+    header.append(this.title, line, buttons);
+    return header;
+  }
+
+  private showJob(): void {
+    const job = this.job;
+    const id = job.job_id;
+    this.title.textContent = sweepTabTitle(job);
+    this.title.title = job.path;
+    this.words.textContent = sweepWords(job);
+    this.summary.textContent = job.summary || '';
+    this.summary.hidden = !job.summary;
+    const [cancelLabel, cancelTitle] = buttonOf(job, 'cancel');
+    this.cancelRest.textContent = cancelLabel;
+    this.cancelRest.title = cancelTitle;
+    this.cancelRest.setAttribute(
+      'aria-label',
+      `Cancel the rest of sweep ${id}`
+    );
+    this.cancelRest.hidden = !job.can_cancel;
+    const [againLabel, againTitle] = buttonOf(job, 'again');
+    this.runAgain.textContent = againLabel;
+    this.runAgain.title = againTitle;
+    this.runAgain.setAttribute('aria-label', `Run sweep ${id} again`);
+    this.runAgain.hidden = !job.can_again;
+  }
+
+  private async act(action: SweepAction): Promise<void> {
+    await this.options.act(action, this.job);
+    if (this.isOpen) {
+      void this.repeat.start(); // a cancel shows at once; a sweep run again is a row of its own
     }
   }
 
@@ -147,9 +245,16 @@ export class SweepTable {
     if (!answer.ok) {
       return;
     }
+    // a task that changed its state changes the row's counts too: the panel's list is read again
+    const states = answer.body.tasks.map(t => `${t.task}:${t.state}`).join();
+    if (this.states && states !== this.states) {
+      void this.options.refreshList();
+    }
+    this.states = states;
     this.loaded = answer.body;
     this.show(answer.body);
-    if (!this.job.active && !answer.body.tasks.some(t => t.active)) {
+    this.following = this.job.active || answer.body.tasks.some(t => t.active);
+    if (!this.following) {
       this.repeat.stop(); // an ended sweep's table does not change
     }
   }
@@ -337,7 +442,7 @@ export class SweepTable {
       this.logRepeat.stop();
     } else {
       this.logTask = task.job_id;
-      this.logTitle.textContent = `Log of task ${task.task}`;
+      this.logTitle.textContent = `Log of task ${task.task} (${task.job_id})`;
       this.log.textContent = 'Reading the log…';
       this.logBox.hidden = false;
       void this.logRepeat.start();
@@ -377,19 +482,27 @@ export class SweepTable {
     for (const select of [this.plotResult, this.plotParameter]) {
       select.addEventListener('change', () => this.drawPlot());
     }
-    const pickers = element('div', 'dsportal-sweep-plot-pickers');
-    pickers.append(
-      this.plotResult,
-      element('span', '', 'against'),
+    const result = element('label', 'dsportal-sweep-plot-pick');
+    result.append(element('span', '', 'Result to plot'), this.plotResult);
+    const parameter = element('label', 'dsportal-sweep-plot-pick');
+    parameter.append(
+      element('span', '', 'Parameter to plot against'),
       this.plotParameter
     );
+    const pickers = element('div', 'dsportal-sweep-plot-pickers');
+    pickers.append(result, parameter);
+    const { width, height } = TAB_PLOT_BOX;
     this.plot.setAttribute('role', 'img');
-    this.plot.setAttribute(
-      'viewBox',
-      `0 0 ${PLOT_BOX.width} ${PLOT_BOX.height}`
-    );
+    this.plot.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    this.plot.setAttribute('width', String(width));
+    this.plot.setAttribute('height', String(height));
     this.plotEmpty.hidden = true;
-    box.append(pickers, this.plot, this.plotEmpty);
+    box.append(
+      element('h3', 'dsportal-sweep-plot-title', 'Plot'),
+      pickers,
+      this.plot,
+      this.plotEmpty
+    );
     return box;
   }
 
@@ -411,12 +524,12 @@ export class SweepTable {
     }
     const result = this.plotResult.value;
     const parameter = this.plotParameter.value;
-    const plot = plotOf(table, result, parameter);
+    const plot = plotOf(table, result, parameter, TAB_PLOT_BOX);
     this.plot.setAttribute('aria-label', `${result} against ${parameter}`);
     this.plot.dataset.logX = String(plot.logX);
     this.plotEmpty.textContent = plot.empty;
     this.plotEmpty.hidden = !plot.empty;
-    const { width, height, left, right, top, bottom } = PLOT_BOX;
+    const { width, height, left, right, top, bottom } = TAB_PLOT_BOX;
     const parts: SVGElement[] = [
       svg('line', {
         x1: left,
@@ -429,7 +542,7 @@ export class SweepTable {
     for (const tick of plot.xTicks) {
       const label = svg(
         'text',
-        { x: tick.at, y: height - bottom + 12, 'text-anchor': 'middle' },
+        { x: tick.at, y: height - bottom + 14, 'text-anchor': 'middle' },
         'dsportal-sweep-tick'
       );
       label.textContent = tick.label;
@@ -438,7 +551,7 @@ export class SweepTable {
     for (const tick of plot.yTicks) {
       const label = svg(
         'text',
-        { x: left - 4, y: tick.at + 3, 'text-anchor': 'end' },
+        { x: left - 6, y: tick.at + 4, 'text-anchor': 'end' },
         'dsportal-sweep-tick'
       );
       label.textContent = tick.label;
@@ -448,13 +561,25 @@ export class SweepTable {
       'text',
       {
         x: (left + width - right) / 2,
-        y: height - 2,
+        y: height - 4,
         'text-anchor': 'middle'
       },
       'dsportal-sweep-axis-name'
     );
     xName.textContent = plot.logX ? `${parameter} (log scale)` : parameter;
-    parts.push(xName);
+    const yMiddle = (top + height - bottom) / 2;
+    const yName = svg(
+      'text',
+      {
+        x: 12,
+        y: yMiddle,
+        'text-anchor': 'middle',
+        transform: `rotate(-90 12 ${yMiddle})`
+      },
+      'dsportal-sweep-axis-name'
+    );
+    yName.textContent = result;
+    parts.push(xName, yName);
     for (const point of plot.points) {
       const dot = svg(
         'circle',
@@ -473,8 +598,13 @@ export class SweepTable {
     this.plot.replaceChildren(...parts);
   }
 
+  private readonly title = element('h2', 'dsportal-sweep-title');
+  private readonly words = element('span', 'dsportal-sweep-words');
+  private readonly summary = element('span', 'dsportal-sweep-summary');
+  private cancelRest!: HTMLButtonElement;
+  private runAgain!: HTMLButtonElement;
   private readonly error = element('div', 'dsportal-jobs-error');
-  private readonly bestWords = element('p', 'dsportal-sweep-best-words');
+  private readonly bestWords = element('span', 'dsportal-sweep-best-words');
   private readonly table = element('table', 'dsportal-sweep-table');
   private readonly head = element('thead');
   private readonly body = element('tbody');
@@ -490,6 +620,8 @@ export class SweepTable {
   private readonly logRepeat: Repeat;
   private loaded: ISweepTasks | null = null;
   private isOpen = false;
+  private following = true; // the sweep or one of its tasks is active: the table is read again
+  private states = ''; // each task's state at the last read
   private columns: IColumn[] = [];
   private sort: ISort = { key: 'task', descending: false };
   private logTask = ''; // the job id ("123_4") whose log is shown
@@ -514,4 +646,101 @@ function fillNames(
     );
   }
   select.value = kept;
+}
+
+// --- the tab ---------------------------------------------------------------------------------------
+
+// A sweep's table as a widget: it reads only while it is shown, at once when shown again, and stops for
+// good when disposed (its tab closed).
+export class SweepView extends Widget {
+  constructor(job: IJob, options: Omit<SweepTable.IOptions, 'isVisible'>) {
+    super();
+    this.addClass('dsportal-sweep-view');
+    this.table = new SweepTable(job, {
+      ...options,
+      isVisible: () => this.isVisible && !document.hidden
+    });
+    this.node.append(this.table.node);
+  }
+
+  readonly table: SweepTable;
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.table.close();
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    this.table.refresh();
+  }
+}
+
+export namespace SweepTabs {
+  // Where the tabs go: JupyterLab's main area (app.shell).
+  export interface IMainArea {
+    add: (widget: Widget) => void;
+    activate: (widget: Widget) => void;
+  }
+
+  export interface IOptions extends Omit<SweepTable.IOptions, 'isVisible'> {
+    mainArea: IMainArea;
+    icon?: LabIcon;
+  }
+}
+
+// The open sweeps' tabs, one per sweep.
+export class SweepTabs {
+  constructor(private readonly options: SweepTabs.IOptions) {}
+
+  // Opens the sweep's tab, or shows the one already open.
+  open(job: IJob): MainAreaWidget<SweepView> {
+    const open = this.tabs.get(job.job_id);
+    if (open && !open.isDisposed) {
+      open.content.table.update(job);
+      this.options.mainArea.activate(open);
+      return open;
+    }
+    const { mainArea, icon, ...tableOptions } = this.options;
+    const content = new SweepView(job, tableOptions);
+    const tab = new MainAreaWidget({ content });
+    tab.id = `dsportal-sweep-${job.job_id}`;
+    tab.addClass('dsportal-sweep-tab');
+    tab.title.label = sweepTabTitle(job);
+    tab.title.caption = `Sweep ${job.job_id} of ${job.path || job.name}: its tasks, results and plot`;
+    tab.title.closable = true;
+    if (icon) {
+      tab.title.icon = icon;
+    }
+    this.tabs.set(job.job_id, tab);
+    tab.disposed.connect(() => {
+      if (this.tabs.get(job.job_id) === tab) {
+        this.tabs.delete(job.job_id);
+      }
+    });
+    mainArea.add(tab);
+    mainArea.activate(tab);
+    content.table.open();
+    return tab;
+  }
+
+  // The panel's new row of a sweep whose tab is open.
+  update(job: IJob): void {
+    this.tabs.get(job.job_id)?.content.table.update(job);
+  }
+
+  has(jobId: string): boolean {
+    return this.tabs.has(jobId);
+  }
+
+  dispose(): void {
+    for (const tab of Array.from(this.tabs.values())) {
+      tab.dispose();
+    }
+    this.tabs.clear();
+  }
+
+  private readonly tabs = new Map<string, MainAreaWidget<SweepView>>();
 }
