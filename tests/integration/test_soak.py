@@ -10,10 +10,10 @@ from tests.soak.report import render
 def test_a_short_soak_with_faults_keeps_every_promise():
     report = run(
         Plan(
-            minutes=2,
+            minutes=1.5,
             users=8,
             faults=("hub restart", "slurmctld stopped", "slurmd killed"),
-            fault_every=30,
+            fault_every=25,  # each of the three faults once
             think=(2, 8),
         )
     )

@@ -1,7 +1,7 @@
 """A notebook's parameters in its own language (spawner/notebookparams/), by equality, and "Make this the
 notebook's defaults" (spawner/jupyter/runs/defaults.py) against Jupyter's own file contents manager.
 
-The hub's reading of Python cells is tested in test_runs.py too (through spawner/hub/runs/notebook.py).
+The hub's reading of Python cells is tested in test_runs.py too (as the hub uses them).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Runs (notebooks and scripts as Slurm jobs): the pure parts, by equality.
 
-What a user may ask (runs/request.py), a notebook's parameters (runs/notebook.py),
+What a user may ask (runs/request.py), a notebook's parameters (spawner/notebookparams/),
 the sbatch call and the job script (runs/jobscript.py), the panel's rows and the
 words for each end (runs/board.py), when the tracker calls a run ended
 (runs/tracker.py), the runner's process layout (spawner/job/runs/runner.py) and the
@@ -23,11 +23,11 @@ from spawner.hub.request.jobspec import Account
 from spawner.hub.request.options import OptionsError
 from spawner.hub.runs.board import Outcome, ended_why, job_rows, read_outcome
 from spawner.hub.runs.jobscript import run_sbatch_argv, run_script
-from spawner.hub.runs.notebook import NotRunnable, Parameter, check_values, notebook_parameters
 from spawner.hub.runs.request import RunRequest, parse_run, run_name
 from spawner.hub.runs.tracker import GONE_AFTER, final_state
 from spawner.hub.slurm.client import last_lines, tail_argv
 from spawner.job.runs.runner import RunSpec, one_process_argv
+from spawner.notebookparams import NotRunnable, Parameter, check_values, notebook_parameters
 from spawner.slurmvocab import AccountedJob, ListedJob, parse_accounting, parse_all_jobs
 from tests.support.mockslurm import config_data
 

@@ -14,7 +14,6 @@ from spawner.hub.base.notices import sweep_ended_mail
 from spawner.hub.request.jobspec import Account
 from spawner.hub.runs.grid import Sweep, SweepError, gpu_hours, parse_sweep, range_values
 from spawner.hub.runs.jobscript import run_sbatch_argv, run_spec
-from spawner.hub.runs.notebook import Parameter
 from spawner.hub.runs.request import parse_run
 from spawner.hub.runs.sweepboard import (
     array_tasks,
@@ -29,6 +28,7 @@ from spawner.hub.runs.sweeps import ended, fold_sweeps
 from spawner.hub.slurm.client import split_heads
 from spawner.job.runs import results
 from spawner.job.runs.runner import NotebookRun, RunSpec, notebook_run
+from spawner.notebookparams import Parameter
 from spawner.slurmvocab import AccountedJob, ListedJob, parse_all_jobs
 from tests.support.mockslurm import config_data
 

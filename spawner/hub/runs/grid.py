@@ -6,7 +6,7 @@
      "sample": 0, "seed": 0, "at_once": 4, "objective": "accuracy", "best": "max"}
 
 Each value is checked against the notebook's parameters cell with the same
-words as a single run (runs/notebook.py).  The points are never stored: the
+words as a single run (spawner/notebookparams/).  The points are never stored: the
 hub keeps the sweep's settings (grid, sample, seed) and derives the same
 points again for the table, in the same order (the first parameter varies
 slowest, as itertools.product), so the record stays small for 1,000 tasks.
@@ -24,7 +24,7 @@ from portal.config import show
 from portal.settings.jobs import SweepSettings
 
 from ... import sweepgrid
-from .notebook import Parameter, check_values
+from ...notebookparams import Parameter, check_values
 
 KEYS = ("grid", "sample", "seed", "at_once", "objective", "best")
 MODES = ("value", "values", "range")

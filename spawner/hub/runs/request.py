@@ -3,7 +3,7 @@
 The same checks and words as a session's options (spawner/hub/request/options.py):
 user input is untrusted, every value is checked against the admin config
 before anything reaches a job script or a command line.  The notebook's
-parameters are checked later, against the notebook itself (runs/notebook.py).
+parameters are checked later, against the notebook itself (spawner/notebookparams/).
 """
 
 from __future__ import annotations

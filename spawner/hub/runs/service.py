@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ...contract import run_log, run_output, sweep_folder, sweep_log
+from ...notebookparams import NotRunnable, check_values, notebook_parameters
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
@@ -26,7 +27,6 @@ from ..slurm.clusterinfo import partition_gpu_types
 from .board import job_rows
 from .grid import Sweep, SweepError, gpu_hours, parse_sweep
 from .jobscript import run_sbatch_argv, run_script, shape_of
-from .notebook import NotRunnable, check_values, notebook_parameters
 from .request import ALLOWED_KEYS, RunRequest, parse_run
 from .sweeps import fold_sweeps, states_of, table
 

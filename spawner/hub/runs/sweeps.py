@@ -83,11 +83,13 @@ def _sweep_row(row: dict, run: dict, states: list[TaskState]) -> None:
     tally = counts(states)
     in_queue = any(s.active for s in states) and not run.get("ended")
     row["sweep"] = {**run["sweep"], "counts": tally}
-    row.update(active=in_queue, can_cancel=in_queue)
+    row.update(can_cancel=in_queue)
     if in_queue:
-        row.update(words=counts_words(tally), why="", state="RUNNING" if tally["running"] else "PENDING")
-    elif not run.get("why"):
-        row.update(words="", why=counts_words(tally)[:-1] + "; reading the results...")
+        row.update(active=True, words=counts_words(tally), why="", state="RUNNING" if tally["running"] else "PENDING")
+    elif not run.get("ended"):  # every task has ended; the tracker reads the results for the one notice (its why)
+        row.update(active=True, words=counts_words(tally)[:-1] + "; reading the results...", why="")
+    else:
+        row["active"] = False
     running = [s.listed for s in states if s.listed is not None and s.state not in PENDING]
     if running:
         row["node_list"] = ",".join(sorted({j.node_list for j in running if j.node_list}))[:200]

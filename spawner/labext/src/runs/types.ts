@@ -76,7 +76,7 @@ export interface IJobList {
   error?: string; // Slurm or its accounting did not answer
 }
 
-// A parameter of the notebook's cell tagged "parameters" (spawner/hub/runs/notebook.py); papermill gives
+// A parameter of the notebook's cell tagged "parameters" (spawner/notebookparams/); papermill gives
 // its default as the source text of the assignment.
 export interface IParameter {
   name: string;
