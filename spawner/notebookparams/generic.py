@@ -22,9 +22,11 @@ import re
 from .model import Assignment
 from .scanner import Syntax, read
 
+# possessive (Python 3.11): each run of blanks is read one way; `\s*(type)?\s*=` read a line of blanks in every
+# way (a 64 KiB line took the hub 4 s, for everyone)
 ASSIGNMENT = re.compile(
-    r"\s*(?:(?:val|var|let|const|local|export|global)\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"\s*(?::{1,2}\s*[A-Za-z_][\w.\[\]<>,]*)?\s*=(?!=)\s*"  # a type without blanks: no two ways to read them
+    r"\s*+(?:(?:val|var|let|const|local|export|global)\s++)?(?P<name>[A-Za-z_][A-Za-z0-9_]*+)"
+    r"(?:\s*+:{1,2}\s*+[A-Za-z_][\w.\[\]<>,]*+)?\s*+=(?!=)\s*"
 )
 _SLASHES = ("scala", "java", "kotlin", "c#", "f#", "javascript", "typescript", "go", "rust")
 _COMMENTS = {"matlab": ("%",), "octave": ("%", "#"), **{language: ("//",) for language in _SLASHES}}

@@ -272,6 +272,7 @@ def test_the_copys_names_never_leave_the_notebooks_folder():
     [
         (r._NUMBER.fullmatch, lambda n: "1" * n + "x"),  # `\d+\.?\d*` read each digit two ways: minutes at 64 KiB
         (generic.ASSIGNMENT.match, lambda n: "x:a" + " " * n + "!"),  # a type whose blanks matched two ways
+        (generic.ASSIGNMENT.match, lambda n: "x" + " " * n + "y"),  # blanks before and after an absent type
     ],
 )
 def test_the_readers_patterns_read_a_text_one_way(pattern, text):

@@ -26,6 +26,7 @@ def test_a_command_inherits_the_path_locale_and_slurm_settings_only():
         "PATH": "/opt/dsportal/venv/bin:/usr/bin",
         "LANG": "C.UTF-8",
         "SLURM_CONF": "/etc/slurm/slurm.conf",
+        "SLURM_BITSTR_LEN": "0",  # an array's waiting tasks listed whole, never cut at 64 characters
     }
 
 

@@ -90,10 +90,35 @@ def test_a_value_listed_twice_runs_once():
 
 
 def test_a_sample_of_a_huge_grid_never_builds_the_grid():
-    grid = {name: {"range": {"from": 1, "to": 10_000, "steps": 10_000}} for name in ("batch_size", "epochs")}
-    sweep = a_sweep({**grid, "learning_rate": {"range": {"from": 0.1, "to": 1, "steps": 10_000}}}, sample=5)
-    assert sweep.size == 10_000**3
+    grid = {name: {"range": {"from": 1, "to": 1_000, "steps": 1_000}} for name in ("batch_size", "epochs")}
+    sweep = a_sweep({**grid, "learning_rate": {"range": {"from": 0.1, "to": 1, "steps": 1_000}}}, sample=5)
+    assert sweep.size == 1_000**3
     assert len(sweep.points()) == 5
+
+
+def test_a_grid_of_too_many_values_is_refused_before_any_is_made(monkeypatch):
+    # 200 ranges of 10,000 steps in a 15 KB request held the hub's loop 10 s while each value was made and checked
+    made = []
+    monkeypatch.setattr("spawner.hub.runs.grid.range_values", lambda *a: made.append(a) or [])
+    grid = {name: {"range": {"from": 1, "to": 2, "steps": 2_000}} for name in ("batch_size", "epochs", "learning_rate")}
+    with pytest.raises(SweepError) as refused:
+        a_sweep(grid, sample=5)
+    assert "at most 4,000 values in all the grid's lists and ranges" in str(refused.value)
+    assert made == []
+
+
+@pytest.mark.parametrize(
+    "grid, words",
+    [
+        ({"learning_rate": {"range": {"from": -1e308, "to": 1e308, "steps": 3}}}, "too wide to divide into 3 steps"),
+        ({"learning_rate": {"values": [0.1, float("nan")]}}, "must be finite numbers"),
+        ({"learning_rate": {"values": [0.1, float("inf")]}}, "must be finite numbers"),
+    ],
+)
+def test_numbers_no_browser_reads_are_refused(grid, words):
+    with pytest.raises(SweepError) as refused:
+        a_sweep(grid)
+    assert words in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -166,6 +191,7 @@ def test_listed_array_ids_read_as_their_tasks():
     assert array_tasks("178") is None
     assert array_tasks("82+1") is None
     assert array_tasks("178_[5-1]") is None
+    assert array_tasks("178_[0-8:4,9]") == ("178", [0, 4, 8, 9])  # Slurm's steps
     line = "178_[1-5%2]|alice|PENDING|cpu|1||0:00|2:00|2:00|2026-11-27T05:31:38|N/A|JobArrayTaskLimit"
     assert [j.job_id for j in parse_all_jobs(line)] == ["178_[1-5%2]"]
 

@@ -29,6 +29,7 @@ from ...notebookparams import Parameter, check_values
 KEYS = ("grid", "sample", "seed", "at_once", "objective", "best")
 MODES = ("value", "values", "range")
 MAX_AXIS = 10_000  # values of one parameter (a range's steps, a list's length)
+MAX_VALUES = 4_000  # values of all parameters together, counted before any is made (64 KiB of record hold fewer)
 NUMBERS = ("int", "float")
 _OBJECTIVE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
 
@@ -123,9 +124,24 @@ def range_values(spec: object, parameter: Parameter) -> list:
         found = [low + i * (high - low) / (steps - 1) for i in range(steps)]
     else:
         raise SweepError(f'sweep: the scale of {name}\'s range is "linear" or "log", not {show(scale)}.')
+    if not all(math.isfinite(v) for v in found):  # from -1e308 to 1e308: the steps overflow
+        raise SweepError(f"sweep: the range of {name} is too wide to divide into {steps} steps.")
     if parameter.type == "int":
         return list(dict.fromkeys(round(v) for v in found))
     return [_round(v) for v in found]
+
+
+def _count(spec: object) -> int:
+    """How many values a grid entry asks for, read from its shape alone (what it is made of is checked later)."""
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return 1
+    mode, given = next(iter(spec.items()))
+    if mode == "values":
+        return len(given) if isinstance(given, list) else 1
+    if mode == "range" and isinstance(given, dict):
+        steps = given.get("steps", 5)
+        return steps if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 else 1
+    return 1
 
 
 def axis(name: object, spec: object, declared: dict[str, Parameter], path: str) -> tuple[str, tuple]:
@@ -149,6 +165,10 @@ def axis(name: object, spec: object, declared: dict[str, Parameter], path: str) 
         values = given
     else:
         values = range_values(given, declared[name])
+    if any(
+        isinstance(v, float) and not math.isfinite(v) for v in values
+    ):  # JSON's NaN, Infinity: no browser reads them
+        raise SweepError(f"sweep: the values of {name} must be finite numbers (not NaN or Infinity).")
     try:
         checked = [check_values({name: v}, [declared[name]], path)[name] for v in values]
     except ValueError as e:
@@ -171,6 +191,10 @@ def parse_sweep(options: object, declared: list[Parameter], path: str, limits: S
     grid = options.get("grid")
     if not isinstance(grid, dict) or not grid:
         raise SweepError("sweep: the grid is empty; give at least one parameter a list of values or a range.")
+    if sum(_count(spec) for spec in grid.values()) > MAX_VALUES:  # before any value is made or checked
+        raise SweepError(
+            f"sweep: at most {MAX_VALUES:,} values in all the grid's lists and ranges; fewer steps, or a sample."
+        )
     axes = tuple(axis(name, spec, by_name, path) for name, spec in grid.items())
     sample = _whole(options.get("sample", 0), "sample", 0, limits.max_tasks)
     seed = _whole(options.get("seed", random.randrange(2**31)), "seed", 0, 2**31 - 1)

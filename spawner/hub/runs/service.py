@@ -289,7 +289,7 @@ def find_run(spawner: SlurmGPUSpawner, job_id: str) -> dict | None:
 def find_task(spawner: SlurmGPUSpawner, job_id: str) -> tuple[dict, int] | None:
     """A sweep's task by its id (123_4) -> (the sweep's run, 4); None when it is no task of a sweep of theirs."""
     array, _, task = job_id.partition("_")
-    run = find_run(spawner, array) if task.isdigit() else None
+    run = find_run(spawner, array) if task.isdigit() and len(task) <= 9 else None
     if run is None or not run.get("sweep") or int(task) >= run["sweep"].get("tasks", 0):
         return None
     return run, int(task)

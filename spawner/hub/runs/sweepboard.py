@@ -26,34 +26,38 @@ MAX_ARRAY_TASK = 10_000_000  # a task number past this is not read (Slurm's MaxA
 COUNTS = ("waiting", "running", "completed", "failed", "timeout", "cancelled", "other")
 
 
-def array_ranges(job_id: str) -> tuple[str, list[tuple[int, int]]] | None:
+def array_ranges(job_id: str) -> tuple[str, list[tuple[int, int, int]]] | None:
     """A listed id of an array's task(s) -> (the array's job id, its tasks as (first, last) ranges); None for any
     other job.  Ranges, never lists: a site's MaxArraySize may be millions.
 
-    '178_3' -> ('178', [(3, 3)]); '178_[1-5%2]' -> ('178', [(1, 5)]); '178_[0,4-5]' -> ('178', [(0, 0), (4, 5)]).
+    '178_3' -> ('178', [(3, 3, 1)]); '178_[1-5%2]' -> ('178', [(1, 5, 1)]); '178_[0,4-8:2]' -> ('178', [(0, 0, 1),
+    (4, 8, 2)]): (first, last, step).
     """
-    found = re.fullmatch(r"([0-9]+)_(?:([0-9]+)|\[([0-9,-]{1,4096})(?:%[0-9]+)?\])", job_id)
+    found = re.fullmatch(r"([0-9]+)_(?:([0-9]+)|\[([0-9,:-]{1,65536})(?:%[0-9]+)?\])", job_id)
     if found is None:
         return None
     array, single, ranges = found.groups()
     if single is not None:
-        return array, [(int(single), int(single))]
+        return array, [(int(single), int(single), 1)]
     spans = []
     for part in ranges.split(","):
-        first, _, last = part.partition("-")
-        if not first.isdigit() or (last and not last.isdigit()):
+        span, _, step = part.partition(":")
+        first, _, last = span.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()) or (step and not step.isdigit()):
             return None
-        low, high = int(first), int(last or first)
-        if high < low or high > MAX_ARRAY_TASK:
+        low, high, every = int(first), int(last or first), int(step or 1)
+        if high < low or high > MAX_ARRAY_TASK or every < 1:
             return None
-        spans.append((low, high))
+        spans.append((low, high, every))
     return array, spans
 
 
 def array_tasks(job_id: str) -> tuple[str, list[int]] | None:
     """array_ranges with the tasks listed one by one (for small arrays and tests)."""
     found = array_ranges(job_id)
-    return None if found is None else (found[0], [t for low, high in found[1] for t in range(low, high + 1)])
+    return (
+        None if found is None else (found[0], [t for low, high, step in found[1] for t in range(low, high + 1, step)])
+    )
 
 
 def array_id(job_id: str) -> str:
@@ -93,8 +97,8 @@ def task_states(
                 continue
             queued = queued or (source is listed and job.state in IN_QUEUE)
             single = "[" not in job.job_id
-            for low, high in found[1]:
-                for task in range(low, min(high, tasks - 1) + 1):  # never past the sweep's own tasks
+            for low, high, step in found[1]:
+                for task in range(low, min(high, tasks - 1) + 1, step):  # never past the sweep's own tasks
                     if source is listed:
                         states[task] = TaskState(job.state, job if single else None, states[task].accounted)
                     else:

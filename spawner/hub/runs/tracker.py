@@ -26,7 +26,7 @@ from .board import ended_why, read_outcome
 from .service import save_record
 from .sweepboard import counts, counts_words
 from .sweeps import ended as sweep_ended
-from .sweeps import ended_state, states_of, table
+from .sweeps import ended_state, grouped, states_of, table
 
 log = logging.getLogger("JupyterHub").getChild("runs")
 
@@ -109,10 +109,12 @@ class Tracker:
         if problems:
             return  # a source did not answer: no end is concluded from a partial view
         changed = False
+        sweeps = {r["job_id"] for r in open_runs(spawner.record.runs) if r.get("sweep")}
+        queued, done = grouped(listed, sweeps), grouped(accounted, sweeps)  # one pass, never one per sweep
         for run in open_runs(spawner.record.runs):
             submitted_ts = run.get("submitted_ts") or 0.0
             if run.get("sweep"):
-                self._sweep_ended(spawner, run, listed, accounted, submitted_ts)
+                self._sweep_ended(spawner, run, queued[run["job_id"]], done[run["job_id"]], submitted_ts)
                 continue
             state = final_state(run["job_id"], listed, accounted, submitted_ts, time.time())
             if state is None:
@@ -159,15 +161,16 @@ class Tracker:
     def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> None:
         """A sweep has ended when every task has (one that no listing has ever shown: after GONE_AFTER); then
         one notice and one mail for the whole sweep, with its best result.  Its results are read in the
-        background, at most READS_AT_ONCE sweeps at a time: a read that hangs (a FIFO the user planted as a
-        results file holds `head` until its timeout) holds that sweep alone, never the round of every user."""
+        background, at most READS_AT_ONCE sweeps at a time and one per user: a read that hangs (a FIFO the user
+        planted as a results file holds `head` until its timeout) holds that user's sweeps alone, never the round
+        of every user nor the other users' reads."""
         states = states_of(run, listed, accounted, self.services.settings.jobs.list_seconds)
         if any(s.state in IN_QUEUE for s in states):
             return
         if any(s.state == "" for s in states) and time.time() - submitted_ts <= GONE_AFTER:
             return
         key = (spawner.user.name, run["job_id"])
-        if key not in self._finishing:
+        if not any(user == key[0] for user, _ in self._finishing):
             task = asyncio.ensure_future(self._finish_sweep(spawner, run, counts(states)))
             self._finishing[key] = task
             task.add_done_callback(lambda _: self._finishing.pop(key, None))

@@ -165,7 +165,10 @@ def command_environment(environ: dict[str, str]) -> dict[str, str]:
     the proxy's token), and sudo's targets run as the user, who reads their
     /proc/PID/environ.  A submission passes its job's variables explicitly.
     """
-    return {k: v for k, v in environ.items() if k in _COMMAND_VARIABLES or k.startswith("SLURM_")}
+    kept = {k: v for k, v in environ.items() if k in _COMMAND_VARIABLES or k.startswith("SLURM_")}
+    # squeue and sacct cut an array's waiting tasks ("123_[5-999%4]") at 64 characters unless told otherwise: a
+    # cut line reads as no line, and its tasks as never listed (spawner/hub/runs/sweepboard.py)
+    return {**kept, "SLURM_BITSTR_LEN": "0"}
 
 
 async def _run_both(
