@@ -257,3 +257,30 @@ def test_a_fifo_planted_as_results_holds_no_one_elses_notice(alice):
     # his FIFOs never take the other users' reads), the newest sweep first
     ended = bob.wait_row(planted[-1], lambda r: not r["active"] and bool(r["why"]), 240, "bob's newest end")
     assert ended["why"] == "2 tasks: 2 completed; its results could not be read."
+
+
+def test_an_r_notebook_sweeps_and_records_its_results(alice):
+    template = json.loads((NOTEBOOKS / "r-data-analysis.ipynb").read_text())
+    template["cells"].append(
+        {
+            "cell_type": "code",
+            "id": "results",
+            "metadata": {"tags": ["results"]},
+            "execution_count": None,
+            "outputs": [],
+            "source": "results <- list(r_squared = summary(fit)$r.squared, formula = formula_text)",
+        }
+    )
+    alice.write("sweeps/r-sweep.ipynb", json.dumps(template))
+    formulas = ["mpg ~ wt", "mpg ~ wt + hp"]
+    run = alice.submit(
+        {"path": "sweeps/r-sweep.ipynb", "partition": "cpu", "hours": 0.2,
+         "sweep": {"grid": {"formula_text": {"values": formulas}}}}
+    )  # fmt: skip
+    row = wait_sweep_ended(alice, run["job_id"], 300)
+    answer = table(alice, run["job_id"])
+    assert [t["state"] for t in answer["tasks"]] == ["COMPLETED", "COMPLETED"], answer
+    assert [t["results"]["formula"] for t in answer["tasks"]] == formulas  # the R cell wrote each task's own
+    assert [round(t["results"]["r_squared"], 4) for t in answer["tasks"]] == [0.7528, 0.8268]
+    assert answer["best_task"] == 1
+    assert row["why"] == "2 tasks: 2 completed; best r_squared 0.826785 (task 1: formula_text=mpg ~ wt + hp)."
