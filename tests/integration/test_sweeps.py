@@ -122,7 +122,8 @@ def test_cancel_the_rest_ends_every_task_not_ended(alice):
          "sweep": {"grid": {"seed": {"range": {"from": 0, "to": 9, "steps": 10}}}, "at_once": 1}}
     )  # fmt: skip
     array = run["job_id"]
-    wait_until(lambda: table(alice, array)["tasks"][0]["state"] == "RUNNING", 120, "the first task running")
+    # the row, not the table: polled this often, the table's file reads would pass the hub's 60 a minute
+    alice.wait_row(array, lambda r: r["sweep"]["counts"]["running"] == 1, 120, "the first task running")
     status, answer = alice.request("POST", f"jobs/{array}_5/cancel")  # one waiting task alone
     assert status == 200, answer
     status, answer = alice.request("POST", f"jobs/{array}/cancel")
@@ -249,7 +250,7 @@ def test_a_fifo_planted_as_results_holds_no_one_elses_notice(alice):
             "sweep": {"grid": {"seed": {"values": [0, 1]}}},
         }
     )
-    wait_until(lambda: all(t["state"] == "COMPLETED" for t in table(alice, run["job_id"])["tasks"]), 120, "alice's")
+    alice.wait_row(run["job_id"], lambda r: r["sweep"]["counts"]["completed"] == 2, 120, "alice's tasks done")
     # three planted sweeps held each round 60 s (20 s per hung read); now the round goes on and says alice's end
     row = alice.wait_row(run["job_id"], lambda r: "best score" in r["why"], 40, "alice's sweep said ended")
     assert row["why"].startswith("2 tasks: 2 completed")
