@@ -13,6 +13,7 @@ speed.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import threading
 import time
@@ -90,6 +91,11 @@ def _measure(hub: HubProcess, typos: bool) -> dict[str, str]:
     }
 
 
-if __name__ == "__main__":
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help, and no other argument
     for key, value in run_logins().items():
         print(f"  {key:<40} {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,6 +30,7 @@ from pathlib import Path
 import psutil
 
 from tests.perf.bench_activity import server_pid
+from tests.perf.memory import descendants
 from tests.perf.stats import ms, percentile
 from tests.support.cluster import Cluster, one_session
 from tests.support.http import json_request
@@ -70,7 +71,7 @@ def sampling(samples: int) -> None:
         for _ in range(KERNELS):  # a session at work: the sampler walks its kernels too
             status, kernel = cluster.request("POST", f"/user/{USER}/api/kernels", {"name": "python3"})
             assert status == 201, kernel
-        cluster.wait(lambda: len(psutil.Process(pid).children(recursive=True)) >= KERNELS, 60, "the kernels")
+        cluster.wait(lambda: descendants(pid) >= KERNELS, 60, "the kernels")
         env = job_environment(
             pid, ("SLURMD_NODENAME", "CUDA_VISIBLE_DEVICES", "SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_JOB_ID")
         )
@@ -85,7 +86,7 @@ def sampling(samples: int) -> None:
             sampler.sample()
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
-        processes = len(psutil.Process(pid).children(recursive=True)) + 1
+        processes = descendants(pid) + 1
         cluster.wait(lambda: report_requests(cluster)[0] - reports0[0] >= 5, 60, "5 reports of the session")
         count, seconds = (a - b for a, b in zip(report_requests(cluster), reports0, strict=True))
     cpu = statistics.mean(cpus)

@@ -15,6 +15,12 @@ import psutil
 MiB = 1024 * 1024
 
 
+# A process may end between being listed and being read (a kernel's helper, a sudo, a session's keeper): each
+# read below skips it, and no benchmark stops for it (one crashed with NoSuchProcess in one run of two).  Reading
+# another account's environment needs root; without it a process is skipped, never an error.
+GONE = (psutil.NoSuchProcess, psutil.AccessDenied)
+
+
 def job_pids(user: str, job_id: str) -> list[int]:
     """The processes of `user` that run in Slurm job `job_id` (Slurm puts SLURM_JOB_ID in their environment)."""
     pids = []
@@ -22,15 +28,35 @@ def job_pids(user: str, job_id: str) -> list[int]:
         try:
             if proc.info["username"] == user and proc.environ().get("SLURM_JOB_ID") == job_id:
                 pids.append(proc.pid)
-        except psutil.NoSuchProcess:  # ended meanwhile (another account's environment needs root: it raises)
+        except GONE:
             continue
     return sorted(pids)
 
 
+def tree(pid: int) -> list[psutil.Process]:
+    """`pid` and its descendants now ([] when `pid` has ended)."""
+    try:
+        top = psutil.Process(pid)
+        return [top, *top.children(recursive=True)]
+    except GONE:
+        return []
+
+
 def user_tree_pids(pid: int, user: str) -> list[int]:
     """`pid` and its descendants that run as `user` (not sudo and its monitor, which run as root)."""
-    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    return sorted(proc.pid for proc in procs if proc.username() == user)
+    found = []
+    for proc in tree(pid):
+        try:
+            if proc.username() == user:
+                found.append(proc.pid)
+        except GONE:
+            continue
+    return sorted(found)
+
+
+def descendants(pid: int) -> int:
+    """How many processes run under `pid` now (0 when it has ended)."""
+    return max(len(tree(pid)) - 1, 0)
 
 
 def footprint(pids: list[int]) -> tuple[int, int]:
@@ -39,7 +65,7 @@ def footprint(pids: list[int]) -> tuple[int, int]:
     for pid in pids:
         try:
             info = psutil.Process(pid).memory_full_info()
-        except psutil.NoSuchProcess:
+        except GONE:
             continue
         rss, pss = rss + info.rss, pss + info.pss
     return rss, pss
