@@ -15,6 +15,7 @@ from spawner.hub.request.jobspec import Account
 from spawner.hub.runs.grid import Sweep, SweepError, gpu_hours, parse_sweep, range_values
 from spawner.hub.runs.jobscript import run_sbatch_argv, run_spec
 from spawner.hub.runs.request import parse_run
+from spawner.hub.runs.service import task_options
 from spawner.hub.runs.sweepboard import (
     array_tasks,
     best_task,
@@ -342,3 +343,14 @@ def test_the_results_cell_follows_the_cell_tagged_results(tmp_path):
     assert json.loads((tmp_path / "task-0.json").read_text()) == {"task": 0, "results": {"x": 1}}
     results.add_failure(path, 0, "cell [3] raised ValueError: no")
     assert json.loads((tmp_path / "task-0.json").read_text())["failed"] == "cell [3] raised ValueError: no"
+
+
+def test_running_one_task_again_is_a_single_run_of_its_point():
+    sweep = a_sweep({"learning_rate": {"values": [0.001, 0.01]}, "batch_size": {"values": [32, 64]}}, at_once=2)
+    run = {
+        "job_id": "178",
+        "settings": {"path": "t.ipynb", "gpus": 1, "sweep": sweep.settings()},
+        "sweep": {"tasks": 4},
+    }
+    assert task_options(run, 2) == {"path": "t.ipynb", "gpus": 1, "parameters": sweep.points()[2]}
+    assert sweep.points()[2] == {"learning_rate": 0.01, "batch_size": 32}

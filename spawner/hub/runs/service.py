@@ -17,6 +17,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ... import sweepgrid
 from ...contract import run_log, run_output, sweep_folder, sweep_log
 from ...notebookparams import NotRunnable, check_values, notebook_parameters
 from ..request.options import OptionsError
@@ -295,10 +296,16 @@ def find_task(spawner: SlurmGPUSpawner, job_id: str) -> tuple[dict, int] | None:
     return run, int(task)
 
 
+def run_or_task(spawner: SlurmGPUSpawner, job_id: str) -> tuple[dict | None, int | None]:
+    """The run a job id names: a sweep's task (123_4) -> (the sweep's run, 4); any other -> (its run or None, None)."""
+    found = find_task(spawner, job_id)
+    return found if found else (find_run(spawner, job_id), None)
+
+
 def task_options(run: dict, task: int) -> dict:
     """A sweep task's settings as one run of its own (its parameters: its point of the grid)."""
     options = {k: v for k, v in run["settings"].items() if k in ALLOWED_KEYS and k != "sweep"}
-    options["parameters"] = Sweep.from_settings(run["settings"]["sweep"]).points()[task]
+    options["parameters"] = sweepgrid.task_point(run["settings"]["sweep"], task)  # that point alone, as the task
     return options
 
 
@@ -351,20 +358,19 @@ async def own_job(services: HubServices, spawner: SlurmGPUSpawner, job_id: str):
     await _account(spawner)
     listed, _, problems = await services.listing.of_user(spawner.user.name)
     job = next((j for j in listed if j.job_id == job_id), None)
-    if job is None and find_run(spawner, job_id) is None and find_task(spawner, job_id) is None:
+    if job is None and run_or_task(spawner, job_id)[0] is None:
         raise RunRefused(f"Job {job_id} is not one of your jobs.", 404)
     return job
 
 
 async def _sweep_in_queue(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> bool | None:
     """Whether a sweep (123) or one of its tasks (123_4) has a task in the queue; None for any other job."""
-    found = find_task(spawner, job_id)
-    run = found[0] if found else find_run(spawner, job_id)
+    run, task = run_or_task(spawner, job_id)
     if run is None or not run.get("sweep"):
         return None
     listed, accounted, _ = await services.listing.of_user(spawner.user.name)
     states = states_of(run, listed, accounted, services.settings.jobs.list_seconds)
-    return states[found[1]].active if found else any(s.active for s in states)
+    return states[task].active if task is not None else any(s.active for s in states)
 
 
 async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> None:
@@ -383,12 +389,11 @@ async def cancel(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -
 
 
 async def log_tail(services: HubServices, spawner: SlurmGPUSpawner, job_id: str, lines: int) -> str:
-    found = find_task(spawner, job_id)
-    run = found[0] if found else find_run(spawner, job_id)
+    run, task = run_or_task(spawner, job_id)
     if run is None or not run.get("log"):
         raise RunRefused(f"Job {job_id} was not run from the portal; its output is where its own script wrote it.", 404)
-    if run.get("sweep") and not found:
+    if run.get("sweep") and task is None:
         raise RunRefused(f"Sweep {job_id} has one log per task: open a task's log from the sweep's table.", 404)
     unix = await _account(spawner)
-    path = run["log"].replace("%a", str(found[1])) if found else run["log"]
+    path = run["log"].replace("%a", str(task)) if task is not None else run["log"]
     return await services.client.output_tail(unix.name, f"{unix.home.rstrip('/')}/{path}", lines)
