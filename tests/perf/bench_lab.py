@@ -1,28 +1,35 @@
-"""Benchmark: until JupyterLab is usable in Chromium (its launcher drawn), portal and bare, same run.
+"""Benchmark: until JupyterLab is usable in Chromium (its launcher drawn), portal and bare, same run, with timelines.
 
 Portal: from the click on the options form's Start until the launcher of the
-session's JupyterLab is drawn, with the moment the browser reached
-/user/NAME/lab.  Bare: from starting `jupyter lab` of the same environment as
-the same user (token login, no hub: a bare jupyterhub-singleuser cannot log a
-browser in without one) until its launcher is drawn.  Each start opens a
-fresh workspace.  Prints numbers; asserts nothing about speed.
+session's JupyterLab is drawn.  Bare: from starting `jupyter lab` of the same
+environment as the same user (token login, no hub: a bare
+jupyterhub-singleuser cannot log a browser in without one) until its launcher
+is drawn, with DS Portal's own server and JupyterLab extensions off (they are
+the portal; every other extension of the environment stays on).  Each start
+opens a fresh workspace in a fresh browser context (no cache).  The launcher's drawing is timed in the page (tests/perf/timeline.py).
+Prints the medians, their ratio, and the timeline of the median start of each
+(the hub's log, the session's log, the browser's own timings); asserts
+nothing about speed.
 
-    /opt/dsportal/venv/bin/python -m tests.perf.bench_lab [--runs 3]     (from the repository's root)
+    /opt/dsportal/venv/bin/python -m tests.perf.bench_lab [--runs 5]     (from the repository's root)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import secrets
 import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, sync_playwright
 
+from tests.perf.timeline import DRAWN_SCRIPT, PAGE_TIMES_SCRIPT, hub_marks, in_order, job_marks, page_marks
 from tests.support import browser as browser_support
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.demo import password_of
@@ -31,7 +38,9 @@ from tests.support.http import answers, free_port, wait_until
 USER = "alice"
 VENV = Path("/opt/dsportal/venv")
 WORKSPACES = Path(f"/home/{USER}/.jupyter/lab/workspaces")
-LAUNCHER = ".jp-Launcher .jp-LauncherCard"
+HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
+VIEWPORT = {"width": 1366, "height": 900}
+PORTAL_SERVER_EXTENSION = "spawner.jupyter.extension"
 
 
 def fresh_workspace() -> None:
@@ -39,73 +48,118 @@ def fresh_workspace() -> None:
     shutil.rmtree(WORKSPACES, ignore_errors=True)
 
 
-def portal_start(browser: Browser, cluster: Cluster) -> tuple[float, float]:
-    """(seconds from Start to the browser at /user/NAME/lab, seconds from Start to the launcher drawn)."""
+def drawn_times(page) -> dict[str, float]:
+    """The browser's marks once the launcher is drawn (waits for it, in the page)."""
+    page.wait_for_function("Boolean(window.__dsportalDrawn)", timeout=120_000, polling=100)
+    return page_marks(page.evaluate(PAGE_TIMES_SCRIPT))
+
+
+def portal_start(browser: Browser, cluster: Cluster) -> tuple[float, dict[str, float]]:
+    """(seconds from Start to the launcher drawn, the start's marks: hub, session and browser)."""
     fresh_workspace()
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(DRAWN_SCRIPT)
     page = context.new_page()
     browser_support.log_in(page, USER, password_of(USER))
     page.goto(f"{HUB}/hub/spawn/{USER}")
     page.locator("label[for=dsportal-gpus-1]").click()
-    started = time.perf_counter()
+    clicked = time.time()
     page.get_by_role("button", name="Start").click()
-    page.wait_for_url(re.compile(rf"/user/{USER}/lab"), timeout=120_000)
-    redirected = time.perf_counter() - started
-    expect(page.locator(LAUNCHER).first).to_be_visible(timeout=120_000)
-    drawn = time.perf_counter() - started
+    page.wait_for_url(re.compile(rf"/user/{USER}/lab"), timeout=120_000, wait_until="commit")
+    marks = drawn_times(page)
     context.close()
+    job_id = cluster.job_of(USER)
+    marks.update(hub_marks(HUB_LOG.read_text(errors="replace"), USER, job_id))
+    marks.update(job_marks(Path(f"/home/{USER}/.dsportal-session-{job_id}.log").read_text(errors="replace")))
     cluster.stop(USER)
-    return redirected, drawn
+    return marks["launcher drawn"] - clicked, {"Start clicked": clicked, **marks}
 
 
-def bare_lab(browser: Browser) -> float:
-    """Seconds from starting `jupyter lab` as the user until its launcher is drawn."""
+def without_the_portal(folder: Path) -> Path:
+    """A Jupyter config folder (readable by the user) whose page config turns DS Portal's JupyterLab
+    extension off."""
+    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+    (folder / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": {"dsportal": True}}))
+    for path in (folder, folder / "labconfig", folder / "labconfig" / "page_config.json"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+def bare_lab(browser: Browser, config: Path) -> tuple[float, dict[str, float]]:
+    """(seconds from starting `jupyter lab` as the user until its launcher is drawn, the start's marks)."""
     fresh_workspace()
     port, token = free_port(), secrets.token_hex(16)
-    env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": f"/home/{USER}", "USER": USER, "LANG": "C.UTF-8"}
+    env = {
+        "PATH": f"{VENV}/bin:/usr/bin:/bin",
+        "HOME": f"/home/{USER}",
+        "USER": USER,
+        "LANG": "C.UTF-8",
+        "JUPYTER_CONFIG_PATH": str(config),
+    }
     argv = [
         *("sudo", "-n", "--preserve-env=" + ",".join(env), "-u", USER, "--", f"{VENV}/bin/jupyter-lab"),
         *("--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}"),
+        f"--ServerApp.jpserver_extensions={PORTAL_SERVER_EXTENSION}=False",
     ]
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(DRAWN_SCRIPT)
     page = context.new_page()
-    started = time.perf_counter()
+    started = time.time()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=f"/home/{USER}")
     try:
         wait_until(
             lambda: answers(f"http://127.0.0.1:{port}/api", proc, "jupyter lab"), 60, "jupyter lab answering", 0.05
         )
-        page.goto(f"http://127.0.0.1:{port}/lab?token={token}")
-        expect(page.locator(LAUNCHER).first).to_be_visible(timeout=60_000)
-        return time.perf_counter() - started
+        answering = time.time()
+        page.goto(f"http://127.0.0.1:{port}/lab?token={token}", wait_until="commit")
+        marks = drawn_times(page)
+        return marks["launcher drawn"] - started, {"jupyter lab started": started, "API answers": answering, **marks}
     finally:
         context.close()
         proc.terminate()
         proc.wait(10)
 
 
+def median_run(times: list[float]) -> int:
+    """The index of the run whose time is nearest the median."""
+    middle = statistics.median(times)
+    return min(range(len(times)), key=lambda i: abs(times[i] - middle))
+
+
+def print_timeline(title: str, marks: dict[str, float]) -> None:
+    start = min(marks.values())
+    print(f"bench {title}, seconds since the first mark:")
+    for mark, since, step in in_order(start, marks):
+        print(f"  {mark:<22} {since:6.2f}  (+{step:.2f})")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
     cluster = Cluster(TOKEN_FILE.read_text().strip())
     cluster.clean()
-    redirected, portal, bare = [], [], []
-    with sync_playwright() as p:
+    portal, bare = [], []
+    with sync_playwright() as p, tempfile.TemporaryDirectory(prefix="bench-lab-") as folder:
+        config = without_the_portal(Path(folder))
         browser = p.chromium.launch(**browser_support.launch_options())
         for _ in range(runs):
-            bare.append(bare_lab(browser))
-            to_lab, drawn = portal_start(browser, cluster)
-            redirected.append(to_lab)
-            portal.append(drawn)
+            bare.append(bare_lab(browser, config))
+            portal.append(portal_start(browser, cluster))
         browser.close()
-    p_, b = statistics.median(portal), statistics.median(bare)
+    portal_times, bare_times = [t for t, _ in portal], [t for t, _ in bare]
+    p_, b = statistics.median(portal_times), statistics.median(bare_times)
+    print_timeline(f"portal start, the median run ({portal_times[median_run(portal_times)]:.2f} s)",
+                   portal[median_run(portal_times)][1])  # fmt: skip
+    print_timeline(f"bare jupyter lab, the median run ({bare_times[median_run(bare_times)]:.2f} s)",
+                   bare[median_run(bare_times)][1])  # fmt: skip
     print(
         f"bench launcher drawn in Chromium (portal, from Start): median {p_:.2f} s  runs "
-        f"{' '.join(f'{x:.2f}' for x in portal)}  (browser at /user/{USER}/lab: median {statistics.median(redirected):.2f} s)"
+        f"{' '.join(f'{x:.2f}' for x in portal_times)}"
     )
     print(
-        f"bench launcher drawn in Chromium (bare jupyter lab):  median {b:.2f} s  runs {' '.join(f'{x:.2f}' for x in bare)}"
+        f"bench launcher drawn in Chromium (bare jupyter lab):  median {b:.2f} s  runs "
+        f"{' '.join(f'{x:.2f}' for x in bare_times)}"
     )
     print(f"bench ratio portal / bare: {p_ / b:.2f}")
 

@@ -63,6 +63,10 @@ def server_args() -> list[str]:
         # proxy any loopback port of the node (/proxy/PORT), other users' listeners included, without an
         # XSRF check: its own extension stays off
         f"--ServerApp.jpserver_extensions={SERVER_PROXY}=False",
+        # the portal's environment is read-only to users and a compute node rarely reaches PyPI: JupyterLab's
+        # Extension Manager lists what is installed instead of offering installs that fail (its PyPI client
+        # also cost the start 35-75 ms on the dev cluster)
+        "--LabApp.extension_manager=readonly",
     ]
 
 

@@ -97,80 +97,90 @@ export const appsPlugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [IFileBrowserFactory],
   optional: [ILauncher],
-  activate: async (
+  activate: (
     app: JupyterFrontEnd,
     factory: IFileBrowserFactory,
     launcher: ILauncher | null
   ) => {
-    const kinds = await offeredKinds();
-    if (kinds.length === 0) {
-      return;
-    }
-    const fileApps = kinds.filter(k => k.target === 'file');
-    let rank = 10;
-    for (const kind of kinds.filter(k => k.target === 'folder')) {
-      const here = `dsportal:open-${kind.name}`;
-      const onFolder = `dsportal:open-${kind.name}-on-folder`;
-      app.commands.addCommand(here, {
-        label: kind.title,
-        caption: `${kind.title} for the folder shown in the file browser, in a new tab`,
-        icon,
-        describedBy: NO_ARGUMENTS,
-        execute: () => openApp(kind.name, shownFolder(factory))
-      });
-      app.commands.addCommand(onFolder, {
-        label: `Open ${kind.title}`,
-        caption: `${kind.title} for this folder, in a new tab`,
-        icon,
-        describedBy: pathArguments(
-          'The folder (else the one selected in the file browser)'
-        ),
-        isVisible: () => selected(factory, 'directory') !== null,
-        execute: args =>
-          openApp(
-            kind.name,
-            pathArgument(args) || selected(factory, 'directory') || '.'
-          )
-      });
-      app.contextMenu.addItem({
-        command: onFolder,
-        selector: '.jp-DirListing-item[data-isdir="true"]',
-        rank: rank
-      });
-      if (launcher) {
-        launcher.add({ command: here, category: 'Other', rank: rank });
-      }
-      rank += 1;
-    }
-    if (fileApps.length > 0) {
-      app.commands.addCommand(OPEN_AS_APP, {
-        label: 'Open as app',
-        caption: `Run this ${fileApps
-          .map(k => k.title)
-          .join(' or ')} and show it in a new tab`,
-        icon,
-        describedBy: pathArguments(
-          'The Python file of the app (else the one selected in the file browser)'
-        ),
-        isVisible: () => selected(factory, 'file') !== null,
-        execute: args =>
-          openApp('auto', pathArgument(args) || selected(factory, 'file') || '')
-      });
-      app.contextMenu.addItem({
-        command: OPEN_AS_APP,
-        selector: '.jp-DirListing-item[data-file-type="python"]',
-        rank: 1
-      });
-    }
-    app.commands.addCommand(LIST, {
-      label: 'Running apps',
-      caption: 'See and stop the apps of this session',
-      icon,
-      describedBy: NO_ARGUMENTS,
-      execute: () => window.open(api('')[0] + '/', '_blank')
-    });
-    if (launcher) {
-      launcher.add({ command: LIST, category: 'Other', rank: rank });
-    }
+    // the kinds come from the server: asked without holding JupyterLab's start, as an awaited activate would
+    void offeredKinds().then(kinds => addApps(app, factory, launcher, kinds));
   }
 };
+
+/** The commands, menu items and launcher tiles of the apps this session offers. */
+function addApps(
+  app: JupyterFrontEnd,
+  factory: IFileBrowserFactory,
+  launcher: ILauncher | null,
+  kinds: IAppKind[]
+): void {
+  if (kinds.length === 0) {
+    return;
+  }
+  const fileApps = kinds.filter(k => k.target === 'file');
+  let rank = 10;
+  for (const kind of kinds.filter(k => k.target === 'folder')) {
+    const here = `dsportal:open-${kind.name}`;
+    const onFolder = `dsportal:open-${kind.name}-on-folder`;
+    app.commands.addCommand(here, {
+      label: kind.title,
+      caption: `${kind.title} for the folder shown in the file browser, in a new tab`,
+      icon,
+      describedBy: NO_ARGUMENTS,
+      execute: () => openApp(kind.name, shownFolder(factory))
+    });
+    app.commands.addCommand(onFolder, {
+      label: `Open ${kind.title}`,
+      caption: `${kind.title} for this folder, in a new tab`,
+      icon,
+      describedBy: pathArguments(
+        'The folder (else the one selected in the file browser)'
+      ),
+      isVisible: () => selected(factory, 'directory') !== null,
+      execute: args =>
+        openApp(
+          kind.name,
+          pathArgument(args) || selected(factory, 'directory') || '.'
+        )
+    });
+    app.contextMenu.addItem({
+      command: onFolder,
+      selector: '.jp-DirListing-item[data-isdir="true"]',
+      rank: rank
+    });
+    if (launcher) {
+      launcher.add({ command: here, category: 'Other', rank: rank });
+    }
+    rank += 1;
+  }
+  if (fileApps.length > 0) {
+    app.commands.addCommand(OPEN_AS_APP, {
+      label: 'Open as app',
+      caption: `Run this ${fileApps
+        .map(k => k.title)
+        .join(' or ')} and show it in a new tab`,
+      icon,
+      describedBy: pathArguments(
+        'The Python file of the app (else the one selected in the file browser)'
+      ),
+      isVisible: () => selected(factory, 'file') !== null,
+      execute: args =>
+        openApp('auto', pathArgument(args) || selected(factory, 'file') || '')
+    });
+    app.contextMenu.addItem({
+      command: OPEN_AS_APP,
+      selector: '.jp-DirListing-item[data-file-type="python"]',
+      rank: 1
+    });
+  }
+  app.commands.addCommand(LIST, {
+    label: 'Running apps',
+    caption: 'See and stop the apps of this session',
+    icon,
+    describedBy: NO_ARGUMENTS,
+    execute: () => window.open(api('')[0] + '/', '_blank')
+  });
+  if (launcher) {
+    launcher.add({ command: LIST, category: 'Other', rank: rank });
+  }
+}
