@@ -34,7 +34,12 @@ from ..job.kernels.isolation import server_args
 from ..job.session.start import prepare, say
 from .clock.clock import hold_warning
 from .session import tokenpipe
-from .session.deferred import defer_rfc3987_syntax, import_labapp_without_yarn_probe
+from .session.deferred import (
+    defer_rfc3987_syntax,
+    hold_collection,
+    import_labapp_without_yarn_probe,
+    resume_collection,
+)
 from .session.keeper import fork_server, keep
 from .session.upstream_jupyter_server import serve_on_sockets
 
@@ -66,7 +71,13 @@ def session_sockets(ip: str) -> list[socket.socket]:
 
 def hold_port(serverapp, sockets: list[socket.socket]) -> None:
     """Make `serverapp` serve on `sockets`, bound before it started, and report the port once it listens."""
-    serve_on_sockets(serverapp, sockets, lambda: serverapp.io_loop.add_callback(report_port, serverapp))
+    serve_on_sockets(serverapp, sockets, lambda: listening(serverapp))
+
+
+def listening(serverapp) -> None:
+    """The server listens: its start is over (garbage collection again, session/deferred.py); the hub is told."""
+    resume_collection()
+    serverapp.io_loop.add_callback(report_port, serverapp)
 
 
 async def report_port(serverapp) -> None:
@@ -99,6 +110,7 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     hold_warning()  # Slurm's warning may come at once (a short session): noted for the server, not fatal
+    hold_collection()  # until the server listens, or the keeper has forked it (session/deferred.py)
     os.environ.update(prepare())
     # a mark in the session's log for the start's timeline (tests/perf/bench_spawn.py)
     say(f"prepared at {datetime.now().astimezone().isoformat(timespec='milliseconds')}")
@@ -106,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     tokens, to_keeper = os.pipe()  # the session's token when a share's end replaces it (tokenpipe.py)
     child = fork_server()  # Slurm's signals blocked across the fork: none is lost (keeper.py)
     if child:
+        resume_collection()
         os.close(to_keeper)
         sys.exit(keep(sockets, child, token=tokenpipe.Latest(tokens, os.environ["JUPYTERHUB_API_TOKEN"])))
     os.close(tokens)

@@ -108,3 +108,13 @@ def test_without_the_deferral_labapp_runs_node(tmp_path):
     env, ran = fake_node(tmp_path)
     assert run_env(LABAPP, env, defer=False)[0] == "not deferred"
     assert ran.read_text() == "ran\n"
+
+
+def test_collection_is_held_while_the_server_starts_and_what_it_made_set_aside_after():
+    code = (
+        "import gc\nfrom spawner.jupyter.session.deferred import hold_collection, resume_collection\n"
+        "hold_collection()\nprint(gc.isenabled(), gc.get_freeze_count())\n"
+        "made = [[object()] for _ in range(1000)]\n"
+        "resume_collection()\nprint(gc.isenabled(), gc.get_freeze_count() >= 1000)"
+    )
+    assert run(code) == ["False 0", "True True"]
