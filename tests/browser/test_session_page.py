@@ -1,19 +1,22 @@
-"""The session's page opens its launcher and file browser as soon as JupyterLab has restored its layout
-(spawner/labext/src/session/), in real Chromium on the dev cluster: one launcher, never two, however the page
-was opened; a notebook restored from the workspace keeps the page without a launcher beside it, and so does a
-URL naming a notebook.  Each test waits for JupyterLab's own routing to end (its save of the workspace, the PUT)
-before it counts, since that is when JupyterLab would add a launcher of its own.  How much sooner the page is
-usable is the benchmark's to say (tests/perf/bench_lab.py), not a test's.
+"""The session's page opens its launcher and lists its files as soon as JupyterLab has restored its layout
+(spawner/labext/src/session/), in real Chromium on the dev cluster.
+
+JupyterLab's own handler opens the first launcher and shows the file browser only once its router has run every
+route, and the last one ends with a save of the workspace (a PUT).  The tests hold that PUT: the launcher and the
+files must show while it is held, which only the plugin does.  Once it is let through and JupyterLab's handler
+has run, the page has one launcher, never two; a notebook brought back by the workspace keeps the page without a
+launcher beside it, and so does a URL naming a notebook.  How much sooner the page is usable is the benchmark's to
+say (tests/perf/bench_lab.py), not a test's.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
-from tests.perf.timeline import DRAWN_SCRIPT
 from tests.support.browser import log_in, shot
 from tests.support.cluster import url_for
 from tests.support.demo import password_of
@@ -21,49 +24,77 @@ from tests.support.demo import password_of
 USER = "alice"
 WORKSPACES = Path(f"/home/{USER}/.jupyter/lab/workspaces")
 LAUNCHER = ".jp-Launcher"
+TEMPLATES = ".jp-DirListing-item[title^='Name: templates']"
 NOTEBOOK = "templates/pytorch-mnist.ipynb"
+SAVES = re.compile(r"/lab/api/workspaces/")
 
 
-def routed(page: Page, url: str) -> None:
-    """Open `url` and wait until JupyterLab's router has finished with it (its state route saves the workspace
-    last: the PUT)."""
-    with page.expect_request(lambda r: r.method == "PUT" and "/lab/api/workspaces/" in r.url, timeout=90_000):
-        page.goto(url)
+class HeldSaves:
+    """JupyterLab's saves of the workspace (PUT), held until `release`: its routing cannot end meanwhile."""
+
+    def __init__(self, page: Page):
+        self.page, self.held = page, []
+        page.route(SAVES, self._hold)
+
+    def _hold(self, route: Route) -> None:
+        if route.request.method == "PUT":
+            self.held.append(route)
+        else:
+            route.continue_()
+
+    def wait_for_one(self) -> None:
+        """Until JupyterLab has asked to save (its router is at its last route), within 30 s."""
+        for _ in range(300):
+            if self.held:
+                return
+            self.page.wait_for_timeout(100)
+        raise AssertionError("JupyterLab never saved its workspace")
+
+    def release(self) -> None:
+        """Let the held saves through, and wait for JupyterLab's handler after routing (it lists the files)."""
+        listed = lambda r: r.request.method == "GET" and "/api/contents" in r.url  # noqa: E731
+        with self.page.expect_response(listed, timeout=30_000):
+            for route in self.held:
+                route.continue_()
+        self.page.unroute(SAVES, self._hold)
+        self.page.evaluate("() => new Promise(done => setTimeout(done, 100))")  # its launcher check comes right after
 
 
-def main_area_tabs(page: Page) -> list[str]:
+def tabs(page: Page) -> list[str]:
     return page.locator("#jp-main-dock-panel .lm-TabBar-tabLabel").all_inner_texts()
 
 
-def test_a_fresh_page_has_one_launcher_and_its_files_and_a_restored_notebook_has_none(browser, cluster):
+def test_the_launcher_and_files_show_before_routing_ends_once_and_never_beside_a_restored_notebook(browser, cluster):
     shutil.rmtree(WORKSPACES, ignore_errors=True)
     cluster.start(USER, {"gpus": 0, "hours": 1})
     cluster.wait_ready(USER)
     context = browser.new_context(viewport={"width": 1366, "height": 900})
-    context.add_init_script(DRAWN_SCRIPT)
     page = context.new_page()
     log_in(page, USER, password_of(USER))
 
-    routed(page, url_for(f"/user/{USER}/lab"))
+    saves = HeldSaves(page)
+    page.goto(url_for(f"/user/{USER}/lab"))
     expect(page.locator(f"{LAUNCHER} .jp-LauncherCard").first).to_be_visible()
-    expect(page.locator(".jp-DirListing-item[title^='Name: templates']")).to_be_visible()
-    assert page.evaluate("Boolean(window.__dsportalDrawn)")
-    assert main_area_tabs(page) == ["Launcher"]
-    assert page.locator(LAUNCHER).count() == 1
-    shot(page, "session-page-fresh", "A fresh session page: one launcher, the home folder listed")
+    expect(page.locator(TEMPLATES)).to_be_visible()
+    saves.wait_for_one()
+    assert tabs(page) == ["Launcher"]  # routing has not ended: the launcher is the plugin's
+    shot(page, "session-page-early", "The launcher and the home folder while JupyterLab still saves its workspace")
+    saves.release()
+    assert tabs(page) == ["Launcher"] and page.locator(LAUNCHER).count() == 1  # JupyterLab's handler added none
 
-    # a notebook opened, then the page loaded again: the workspace brings the notebook back, and no launcher
-    page.locator(".jp-DirListing-item[title^='Name: templates']").dblclick()
+    # a notebook opened, the launcher closed, then the page loaded again: the workspace brings the notebook back
+    page.locator(TEMPLATES).dblclick()
     page.locator(".jp-DirListing-item[title^='Name: pytorch-mnist.ipynb']").dblclick()
     expect(page.locator(".jp-NotebookPanel")).to_be_visible()
-    page.get_by_role("tab", name="Launcher").locator(".lm-TabBar-tabCloseIcon").click()
-    expect(page.locator(LAUNCHER)).to_have_count(0)
-    with page.expect_request(lambda r: r.method == "PUT" and "/lab/api/workspaces/" in r.url, timeout=30_000):
-        pass  # the layout with the notebook alone saved to the workspace
-    routed(page, url_for(f"/user/{USER}/lab"))
+    with page.expect_request(lambda r: r.method == "PUT" and SAVES.search(r.url), timeout=30_000):
+        page.get_by_role("tab", name="Launcher").locator(".lm-TabBar-tabCloseIcon").click()
+    saves = HeldSaves(page)
+    page.reload()
     expect(page.locator(".jp-NotebookPanel")).to_be_visible()
-    assert main_area_tabs(page) == ["pytorch-mnist.ipynb"]
-    assert page.locator(LAUNCHER).count() == 0
+    saves.wait_for_one()
+    assert tabs(page) == ["pytorch-mnist.ipynb"]
+    saves.release()
+    assert tabs(page) == ["pytorch-mnist.ipynb"] and page.locator(LAUNCHER).count() == 0
     shot(page, "session-page-restored", "The page loaded again: the notebook restored, no launcher beside it")
     context.close()
 
@@ -76,8 +107,8 @@ def test_a_url_naming_a_notebook_opens_it_without_a_launcher(browser, cluster):
     page = context.new_page()
     log_in(page, USER, password_of(USER))
 
-    routed(page, url_for(f"/user/{USER}/lab/tree/{NOTEBOOK}"))
-    expect(page.locator(".jp-NotebookPanel")).to_be_visible()
-    assert main_area_tabs(page) == ["pytorch-mnist.ipynb"]
-    assert page.locator(LAUNCHER).count() == 0
+    page.goto(url_for(f"/user/{USER}/lab/tree/{NOTEBOOK}"))
+    expect(page.locator(".jp-NotebookPanel")).to_be_visible()  # JupyterLab opens it after routing, then checks
+    page.evaluate("() => new Promise(done => setTimeout(done, 100))")
+    assert tabs(page) == ["pytorch-mnist.ipynb"] and page.locator(LAUNCHER).count() == 0
     context.close()

@@ -153,6 +153,7 @@ def test_the_server_is_told_ipc_and_every_client_message_but_the_debuggers():
     allowed = config.MappingKernelManager.allowed_message_types
     assert list(allowed) == list(ALLOWED_MESSAGES) and "debug_request" not in allowed
     assert {"execute_request", "input_reply", "interrupt_request", "comm_msg"} <= set(allowed)
+    assert config.LabApp.extension_manager == "readonly"  # nothing to install into the portal's environment
 
 
 def test_a_socket_path_must_fit_in_sun_path():

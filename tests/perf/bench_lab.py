@@ -6,12 +6,12 @@ environment as the same user (token login, no hub: a bare
 jupyterhub-singleuser cannot log a browser in without one) until its launcher
 is drawn, with DS Portal's own server and JupyterLab extensions off (they are
 the portal; every other extension of the environment stays on).  Each start
-opens a fresh workspace in a fresh browser context (no cache).  The launcher's drawing is timed in the page (tests/perf/timeline.py).
-Prints the medians, their ratio, and the timeline of the median start of each
-(the hub's log, the session's log, the browser's own timings); asserts
-nothing about speed.
+opens a fresh workspace in a fresh browser context (no cache).  The launcher's
+drawing is timed in the page (tests/perf/timeline.py).  Prints the medians,
+their ratio, and the timeline of the median start of each (the hub's log, the
+session's log, the browser's own timings); asserts nothing about speed.
 
-    /opt/dsportal/venv/bin/python -m tests.perf.bench_lab [--runs 5]     (from the repository's root)
+    /opt/dsportal/venv/bin/python -m tests.perf.bench_lab [--runs 5]   (from the repository's root)
 """
 
 from __future__ import annotations

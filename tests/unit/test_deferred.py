@@ -118,3 +118,14 @@ def test_collection_is_held_while_the_server_starts_and_what_it_made_set_aside_a
         "resume_collection()\nprint(gc.isenabled(), gc.get_freeze_count() >= 1000)"
     )
     assert run(code) == ["False 0", "True True"]
+
+
+def test_the_server_listening_ends_the_hold_and_then_reports_its_port():
+    code = (
+        "import gc\nfrom types import SimpleNamespace\n"
+        "from spawner.jupyter.session.deferred import hold_collection\nfrom spawner.jupyter import singleuser\n"
+        "calls = []\n"
+        "app = SimpleNamespace(io_loop=SimpleNamespace(add_callback=lambda f, *a: calls.append(f.__name__)))\n"
+        "hold_collection()\nprint(gc.isenabled())\nsingleuser.listening(app)\nprint(gc.isenabled(), calls)"
+    )
+    assert run(code) == ["False", "True ['report_port']"]

@@ -10,6 +10,7 @@ cannot read is one line there too, and ends the start.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import shutil
@@ -216,6 +217,7 @@ def in_background(work) -> None:
     try:
         if os.fork() == 0:
             os.nice(19)  # the probes (R, the module system) must not slow JupyterLab's own start on the job's cores
+            gc.enable()  # held by the session's start (spawner/jupyter/session/deferred.py); not this process's
             try:
                 work()
             except Exception as e:  # noqa: BLE001 - nothing may escape a forked process; the log says it

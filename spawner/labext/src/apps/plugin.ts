@@ -103,7 +103,11 @@ export const appsPlugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null
   ) => {
     // the kinds come from the server: asked without holding JupyterLab's start, as an awaited activate would
-    void offeredKinds().then(kinds => addApps(app, factory, launcher, kinds));
+    void offeredKinds()
+      .then(kinds => addApps(app, factory, launcher, kinds))
+      .catch(reason =>
+        console.error('DS Portal: the apps were not added', reason)
+      );
   }
 };
 
