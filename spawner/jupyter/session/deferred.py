@@ -26,8 +26,9 @@ of imports on the dev nodes.  Collection is off from the session's start
 (`hold_collection`) until the server listens (`resume_collection`), where
 `gc.freeze()` sets everything made so far aside for good: later collections
 never walk it again, and the port keeper's pages stay shared with the server it
-forked (the use CPython documents for gc.freeze).  What the start left as
-cyclic garbage stays with it: some 2,700 objects, nothing RSS shows.
+forked.  What the start left as cyclic garbage stays with it (some 2,700
+objects, nothing RSS shows), and so does what was alive then and becomes
+garbage later: bounded by what the start made.
 """
 
 from __future__ import annotations

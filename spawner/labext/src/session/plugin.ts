@@ -26,15 +26,13 @@ const CREATE_LAUNCHER = 'launcher:create';
 const RESTORING = 'jp-mod-restoring';
 
 /** The file browser's saved folder and its listing, shown: what JupyterLab's handler does after routing (its
- * restore is done once: the handler's later call returns at once).  Not with ?file-browser-path=, whose folder
- * JupyterLab opens itself once the browser is restored: the saved one would flash before it. */
+ * restore is done once: the handler's later call returns at once).  Should that call come first (a home folder
+ * slower to answer than the workspace's save), its listing of the root shows until the saved folder's does. */
 async function showFiles(browser: IDefaultFileBrowser): Promise<void> {
   try {
     await browser.model.restore(browser.id);
     await browser.model.refresh();
-    if (!new URLSearchParams(window.location.search).has('file-browser-path')) {
-      browser.removeClass(RESTORING);
-    }
+    browser.removeClass(RESTORING);
   } catch (reason) {
     console.error('DS Portal: could not list the files early', reason);
   }
@@ -54,9 +52,14 @@ export const sessionPagePlugin: JupyterFrontEndPlugin<void> = {
     if (!labShell || opensAPath(PageConfig.getOption('treePath'))) {
       return;
     }
+    // ?file-browser-path=: JupyterLab opens that folder itself once the browser is restored (and restores it
+    // without listing the saved one): the files are left to it
+    const namedFolder = new URLSearchParams(window.location.search).has(
+      'file-browser-path'
+    );
     void app.restored
       .then(async () => {
-        if (browser) {
+        if (browser && !namedFolder) {
           void showFiles(browser);
         }
         if (
