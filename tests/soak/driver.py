@@ -232,6 +232,8 @@ class Soak:
                 final = self.sample()  # what the soak leaves behind, before anything is forced
             finally:
                 self.cancel_jobs()
+                if kept := faults.release_kept_gpus():
+                    print(f"soak: Slurm still counted ended jobs' GPUs on {', '.join(kept)}; slurmctld restarted")
         return self.judge(acted, final, restore_problems)
 
     def write_record(self, ended, others, violations) -> None:

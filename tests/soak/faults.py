@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import threading
@@ -93,6 +94,37 @@ def restore_all() -> list[str]:
             problems.append(f"restoring {', '.join(programs)}: {e}")
     resume_nodes()
     return problems
+
+
+def gpus_kept(show_nodes: str) -> list[str]:
+    """Nodes that Slurm counts GPUs in use on while no job runs there (pure: `scontrol -d -o show node`'s output).
+
+    No job runs on a node whose CPUAlloc is 0 (every job holds a core at least)."""
+    kept = []
+    for line in show_nodes.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        used = re.findall(r"gpu(?::[^:(,]+)?:(\d+)", fields.get("GresUsed", ""))
+        if fields.get("CPUAlloc") == "0" and any(int(n) for n in used):
+            kept.append(fields.get("NodeName", "?"))
+    return kept
+
+
+def release_kept_gpus(wait: float = 60) -> list[str]:
+    """Once the soak's jobs are gone: the nodes whose GPUs Slurm still counted in use, released.
+
+    Slurm 22.05 can keep an ended job's GPUs allocated when the job ended across a controller restart (the
+    soak's "slurmctld stopped"): the node then offers fewer GPUs to every later job ("Requested node
+    configuration is not available" for more than are left), until slurmctld restarts and recounts them
+    from its jobs.  That is Slurm's, not the portal's; the soak puts the cluster back whole, so it restarts
+    the controller when it finds any."""
+    deadline = time.monotonic() + wait
+    while run(["squeue", "-h", "-o", "%i"], check=False, timeout=20).stdout.strip() and time.monotonic() < deadline:
+        time.sleep(1)  # cancelled jobs complete (KillWait) before their GPUs are free
+    kept = gpus_kept(run(["scontrol", "-d", "-o", "show", "node"], check=False, timeout=20).stdout)
+    if kept:
+        supervisor.stop("slurmctld")
+        _start_slurm()
+    return kept
 
 
 def _kill(program: str) -> None:

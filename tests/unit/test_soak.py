@@ -7,6 +7,7 @@ import time
 import pytest
 
 from tests.soak import invariants
+from tests.soak.faults import gpus_kept
 from tests.soak.invariants import clock
 from tests.soak.model import Call, Ended, FaultWindow, HubServer, HubView, Probe, Sample, SlurmJob, Snapshot, Violation
 from tests.soak.observe import history_entries, login_words, message_of, parse_environ, parse_hub, parse_squeue
@@ -308,3 +309,16 @@ def test_a_daemon_restarted_by_someone_else_makes_a_window_and_one_the_soak_rest
         FaultWindow("jupyterhub restarted by someone else", "jupyterhub", T, T + 3),
         FaultWindow("jupyterhub restarted by someone else", "jupyterhub", T + 9, T + 18),  # one window while down
     ]
+
+
+def test_gpus_slurm_still_counts_on_a_node_without_jobs_are_found():
+    nodes = "\n".join(
+        [
+            "NodeName=node001 Arch=x86_64 CPUAlloc=0 CPUTot=40 Gres=gpu:v100:4 GresUsed=gpu:v100:0(IDX:N/A) State=IDLE",
+            "NodeName=node002 Arch=x86_64 CPUAlloc=0 CPUTot=40 Gres=gpu:a100:4 GresUsed=gpu:a100:3(IDX:0-2) State=IDLE",
+            "NodeName=node003 Arch=x86_64 CPUAlloc=8 CPUTot=40 Gres=gpu:a100:4 GresUsed=gpu:a100:1(IDX:0) State=MIXED",
+            "NodeName=node004 Arch=x86_64 CPUAlloc=0 CPUTot=8 Gres=(null) GresUsed=(null) State=IDLE",
+            "NodeName=node005 CPUAlloc=0 Gres=gpu:2 GresUsed=gpu:1(IDX:0) State=IDLE",
+        ]
+    )
+    assert gpus_kept(nodes) == ["node002", "node005"]  # node003's GPU is its job's
