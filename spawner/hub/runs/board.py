@@ -239,5 +239,10 @@ def _name_rows(rows: dict[str, dict], sessions: frozenset[str]) -> None:
 
 
 def newest(row: dict) -> tuple:
-    number = row["job_id"].split("_")[0].split("+")[0]
-    return (-int(number) if number.isdigit() else 0, row["job_id"])
+    return job_order(row["job_id"])
+
+
+def job_order(job_id: str) -> tuple:
+    """A sort key of job ids: the newest first."""
+    number = job_id.split("_")[0].split("+")[0]
+    return (-int(number) if number.isdigit() else 0, job_id)

@@ -1,6 +1,7 @@
 """The hub's REST API for runs: notebooks and scripts as Slurm jobs of the user.
 
-    GET    /hub/api/dsportal/jobs                   {"jobs": [row ...], "error": ""}   (runs/board.py)
+    GET    /hub/api/dsportal/jobs?limit=100&offset=0  a page: {"jobs": [row ...], "total", "limit", "offset",
+                                                    "error": ""}   (runs/board.py, runs/jobspage.py)
     GET    /hub/api/dsportal/jobs/form?path=P       the dialog: {"path", "kind", "parameters", "partitions",
                                                     "defaults", "max_hours"}
     POST   /hub/api/dsportal/jobs                   {"path", "partition", "nodes", "gpus", "hours",
@@ -33,11 +34,13 @@ from ..base.notices import mail_address
 from ..base.requestlimits import Bounded
 from ..session.lookup import own_spawner
 from . import service
+from .jobspage import DEFAULT_LIMIT, page_bounds
 from .service import RunRefused
 
-# Per user and minute: what makes the hub read files as the user (sudo head or tail, a parse); the
-# panel's live log asks every 3 s, a person opens the dialog and submits a few times a minute.
-READS_PER_MINUTE = {"read": 30, "log": 60}
+# Per user and minute: what makes the hub read files as the user (sudo head or tail, a parse) or build rows of
+# their jobs; the panel's live log asks every 3 s, its list every 10 s, a person opens the dialog and submits a
+# few times a minute.  Parses are bounded at once too (spawner/hub/slurm/fileparse.py).
+READS_PER_MINUTE = {"read": 30, "log": 60, "list": 240}
 _reads = {kind: LoginThrottle(limit, 60, 0) for kind, limit in READS_PER_MINUTE.items()}  # counters only
 
 JOBS_URL = "/api/dsportal/jobs"
@@ -76,7 +79,15 @@ class _Base(Bounded, APIHandler):
 
 class JobsHandler(_Base):
     async def get(self):
-        await self.answer(service.jobs(self.portal_services, self.own_spawner()))
+        spawner = self.own_spawner()
+        try:
+            limit, offset = page_bounds(
+                self.get_argument("limit", str(DEFAULT_LIMIT)), self.get_argument("offset", "0")
+            )
+        except ValueError as e:
+            raise web.HTTPError(400, str(e)) from None
+        self.count("list")
+        await self.answer(service.jobs(self.portal_services, spawner, limit, offset))
 
     async def post(self):
         spawner = self.own_spawner()

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING
 
 from ... import sweepgrid
 from ...contract import run_log, run_output, sweep_folder, sweep_log
-from ...notebookparams import NotRunnable, check_values, notebook_parameters
+from ...notebookparams import NotRunnable, Parameter, check_values
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
+from ..slurm.fileparse import ParseRefused
+from . import jobspage
 from .board import job_rows
 from .grid import Sweep, SweepError, gpu_hours, parse_sweep
 from .jobscript import run_sbatch_argv, run_script, shape_of
@@ -54,11 +56,17 @@ def save_record(spawner: SlurmGPUSpawner) -> None:
     spawner.db.commit()
 
 
-async def read_file(services: HubServices, username: str, home: str, path: str) -> str:
-    """The file's text, read as the user; RunRefused with words a user acts on."""
-    limit = services.settings.jobs.max_notebook_mib * 1024 * 1024
+async def read_declared(services: HubServices, username: str, home: str, request: RunRequest) -> list[Parameter]:
+    """The file's parameters (a notebook's cell; none of a script), the file read as the user and parsed outside
+    the hub (spawner/hub/slurm/fileparse.py: a few at once); RunRefused with words a user acts on."""
+    path = request.path
+    kind = "notebook" if request.kind == "notebook" or request.sweep is not None else request.kind
     try:
-        text = await services.client.read_as(username, f"{home.rstrip('/')}/{path}", limit + 1)
+        answer = await services.file_parses.read_as(
+            username, f"{home.rstrip('/')}/{path}", services.settings.jobs.max_notebook_mib * 1024 * 1024, kind, path
+        )
+    except ParseRefused as e:
+        raise RunRefused(str(e), e.status) from None
     except SlurmError as e:
         if "No such file" in e.stderr:
             raise RunRefused(f"{path}: there is no such file in your home; save it first, or check the name.") from None
@@ -68,19 +76,16 @@ async def read_file(services: HubServices, username: str, home: str, path: str) 
             raise RunRefused(f"{path} is a folder; choose a notebook or script.") from None
         log.warning("Reading %s for a run of %s: %s", path, username, e)
         raise RunRefused(f"{path} could not be read ({e.stderr or e}).", 503) from None
-    if len(text.encode()) > limit:
-        raise RunRefused(
-            f"{path} is larger than {services.settings.jobs.max_notebook_mib} MiB; clear its outputs and save it again."
-        )
-    return text
+    if "refused" in answer:
+        raise RunRefused(str(answer["refused"]))
+    return [Parameter(**found) for found in answer["parameters"]]
 
 
-async def _parameters(text: str, request: RunRequest) -> dict:
+async def _parameters(declared: list[Parameter], request: RunRequest) -> dict:
     """The request's parameters checked against the notebook's parameters cell (RunRefused on a mismatch)."""
     if request.kind != "notebook":
         return {}
     try:
-        declared = await asyncio.to_thread(notebook_parameters, text, request.path)  # a big notebook: off the loop
         return check_values(request.parameters, declared, request.path)
     except (NotRunnable, ValueError) as e:
         raise RunRefused(str(e)) from None
@@ -89,13 +94,12 @@ async def _parameters(text: str, request: RunRequest) -> dict:
 MAX_SWEEP_RECORD = 64 * 1024  # bytes of a sweep's values the hub keeps in the user's record (for its table)
 
 
-async def _sweep(text: str, request: RunRequest, settings) -> Sweep | None:
+async def _sweep(declared: list[Parameter], request: RunRequest, settings) -> Sweep | None:
     """The request's sweep checked against the notebook and the admin's limits (RunRefused with words)."""
     if request.sweep is None:
         return None
     limits = settings.jobs.sweeps
     try:
-        declared = await asyncio.to_thread(notebook_parameters, text, request.path)
         sweep = parse_sweep(request.sweep, declared, request.path, limits)
     except (NotRunnable, SweepError) as e:
         raise RunRefused(str(e)) from None
@@ -143,11 +147,7 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
     except OptionsError as e:
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)
-    text = await read_file(services, unix.name, unix.home, request.path)
-    try:
-        found = await asyncio.to_thread(notebook_parameters, text, request.path) if request.kind == "notebook" else []
-    except NotRunnable as e:
-        raise RunRefused(str(e)) from None
+    found = await read_declared(services, unix.name, unix.home, request)
     settings = services.settings
     slurm = settings.slurm
     types, accounts = await _choices(services, unix.name)
@@ -222,9 +222,9 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     except OptionsError as e:
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)
-    text = await read_file(services, unix.name, unix.home, request.path)
-    sweep = await _sweep(text, request, settings)
-    parameters = await _parameters(text, request) if sweep is None else {}
+    declared = await read_declared(services, unix.name, unix.home, request)
+    sweep = await _sweep(declared, request, settings)
+    parameters = await _parameters(declared, request) if sweep is None else {}
     account = spawner.account()
     argv = run_sbatch_argv(settings, request, account, sweep)
     script = run_script(settings, request, account, parameters, sweep)
@@ -322,26 +322,45 @@ async def again(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) ->
     return await submit(services, spawner, again_options)
 
 
-async def jobs(services: HubServices, spawner: SlurmGPUSpawner) -> dict:
-    """The user's jobs for the panel: {"jobs": rows, "error": a sentence when a source did not answer}."""
+async def jobs(
+    services: HubServices, spawner: SlurmGPUSpawner, limit: int = jobspage.DEFAULT_LIMIT, offset: int = 0
+) -> dict:
+    """A page of the user's jobs for the panel (runs/jobspage.py): {"jobs": rows, "total", "limit", "offset",
+    "error": a sentence when a source did not answer}.  Rows are built for the jobs the page can show only."""
     name = spawner.user.name
     try:
         await _account(spawner)
     except RunRefused as e:
-        return {"jobs": [], "error": str(e)}
+        return {**jobspage.page([], limit, offset, 0), "error": str(e)}
     listed, accounted, problems = await services.listing.of_user(name)
+    runs = spawner.record.runs
+    sweeps = {r["job_id"] for r in runs if r.get("sweep")}
+    known = {j.job_id for j in listed} | {r.get("job_id", "") for r in runs}
+    window = jobspage.window(accounted, sweeps, known, offset + limit)
+    rows = job_rows(listed, window.accounted, runs, await _places(services, listed), session_jobs(spawner))
+
+    def memo(key: tuple, compute):  # a sweep's counts, kept while the shared listing's answers are the same
+        return services.listing.derived(name, key, compute)
+
+    rows = fold_sweeps(rows, runs, listed, accounted, services.settings.jobs.list_seconds, memo)
+    return {**jobspage.page(rows, limit, offset, window.left_out), "error": " ".join(problems)}
+
+
+async def _places(services: HubServices, listed: list) -> dict[str, int]:
+    """Each waiting job's place in its partition's line (one shared, cached squeue a partition)."""
+    lines: dict[str, dict[str, int]] = {}
     places: dict[str, int] = {}
     for job in listed:
         if job.pending and job.reason not in ("", "None"):
-            try:
-                order = await services.queue_order(job.partition)
-            except SlurmError:
-                continue
-            if job.job_id in order:
-                places[job.job_id] = order.index(job.job_id) + 1
-    rows = job_rows(listed, accounted, spawner.record.runs, places, session_jobs(spawner))
-    rows = fold_sweeps(rows, spawner.record.runs, listed, accounted, services.settings.jobs.list_seconds)
-    return {"jobs": rows, "error": " ".join(problems)}
+            if job.partition not in lines:
+                try:
+                    order = await services.queue_order(job.partition)
+                except SlurmError:
+                    order = []
+                lines[job.partition] = {job_id: place for place, job_id in enumerate(order, 1)}
+            if job.job_id in lines[job.partition]:
+                places[job.job_id] = lines[job.partition][job.job_id]
+    return places
 
 
 async def tasks(services: HubServices, spawner: SlurmGPUSpawner, job_id: str) -> dict:

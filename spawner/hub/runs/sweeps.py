@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...contract import SWEEP_RESULTS_BYTES, sweep_results
@@ -45,9 +48,12 @@ def sweep_of(run: dict) -> Sweep:
 SETTLE_LISTINGS = 3  # a sweep older than this many listings (jobs.list_seconds) is in every listing made since
 
 
+def settled(run: dict, list_seconds: int) -> bool:
+    return time.time() - run.get("submitted_ts", 0) > max(30, SETTLE_LISTINGS * list_seconds)
+
+
 def states_of(run: dict, listed: list[ListedJob], accounted: list[AccountedJob], list_seconds: int) -> list[TaskState]:
-    settled = time.time() - run.get("submitted_ts", 0) > max(30, SETTLE_LISTINGS * list_seconds)
-    return task_states(run["job_id"], run["sweep"]["tasks"], listed, accounted, settled)
+    return task_states(run["job_id"], run["sweep"]["tasks"], listed, accounted, settled(run, list_seconds))
 
 
 def grouped(jobs: list, arrays: set[str]) -> dict[str, list]:
@@ -61,27 +67,58 @@ def grouped(jobs: list, arrays: set[str]) -> dict[str, list]:
     return found
 
 
-def fold_sweeps(rows: list[dict], runs: list[dict], listed: list, accounted: list, list_seconds: int) -> list[dict]:
-    """The panel's rows with each sweep as one row: its tasks' rows folded into it, its counts in words."""
+@dataclass(frozen=True)
+class SweepCounts:
+    """What a sweep's row says of its tasks: their counts, whether any is in the queue, the nodes they run on."""
+
+    tally: dict[str, int]
+    in_queue: bool
+    node_list: str
+
+
+def sweep_counts(states: list[TaskState]) -> SweepCounts:
+    running = [s.listed for s in states if s.listed is not None and s.state not in PENDING]
+    nodes = ",".join(sorted({j.node_list for j in running if j.node_list}))[:200]
+    return SweepCounts(counts(states), any(s.active for s in states), nodes)
+
+
+Memo = Callable[[tuple, Callable[[], SweepCounts]], SweepCounts]
+
+
+def fold_sweeps(
+    rows: list[dict], runs: list[dict], listed: list, accounted: list, list_seconds: int, memo: Memo | None = None
+) -> list[dict]:
+    """The panel's rows with each sweep as one row: its tasks' rows folded into it, its counts in words.
+
+    `memo(key, compute)`: a sweep's counts kept for as long as the listing's answers are the same
+    (JobListing.derived): a panel's request then counts no sweep's tasks again."""
     sweeps = {r["job_id"]: r for r in runs if r.get("sweep") and r.get("settings", {}).get("sweep")}
     if not sweeps:
         return rows
-    queued, done = grouped(listed, set(sweeps)), grouped(accounted, set(sweeps))
+    groups: list[dict[str, list]] = []
+
+    def count(run: dict) -> SweepCounts:
+        if not groups:  # one pass over the listing, and only when some sweep's counts are not kept
+            groups.extend((grouped(listed, set(sweeps)), grouped(accounted, set(sweeps))))
+        array = run["job_id"]
+        return sweep_counts(states_of(run, groups[0][array], groups[1][array], list_seconds))
+
     kept = []
     for row in rows:
         if array_id(row["job_id"]) in sweeps:
             continue  # a task (or the tasks not yet started) of a sweep: said in the sweep's row
         run = sweeps.get(row["job_id"])
         if run is not None:
-            _sweep_row(row, run, states_of(run, queued[run["job_id"]], done[run["job_id"]], list_seconds))
+            key = (run["job_id"], run["sweep"]["tasks"], settled(run, list_seconds))
+            _sweep_row(row, run, memo(key, partial(count, run)) if memo is not None else count(run))
         kept.append(row)
     active = sorted((r for r in kept if r["active"]), key=newest)
     return active + sorted((r for r in kept if not r["active"]), key=newest)
 
 
-def _sweep_row(row: dict, run: dict, states: list[TaskState]) -> None:
-    tally = counts(states)
-    in_queue = any(s.active for s in states) and not run.get("ended")
+def _sweep_row(row: dict, run: dict, found: SweepCounts) -> None:
+    tally = found.tally
+    in_queue = found.in_queue and not run.get("ended")
     row["sweep"] = {**run["sweep"], "counts": tally}
     row.update(can_cancel=in_queue)
     if in_queue:
@@ -90,9 +127,8 @@ def _sweep_row(row: dict, run: dict, states: list[TaskState]) -> None:
         row.update(active=True, words=counts_words(tally)[:-1] + "; reading the results...", why="")
     else:
         row["active"] = False
-    running = [s.listed for s in states if s.listed is not None and s.state not in PENDING]
-    if running:
-        row["node_list"] = ",".join(sorted({j.node_list for j in running if j.node_list}))[:200]
+    if found.node_list:
+        row["node_list"] = found.node_list
 
 
 async def table(services: HubServices, spawner: SlurmGPUSpawner, run: dict, home: str) -> dict:

@@ -194,20 +194,7 @@ async def _run_both(
         async with asyncio.timeout(timeout):
             out, err = await proc.communicate(input.encode() if input is not None else None)
     except (TimeoutError, asyncio.CancelledError) as e:
-        # SIGTERM first: sudo passes it on to the command it runs as the user, which the hub itself may not
-        # signal (a `head` blocked on a FIFO a user planted); SIGKILL for whatever is left after a moment.
-        for signum, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(proc.pid, signum)
-            except ProcessLookupError:
-                break
-            try:
-                # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
-                await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
-                break
-            except TimeoutError:
-                if signum == signal.SIGKILL:
-                    log.warning("%s killed after %s; its exit was not seen within 5 s", argv[0], type(e).__name__)
+        await stop_command(proc, argv[0], type(e).__name__)
         if isinstance(e, asyncio.CancelledError):
             raise
         name = os.path.basename(argv[0])
@@ -219,6 +206,25 @@ async def _run_both(
         failed.stdout = out.decode(errors="replace")  # what it said before failing (head of several files)
         raise failed
     return out.decode(errors="replace"), stderr
+
+
+async def stop_command(proc: asyncio.subprocess.Process, name: str, why: str) -> None:
+    """End a command started with start_new_session and everything it started; bounded, even when cancelled.
+
+    SIGTERM first: sudo passes it on to the command it runs as the user, which the hub itself may not
+    signal (a `head` blocked on a FIFO a user planted); SIGKILL for whatever is left after a moment."""
+    for signum, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, signum)
+        except ProcessLookupError:
+            break
+        try:
+            # bounded: a cancelled caller (a stopping hub, a closing event loop) must never hang on the reaping
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace)
+            break
+        except TimeoutError:
+            if signum == signal.SIGKILL:
+                log.warning("%s killed after %s; its exit was not seen within 5 s", name, why)
 
 
 def scancel_argv(slurm: SlurmSettings, username: str, job_id: str) -> list[str]:

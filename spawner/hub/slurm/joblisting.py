@@ -11,6 +11,8 @@ indexed by user once.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from typing import TypeVar
 
 from portal.settings import JobSettings
 
@@ -19,6 +21,7 @@ from .client import SlurmClient, SlurmError
 from .clusterinfo import SharedAnswers
 
 ByUser = dict[str, list]
+Answer = TypeVar("Answer")
 
 
 def by_user(jobs: list) -> ByUser:
@@ -35,6 +38,7 @@ class JobListing:
         self._queue = SharedAnswers(jobs.list_seconds)
         self._accounting = SharedAnswers(jobs.accounting_seconds)
         self._last: dict[str, ByUser] = {}  # the last answer of each source: shown while Slurm does not answer
+        self._derived: dict[tuple, object] = {}  # what was computed from the last answers (a sweep's counts)
 
     @property
     def calls(self) -> int:  # squeue + sacct calls made; read by the benchmark
@@ -59,13 +63,26 @@ class JobListing:
         answer gives [] and a sentence in `problems`, the other still serves."""
         problems = []
         try:
-            self._last["queue"] = await self.queued()
+            self._keep("queue", await self.queued())
         except SlurmError:
             problems.append("Slurm is not answering; the jobs below may be out of date.")
         try:
-            self._last["accounting"] = await self.accounted()
+            self._keep("accounting", await self.accounted())
         except SlurmError:
             problems.append("Slurm's accounting (slurmdbd) is not answering; finished jobs may be missing.")
         listed = self._last.get("queue", {}).get(username, [])
         accounted = self._last.get("accounting", {}).get(username, [])
         return listed, accounted, problems
+
+    def _keep(self, source: str, answer: ByUser) -> None:
+        if answer is not self._last.get(source):
+            self._last[source] = answer
+            self._derived.clear()  # a new answer: what was derived from the old one is stale
+
+    def derived(self, user: str, key: tuple, compute: Callable[[], Answer]) -> Answer:
+        """compute() of the user's jobs, kept until a source gives a new answer (every jobs.list_seconds at
+        most): a panel's request then recomputes nothing that the listing has not changed."""
+        found = self._derived.get((user, *key))
+        if found is None:
+            found = self._derived[(user, *key)] = compute()
+        return found  # type: ignore[return-value]

@@ -23,6 +23,7 @@ from ..request.resources import resources_for
 from .associations import Accounts
 from .client import SlurmClient
 from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now
+from .fileparse import FileParses
 from .joblisting import JobListing
 
 ESTIMATE_STEP_MINUTES = 15  # the form offers hours in quarters: estimates are asked for that shape
@@ -56,6 +57,7 @@ class HubServices:
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
         self._accounts = SharedAnswers(slurm.accounts_seconds)  # every user's Slurm accounts: one key
         self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
+        self.file_parses = FileParses(slurm)  # users' notebooks read and parsed outside the hub, a few at once
 
     def __copy__(self) -> HubServices:
         return self  # shared by design: JupyterHub's config copies tornado_settings, where the handlers find it

@@ -1,6 +1,6 @@
 """JupyterLab's jobs panel and "Run as a job" dialog, passed on to the hub (the user's Jupyter server).
 
-    GET  {base}dsportal/jobs                  the user's jobs          -> GET  {hub api}/dsportal/jobs
+    GET  {base}dsportal/jobs?limit=&offset=   a page of the user's jobs -> GET  {hub api}/dsportal/jobs
     GET  {base}dsportal/jobs/form?path=P      the dialog's fields      -> GET  .../dsportal/jobs/form?path=P
     POST {base}dsportal/jobs                  submit                   -> POST .../dsportal/jobs
     POST {base}dsportal/jobs/ID/cancel|again  cancel, run again        -> POST .../dsportal/jobs/ID/cancel|again
@@ -27,7 +27,7 @@ from . import defaults
 
 # what may be passed on: the hub's routes for jobs, nothing else (a job id is Slurm's: 123, 123_4, 82+1)
 ROUTE = r"(jobs|jobs/form|jobs/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log|tasks)|notify)"
-QUERY_KEYS = ("path", "lines")
+QUERY_KEYS = ("path", "lines", "limit", "offset")
 
 
 class JobsHandler(APIHandler):

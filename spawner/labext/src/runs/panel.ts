@@ -344,7 +344,8 @@ export class RunsPanel extends Widget {
       this.empty,
       this.active
     );
-    this.node.append(this.historyHeading, this.history);
+    this.more.hidden = true;
+    this.node.append(this.historyHeading, this.history, this.more);
   }
 
   private pace(): number {
@@ -360,8 +361,12 @@ export class RunsPanel extends Widget {
     this.error.textContent = problem;
     this.error.hidden = !problem;
     if (answer.ok) {
-      this.showJobs(answer.body.jobs || []);
-      this.options.onList(answer.body.jobs || []);
+      const jobs = answer.body.jobs || [];
+      this.showJobs(jobs);
+      this.options.onList(jobs);
+      const total = answer.body.total ?? jobs.length;
+      this.more.hidden = total <= jobs.length;
+      this.more.textContent = `The newest ${jobs.length} of your ${total} jobs are shown.`;
     }
   }
 
@@ -448,6 +453,7 @@ export class RunsPanel extends Widget {
     'div',
     'dsportal-jobs-list dsportal-jobs-finished'
   );
+  private readonly more = element('p', 'dsportal-jobs-more'); // the list is one page
 }
 
 // Puts the row at its place in the server's order; a row already there is left alone, as moving an

@@ -72,7 +72,8 @@ export interface ISweepTasks {
 }
 
 export interface IJobList {
-  jobs?: IJob[];
+  jobs?: IJob[]; // a page: the newest 100 unless asked (?limit=, ?offset=)
+  total?: number; // rows in all pages
   error?: string; // Slurm or its accounting did not answer
 }
 
