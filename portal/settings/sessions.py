@@ -78,8 +78,11 @@ class SessionSettings(Section):
     )
     max_gpus_per_user: integer(0, 1024) = key(
         0,
-        "GPUs one user's sessions may hold together; a start that would pass it is refused with words "
-        "before anything is submitted. 0 = no limit beyond each partition's max_gpus.",
+        "GPUs one user may hold or queue at once through the portal, counting their sessions, runs and "
+        "sweeps together (a run: its nodes × GPUs per node; a sweep: its tasks' GPUs × the tasks it may run "
+        "at once); a session, run or sweep that would pass it is refused with words before anything is "
+        "submitted. 0 = no limit beyond each partition's max_gpus. Runs and sweeps without GPUs, and jobs "
+        "users submit with sbatch themselves, are bounded by Slurm's association and QOS limits only.",
     )
     max_kept_per_user: integer(1, 100) = key(
         10,

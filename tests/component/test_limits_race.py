@@ -76,7 +76,7 @@ def stop_all(hub: HubProcess, mock: MockSlurm, user: str) -> None:
 @pytest.mark.parametrize(
     ("user", "options", "most", "words"),
     [
-        ("alice", {"gpus": 4, "hours": 1}, 1, f"may hold {MAX_GPUS} GPUs together here"),
+        ("alice", {"gpus": 4, "hours": 1}, 1, f"sessions.max_gpus_per_user is {MAX_GPUS} here"),
         ("bob", {"gpus": 0, "hours": 1}, MAX_SESSIONS, f"the most one user may run at once here ({MAX_SESSIONS})"),
     ],
 )
@@ -133,7 +133,7 @@ def test_a_session_being_stopped_counts_until_slurm_lets_its_job_go(a_limited_hu
         hub.api("DELETE", "/users/alice/servers/first")
         wait_until(lambda: len(mock.calls("scancel")) > cancels, 30, "the stop's first scancel")
         status, body = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
-        assert status == 400 and f"may hold {MAX_GPUS} GPUs together here" in body["message"], (status, body)
+        assert status == 400 and f"sessions.max_gpus_per_user is {MAX_GPUS} here" in body["message"], (status, body)
         assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
         mock.heal()
         wait_until(lambda: not held_by(mock, "alice"), 60, "the first session's job cancelled")
@@ -161,7 +161,7 @@ def test_a_job_slurm_queued_for_a_start_that_timed_out_counts_until_it_is_gone(a
         mock.heal()
         status, body = hub.api("POST", "/users/alice/servers/second", {"gpus": 4, "hours": 1})
         assert status == 400, (status, body)
-        assert f"may hold {MAX_GPUS} GPUs together here" in body["message"], body
+        assert f"sessions.max_gpus_per_user is {MAX_GPUS} here" in body["message"], body
         assert f"Slurm still holds job {job_id} of a start that failed" in body["message"], body
         assert [gpus_of(j) for j in held_by(mock, "alice")] == [4]
         mock.set_job(job_id, state="CANCELLED")  # as the reconciler's scancel leaves it

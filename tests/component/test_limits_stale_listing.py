@@ -58,7 +58,7 @@ async def test_a_stopping_job_the_latest_listing_predates_still_counts(two_sessi
     first, second = two_sessions
     await stopping_unlisted(first, mock_slurm)
     assert first.counts_against_limits()
-    with pytest.raises(SessionRefused, match="may hold 4 GPUs together here"):
+    with pytest.raises(SessionRefused, match="sessions.max_gpus_per_user is 4 here"):
         second.apply_session_options({"gpus": 4, "hours": 1})
     assert not second.claimed
 
@@ -70,7 +70,7 @@ async def test_the_starts_own_squeue_counts_a_tracked_job_slurm_holds(two_sessio
     await first.slurm_client.watcher.listing()  # a listing that holds the job as running ...
     first.slurm_client.watcher._listing[1].pop(job_id)  # ... but read as gone (a view the hub got wrong)
     assert not first.counts_against_limits()
-    with pytest.raises(SessionRefused, match="may hold 4 GPUs together here"):
+    with pytest.raises(SessionRefused, match="sessions.max_gpus_per_user is 4 here"):
         await second.apply_options_and_claim({"gpus": 4, "hours": 1})
     assert not second.claimed and not second.start_tag
 
@@ -106,5 +106,5 @@ async def test_a_session_counts_the_gpus_slurm_holds_for_its_job_when_its_option
     mock_slurm.set_job(job_id, state="RUNNING", node="127.0.0.1", options={**job["options"], "gres": "gpu:4"})
     first.claimed = False  # its start is over: it counts as the running session it is
     assert [h.gpus for h in second.held_beside()] == [0]  # the hub's own view: 0 + 4 GPUs would fit
-    with pytest.raises(SessionRefused, match="may hold 4 GPUs together here"):
+    with pytest.raises(SessionRefused, match="sessions.max_gpus_per_user is 4 here"):
         await second.apply_options_and_claim({"gpus": 4, "hours": 1})

@@ -48,7 +48,7 @@ def test_five_simultaneous_4_gpu_starts_give_alice_no_more_than_4_gpus(cluster):
     assert len(accepted) == 1, answers
     for name, body in refused.items():
         assert answers[name][0] == 400, answers
-        assert f"may hold {MAX_GPUS} GPUs together here" in body["message"], body
+        assert f"sessions.max_gpus_per_user is {MAX_GPUS} here" in body["message"], body
     held = cluster.wait(lambda: gpus_held("alice"), 30, "alice's accepted job in Slurm")
     assert sum(held.values()) <= MAX_GPUS and len(held) == 1, held
     # the refused names leave no stopped session behind

@@ -60,7 +60,8 @@ def test_two_sessions_of_one_user_each_behave_alone_within_the_admins_limits(clu
     # the admin's limits, with words, before anything is submitted
     jobs_before = set(cluster.jobs("alice"))
     status, body = call(alice, "POST", "/hub/api/users/alice/servers/big", {"gpus": 4, "hours": 1})
-    assert status == 400 and "may hold 4 GPUs together here; your other sessions hold 1" in body["message"], body
+    words = "You hold 1 GPU in 1 session (session 'train': 1), and sessions.max_gpus_per_user is 4 here"
+    assert status == 400 and words in body["message"], body
     status, body = call(alice, "POST", "/hub/api/users/alice/servers/Big_One", {"gpus": 0, "hours": 1})
     assert status == 400 and "cannot be called 'Big_One'" in body["message"], body
     assert set(cluster.jobs("alice")) == jobs_before

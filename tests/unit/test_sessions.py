@@ -39,17 +39,19 @@ def test_one_session_too_many_names_the_others():
 
 def test_gpus_too_many_across_sessions_say_how_many_are_left():
     assert room_problem([Held("train", 3)], gpus=2, max_per_user=3, max_gpus=4) == (
-        "Your sessions may hold 4 GPUs together here; your other sessions hold 3, so this one may ask for at most 1. "
-        "Ask for fewer GPUs, or stop a session first."
+        "You hold 3 GPUs in 1 session (session 'train': 3), and sessions.max_gpus_per_user is 4 here: it counts the "
+        "GPUs of your sessions, runs and sweeps together (a sweep's: those of the tasks it may run at once). This "
+        "session asks for 2, so it may ask for at most 1. Ask for fewer GPUs, or stop a session or cancel a run or "
+        "sweep first."
     )
 
 
 def test_a_job_no_session_owns_counts_and_is_named_with_why():
     held = [Held("train", 0), Held("", 4, untracked_job="812")]
-    assert room_problem(held, gpus=1, max_per_user=3, max_gpus=4) == (
-        "Your sessions may hold 4 GPUs together here; your other sessions hold 4, so this one may ask for at most 0. "
-        "Ask for fewer GPUs, or stop a session first. Slurm still holds job 812 of a start that failed (the "
-        "scheduler answered too late); the hub cancels it at its next two checks for such jobs."
+    assert room_problem(held, gpus=1, max_per_user=3, max_gpus=4).endswith(
+        "This session asks for 1, so it may ask for at most 0. Ask for fewer GPUs, or stop a session or cancel a run "
+        "or sweep first. Slurm still holds job 812 of a start that failed (the scheduler answered too late); the hub "
+        "cancels it at its next two checks for such jobs."
     )
     assert room_problem(held, gpus=0, max_per_user=2, max_gpus=0).startswith(
         "You already run 2 sessions (session 'train', job 812), the most one user may run at once here (2)."

@@ -31,11 +31,13 @@ def name_problem(name: str) -> str:
 
 @dataclass(frozen=True)
 class Held:
-    """One of the user's other sessions that holds (or waits for) resources."""
+    """What the user holds (or waits for) beside a new start: one of their sessions, or a run or sweep of theirs
+    (spawner/hub/runs/limits.py): sessions.max_gpus_per_user counts all of them, max_per_user the sessions."""
 
-    name: str  # "" for the unnamed session
+    name: str  # "" for the unnamed session; a run's or sweep's job id
     gpus: int
     untracked_job: str = ""  # a job of the portal's name that Slurm holds for the user and no session owns
+    kind: str = "session"  # or "run", "sweep"
 
 
 def label(name: str) -> str:
@@ -58,6 +60,8 @@ def untracked_jobs(in_slurm: dict, tracked: set[str], in_flight: list[tuple[str,
 
 def held_label(held: Held) -> str:
     """How a refusal names what the user holds."""
+    if held.kind != "session":
+        return f"{held.kind} {held.name}"
     if held.untracked_job:
         return f"job {held.untracked_job}"
     return label(held.name)
@@ -65,21 +69,41 @@ def held_label(held: Held) -> str:
 
 def room_problem(held: list[Held], gpus: int, max_per_user: int, max_gpus: int) -> str:
     """Why one more session of `gpus` GPUs is refused beside `held` ("" when it fits the admin's limits)."""
-    if len(held) >= max_per_user:
-        names = ", ".join(held_label(h) for h in held)
+    sessions = [h for h in held if h.kind == "session"]
+    if len(sessions) >= max_per_user:
+        names = ", ".join(held_label(h) for h in sessions)
         return (
-            f"You already run {len(held)} session{'s' if len(held) != 1 else ''} ({names}), the most one user may "
-            f"run at once here ({max_per_user}). Stop one of them from the home page, then start this one."
-            + _untracked_note(held)
+            f"You already run {len(sessions)} session{'s' if len(sessions) != 1 else ''} ({names}), the most one "
+            f"user may run at once here ({max_per_user}). Stop one of them from the home page, then start this one."
+            + _untracked_note(sessions)
         )
+    return gpu_problem(held, gpus, max_gpus, "this session")
+
+
+def _counted(items: list[Held], kind: str) -> str:
+    n = sum(1 for h in items if h.kind == kind)
+    return f"{n} {kind}{'s' if n != 1 else ''}" if n else ""
+
+
+def gpu_problem(held: list[Held], gpus: int, max_gpus: int, asking: str, asked: str = "") -> str:
+    """Why `asking` ("this session", "this run", "this sweep") of `gpus` GPUs passes sessions.max_gpus_per_user
+    beside what the user's sessions, runs and sweeps hold ("" when it fits, asks for no GPU, or max_gpus is 0);
+    `asked` says how a sweep's GPUs are counted."""
     taken = sum(h.gpus for h in held)
-    if max_gpus and taken + gpus > max_gpus:
-        return (
-            f"Your sessions may hold {max_gpus} GPU{'s' if max_gpus != 1 else ''} together here; your other "
-            f"sessions hold {taken}, so this one may ask for at most {max(0, max_gpus - taken)}. Ask for fewer "
-            "GPUs, or stop a session first." + _untracked_note(held)
-        )
-    return ""
+    if not max_gpus or not gpus or taken + gpus <= max_gpus:
+        return ""
+    holding = [h for h in held if h.gpus]
+    kinds = [w for w in (_counted(holding, k) for k in ("session", "run", "sweep")) if w]
+    where = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
+    names = ", ".join(f"{held_label(h)}: {h.gpus}" for h in holding)
+    now = f"You hold {taken} GPU{'s' if taken != 1 else ''} in {where} ({names})" if holding else "You hold no GPU"
+    return (
+        f"{now}, and sessions.max_gpus_per_user is {max_gpus} here: "
+        f"it counts the GPUs of your sessions, runs and sweeps together (a sweep's: those of the tasks it may "
+        f"run at once). {asking.capitalize()} asks for {gpus}{asked}, so it may ask for at most "
+        f"{max(0, max_gpus - taken)}. Ask for fewer GPUs{' or fewer runs at once' if asked else ''}, or stop a "
+        "session or cancel a run or sweep first." + _untracked_note(held)
+    )
 
 
 def _untracked_note(held: list[Held]) -> str:

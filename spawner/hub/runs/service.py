@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ... import sweepgrid
@@ -30,6 +31,7 @@ from . import jobspage
 from .board import job_rows
 from .grid import Sweep, SweepError, gpu_hours, parse_sweep
 from .jobscript import run_sbatch_argv, run_script, shape_of
+from .limits import OverGpuCap, within_gpu_cap
 from .request import ALLOWED_KEYS, RunRequest, parse_run
 from .sweeps import fold_sweeps, states_of, table
 
@@ -229,7 +231,10 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     argv = run_sbatch_argv(settings, request, account, sweep)
     script = run_script(settings, request, account, parameters, sweep)
     try:
-        job_id = await services.client.submit_as(unix.name, argv, script, spawner.user_env({}))
+        sbatch = partial(services.client.submit_as, unix.name, argv, script, spawner.user_env({}))
+        job_id = await within_gpu_cap(services, spawner, request, sweep, sbatch)  # sessions.max_gpus_per_user
+    except OverGpuCap as e:
+        raise RunRefused(str(e)) from None
     except SlurmError as e:
         log.warning("Run of %s (%s) refused by Slurm: %s", unix.name, request.path, e)
         raise RunRefused(_slurm_words(e), 503 if not e.stderr else 400) from None

@@ -15,6 +15,7 @@ from ..request.options import AccountFacts, OptionsError, options_from_form, par
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
+from ..runs.limits import held_in_runs, user_runs_listing
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.held import HeldJob, start_comment
@@ -44,16 +45,23 @@ class LimitsMixin:
         """JupyterHub's apply_user_options hook: the options validated, the limits checked and claimed against the
         sessions the hub tracks (no Slurm call for a refusal, and starts racing this one count it from here on),
         then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
-        timed out): a start can only lose its claim there."""
+        timed out) and the GPUs of their runs and sweeps: a start can only lose its claim there."""
         self.apply_session_options(user_options, *(await self.slurm_facts(user_options)))
         try:
-            why = self.room_problem(await self.held_in_slurm())
+            in_slurm = await self.held_in_slurm()
+            why = self.room_problem(in_slurm, await self.runs_listing())
             if why:
                 self.log.warning("Session %s refused: %s", log_name(self), why)
                 raise SessionRefused(why)
         except BaseException:  # refused, Slurm silent, or the start cancelled meanwhile: the claim goes with it
             self.claimed, self.start_tag = False, ""
             raise
+
+    async def runs_listing(self) -> tuple[list, list] | None:
+        """The user's jobs in the shared listing, when the GPU cap has GPUs of this start to count."""
+        if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
+            return None
+        return await user_runs_listing(services_for(self.config_file), self.user.name)
 
     async def slurm_facts(
         self, user_options: Any
@@ -128,12 +136,15 @@ class LimitsMixin:
         self.claimed = True
         self.start_tag = secrets.token_hex(8)
 
-    def room_problem(self, in_slurm: dict[str, HeldJob]) -> str:
-        """Why this start does not fit the admin's limits beside what the user holds ("" when it does)."""
+    def room_problem(self, in_slurm: dict[str, HeldJob], runs: tuple[list, list] | None = None) -> str:
+        """Why this start does not fit the admin's limits beside what the user holds ("" when it does): their
+        other sessions, and once `runs` (the user's jobs in the shared listing) is known, their runs and sweeps
+        and those on their way to sbatch (spawner/hub/runs/limits.py)."""
         sessions = self.settings.sessions
-        return room_problem(
-            self.held_beside(in_slurm), self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user
-        )
+        held = self.held_beside(in_slurm)
+        if runs is not None:
+            held += held_in_runs(services_for(self.config_file), self.user, runs)
+        return room_problem(held, self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user)
 
     def counts_against_limits(self) -> bool:
         """Whether this session holds a share of the user's limits: a start that passed them and has not ended

@@ -20,6 +20,7 @@ from ...slurmvocab import NodeState
 from ..request.jobspec import Account, job_script, sbatch_argv
 from ..request.options import OptionsError, parse_options
 from ..request.resources import resources_for
+from ..runs.limits import GpuClaims
 from .associations import Accounts
 from .client import SlurmClient
 from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now
@@ -58,6 +59,7 @@ class HubServices:
         self._accounts = SharedAnswers(slurm.accounts_seconds)  # every user's Slurm accounts: one key
         self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
         self.file_parses = FileParses(slurm)  # users' notebooks read and parsed outside the hub, a few at once
+        self.gpu_claims = GpuClaims()  # runs and sweeps on their way to sbatch, under sessions.max_gpus_per_user
 
     def __copy__(self) -> HubServices:
         return self  # shared by design: JupyterHub's config copies tornado_settings, where the handlers find it

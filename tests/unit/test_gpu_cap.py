@@ -1,0 +1,105 @@
+"""sessions.max_gpus_per_user across a user's sessions, runs and sweeps: what counts and the refusal's words
+(spawner/hub/runs/limits.py, spawner/hub/request/sessionlimits.py)."""
+
+from spawner.hub.request.sessionlimits import Held, gpu_problem, room_problem
+from spawner.hub.runs.limits import GpuClaims, runs_held, sweep_gpus, task_gpus
+from spawner.slurmvocab import AccountedJob, ListedJob
+
+NOW = 1_000_000.0
+OLD = NOW - 3600  # submitted long before the listing: in every listing made since
+NEW = NOW - 2  # submitted since the listing was taken, perhaps
+
+
+def listed(job_id: str, state: str) -> ListedJob:
+    return ListedJob(job_id, "alice", state, "sxm2", 1, "", "0:10", "", "1:00:00", "", "", "")
+
+
+def accounted(job_id: str, state: str) -> AccountedJob:
+    return AccountedJob(job_id, "alice", "sxm2", state, "0:0", "", "x", "", "0:40", 1, "node001", "1:00:00")
+
+
+def a_run(job_id: str, gpus: int, nodes: int = 1, submitted: float = OLD) -> dict:
+    return {"job_id": job_id, "settings": {"path": "t.ipynb", "nodes": nodes, "gpus": gpus}, "submitted_ts": submitted}
+
+
+def a_sweep(job_id: str, gpus: int, tasks: int, at_once: int, submitted: float = OLD) -> dict:
+    run = a_run(job_id, gpus, submitted=submitted)
+    run["settings"]["sweep"] = {"grid": {}, "at_once": at_once}
+    run["sweep"] = {"tasks": tasks, "at_once": at_once}
+    return run
+
+
+def test_a_run_holds_its_nodes_times_gpus_and_a_sweep_its_tasks_at_once():
+    assert (task_gpus({"nodes": 2, "gpus": 3}), task_gpus({"gpus": 1}), task_gpus({"nodes": 4, "gpus": 0})) == (6, 1, 0)
+    assert (sweep_gpus(2, tasks=10, at_once=4), sweep_gpus(2, tasks=3, at_once=4), sweep_gpus(1, 5, 0)) == (8, 6, 5)
+
+
+def test_runs_in_the_queue_count_and_ended_ones_do_not():
+    runs = [a_run("10", 2, nodes=2), a_run("11", 1), a_run("12", 3), a_run("13", 0)]
+    queue = [listed("10", "RUNNING"), listed("11", "PENDING"), listed("12", "COMPLETED"), listed("13", "RUNNING")]
+    assert runs_held(runs, queue, [], 3, NOW) == [Held("10", 4, kind="run"), Held("11", 1, kind="run")]
+
+
+def test_a_run_no_listing_shows_yet_counts_until_its_listing_settles_or_accounting_says_it_ended():
+    runs = [a_run("20", 1, submitted=NEW), a_run("21", 2, submitted=NEW), a_run("22", 4)]
+    assert runs_held(runs, [], [accounted("21", "FAILED")], 3, NOW) == [Held("20", 1, kind="run")]
+
+
+def test_a_sweep_counts_the_tasks_it_may_still_run_at_once():
+    runs = [a_sweep("30", 1, tasks=6, at_once=4), a_sweep("31", 2, tasks=5, at_once=2), a_sweep("32", 1, 3, 3)]
+    queue = [
+        listed("30_4", "RUNNING"),  # 30: tasks 0-3 ended, 4 runs, 5 waits: 2 tasks left
+        listed("30_5", "PENDING"),
+        listed("31_[0-4%2]", "PENDING"),  # 31: none started: 2 at once
+    ]
+    done = [accounted(f"30_{t}", "COMPLETED") for t in range(4)] + [accounted(f"32_{t}", "COMPLETED") for t in range(3)]
+    assert runs_held(runs, queue, done, 3, NOW) == [Held("30", 2, kind="sweep"), Held("31", 4, kind="sweep")]
+
+
+def test_a_sweep_just_submitted_counts_in_full():
+    assert runs_held([a_sweep("40", 2, tasks=8, at_once=3, submitted=NEW)], [], [], 3, NOW) == [
+        Held("40", 6, kind="sweep")
+    ]
+
+
+def test_the_refusal_says_what_counts_and_what_is_left():
+    held = [Held("", 2), Held("train", 0), Held("812", 1, kind="run")]
+    assert gpu_problem(held, 2, 4, "this run") == (
+        "You hold 3 GPUs in 1 session and 1 run (your unnamed session: 2, run 812: 1), and "
+        "sessions.max_gpus_per_user is 4 here: it counts the GPUs of your sessions, runs and sweeps together (a "
+        "sweep's: those of the tasks it may run at once). This run asks for 2, so it may ask for at most 1. Ask for "
+        "fewer GPUs, or stop a session or cancel a run or sweep first."
+    )
+    assert gpu_problem(held, 1, 4, "this run") == ""
+    assert gpu_problem(held + [Held("9", 9, kind="sweep")], 0, 4, "this run") == ""  # no GPU asked: never refused
+
+
+def test_a_sweep_refusal_says_how_its_gpus_are_counted():
+    held = [Held("a", 1), Held("b", 1), Held("70", 1, kind="run"), Held("71", 2, kind="sweep")]
+    assert gpu_problem(held, 4, 6, "this sweep", " (2 GPUs × 2 runs at once)") == (
+        "You hold 5 GPUs in 2 sessions, 1 run and 1 sweep (session 'a': 1, session 'b': 1, run 70: 1, sweep 71: 2), "
+        "and sessions.max_gpus_per_user is 6 here: it counts the GPUs of your sessions, runs and sweeps together (a "
+        "sweep's: those of the tasks it may run at once). This sweep asks for 4 (2 GPUs × 2 runs at once), so it may "
+        "ask for at most 1. Ask for fewer GPUs or fewer runs at once, or stop a session or cancel a run or sweep first."
+    )
+    assert gpu_problem([], 8, 4, "this sweep", " (1 GPU × 8 runs at once)").startswith(
+        "You hold no GPU, and sessions.max_gpus_per_user is 4 here"
+    )
+
+
+def test_a_session_counts_runs_for_gpus_but_not_as_sessions():
+    held = [Held("", 1), Held("50", 2, kind="run"), Held("51", 1, kind="sweep")]
+    assert room_problem(held, gpus=0, max_per_user=2, max_gpus=4) == ""
+    assert room_problem(held, gpus=1, max_per_user=2, max_gpus=4).startswith(
+        "You hold 4 GPUs in 1 session, 1 run and 1 sweep (your unnamed session: 1, run 50: 2, sweep 51: 1)"
+    )
+
+
+def test_submissions_on_their_way_count_until_released():
+    claims = GpuClaims()
+    first, second = claims.claim("alice", 2), claims.claim("alice", 1)
+    claims.claim("bob", 4)
+    assert claims.of("alice") == [Held("being submitted", 2, kind="run"), Held("being submitted", 1, kind="run")]
+    claims.release("alice", first)
+    claims.release("alice", second)
+    assert (claims.of("alice"), len(claims.of("bob"))) == ([], 1)
