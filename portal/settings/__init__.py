@@ -13,7 +13,7 @@ the package's public surface: importers write `from portal.settings import X`.
 
 from __future__ import annotations
 
-from pydantic import model_validator
+from pydantic import ValidationInfo, field_validator, model_validator
 
 from spawner.slurmgres import GPU_TYPE
 
@@ -81,6 +81,33 @@ class PortalSettings(Section):
         UsageSettings, "What each session used, the users' usage page and the admins' status page."
     )
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
+
+    @field_validator("apps", mode="after")
+    @classmethod
+    def _apps_need_origins(cls, apps: AppSettings, info: ValidationInfo) -> AppSettings:
+        """Without per-user origins no app is offered: one the admin names is an error, the default is none."""
+        if not _one_origin(info):
+            return apps
+        problems: list = []
+        if "offered" in apps.model_fields_set and apps.offered:
+            problems.append((".offered", apps.offered, ONE_ORIGIN.format(why=APPS_WHY, off="apps.offered: []")))
+        for partition, kinds in apps.by_partition.items():
+            if kinds:
+                off = f"apps.by_partition.{partition}: []"
+                problems.append((f".by_partition.{partition}", kinds, ONE_ORIGIN.format(why=APPS_WHY, off=off)))
+        if problems:
+            raise rule_error(*problems)
+        return apps.model_copy(update={"offered": []})
+
+    @field_validator("sharing", mode="after")
+    @classmethod
+    def _sharing_needs_origins(cls, sharing: SharingSettings, info: ValidationInfo) -> SharingSettings:
+        """Without per-user origins sessions are not shared: `enabled: true` is an error, the default is off."""
+        if not _one_origin(info):
+            return sharing
+        if "enabled" in sharing.model_fields_set and sharing.enabled:
+            raise rule_error((".enabled", True, ONE_ORIGIN.format(why=SHARING_WHY, off="sharing.enabled: false")))
+        return sharing.model_copy(update={"enabled": False})
 
     @model_validator(mode="after")
     def _idle_rules(self) -> PortalSettings:
@@ -171,3 +198,16 @@ class PortalSettings(Section):
         if problems:
             raise rule_error(*problems)
         return self
+
+
+# Without hub.subdomain_host every session is served under the hub's own origin: a page a session serves runs
+# script as that origin, with the hub cookies of whoever opens it (the session's owner, or a guest it is shared with).
+ONE_ORIGIN = "{why}: set hub.subdomain_host (a wildcard DNS name and certificate) or set {off}"
+APPS_WHY = "apps need per-user origins, or a page an app shows could act as the user's hub account"
+SHARING_WHY = "sharing needs per-user origins, or a page of the owner's session could act as a guest's hub account"
+
+
+def _one_origin(info: ValidationInfo) -> bool:
+    """hub.subdomain_host is empty (False when hub: itself is invalid: its own errors say what to fix)."""
+    hub = info.data.get("hub")
+    return isinstance(hub, HubSettings) and not hub.subdomain_host

@@ -20,7 +20,9 @@ class AppSettings(Section):
         "Apps the sessions offer: vscode (code-server), mlflow (MLflow's tracking UI for a folder), streamlit "
         "and dash (the user's own app from a file). Each serves on a Unix socket in the session's private "
         "folder, behind the session's login. An app whose program a node lacks is left out of the launcher, "
-        "with a line in the session's log.",
+        "with a line in the session's log. Apps need per-user origins: without hub.subdomain_host none is "
+        "offered (an app's page on the hub's own origin could act as the user's hub account) and naming any "
+        "here or in by_partition is an error.",
     )
     by_partition: dict[SlurmName, Annotated[list[AppKind], Field(max_length=len(ALL_APPS))]] = key(
         {},

@@ -32,7 +32,8 @@ class HubSettings(Section):
         "",
         "One origin per user: each user's server at https://USER.<this host>, so a page one user serves "
         "cannot script another's session. Needs DNS (a wildcard record) and a certificate for *.<host>; "
-        "empty = all sessions under the hub's own origin.",
+        "empty = all sessions under the hub's own origin, and then no apps and no sharing (apps.offered, "
+        "sharing.enabled).",
         example="https://portal.example.org",
     )
     behind_tls_proxy: Flag = key(

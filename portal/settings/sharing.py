@@ -12,7 +12,9 @@ class SharingSettings(Section):
     enabled: Flag = key(
         True,
         "Users may share a running session with another user or a group from the home page. The people they share "
-        "with run code as the owner, in the owner's files; the page says so.",
+        "with run code as the owner, in the owner's files; the page says so. Sharing needs per-user origins: "
+        "without hub.subdomain_host it is off (a page of the owner's session on the hub's own origin could act "
+        "as the guest's hub account) and true is an error.",
     )
     groups: list[GroupName] = key(
         [],

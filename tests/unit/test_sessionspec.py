@@ -21,6 +21,7 @@ CONTAINER = {
     "python": "python3",
 }
 CONFIG = {
+    "hub": {"subdomain_host": "https://portal.example.org"},  # apps need per-user origins
     "ldap": {"bind_dn_template": "uid={username},dc=x"},
     "slurm": {
         "partitions": [{"name": "sxm2", "max_gpus": 4}],
@@ -99,6 +100,11 @@ def test_apps_offered_per_partition():
     admin = settings(apps={"offered": ["vscode", "mlflow"], "by_partition": {"sxm2": ["streamlit"]}})
     assert build_session_spec(admin, 0, "sxm2").apps.offered == ("streamlit",)
     assert build_session_spec(admin, 0, "other").apps.offered == ("vscode", "mlflow")
+
+
+def test_without_per_user_origins_a_session_offers_no_app():
+    admin = settings(hub={"subdomain_host": ""})
+    assert build_session_spec(admin, 0, "sxm2").apps == AppsSpec(offered=(), max_running=4, start_seconds=90)
 
 
 def test_no_extension_and_no_idle_timeout():

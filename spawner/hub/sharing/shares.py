@@ -202,15 +202,18 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> asyncio.Task | No
     if db is None:
         return None
     now = utcnow()
-    choices = live(spawner.record.shares, now) if spawner.ready else []
+    # sharing turned off (or off for want of per-user origins, after an upgrade): the shares made before end
+    allowed = spawner.settings.sharing.enabled
+    choices = live(spawner.record.shares, now) if spawner.ready and allowed else []
     if choices != spawner.record.shares and spawner.ready:
         for gone in [c for c in spawner.record.shares if c not in choices]:
             log.info(
-                "%s's share of %s with %s %s has expired",
+                "%s's share of %s with %s %s has %s",
                 spawner.user.name,
                 log_name(spawner),
                 gone.get("kind"),
                 gone.get("name"),
+                "expired" if allowed else "ended: sharing is off on this portal (sharing.enabled)",
             )
         spawner.record.shares = choices
         spawner.save_state()
