@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tests.support.cluster import url_for
-from tests.support.http import json_request
+from tests.support.http import json_request, wait_until
 
 HELPER = "/opt/dsportal/venv/bin/dsportal-extend-session"
 
@@ -76,7 +79,7 @@ def test_the_hub_account_may_run_the_helper_only_as_it_checks(cluster):
             assert done.returncode != 0 and "password is required" in done.stderr, done
         assert limit_of(cluster, session) == "01:00:00"
         done = as_hub_account(HELPER, session, "120")
-        assert (done.returncode, done.stdout.strip()) == (0, f"Job {session}: time limit now 120 minutes.")
+        assert (done.returncode, done.stdout.strip()) == (0, f"Job {session}: time limit now 120 minutes."), done.stderr
         assert limit_of(cluster, session) == "02:00:00"
     finally:
         subprocess.run(["scancel", other], timeout=30)
@@ -91,7 +94,67 @@ def test_a_session_in_a_short_qos_is_not_extended_past_its_wall_time(cluster):
     session = cluster.job_of("alice")
     try:
         status, answer = cluster.request("POST", "/user/alice/dsportal/session/extend", {}, timeout=90)
-        assert status == 400 and "The session's QOS short allows at most 60 minutes per job." in answer["message"]
+        assert status == 400 and answer["message"] == (
+            "The session's QOS short has a MaxWall of 01:00:00: at most 60 minutes per job."
+        )
         assert limit_of(cluster, session) == "01:00:00"
     finally:
         cluster.stop("alice")
+
+
+def held_max_wall(user: str, account: str) -> str:
+    """The MaxWall slurmctld holds `user`'s association in `account` to, in minutes ('' = none): what it enforces."""
+    out = subprocess.run(
+        ["scontrol", "--oneliner", "show", "assoc_mgr", f"users={user}", f"accounts={account}", "flags=assoc"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    match = re.search(rf"^ClusterName=\S+ Account={account} UserName={user}\(.*? MaxWallPJ=(\S*)", out, re.M)
+    assert match, out
+    return match.group(1)
+
+
+@contextmanager
+def association_max_wall(user: str, account: str, wall: str, minutes: str) -> Iterator[None]:
+    """`user`'s association in `account` with a MaxWall (sacctmgr, as a Slurm admin sets it), put back afterwards."""
+    sacctmgr = ["sacctmgr", "--immediate", "modify", "user", user, "where", f"account={account}", "set"]
+
+    def held(value: str) -> None:
+        wait_until(lambda: held_max_wall(user, account) == value, 60, f"slurmctld holding MaxWall {value!r}")
+
+    subprocess.run([*sacctmgr, f"MaxWall={wall}"], capture_output=True, timeout=60, check=True)
+    try:
+        held(minutes)
+        yield
+    finally:
+        subprocess.run([*sacctmgr, "MaxWall=-1"], capture_output=True, timeout=60, check=True)
+        held("")
+
+
+def test_a_session_is_not_extended_past_its_users_association_maxwall(cluster):
+    """root is held to no association limit by Slurm: before the helper read them, dave's session was extended to
+    2 h through the hub's API where his association's MaxWall is 1 h (his own `sbatch -t 120` stays pending,
+    AssocMaxWallDurationPerJobLimit)."""
+    with association_max_wall("dave", "vision", "01:00:00", "60"):
+        assert cluster.start("dave", {"gpus": 0, "hours": 1}) in (201, 202)
+        cluster.wait_ready("dave")
+        session = cluster.job_of("dave")
+        try:
+            status, token = cluster.request("POST", "/hub/api/users/dave/tokens", {"note": "extend", "expires_in": 600})
+            assert status == 201, token
+            status, answer = json_request(
+                "POST", url_for("/hub/api/dsportal/session/extend"), {}, token=token["token"], timeout=90
+            )
+            assert status == 400, (answer, limit_of(cluster, session))  # before: 200, and TimeLimit=02:00:00
+            assert answer["message"] == (
+                "Your Slurm association (user dave, account vision) has a MaxWall of 01:00:00: "
+                "at most 60 minutes per job."
+            )
+            assert limit_of(cluster, session) == "01:00:00"  # the answer came after the helper: nothing changed
+            done = as_hub_account(HELPER, session, "61")  # the helper itself, one minute past
+            assert (done.returncode, "MaxWall of 01:00:00" in done.stderr) == (3, True), done.stderr
+            assert limit_of(cluster, session) == "01:00:00"
+        finally:
+            cluster.stop("dave")

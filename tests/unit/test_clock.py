@@ -14,6 +14,7 @@ from spawner.hub.request.resources import Resources
 from spawner.hub.session.record import add_to_history, history_entry
 from spawner.jupyter.clock.clock import SessionClock, saved_paths
 from spawner.root.extend import BAD_ARGUMENTS, REFUSED, Refused, check_arguments, check_request
+from spawner.slurmlimits import Charged, Group
 from spawner.slurmvocab import Job, JobInfo, parse_job
 
 NOW = datetime(2026, 11, 22, 12, 0, 0)
@@ -83,9 +84,10 @@ def test_the_helper_refuses_a_session_its_owner_renamed_to_forge_fields():
 def test_the_helper_holds_an_extension_to_the_sessions_qos():
     """root is not held to a QOS's MaxWall by Slurm: a 1-hour QOS session is not extended past 60 minutes."""
     alice = {"alice": 1001}.__getitem__
-    with pytest.raises(Refused, match="The session's QOS short allows at most 60 minutes per job."):
-        check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, qos=("short", 60))
-    assert check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, qos=("normal", None)) is None
+    short, normal = Charged("The session's QOS short", Group(60)), Charged("The session's QOS normal", Group())
+    with pytest.raises(Refused, match="The session's QOS short has a MaxWall of 01:00:00: at most 60 minutes per job."):
+        check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, charged=[short])
+    assert check_request(_settings(), RUNNING, "12", 540, 720, uid_of=alice, charged=[normal]) is None
 
 
 def test_the_helper_allows_an_extension_within_every_limit():
