@@ -119,12 +119,14 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     from_bob = {"Origin": url_for("/user/bob/").rsplit("/user/", 1)[0], "Sec-Fetch-Site": "same-site"}
     hostile = context.request.post(search, data={"max_results": 5}, headers={**from_bob, "Sec-Fetch-Mode": "cors"})
     assert hostile.status == 403, hostile.text()[:300]
-    alices_origin = url_for("/user/alice/").rsplit("/user/", 1)[0]
+    # MLflow is served at the session's apps' own origin, not the session's (which holds her login)
+    apps_origin = mlflow.url.split("/user/", 1)[0]
+    assert apps_origin != url_for("/user/alice/").rsplit("/user/", 1)[0] and "//apps--" in apps_origin
     # (Playwright's request API is no page: it says where it comes from as the page's own fetch would)
     own = context.request.post(
         search,
         data={"max_results": 5},
-        headers={"Origin": alices_origin, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
+        headers={"Origin": apps_origin, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
     )
     assert own.status == 200 and "alice-experiment" in own.text()
 
@@ -137,6 +139,7 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     code.set_default_timeout(90_000)
     code.wait_for_url(re.compile(r"/user/alice/dsportal/apps/[0-9a-f]{12}/"))
     expect(code.locator(".monaco-workbench")).to_be_visible()
+    assert "//apps--" in code.url, code.url  # VS Code, its webviews with it, at the apps' own origin
     # Workspace Trust is on: VS Code asks once whether alice trusts her own folder
     trust = code.get_by_role("button", name=re.compile("Yes, I trust the authors"))
     expect(trust).to_be_visible()
@@ -179,4 +182,39 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     before = last_use()
     app.wait_for_timeout(12_000)  # the events that would count: the open pages' background requests
     assert last_use() == before, "an open, untouched app tab counted as use of the session"
+    context.close()
+
+
+def test_a_page_an_app_renders_cannot_act_with_the_sessions_login(browser, cluster):
+    """What an app renders may not be its author's (a notebook's stored outputs in VS Code, someone's page in a
+    Dash app): its script runs at the session's apps' own origin, where it reads none of the session's cookies,
+    reaches none of its API and writes none of its files (on the session's origin it listed and wrote them)."""
+    prepare_folder()
+    assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
+    cluster.wait_ready("alice")
+    alices_origin = url_for("/user/alice/").rsplit("/user/", 1)[0]
+    # the script's attempts, refused as they should be: the browser says so in red
+    browser.allow(r"/user/alice/api/contents/", why="the hostile page's requests for alice's files, refused")
+    browser.allow(r"blocked by CORS policy", why="the hostile page's requests to the session's origin")
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    log_in(page, "alice", password_of("alice"))
+    page.wait_for_url(lambda url: "/hub/login" not in url)
+    page.goto(url_for("/user/alice/lab/tree/apps-test"))  # the session's origin holds her login and _xsrf now
+    status, dash = cluster.request("POST", API, {"kind": "auto", "target": "apps-test/board.py"}, timeout=120)
+    assert status == 201, dash
+    hostile = context.new_page()
+    hostile.goto(url_for(dash["url"] + "hostile?session=" + alices_origin))
+    out = hostile.locator("#out")
+    expect(out).not_to_have_text("running")
+    seen = json.loads(out.inner_text())
+    shot(hostile, "app-hostile-page", "A page an app renders, trying alice's login: nothing of it reached.")
+    assert seen["origin"] != alices_origin and seen["origin"].startswith("https://apps--"), seen
+    assert "_xsrf" not in seen["cookie"] and "jupyterhub" not in seen["cookie"], seen
+    assert seen["list_here"] != 200 and seen["write_here"] not in (200, 201), seen
+    assert seen["list_session"] == "blocked" and seen["write_session"] == "blocked", seen
+    assert not Path(FOLDER, "pwned.txt").exists(), "an app's page wrote a file as alice"
+    # the app's own origin is no door to her session: its API is not served there
+    assert cluster.request("GET", "/user/alice/api/contents/apps-test")[0] == 200  # (with her token, at her origin)
     context.close()

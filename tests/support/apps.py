@@ -33,6 +33,33 @@ def echo():
     answer.set_cookie("dash_own", "kept")
     return answer
 
+# what an app may render that is not its author's (a notebook's stored outputs, a page of someone else's): a
+# script that tries to act with the session's login, from wherever the app is served, and shows what it got
+@app.server.route("/hostile")
+def hostile():
+    return HOSTILE_PAGE
+
+
+HOSTILE_PAGE = '''<!doctype html><html><body><pre id="out">running</pre><script>
+(async () => {
+  const session = new URLSearchParams(location.search).get("session");
+  const out = {origin: location.origin, cookie: document.cookie};
+  try { out.top = String(window.top.location.href); } catch (e) { out.top = "blocked"; }
+  const xsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]+)/) || [])[1] || "";
+  async function attempt(name, url, options) {
+    try { const r = await fetch(url, {credentials: "include", ...options}); out[name] = r.status; }
+    catch (e) { out[name] = "blocked"; }
+  }
+  await attempt("list_here", "/user/alice/api/contents/", {redirect: "manual"});
+  await attempt("list_session", session + "/user/alice/api/contents/", {});
+  const put = {method: "PUT", headers: {"X-XSRFToken": xsrf, "Content-Type": "application/json"},
+               body: JSON.stringify({type: "file", format: "text", content: "written by an app's page"})};
+  await attempt("write_here", "/user/alice/api/contents/apps-test/pwned.txt", {...put, redirect: "manual"});
+  await attempt("write_session", session + "/user/alice/api/contents/apps-test/pwned.txt", put);
+  document.getElementById("out").textContent = JSON.stringify(out);
+})();
+</script></body></html>'''
+
 if __name__ == "__main__":
     app.run()
 """

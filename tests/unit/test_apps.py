@@ -315,7 +315,13 @@ def apps(tmp_path):
         "code-server",
         max_running=2,
         start_seconds=10,
-        environ={"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]},
+        environ={
+            "HOME": str(tmp_path / "home"),
+            "PATH": os.environ["PATH"],
+            "JUPYTERHUB_HOST": "https://hub.example.org:8000",
+            "JUPYTERHUB_USER": "alice",
+            "SLURM_JOB_ID": "41",
+        },
     )
     made.env = {}
     return made
@@ -427,3 +433,70 @@ def test_jupyter_server_proxy_still_records_activity_through_the_method_replaced
     for method in (ProxyHandler.proxy, ProxyHandler._proxy_buffered, ProxyHandler.proxy_open, ProxyHandler.on_message):
         assert "self._record_activity()" in inspect.getsource(method), method
     assert "last_activity_times" in inspect.getsource(ProxyHandler._record_activity)
+
+
+# --- the apps' own origin (spawner/jupyter/apps/origin.py, spawner/hub/apps/proxy.py) ---
+
+
+def test_the_apps_origin_is_the_sessions_own_label_under_the_hubs_host():
+    from spawner.contract import apps_label
+    from spawner.hub.apps.proxy import apps_routespec
+    from spawner.jupyter.apps.origin import APPS_HOST, apps_base, session_base
+
+    environ = {
+        "JUPYTERHUB_HOST": "https://hpc.example.org:8000",
+        "JUPYTERHUB_USER": "alice",
+        "JUPYTERHUB_SERVER_NAME": "",
+        "SLURM_JOB_ID": "1272",
+        "JUPYTERHUB_OAUTH_CALLBACK_URL": "https://alice.hpc.example.org:8000/user/alice/oauth_callback",
+    }
+    label = apps_label("alice", "", "1272")
+    assert apps_base(environ) == f"https://{label}.hpc.example.org:8000"
+    assert session_base(environ) == "https://alice.hpc.example.org:8000"
+    assert APPS_HOST.fullmatch(f"{label}.hpc.example.org")
+    assert not APPS_HOST.fullmatch("alice.hpc.example.org")
+    # the hub's route: the same host, the apps' path only
+    assert apps_routespec("hpc.example.org", "alice", "", "/user/alice/", "1272") == (
+        f"{label}.hpc.example.org/user/alice/dsportal/apps/"
+    )
+    # another session, another job, another user: another origin
+    assert (
+        len(
+            {label, apps_label("alice", "gpu2", "1272"), apps_label("alice", "", "1273"), apps_label("bob", "", "1272")}
+        )
+        == 4
+    )
+    assert apps_base({**environ, "JUPYTERHUB_HOST": ""}) == ""  # no per-user origins: no apps' origin
+    assert apps_base({**environ, "SLURM_JOB_ID": ""}) == ""
+
+
+def test_a_ticket_is_spent_once_by_its_own_app_and_a_pass_stands_for_its_token():
+    from spawner.jupyter.apps.origin import MAX_PASSES, PASS_SECONDS, TICKET_SECONDS, Entries
+
+    now = [100.0]
+    entries = Entries(clock=lambda: now[0])
+    ticket = entries.issue("aaaaaaaaaaaa", "tok-alice", "/user/alice/dsportal/apps/aaaaaaaaaaaa/?folder=x")
+    assert entries.enter(ticket, "bbbbbbbbbbbb") is None  # another app's door: refused, and the ticket is spent
+    assert entries.enter(ticket, "aaaaaaaaaaaa") is None
+    ticket = entries.issue("aaaaaaaaaaaa", "tok-alice", "/next")
+    key, found = entries.enter(ticket, "aaaaaaaaaaaa")
+    assert found.next_uri == "/next"
+    assert entries.enter(ticket, "aaaaaaaaaaaa") is None  # once only
+    assert entries.token(key, "aaaaaaaaaaaa") == "tok-alice"
+    assert entries.token(key, "bbbbbbbbbbbb") is None  # a pass opens its own app only
+    assert entries.token("made-up", "aaaaaaaaaaaa") is None
+    late = entries.issue("aaaaaaaaaaaa", "tok-alice", "/next")
+    now[0] += TICKET_SECONDS
+    assert entries.enter(late, "aaaaaaaaaaaa") is None  # a minute at most
+    now[0] += PASS_SECONDS
+    assert entries.token(key, "aaaaaaaaaaaa") is None
+    keys = [entries.enter(entries.issue("cccccccccccc", "t", "/"), "cccccccccccc")[0] for _ in range(MAX_PASSES + 5)]
+    assert entries.token(keys[0], "cccccccccccc") is None and entries.token(keys[-1], "cccccccccccc") == "t"
+    entries.forget_app("cccccccccccc")  # a stopped app's passes go with it
+    assert entries.token(keys[-1], "cccccccccccc") is None
+
+
+def test_apps_are_refused_without_an_origin_of_their_own(apps):
+    apps.origin = ""
+    with pytest.raises(AppError, match="origin of their own"):
+        run(apps.open("auto", "app.py"))

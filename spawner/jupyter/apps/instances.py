@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import FILE_APPS, KINDS, MLFLOW_DB, Launch, framework_of, launch
+from .origin import Entries, apps_base, session_base
 
 log = logging.getLogger("dsportal.apps")
 
@@ -81,6 +82,12 @@ async def answers(path: str) -> bool:
     return True
 
 
+NO_ORIGIN = (
+    "Apps are served at an origin of their own, which needs the portal's per-user origins (hub.subdomain_host); "
+    "this portal has none, so apps are off. Ask your admin."
+)
+
+
 class Apps:
     """The apps of one session (see the module's words)."""
 
@@ -108,6 +115,9 @@ class Apps:
         self._apps: dict[str, App] = {}
         self._ids: dict[tuple[str, Path], str] = {}  # (kind, file or folder) -> the id of its app
         self._starting: dict[tuple[str, Path], asyncio.Future] = {}
+        self.origin = apps_base(self.environ)  # the apps' own origin (origin.py): "" without per-user origins
+        self.session_origin = session_base(self.environ)
+        self.entries = Entries()
 
     def prefix(self, id_: str) -> str:
         return f"{self.base_url}dsportal/apps/{id_}/"
@@ -147,6 +157,8 @@ class Apps:
     async def open(self, kind: str, target: str) -> tuple[App, bool]:
         """The app `kind` for `target`, started if it is not running; (app, started now).  kind "auto": the
         framework the file imports."""
+        if not self.origin:  # an app on the session's own origin would script the session (origin.py)
+            raise AppError(NO_ORIGIN)
         if kind == "auto":
             path = (self.root / str(target).strip()).resolve()
             kind = self.kind_of_file(path) if path.is_file() else "?"
@@ -260,6 +272,7 @@ class Apps:
         app = self._apps.pop(id_, None)
         if app is None:
             return False
+        self.entries.forget_app(id_)
         app.state, app.ended = "ended", app.ended or "stopped"
         process = app.process
         if process is not None:

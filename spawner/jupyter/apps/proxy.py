@@ -55,6 +55,7 @@ from ..session.activity import utcnow
 from ..session.origin import same_origin
 from ..session.upstream_tornado import finished, response_headers
 from .instances import App, Apps
+from .origin import COOKIE_PREFIX, ENTER_QUERY
 
 SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
@@ -168,7 +169,9 @@ class AppProxyHandler(ProxyHandler):
                 id_, rest = self.path_args[0], self.path_args[1] or "/"
                 prefix = url_path_join(self.base_url, "dsportal/apps", id_, "")
                 kind = self.app.kind if self.app is not None else ""
-                secure_headers(response_headers(self), prefix, sandbox=any_file(kind, rest))
+                # on the session's origin an app answers clients with a token only; never a page there
+                sandbox = any_file(kind, rest) or not self.on_apps_origin
+                secure_headers(response_headers(self), prefix, sandbox=sandbox)
             return flush(*a, **kw)
 
         self.flush = flush_secured
@@ -181,15 +184,24 @@ class AppProxyHandler(ProxyHandler):
     def unix_socket(self):  # jupyter-server-proxy reads it for each request and websocket
         return self.app.socket if self.app is not None else None
 
+    @property
+    def on_apps_origin(self) -> bool:
+        """Whether the request came to the apps' own origin (origin.py), not to the session's."""
+        origin = urlsplit(self.apps.origin)
+        return bool(origin.hostname) and self.request.host_name == origin.hostname
+
     async def prepare(self, *args, **kwargs):
-        await super().prepare(*args, **kwargs)  # the session's login, for every request
+        id_, rest = self.path_args[0], self.path_args[1] or "/"
+        client = "Authorization" in self.request.headers  # a client with a token, not a browser's page
+        if self.on_apps_origin and not self._let_in(id_):  # answered: the door, a redirect
+            return
+        await super().prepare(*args, **kwargs)  # the session's login (on the apps' origin: the pass's token)
         if finished(self):  # sent to log in
             return
-        id_, rest = self.path_args[0], self.path_args[1] or "/"
         self.app = self.apps.get(id_)
         if self.app is None or self.app.state != "running":
             raise web.HTTPError(404, "This app is not running; start it again from JupyterLab (Running apps).")
-        with_token = "Authorization" in self.request.headers or "token" in self.request.query_arguments
+        with_token = not self.on_apps_origin and (client or "token" in self.request.query_arguments)
         verdict = fetch_verdict(self.request.headers, self.app.kind, rest, with_token)
         if verdict == "confirm":
             self.app = None  # nothing goes to the app
@@ -203,12 +215,55 @@ class AppProxyHandler(ProxyHandler):
             )
         if verdict == "refuse":
             raise web.HTTPError(403, "Apps take requests from the session's own pages only.")
+        if not self.on_apps_origin and not client:  # a browser: to the apps' own origin
+            self._to_apps_origin(id_)
+            return
         self.proxy_base = f"dsportal/apps/{id_}"
         self.absolute_url = self.app.absolute
+
+    def _to_apps_origin(self, id_: str) -> None:
+        """A browser on the session's origin: a ticket, and on to the app's door at the apps' origin."""
+        if self.request.method not in ("GET", "HEAD") or self._is_websocket():
+            raise web.HTTPError(403, "Apps are served at their own address; open this app from JupyterLab.")
+        token = self.identity_provider.hub_auth.get_token(self) if hasattr(self.identity_provider, "hub_auth") else ""
+        if not token:
+            raise web.HTTPError(403, "Log in to your session again, then open the app from JupyterLab.")
+        ticket = self.apps.entries.issue(id_, token, uri_for_app(self.request.uri))
+        door = url_path_join(self.base_url, "dsportal/apps", id_, "")
+        self.redirect(f"{self.apps.origin}{door}?{urlencode({ENTER_QUERY: ticket})}")
+
+    def _let_in(self, id_: str) -> bool:
+        """On the apps' origin: True to go on with the pass's token as the request's login; else answered (the
+        door that spends a ticket, or back to the session's origin for one)."""
+        ticket = self.get_query_argument(ENTER_QUERY, "")
+        if ticket and self.request.method == "GET":
+            entered = self.apps.entries.enter(ticket, id_)
+            if entered is None:
+                raise web.HTTPError(403, "This link into your app has expired; open the app again from JupyterLab.")
+            key, found = entered
+            self.set_cookie(COOKIE_PREFIX + id_, key, path="/", secure=True, httponly=True, samesite="Strict")
+            self.set_header("Content-Security-Policy", f"{FRAMING}; default-src 'none'")
+            self.set_header("Referrer-Policy", "no-referrer")
+            self.set_header("Cache-Control", "no-store")
+            # a page, not a redirect: the app's first request then comes from its own origin (Sec-Fetch-Site)
+            self.finish(ENTER.format(url=html.escape(found.next_uri)))
+            return False
+        token = self.apps.entries.token(self.get_cookie(COOKIE_PREFIX + id_, ""), id_)
+        if token is not None:
+            self.request.headers["Authorization"] = f"token {token}"  # dropped before the app (LOGIN_HEADERS)
+            return True
+        navigation = self.request.method == "GET" and self.request.headers.get("Sec-Fetch-Mode") == "navigate"
+        if navigation and self.apps.session_origin:
+            # no pass (a new browser, an old tab): the session's origin gives one, with its own checks
+            self.redirect(self.apps.session_origin + uri_for_app(self.request.uri))
+            return False
+        raise web.HTTPError(403, "Open this app from JupyterLab (Running apps): this browser has no pass into it.")
 
     def check_xsrf_cookie(self):
         if self.request.method in SAFE_METHODS or same_origin(self.request.headers):
             return None
+        if self.on_apps_origin:  # no Jupyter XSRF cookie there: only the app's own pages may change anything
+            raise web.HTTPError(403, "Apps take changes from their own pages only.")
         return JupyterHandler.check_xsrf_cookie(self)  # Jupyter's own token, as its own requests carry
 
     def proxy_request_headers(self):
@@ -268,6 +323,12 @@ class AppProxyHandler(ProxyHandler):
 
     post = put = delete = head = patch = options = proxy
 
+
+ENTER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">
+<title>Opening your app - DS Portal</title></head>
+<body><p>Opening your app&hellip; <a href="{url}">Continue</a></p></body></html>
+"""
 
 CONFIRM = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

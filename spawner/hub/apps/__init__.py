@@ -1,0 +1,1 @@
+"""The sessions' apps, hub side: the route to each session's apps' own origin (proxy.py)."""
