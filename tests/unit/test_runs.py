@@ -433,7 +433,7 @@ def test_the_mail_of_a_failed_run(settings):
     assert (mail["From"], mail["To"], mail["Subject"]) == (
         "portal@example.org",
         "alice@example.org",
-        "Job 8 (work/fail.ipynb): Failed Bcc: x@y",
+        "Job 8 (work/fail.ipynb): Failed\\nBcc: x@y",  # one header, the line break shown (base/printable.py)
     )
 
 

@@ -9,7 +9,12 @@ worker thread, bounded by notify.timeout: a relay that hangs costs a
 thread, never the hub's event loop.  Over STARTTLS the relay's certificate
 and host name are checked against the system's CAs or notify.ca_file; a relay
 that cannot prove its name gets no mail.  A mail that cannot be sent is logged
-and dropped; nothing else waits for it.
+with the relay's words, and `tell` says why in words for the user: the
+tracker adds them to the run's row (its notice in the jobs panel and on the
+home page); nothing else waits for it.  A user's words in a header (a
+notebook's path, a sweep's results key in the Subject) are `printable`
+(base/printable.py): a line break there once made the email library refuse
+the whole mail.
 
 The tracker (one loop for the whole hub) notices runs that ended: it reads
 the shared listing, and for each run that left the queue reads its log's
@@ -30,6 +35,8 @@ from email.message import EmailMessage
 
 from portal.settings import NotifySettings
 
+from .printable import printable
+
 log = logging.getLogger("JupyterHub").getChild("notices")
 
 _ADDRESS = re.compile(r"[^\s<>@,;\"]+@[A-Za-z0-9.-]+")
@@ -47,7 +54,7 @@ def message(notify: NotifySettings, to: str, subject: str, body: str) -> EmailMe
     mail = EmailMessage()
     mail["From"] = notify.sender
     mail["To"] = to
-    mail["Subject"] = subject.replace("\n", " ")[:200]
+    mail["Subject"] = printable(subject)[:200]
     mail.set_content(body)
     return mail
 
@@ -76,10 +83,23 @@ def why_not_sent(notify: NotifySettings, error: BaseException) -> str:
     return str(error) or "no answer"
 
 
-async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool:
-    """Send one mail through the relay; False (logged) when there is no relay or it refused or hung."""
-    if not notify.smtp_host or not to:
-        return False
+def unsent_words(notify: NotifySettings, error: BaseException) -> str:
+    """Why a mail was not sent, in words for its reader (pure); the relay's own words go to the admin's log."""
+    if isinstance(error, TimeoutError):
+        return f"the portal's mail relay did not answer within {notify.timeout * 3:g} s"
+    if isinstance(error, ssl.SSLError):
+        return "the portal's mail relay could not prove its name"
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        return "the portal's mail relay refused your address"
+    if isinstance(error, smtplib.SMTPException):
+        return "the portal's mail relay refused it"
+    if isinstance(error, OSError):
+        return "the portal's mail relay could not be reached"
+    return "the mail could not be written"
+
+
+async def _deliver(notify: NotifySettings, to: str, subject: str, body: str) -> str:
+    """Send one mail through the relay: "" when sent, else why not (for the user; the log has the relay's words)."""
     try:
         mail = message(notify, to, subject, body)  # ValueError: a header the email library will not write
         await asyncio.wait_for(asyncio.to_thread(_send, notify, mail), notify.timeout * 3)
@@ -87,16 +107,33 @@ async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool
         log.warning(
             "Mail to %s (%s) not sent: the relay %s: %s", to, subject, notify.smtp_host, why_not_sent(notify, e)
         )
-        return False
+        return unsent_words(notify, e)
     log.info("Mail to %s sent: %s", to, subject)
-    return True
+    return ""
 
 
-async def tell(notify: NotifySettings, user, opted_in: bool, subject: str, body: str) -> bool:
-    """Mail the user when they opted in and the directory has their address."""
-    if not opted_in or not notify.smtp_host:
+async def send(notify: NotifySettings, to: str, subject: str, body: str) -> bool:
+    """Send one mail through the relay; False (logged) when there is no relay or it refused or hung."""
+    if not notify.smtp_host or not to:
         return False
-    return await send(notify, await mail_address(user), subject, body)
+    return not await _deliver(notify, to, subject, body)
+
+
+async def tell(notify: NotifySettings, user, opted_in: bool, subject: str, body: str) -> str:
+    """Mail the user when they opted in and the portal has a relay: "" when sent or not wanted, else why it was
+    not sent, in words for the user (their address missing from the directory, the relay refused or hung)."""
+    if not opted_in or not notify.smtp_host:
+        return ""
+    to = await mail_address(user)
+    if not to:
+        log.warning("Mail to %s (%s) not sent: the directory holds no address for them", user.name, subject)
+        return "the directory holds no e-mail address for you"
+    return await _deliver(notify, to, subject, body)
+
+
+def unsent_notice(what: str, why: str) -> str:
+    """The words a run's row gains when its mail was not sent (pure): `what` is "job 12" or "sweep 12"."""
+    return f"The mail about {what} could not be sent: {why}; this row is its notice."
 
 
 def run_ended_mail(job_id: str, path: str, why: str, output: str, public_url: str) -> tuple[str, str]:

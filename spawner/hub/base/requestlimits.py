@@ -7,10 +7,13 @@ doubling its memory.  So every portal handler (spawner/hub/wiring/routes.py) has
 `Bounded` first among its bases:
 
 - its body streams in, limited to hub.api_max_body_bytes while it arrives: a
-  declared length over it is a 413 with words before any of it is read (a
-  client that sent `Expect: 100-continue` never sends it), an undeclared one
-  that grows past it is cut off; what arrives is `request.body` (a bytearray,
-  which json.loads and JupyterHub's get_json_body read as they read bytes);
+  declared length over it is refused with a 413 with words before any of it
+  is kept, an undeclared one that grows past it too; the rest of a refused
+  body is read and dropped before the answer (portal/refusedbody.py: answered
+  mid-upload, the proxy turned the refusal into a 503), and a client that
+  sent `Expect: 100-continue` is answered at once, never sending it; what
+  arrives is `request.body` (a bytearray, which json.loads and JupyterHub's
+  get_json_body read as they read bytes);
 - once JupyterHub has said who asks (its prepare), a token bucket per
   credential (caller_key) of hub.api_rate_per_minute with room for
   hub.api_burst at once: a caller over it gets a 429 with words and
@@ -35,11 +38,13 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 
 from tornado import web
 from tornado.httpserver import HTTPServer
 
 from portal.clientaddress import client_address, peer_of
+from portal.refusedbody import DRAIN_BYTES, RefusesAfterBody, declared_size
 
 from .upstream_tornado import finished
 
@@ -105,12 +110,6 @@ def caller_key(user, token: str | None, address: str) -> str | None:
     return f"user {user.name}"
 
 
-def declared_size(headers) -> int | None:
-    """The body's declared length; None when undeclared (chunked) or not a number."""
-    length = headers.get("Content-Length", "")
-    return int(length) if length.isdigit() else None
-
-
 _LIMITERS: dict[tuple[int, int], RateLimiter] = {}
 
 
@@ -127,11 +126,15 @@ def limit_hub_bodies(max_body_bytes: int) -> None:
     HTTPServer.configure(None, max_body_size=max_body_bytes)
 
 
+def raise_(error: Exception) -> None:
+    raise error
+
+
 SERVICES_KEY = "dsportal"  # tornado settings: the hub's shared services, for every portal handler
 
 
 @web.stream_request_body
-class Bounded(web.RequestHandler):
+class Bounded(RefusesAfterBody):
     """First among a portal handler's bases: its body and its caller's rate, bounded before the body is read."""
 
     rate_limited = True  # False for a session's own lifeline reports (its port, its end, its token check)
@@ -150,28 +153,47 @@ class Bounded(web.RequestHandler):
         return self.portal_services.settings.hub
 
     def refuse(self, status: int, words: str, retry_after: float = 0) -> None:
-        """Answer now, in JSON with words, whatever the handler's own error pages are."""
-        self.clear()
-        self.set_status(status)
-        # Answered before the body is read, tornado closes the connection after this answer: say so, or the
-        # proxy reuses the socket for the caller's next request and answers it 503 (ECONNRESET)
-        self.set_header("Connection", "close")
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
-        if retry_after:
-            self.set_header("Retry-After", str(max(1, round(retry_after))))
-        self.finish(json.dumps({"status": status, "message": words}))
+        """Answer in JSON with words, whatever the handler's own error pages are, once the rest of the request's
+        body has arrived (dropped: portal/refusedbody.py); at once when there is none to wait for."""
+
+        def answer() -> None:
+            self.clear()
+            self.set_status(status)
+            # Answered before its body is read (one too large to read, or not sent yet: Expect), tornado closes the
+            # connection after this answer: say so, or the proxy reuses the socket for the caller's next request
+            # and answers it 503 (ECONNRESET)
+            self.set_header("Connection", "close")
+            self.set_header("Content-Type", "application/json; charset=UTF-8")
+            if retry_after:
+                self.set_header("Retry-After", str(max(1, round(retry_after))))
+            self.finish(json.dumps({"status": status, "message": words}))
+
+        self.request.body = bytearray()  # what was kept of it goes now
+        if not self.refuse_after_body(answer):
+            answer()
+
+    def refuse_body(self, size: int, declared: bool = True) -> None:
+        """A 413 with words for a body of `size` bytes (or more, when its length was not declared)."""
+        limit = self._limits().api_max_body_bytes
+        log.warning("%s %s refused: a body of %d bytes", self.request.method, self.request.path, size)
+        self.refuse(413, BODY_WORDS.format(size=size if declared else f"over {limit}", limit=limit))
 
     async def prepare(self):
         hub = self._limits()
         self.request.body = bytearray()  # filled as the body streams in (data_received)
-        self.request.connection.set_max_body_size(hub.api_max_body_bytes)  # an undeclared body is cut off past it
         size = declared_size(self.request.headers)
+        # an undeclared body is refused in data_received past the limit and read on (dropped) up to DRAIN_BYTES
+        self.request.connection.set_max_body_size(hub.api_max_body_bytes if size is not None else DRAIN_BYTES)
         if size is not None and size > hub.api_max_body_bytes:
-            log.warning("%s %s refused: a body of %d bytes", self.request.method, self.request.path, size)
-            return self.refuse(413, BODY_WORDS.format(size=size, limit=hub.api_max_body_bytes))
-        ready = super().prepare()  # JupyterHub's: who is asking (and its XSRF check)
-        if ready is not None:
-            await ready
+            return self.refuse_body(size)
+        try:
+            ready = super().prepare()  # JupyterHub's: who is asking (and its XSRF check)
+            if ready is not None:
+                await ready
+        except web.HTTPError as refused:  # a 403 (XSRF), a 401: said once the body has arrived, like ours
+            if self.refuse_after_body(partial(raise_, refused)):
+                return None
+            raise
         if finished(self):  # a base's prepare has answered
             return None
         if not self.rate_limited and (self.current_user is not None or not self.limit_anonymous):
@@ -189,4 +211,8 @@ class Bounded(web.RequestHandler):
         return None
 
     def data_received(self, chunk: bytes) -> None:
-        self.request.body += chunk  # within api_max_body_bytes: the connection stops reading past it
+        if not self.kept(chunk):
+            return
+        self.request.body += chunk
+        if len(self.request.body) > self._limits().api_max_body_bytes:  # an undeclared body grew past the limit
+            self.refuse_body(self.received, declared=False)

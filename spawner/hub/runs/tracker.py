@@ -19,7 +19,15 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ...slurmvocab import ENDING, PENDING, RUNNING
-from ..base.notices import minutes_left_mail, now_text, open_runs, run_ended_mail, sweep_ended_mail, tell
+from ..base.notices import (
+    minutes_left_mail,
+    now_text,
+    open_runs,
+    run_ended_mail,
+    sweep_ended_mail,
+    tell,
+    unsent_notice,
+)
 from ..clock.extension import seconds_left
 from ..request.refusal import SessionRefused
 from .board import ended_why, read_outcome
@@ -92,12 +100,17 @@ class Tracker:
             except Exception:  # one user's trouble (an account refused since) must not stop everyone's notices
                 log.exception("The runs tracker could not follow %s's jobs this round", spawner.user.name)
 
-    def _mail(self, spawner, opted_in: bool, subject: str, body: str) -> None:
-        """Send in the background, at most MAILS_AT_ONCE at a time: a hung relay never holds a round."""
+    def _mail(self, spawner, opted_in: bool, subject: str, body: str, run: dict | None = None) -> None:
+        """Send in the background, at most MAILS_AT_ONCE at a time: a hung relay never holds a round.  A mail
+        about `run` that could not be sent is said in the run's row (the jobs panel, the home page)."""
 
         async def send() -> None:
             async with self._sending:
-                await tell(self.services.settings.notify, spawner.user, opted_in, subject, body)
+                why = await tell(self.services.settings.notify, spawner.user, opted_in, subject, body)
+            if why and run is not None:
+                what = f"{'sweep' if run.get('sweep') else 'job'} {run['job_id']}"
+                run["why"] = f"{run.get('why', '')} {unsent_notice(what, why)}".strip()
+                save_record(spawner)
 
         task = asyncio.ensure_future(send())
         self._mails.add(task)  # held until sent: the loop keeps only weak references to tasks
@@ -156,7 +169,7 @@ class Tracker:
             run.get("output", "") if started else "",
             self.public_url(),
         )
-        self._mail(spawner, spawner.record.notify_mail, subject, body)
+        self._mail(spawner, spawner.record.notify_mail, subject, body, run)
 
     def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> None:
         """A sweep has ended when every task has (one that no listing has ever shown: after GONE_AFTER); then
@@ -196,7 +209,7 @@ class Tracker:
         subject, body = sweep_ended_mail(
             run["job_id"], settings.get("path", ""), tally, words, run.get("output", ""), self.public_url()
         )
-        self._mail(spawner, spawner.record.notify_mail, subject, body)
+        self._mail(spawner, spawner.record.notify_mail, subject, body, run)
 
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""

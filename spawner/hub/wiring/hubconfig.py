@@ -8,6 +8,7 @@ the shared Slurm services with their reconciler.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -21,6 +22,7 @@ from portal.version import version
 
 from ...contract import data_dir
 from ..base.metrics import register_session_collector
+from ..base.printable import printable_log
 from ..base.requestlimits import SERVICES_KEY, limit_hub_bodies
 from ..home.page import home_template_var, hub_cards
 from ..session.idle import culler_services
@@ -34,6 +36,7 @@ from .lifecycle import HubLifecycle, hub_runs, portal_loops, running_hub
 def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSettings:
     """Load and validate the admin file, then set JupyterHub's traits from it."""
     path = config_path(path)
+    printable_log(logging.getLogger("JupyterHub"))  # a user's words never break a line of the hub's log
     settings = loaded_config(path)
     logging.getLogger("JupyterHub").info("DS Portal %s", version())
     state = Path(settings.hub.data_dir)
@@ -153,6 +156,8 @@ def portal_template_vars() -> dict:
 def start_with_hub(app, services: HubServices) -> HubLifecycle:
     """The portal's background loops start once `app` (the JupyterHub whose config this is) runs and stop at
     its stop, first taking no new request or Slurm command (spawner/hub/wiring/lifecycle.py, shutdown.py)."""
+    # JupyterHub adds its extra_log_file's handler right after loading this config, before its next await
+    asyncio.get_running_loop().call_soon(printable_log, app.log)
     lifecycle = HubLifecycle(lambda: portal_loops(app, services), lambda: hub_runs(app))
     lifecycle.begin()
     shutdown.install(app, then=lifecycle.stop)

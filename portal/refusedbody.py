@@ -1,0 +1,64 @@
+"""A request body refused for its size is read to its end and dropped before the refusal is sent (runs in the hub).
+
+Tornado closes the connection of a request whose body it has not read
+once it has answered.  The hub refused a 30 MB body with 413 in 13 ms,
+while the client (configurable-http-proxy) was still sending it: the
+hub's kernel answered the next bytes with a reset, which can discard the
+answer not yet read, and the proxy turned the reset into a 503 page, so
+nobody read the 413's words.  So a handler that refuses a body for its
+size reads the rest of it, keeping none of it (memory stays at one
+chunk), and answers once all of it has arrived: the connection is clean
+and the proxy passes the refusal on as it is.
+
+Up to DRAIN_BYTES (tornado's own default limit on a body, which the hub
+read whole before it had limits): a body declared larger is answered at
+once as before, and the client may see the proxy's 503 in place of the
+words.  A slow sender holds its one connection while it sends, as any
+upload does, until tornado's idle timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from tornado import web
+
+DRAIN_BYTES = 100 * 1024 * 1024  # bytes of a refused body read and dropped before the answer
+
+
+def declared_size(headers) -> int | None:
+    """The body's declared length; None when undeclared (chunked) or not a number."""
+    length = headers.get("Content-Length", "")
+    return int(length) if length.isdigit() else None
+
+
+class RefusesAfterBody(web.RequestHandler):
+    """A base of a `@web.stream_request_body` handler: `refuse_after_body` instead of answering a body too large
+    while it arrives; `data_received` counts each chunk with `kept` and stores it only when that says so."""
+
+    _refusal: Callable[[], Awaitable[None] | None] | None = None
+    received = 0  # bytes of the body that arrived so far
+
+    def refuse_after_body(self, answer: Callable[[], Awaitable[None] | None]) -> bool:
+        """Drop the rest of the body and `answer` once it has arrived (in place of the handler's method: tornado
+        calls that once the body is read, so an instance attribute of its name is the answer).  False when the
+        request has no body, one declared too large to read, or one not sent before an answer (Expect:
+        100-continue): answer now."""
+        size = declared_size(self.request.headers)
+        chunked = "chunked" in self.request.headers.get("Transfer-Encoding", "").lower()
+        if not (size or chunked) or (size or 0) > DRAIN_BYTES:
+            return False  # no body to wait for, or one too large to read
+        if self.request.headers.get("Expect", "").lower() == "100-continue":
+            return False  # the client waits for the word to send its body: it gets the refusal in its place
+        self._refusal = answer
+        self.request.connection.set_max_body_size(DRAIN_BYTES)
+        setattr(self, self.request.method.lower(), self._answer_refusal)
+        return True
+
+    def _answer_refusal(self, *args, **kwargs):
+        return self._refusal()
+
+    def kept(self, chunk: bytes) -> bool:
+        """Count `chunk`; whether the handler keeps it (False once its body is refused: it is dropped)."""
+        self.received += len(chunk)
+        return self._refusal is None
