@@ -1,8 +1,9 @@
 """sessions.max_gpus_per_user across a user's sessions, runs and sweeps: what counts and the refusal's words
 (spawner/hub/runs/limits.py, spawner/hub/request/sessionlimits.py)."""
 
+from spawner.hub.request.gpuclaims import GpuClaims
 from spawner.hub.request.sessionlimits import Held, gpu_problem, room_problem
-from spawner.hub.runs.limits import GpuClaims, runs_held, sweep_gpus, task_gpus
+from spawner.hub.runs.limits import runs_held, sweep_gpus, task_gpus
 from spawner.slurmvocab import AccountedJob, ListedJob
 
 NOW = 1_000_000.0

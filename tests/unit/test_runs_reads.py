@@ -58,6 +58,9 @@ def test_a_script_is_only_measured():
 
 def test_the_parser_runs_the_portals_python_isolated_from_user_paths():
     assert parser_argv("/venv/bin/python", "a.ipynb", 20 * MIB, "notebook") == [
+        "/usr/bin/nice",
+        "-n",
+        "19",
         "/venv/bin/python",
         "-s",
         "-P",

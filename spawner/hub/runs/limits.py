@@ -21,7 +21,6 @@ Slurm's associations and QOS limits bound them (docs/admins/slurm.md), and
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -97,28 +96,6 @@ def sessions_held(user) -> list[Held]:
             resources = session.current_resources()
             held.append(Held(session.name, resources.gpus if resources else 0))
     return held
-
-
-class GpuClaims:
-    """GPUs of the run and sweep submissions that passed the cap and wait for their sbatch, by user."""
-
-    def __init__(self) -> None:
-        self._claims: dict[str, dict[int, int]] = {}
-        self._ids = itertools.count()
-
-    def of(self, username: str) -> list[Held]:
-        return [Held("being submitted", gpus, kind="run") for gpus in self._claims.get(username, {}).values()]
-
-    def claim(self, username: str, gpus: int) -> int:
-        token = next(self._ids)
-        self._claims.setdefault(username, {})[token] = gpus
-        return token
-
-    def release(self, username: str, token: int) -> None:
-        mine = self._claims.get(username, {})
-        mine.pop(token, None)
-        if not mine:
-            self._claims.pop(username, None)
 
 
 async def user_runs_listing(services: HubServices, username: str) -> tuple[list, list]:

@@ -15,7 +15,6 @@ from ..request.options import AccountFacts, OptionsError, options_from_form, par
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
-from ..runs.limits import held_in_runs, user_runs_listing
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.held import HeldJob, start_comment
@@ -61,7 +60,8 @@ class LimitsMixin:
         """The user's jobs in the shared listing, when the GPU cap has GPUs of this start to count."""
         if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
             return None
-        return await user_runs_listing(services_for(self.config_file), self.user.name)
+        listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name)
+        return listed, accounted
 
     async def slurm_facts(
         self, user_options: Any
@@ -139,11 +139,11 @@ class LimitsMixin:
     def room_problem(self, in_slurm: dict[str, HeldJob], runs: tuple[list, list] | None = None) -> str:
         """Why this start does not fit the admin's limits beside what the user holds ("" when it does): their
         other sessions, and once `runs` (the user's jobs in the shared listing) is known, their runs and sweeps
-        and those on their way to sbatch (spawner/hub/runs/limits.py)."""
+        and those on their way to sbatch (spawner/hub/request/gpuclaims.py)."""
         sessions = self.settings.sessions
         held = self.held_beside(in_slurm)
         if runs is not None:
-            held += held_in_runs(services_for(self.config_file), self.user, runs)
+            held += services_for(self.config_file).gpu_claims.held_in_runs(self.user, runs)
         return room_problem(held, self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user)
 
     def counts_against_limits(self) -> bool:

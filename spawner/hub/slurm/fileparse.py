@@ -29,6 +29,7 @@ from ... import notebookparams
 from ...slurmvocab import UNAVAILABLE
 from .client import STARTS, SlurmError, SlurmUnavailable, command_environment, head_argv, stop_command
 
+NICE = "/usr/bin/nice"  # coreutils', on every Linux head node
 PARSES_AT_ONCE = 4  # every user together: four processes of a few hundred MiB at most, each for under a second
 PARSES_PER_USER = 2  # one user's share of them (the dialog asks once; a submit reads once more)
 PARSE_WAIT = 10.0  # s a read waits for a free slot before it is refused
@@ -50,8 +51,10 @@ PORTAL_ROOT = str(Path(notebookparams.__file__).resolve().parents[2])  # where t
 
 def parser_argv(python: str, path: str, max_bytes: int, kind: str) -> list[str]:
     """The parser process: the portal's own interpreter, without the user's site folder (-s) or the working
-    folder (-P) on its path; its environment (parser_environment) names the hub's own package."""
-    return [python, "-s", "-P", "-m", PARSER_MODULE, path, str(max_bytes), kind]
+    folder (-P) on its path; its environment (parser_environment) names the hub's own package.  It runs at the
+    lowest CPU priority (nice 19): on a busy head node the hub's own event loop, which answers every user, goes
+    first, and a parse takes the CPU that is left."""
+    return [NICE, "-n", "19", python, "-s", "-P", "-m", PARSER_MODULE, path, str(max_bytes), kind]
 
 
 def parser_environment(environ: dict[str, str]) -> dict[str, str]:

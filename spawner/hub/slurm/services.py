@@ -17,10 +17,10 @@ from portal.settings import PortalSettings, is_username
 from portal.throttle import LoginThrottle
 
 from ...slurmvocab import NodeState
+from ..request.gpuclaims import GpuClaims
 from ..request.jobspec import Account, job_script, sbatch_argv
 from ..request.options import OptionsError, parse_options
 from ..request.resources import resources_for
-from ..runs.limits import GpuClaims
 from .associations import Accounts
 from .client import SlurmClient
 from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now

@@ -9,6 +9,7 @@ the shared Slurm services with their reconciler.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
@@ -21,10 +22,12 @@ from portal.settings import PortalSettings
 from portal.version import version
 
 from ...contract import data_dir
+from ..apps.proxy import PortalProxy
 from ..base.metrics import register_session_collector
 from ..base.printable import printable_log
 from ..base.requestlimits import SERVICES_KEY, limit_hub_bodies
 from ..home.page import home_template_var, hub_cards
+from ..runs.limits import held_in_runs
 from ..session.idle import culler_services
 from ..session.ignored import ignored_settings
 from ..session.lookup import hub_spawners
@@ -81,6 +84,8 @@ def _install_portal(c, settings: PortalSettings, path: Path) -> HubServices:
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users (spawner/hub/slurm/services.py), in tornado's settings for the handlers
     services = services_for(str(path))
+    # the sessions' GPU cap counts the runs and sweeps with the runs' own count (request/gpuclaims.py says why)
+    services.gpu_claims.count_runs = functools.partial(held_in_runs, services)
     app = running_hub()
     if app is not None:
         start_with_hub(app, services)
@@ -142,6 +147,7 @@ def _apply_idle_culling(c, settings: PortalSettings) -> None:
 
 
 def _apply_proxy(c, hub) -> None:
+    c.JupyterHub.proxy_class = PortalProxy  # each session's apps' own origin is routed beside it (hub/apps)
     if hub.external_proxy:  # its own service; CONFIGPROXY_AUTH_TOKEN in both environments
         c.ConfigurableHTTPProxy.should_start = False
         c.ConfigurableHTTPProxy.api_url = hub.proxy_api_url
