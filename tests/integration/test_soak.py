@@ -1,5 +1,7 @@
 """A short soak inside the suite: 8 simulated users for 2 minutes with a hub restart, slurmctld stopped and a
-slurmd killed (tests/soak; `deploy/devcluster soak` runs the full one), and no promise broken."""
+slurmd killed (tests/soak; `deploy/devcluster soak` runs the full one), one of them hostile (big notebook reads,
+a forged log line, a flood of token offers), and no promise broken: no other user's request the hub answers
+itself waited more than 1 s outside a fault, the hub's memory ended within 200 MiB of where it began."""
 
 from __future__ import annotations
 
@@ -22,4 +24,7 @@ def test_a_short_soak_with_faults_keeps_every_promise():
     assert len(report.calls) > 100, text  # the users acted ...
     assert {c.op for c in report.calls if c.status in (200, 201, 202, 204)} >= {"start", "stop", "look", "job"}, text
     assert report.faults, text  # ... while the cluster broke under them
+    attacked = {a.kind for a in report.attacks if a.count and not a.error}
+    assert {"reads", "forge"} <= attacked, text  # ... and one of them attacked (offers: while another's session ran)
+    assert report.waits[0] and report.memory[2] is not None, text  # the others' waits and the hub's memory were read
     assert report.violations == [], text

@@ -1,4 +1,5 @@
 """deploy/devcluster soak [--minutes N] [--users N] [--faults KIND,...|none] [--fault-every S] [--seed N] [--record F]
+                       [--no-hostile]
 
 Prints the report; exits 1 when a promise was broken, 0 when none was.
 """
@@ -26,7 +27,7 @@ def kinds(text: str) -> tuple[str, ...]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="deploy/devcluster soak", description=__doc__.splitlines()[2])
+    parser = argparse.ArgumentParser(prog="deploy/devcluster soak", description=__doc__.split("\n\n")[1].strip())
     parser.add_argument("--minutes", type=float, default=5.0, help="how long the users act (default 5)")
     parser.add_argument("--users", type=int, default=demo.SOAK_COUNT, help=f"simulated users, 2 to {demo.SOAK_COUNT}")
     parser.add_argument(
@@ -40,6 +41,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--seed", type=int, default=None, help="the random choices' seed (default: a new one)")
     parser.add_argument("--record", default="", help="write what was recorded to this file, as JSON (no tokens)")
+    parser.add_argument(
+        "--no-hostile", action="store_true", help="no hostile user (default: the last of the users attacks)"
+    )
     args = parser.parse_args(argv)
     seed = {"seed": args.seed} if args.seed is not None else {}  # else the plan's own, new each time
     plan = Plan(
@@ -48,6 +52,7 @@ def main(argv: list[str]) -> int:
         faults=args.faults,
         fault_every=args.fault_every,
         record=args.record,
+        hostile=not args.no_hostile,
         **seed,
     )
     report = run(plan)

@@ -2,9 +2,10 @@
 
     report = run(Plan(minutes=5))          (as root, from the repository's root, with the portal's Python)
 
-Threads: one per simulated user (tests/soak/users.py), one injecting faults
-(tests/soak/faults.py), one sampling Slurm's queue and the hub's sessions, one
-reading the sessions' tokens from their processes.  At the end the users stop,
+Threads: one per simulated user (tests/soak/users.py), one for the hostile
+user's attacks (tests/soak/hostile.py: the last of the plan's users), one
+injecting faults (tests/soak/faults.py), one sampling Slurm's queue, the hub's
+sessions and its memory, one reading the sessions' tokens from their processes.  At the end the users stop,
 the daemons are restored, every soak session is stopped through the hub and
 every run cancelled, and the checks (tests/soak/invariants.py) read what was
 recorded.  The daemons are restored and the soak users' jobs cancelled
@@ -32,8 +33,9 @@ from portal.config import load_config
 from tests.support.cluster import TOKEN_FILE
 
 from . import faults, invariants
-from .model import Ended, Harvest, Ledger, Probe, Sample
-from .observe import parse_hub, session_tokens, squeue
+from .hostile import FORGED, HUB_LOG, NOTEBOOK, NOTEBOOK_MIB, Hostile, big_notebook, log_since
+from .model import Ended, Harvest, HubMemory, Ledger, Probe, Sample
+from .observe import hub_memory, parse_hub, session_tokens, squeue
 from .report import Report
 from .users import SCRIPT, SCRIPT_TEXT, Knobs, SoakUser, ask, token_works
 
@@ -53,6 +55,16 @@ class Plan:
     revoke_grace: float = 5.0  # seconds a revoked share's token may still work
     settle: float = 180.0  # seconds the end may take: every session stopped, every job gone
     record: str = ""  # a file for what was recorded, as JSON (calls, faults, ends, token tries; never a token)
+    hostile: bool = True  # the last of the users attacks (tests/soak/hostile.py) while the others work
+    wait_bound: float = 1.0  # seconds another user's request the hub answers by itself may wait outside a fault
+    memory_slack: int = 200 * 2**20  # bytes the hub's memory may end above where it began
+    memory_settle: float = 60.0  # seconds the hub has at the end to come back within memory_slack
+
+
+# the requests the hub answers from what it holds (its sessions, shares, a shared cached Slurm listing): the other
+# users' waits on them are the hub's; a start, stop, extend, job, cancel or login waits on sbatch, scancel, the root
+# helper or the directory by design
+HUB_ANSWERED = frozenset({"look", "share", "revoke"})
 
 
 class Admin:
@@ -86,11 +98,14 @@ def _wait(predicate, timeout: float, every: float = 1.0) -> bool:
 
 class Soak:
     def __init__(self, plan: Plan):
-        if plan.users > len(demo.SOAK_USERS) or plan.users < 2:
-            raise ValueError(f"a soak drives 2 to {len(demo.SOAK_USERS)} users (deploy/dev/demo.py's SOAK_USERS)")
+        least = 3 if plan.hostile else 2  # two who share with each other, and the hostile one
+        if plan.users > len(demo.SOAK_USERS) or plan.users < least:
+            raise ValueError(f"a soak drives {least} to {len(demo.SOAK_USERS)} users (deploy/dev/demo.py's SOAK_USERS)")
         self.plan = plan
         self.people = demo.SOAK_USERS[: plan.users]
         self.names = [u.name for u in self.people]
+        self.hostile = self.names[-1] if plan.hostile else ""
+        self.workers = [u for u in self.people if u.name != self.hostile]
         self.uids = {pwd.getpwnam(n).pw_uid: n for n in self.names}
         self.settings = load_config()
         self.admin = Admin()
@@ -113,6 +128,8 @@ class Soak:
             with said_and_survived("sampling Slurm and the hub"):
                 self.ledger.add("samples", self.sample())
                 self.ledger.add("pids", (time.time(), faults.pids()))
+                if (memory := hub_memory()) is not None:
+                    self.ledger.add("memory", memory)
 
     def harvester(self) -> None:
         while not self.stop.wait(self.plan.harvest_every):
@@ -172,9 +189,37 @@ class Soak:
             script.write_text(SCRIPT_TEXT)
             os.chown(script, pwd.getpwnam(u.name).pw_uid, pwd.getpwnam(u.name).pw_gid)
             script.chmod(0o700)
+        if self.hostile:
+            self.write_as(self.hostile, NOTEBOOK, big_notebook(NOTEBOOK_MIB))
         self.stop_everything()
         self.cancel_jobs()  # an earlier soak's, if it was killed before its end
         return tokens
+
+    @staticmethod
+    def write_as(name: str, path: str, text: str) -> None:
+        target = Path(pwd.getpwnam(name).pw_dir) / path
+        target.write_text(text)
+        os.chown(target, pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid)
+
+    def victims(self) -> list[tuple[str, str]]:
+        """(user, server) of the other users' sessions the hub last showed ready: what the hostile user floods."""
+        with self.ledger.lock:
+            last = next((s.hub for s in reversed(self.ledger.samples) if s.hub is not None), None)
+        return sorted((s.user, s.server) for s in last.servers if s.ready and s.user != self.hostile) if last else []
+
+    def settle_memory(self) -> None:
+        """The hub's memory read until it is back within the slack of its baseline, or the settle deadline passed."""
+        baseline = invariants.memory_baseline(self.ledger.memory, self.ledger.faults)
+
+        def settled() -> bool:
+            now = hub_memory()
+            return now is not None and (
+                baseline is None or now.pid != baseline.pid or now.rss - baseline.rss <= self.plan.memory_slack
+            )
+
+        _wait(settled, self.plan.memory_settle, every=2)
+        if (memory := hub_memory()) is not None:
+            self.ledger.add("memory", memory)
 
     def end_tokens(self, ended: list[Ended], final: Sample) -> None:
         """Every token read from a session that ended, tried now that the soak stopped every session."""
@@ -202,19 +247,24 @@ class Soak:
                 u.name,
                 u.password,
                 tokens[u.name],
-                [n for n in self.names if n != u.name],
+                [w.name for w in self.workers if w.name != u.name],
                 self.ledger,
                 rng.randrange(10**9),
                 knobs,
             )
-            for u in self.people
+            for u in self.workers
         ]
-        started = time.time()
+        started, self.log_offset = time.time(), HUB_LOG.stat().st_size
+        if (memory := hub_memory()) is not None:
+            self.ledger.add("memory", memory)
         injector = faults.Injector(
             plan.faults, plan.fault_every, self.ledger, rng.randrange(10**9), started + plan.minutes * 60
         )
         threads = [threading.Thread(target=u.run, args=(self.stop,), daemon=True) for u in users]
         threads += [threading.Thread(target=t, daemon=True) for t in (self.sampler, self.harvester)]
+        if self.hostile:
+            hostile = Hostile(self.hostile, tokens[self.hostile], self.ledger, self.victims)
+            threads.append(threading.Thread(target=hostile.run, args=(self.stop,), daemon=True))
         threads.append(threading.Thread(target=injector.run, args=(self.stop,), daemon=True))
         self.ledger.add("pids", (time.time(), faults.pids()))
         try:
@@ -230,6 +280,7 @@ class Soak:
             try:
                 self.stop_everything()
                 final = self.sample()  # what the soak leaves behind, before anything is forced
+                self.settle_memory()
             finally:
                 self.cancel_jobs()
                 if kept := faults.release_kept_gpus():
@@ -246,6 +297,8 @@ class Soak:
             "ended": ended,
             "revocations": ledger.revocations,
             "probes": ledger.probes,
+            "attacks": ledger.attacks,
+            "memory": ledger.memory,
             "violations": violations,
         }
         text = json.dumps({k: [asdict(x) for x in v] if isinstance(v, list) else v for k, v in kept.items()}, indent=1)
@@ -271,6 +324,7 @@ class Soak:
             *invariants.wordless(ledger.calls),
             *invariants.unexplained(ledger.calls, ledger.faults + others, self.plan.fault_grace),
             *invariants.leftovers(final, faults.down(faults.WATCHED), restore_problems),
+            *self.hostile_checks(ledger.faults + others),
         ]
         watched = {
             "samples of Slurm and the hub": len(ledger.samples),
@@ -282,9 +336,30 @@ class Soak:
         }
         if self.plan.record:
             self.write_record(ended, others, violations)
-        return Report(
+        report = Report(
             self.plan.users, seconds, self.plan.seed, ledger.calls, ledger.faults, watched, violations, others
         )
+        report.hostile, report.attacks = self.hostile, ledger.attacks
+        report.waits = invariants.waits(ledger.calls, ledger.faults + others, self.plan.fault_grace, HUB_ANSWERED)
+        base = invariants.memory_baseline(ledger.memory, ledger.faults + others)
+        report.memory = (ledger.memory[0] if ledger.memory else None, base, self.last_memory())
+        return report
+
+    def last_memory(self) -> HubMemory | None:
+        return self.ledger.memory[-1] if self.ledger.memory else None
+
+    def hostile_checks(self, windows) -> list:
+        """The promises the hostile user tests: the others' waits, the hub's memory, its log, the attacks' words."""
+        plan, ledger = self.plan, self.ledger
+        found = [
+            *invariants.slow_requests(ledger.calls, windows, plan.fault_grace, HUB_ANSWERED, plan.wait_bound),
+            *invariants.hub_memory(ledger.memory, windows, plan.memory_slack),
+        ]
+        if self.hostile:
+            sent = sum(n for a in ledger.attacks if a.kind == "forge" for status, n in a.statuses if status == 200)
+            found += invariants.forged_records(log_since(self.log_offset), FORGED, sent)
+            found += invariants.wordless_attacks(ledger.attacks)
+        return found
 
 
 def run(plan: Plan) -> Report:

@@ -7,6 +7,9 @@ lost_history    every ended session in its user's history (unless newer sessions
 wordless        every refusal (4xx) says why in words
 unexplained     no 5xx and no unanswered request outside an injected fault's window
 leftovers       the dev cluster whole at the end: daemons up, no session running, no job left
+slow_requests   no other user's request the hub answers from what it holds waits more than 1 s outside a fault
+hub_memory      the hub's memory ends within 200 MiB of where it began (a restarted hub: of where it began again)
+forged_records  no line of the hub's log begins with the hostile user's forged record
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .model import Call, Ended, FaultWindow, Probe, Sample, Snapshot, Violation
+from .model import Attack, Call, Ended, FaultWindow, HubMemory, Probe, Sample, Snapshot, Violation
 
 
 def clock(t: float) -> str:
@@ -248,3 +251,89 @@ def leftovers(final: Sample, down: list[str], restore_problems: list[str]) -> li
         for j in final.holding
     ]
     return found
+
+
+# --- the hostile user's promises (tests/soak/hostile.py) ------------------------------------------------------------
+
+
+def waits(
+    calls: list[Call], faults: list[FaultWindow], grace: float, ops: frozenset[str]
+) -> tuple[list[Call], list[Call]]:
+    """The requests of `ops` (those the hub answers from what it holds), split into (outside every fault's window,
+    within one): a window runs from the fault's start until `grace` s after its daemon answered again."""
+    timed = [c for c in calls if c.op in ops]
+    inside = [c for c in timed if in_window(c, faults, grace)]
+    return [c for c in timed if not in_window(c, faults, grace)], inside
+
+
+def slow_requests(
+    calls: list[Call], faults: list[FaultWindow], grace: float, ops: frozenset[str], bound: float
+) -> list[Violation]:
+    """Requests of `ops` that waited more than `bound` s for their answer outside every fault's window."""
+    outside, _ = waits(calls, faults, grace, ops)
+    return [
+        Violation(
+            "slow",
+            f"{c.op} by {c.user} at {clock(c.started)}: {c.method} {c.path} waited {c.ended - c.started:.2f} s "
+            f"(at most {bound:g} s outside a fault)",
+        )
+        for c in outside
+        if c.ended - c.started > bound
+    ]
+
+
+def memory_baseline(readings: list[HubMemory], faults: list[FaultWindow]) -> HubMemory | None:
+    """What the hub's memory at the end (the last reading) is compared with: the first reading of the process that
+    ran at the end, outside any fault's window if it has one.  A hub restarted meanwhile is a new process: its
+    baseline is its own first reading once it answered, not the old hub's."""
+    if not readings:
+        return None
+    mine = [r for r in readings if r.pid == readings[-1].pid]
+    settled = [r for r in mine if not any(f.started <= r.at <= f.restored for f in faults)]
+    return (settled or mine)[0]
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:.0f} MiB"
+
+
+def hub_memory(readings: list[HubMemory], faults: list[FaultWindow], slack: int) -> list[Violation]:
+    """The hub's memory at the end more than `slack` bytes above its baseline (memory_baseline)."""
+    base = memory_baseline(readings, faults)
+    if base is None:
+        return [Violation("memory", "the hub's memory was never read (no process listened on its API port)")]
+    end = readings[-1]
+    if end.rss - base.rss <= slack:
+        return []
+    return [
+        Violation(
+            "memory",
+            f"the hub's memory went {mib(base.rss)} at {clock(base.at)} -> {mib(end.rss)} at {clock(end.at)} "
+            f"(pid {end.pid}): more than {mib(slack)} above where it began",
+        )
+    ]
+
+
+def forged_records(log: str, forged: str, sent: int) -> list[Violation]:
+    """Lines of the hub's log, as a terminal or str.splitlines breaks them (\\r, \\n, U+2028 ...), that begin with
+    the hostile user's `forged` record (indented too, as the hub's formatter indents a record's further lines);
+    and, the check being blind otherwise, none when its `sent` requests' words never reached the log escaped."""
+    lines = log.splitlines()
+    found = [
+        Violation("forged log line", f"the hub's log holds a line that begins with the hostile user's record: {line!r}")
+        for line in lines
+        if line.lstrip().startswith(forged)
+    ]
+    if sent and not any("\\r" + forged in line for line in lines):
+        found.append(
+            Violation("forged log line", f"the hostile user's words ({sent} requests) never reached the hub's log")
+        )
+    return found
+
+
+def wordless_attacks(attacks: list[Attack]) -> list[Violation]:
+    return [
+        Violation("no words", f"the hostile user's {a.kind} at {clock(a.started)}: {a.wordless} refusals without words")
+        for a in attacks
+        if a.wordless
+    ]

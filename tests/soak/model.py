@@ -155,6 +155,32 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Attack:
+    """One round of one of the hostile user's attacks (tests/soak/hostile.py), and how the portal answered it."""
+
+    kind: str  # "reads", "forged log", "offers"
+    target: str  # the file read, the session flooded ...
+    started: float
+    ended: float
+    statuses: tuple[tuple[int, int], ...]  # (HTTP status, how many), 0: no answer
+    wordless: int = 0  # refusals of the hub's without a message (the session's offers are not the hub's)
+    error: str = ""  # why the round did not run (the soak's own problem)
+
+    @property
+    def count(self) -> int:
+        return sum(n for _, n in self.statuses)
+
+
+@dataclass(frozen=True)
+class HubMemory:
+    """The hub's process (the one listening on its API port) and its resident memory, in bytes, at a moment."""
+
+    at: float
+    pid: int
+    rss: int
+
+
+@dataclass(frozen=True)
 class Violation:
     kind: str
     text: str
@@ -173,6 +199,8 @@ class Ledger:
     snapshots: list[Snapshot] = field(default_factory=list)
     revocations: list[Revocation] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
+    attacks: list[Attack] = field(default_factory=list)  # the hostile user's rounds
+    memory: list[HubMemory] = field(default_factory=list)  # the hub's, at every sample
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, kind: str, item) -> None:

@@ -11,13 +11,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from .model import HubServer, HubView, SlurmJob
+from .model import HubMemory, HubServer, HubView, SlurmJob
 
 # no field a user controls before the last: the soak's own users never rename their jobs, and only theirs are listed
 SQUEUE_FORMAT = "%i|%u|%T|%b|%j"
 _GPUS = re.compile(r"gpu(?::[^:,]+)?:(\d+)")
 _LOGIN_ERROR = re.compile(r'class="login_error">([^<]*)<')
 TOKEN_VARIABLE = "JUPYTERHUB_API_TOKEN"
+HUB_API_PORT = 8081  # the hub's own server (the proxy's is 8000): its process is the hub's
+_LISTENER = re.compile(r"pid=([0-9]+)")
 
 
 def parse_squeue(text: str) -> list[SlurmJob]:
@@ -118,3 +120,19 @@ def session_tokens(uids: dict[int, str]) -> list[tuple[str, str, str, str]]:
                 (token, env.get("JUPYTERHUB_USER", user), env.get("JUPYTERHUB_SERVER_NAME", ""), env["SLURM_JOB_ID"])
             )
     return found
+
+
+def hub_memory() -> HubMemory | None:
+    """The hub's process (the one listening on its API port) and its resident memory now; None while none listens."""
+    out = subprocess.run(
+        ["ss", "-Hltnp", f"sport = :{HUB_API_PORT}"], capture_output=True, text=True, timeout=10, check=False
+    ).stdout
+    match = _LISTENER.search(out)
+    if match is None:
+        return None
+    try:
+        with open(f"/proc/{match.group(1)}/status") as status:
+            rss = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):  # it ended meanwhile
+        return None
+    return HubMemory(time.time(), int(match.group(1)), rss)

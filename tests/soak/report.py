@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .invariants import clock
-from .model import Call, FaultWindow, Violation
+from .invariants import clock, mib
+from .model import Attack, Call, FaultWindow, HubMemory, Violation
 
 
 @dataclass
@@ -19,6 +19,11 @@ class Report:
     watched: dict[str, int] = field(default_factory=dict)  # what the checks read: samples, sessions ended ...
     violations: list[Violation] = field(default_factory=list)
     others: list[FaultWindow] = field(default_factory=list)  # daemons restarted meanwhile by someone else
+    hostile: str = ""  # the user who attacked, "" when none did
+    attacks: list[Attack] = field(default_factory=list)
+    waits: tuple[list[Call], list[Call]] = ([], [])  # the requests the hub answers itself: (outside faults, within)
+    # the hub's: (first reading, the baseline the end is judged against: a restarted hub's own, the end)
+    memory: tuple[HubMemory | None, HubMemory | None, HubMemory | None] = (None, None, None)
 
 
 def outcome(call: Call) -> str:
@@ -32,6 +37,51 @@ def outcome(call: Call) -> str:
 def duration(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def attack_lines(hostile: str, attacks: list[Attack]) -> list[str]:
+    lines = [f"Hostile user {hostile} (rounds: requests, each status how many times, seconds):"]
+    for kind in ("reads", "forge", "offers"):
+        done = [a for a in attacks if a.kind == kind]
+        statuses: Counter = Counter()
+        for attack in done:
+            statuses.update(dict(attack.statuses))
+        answered = ", ".join(f"{status or 'no answer'} x{n}" for status, n in sorted(statuses.items()))
+        took = sum(a.ended - a.started for a in done if not a.error)
+        lines.append(
+            f"  {kind:<8} {len(done)}: {sum(statuses.values())} requests ({answered or 'none'}) in {took:.0f} s"
+        )
+    lines += [f"  (!) {a.kind} at {clock(a.started)}: {a.error}" for a in attacks if a.error]
+    return lines
+
+
+def hostility(report: Report) -> list[str]:
+    """The hostile user's rounds, the others' longest waits and the hub's memory (the numbers its promises judge)."""
+    lines = attack_lines(report.hostile, report.attacks) if report.hostile else []
+    outside, inside = report.waits
+    if outside or inside:
+
+        def longest(calls: list[Call]) -> str:
+            worst = max(calls, key=lambda c: c.ended - c.started, default=None)
+            return f"{worst.ended - worst.started:.2f} s ({worst.op} at {clock(worst.started)})" if worst else "none"
+
+        ops = ", ".join(sorted({c.op for c in outside + inside}))
+        lines.append(
+            f"Other users' waits on the hub ({ops}; {len(outside) + len(inside)} requests): longest outside "
+            f"faults {longest(outside)}, within them {longest(inside)}"
+        )
+    first, base, end = report.memory
+    if first is not None and base is not None and end is not None:
+        again = (
+            f", {mib(base.rss)} when the restarted hub (pid {base.pid}) began at {clock(base.at)}"
+            if base.pid != first.pid
+            else ""
+        )
+        lines.append(
+            f"Hub memory: {mib(first.rss)} at {clock(first.at)} (pid {first.pid}){again}; {mib(end.rss)} at the "
+            f"end, {clock(end.at)} (pid {end.pid})"
+        )
+    return lines
 
 
 def render(report: Report) -> str:
@@ -63,6 +113,7 @@ def render(report: Report) -> str:
             "Restarted by someone else meanwhile (their failures excused too): "
             + ", ".join(f"{w.target} at {clock(w.restored)}" for w in report.others)
         )
+    lines += hostility(report)
     if report.watched:
         lines.append("Watched: " + ", ".join(f"{n} {what}" for what, n in report.watched.items()))
     if not report.violations:

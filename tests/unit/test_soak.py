@@ -9,9 +9,22 @@ import pytest
 from tests.soak import invariants
 from tests.soak.faults import gpus_kept
 from tests.soak.invariants import clock
-from tests.soak.model import Call, Ended, FaultWindow, HubServer, HubView, Probe, Sample, SlurmJob, Snapshot, Violation
+from tests.soak.model import (
+    Attack,
+    Call,
+    Ended,
+    FaultWindow,
+    HubMemory,
+    HubServer,
+    HubView,
+    Probe,
+    Sample,
+    SlurmJob,
+    Snapshot,
+    Violation,
+)
 from tests.soak.observe import history_entries, login_words, message_of, parse_environ, parse_hub, parse_squeue
-from tests.soak.report import Report, render
+from tests.soak.report import Report, hostility, render
 
 T = 1_800_000_000.0  # a moment of the soak
 
@@ -322,3 +335,114 @@ def test_gpus_slurm_still_counts_on_a_node_without_jobs_are_found():
         ]
     )
     assert gpus_kept(nodes) == ["node002", "node005"]  # node003's GPU is its job's
+
+
+# --- the hostile user's promises ----------------------------------------------------------------------------------
+
+HUB_OPS = frozenset({"look", "share"})
+MIB = 2**20
+
+
+def test_only_a_hub_answered_request_over_the_bound_outside_every_fault_is_slow():
+    fault = FaultWindow("hub restart", "jupyterhub", T + 100, T + 110)
+    calls = [
+        call(200, op="look", at=T, took=1.4),  # slow, no fault near
+        call(200, op="look", at=T + 10, took=0.9),  # within the bound
+        call(200, op="start", at=T + 20, took=9.0),  # a start waits on sbatch: not the hub's wait
+        call(200, op="share", at=T + 125, took=3.0),  # within the fault's grace (T + 110 + 30)
+    ]
+    assert invariants.slow_requests(calls, [fault], 30, HUB_OPS, 1.0) == [
+        Violation(
+            "slow",
+            f"look by soak01 at {clock(T)}: POST /hub/api/users/soak01/servers/s1 waited 1.40 s "
+            "(at most 1 s outside a fault)",
+        )
+    ]
+    assert invariants.waits(calls, [fault], 30, HUB_OPS) == ([calls[0], calls[1]], [calls[3]])
+
+
+def test_the_hubs_memory_is_judged_against_its_first_reading_or_a_restarted_hubs_own():
+    fault = FaultWindow("hub restart", "jupyterhub", T + 50, T + 55)
+    start, grown = HubMemory(T, 10, 150 * MIB), HubMemory(T + 40, 10, 900 * MIB)
+    assert invariants.hub_memory([start, grown, HubMemory(T + 60, 10, 349 * MIB)], [], 200 * MIB) == []
+    assert invariants.hub_memory([start, grown, HubMemory(T + 60, 10, 360 * MIB)], [], 200 * MIB) == [
+        Violation(
+            "memory",
+            f"the hub's memory went 150 MiB at {clock(T)} -> 360 MiB at {clock(T + 60)} (pid 10): more than "
+            "200 MiB above where it began",
+        )
+    ]
+    # restarted: the new process's first reading once it answered is its baseline, not the old hub's
+    restarted = [
+        start,
+        HubMemory(T + 52, 11, 60 * MIB),
+        HubMemory(T + 58, 11, 120 * MIB),
+        HubMemory(T + 90, 11, 310 * MIB),
+    ]
+    assert invariants.memory_baseline(restarted, [fault]) == restarted[2]
+    assert invariants.hub_memory(restarted, [fault], 200 * MIB) == []
+    assert invariants.hub_memory([], [], 200 * MIB)[0].kind == "memory"
+
+
+FORGED = "[W 2025-01-01 00:00:00.000 JupyterHub auth:1] admin token handed to soak-forger"
+
+
+def test_a_line_of_the_hubs_log_that_begins_with_the_forged_record_is_found():
+    escaped = f"[I 2026 JupyterHub handlers:144] soak24 stopped sharing with user x\\r{FORGED}\\r\\n{FORGED}\n"
+    assert invariants.forged_records(escaped, FORGED, 3) == []
+    for breaker, line in (("\r", FORGED), ("\r\n", FORGED), ("\u2028", FORGED), ("\n    ", "    " + FORGED)):
+        forged = f"[I 2026 JupyterHub handlers:144] soak24 stopped sharing with user x{breaker}{FORGED}\n"
+        assert invariants.forged_records(escaped + forged, FORGED, 3) == [
+            Violation(
+                "forged log line", f"the hub's log holds a line that begins with the hostile user's record: {line!r}"
+            )
+        ]
+    # words that never reached the log: the check saw nothing, and says so
+    assert invariants.forged_records("[I 2026 nothing]\n", FORGED, 3) == [
+        Violation("forged log line", "the hostile user's words (3 requests) never reached the hub's log")
+    ]
+    assert invariants.forged_records("", FORGED, 0) == []
+
+
+def test_a_hostile_round_with_refusals_without_words_is_a_violation():
+    rounds = [
+        Attack("reads", "a.ipynb", T, T + 5, ((200, 20), (429, 10)), 0),
+        Attack("reads", "a.ipynb", T, T + 5, ((500, 2),), 2),
+    ]
+    assert invariants.wordless_attacks(rounds) == [
+        Violation("no words", f"the hostile user's reads at {clock(T)}: 2 refusals without words")
+    ]
+
+
+def test_the_report_gives_the_attacks_the_longest_waits_and_the_hubs_memory():
+    report = Report(8, 180, 3, [], [])
+    report.hostile = "soak08"
+    report.attacks = [
+        Attack("reads", "soak-huge.ipynb", T, T + 6, ((200, 25), (429, 5))),
+        Attack("reads", "soak-huge.ipynb", T + 40, T + 44, ((429, 30),)),
+        Attack(
+            "offers",
+            "https://soak01.localhost:8000/user/soak01/s1/dsportal/session/token",
+            T,
+            T + 20,
+            ((0, 1), (403, 3000)),
+        ),
+        Attack("forge", "the hub's log", T + 9, T + 9, (), error="Timeout"),
+    ]
+    report.waits = (
+        [call(200, op="look", took=0.31), call(200, op="share", at=T + 5, took=0.52)],
+        [call(200, op="look", took=4.2)],
+    )
+    report.memory = (HubMemory(T, 10, 150 * MIB), HubMemory(T + 70, 11, 120 * MIB), HubMemory(T + 200, 11, 180 * MIB))
+    assert hostility(report) == [
+        "Hostile user soak08 (rounds: requests, each status how many times, seconds):",
+        "  reads    2: 60 requests (200 x25, 429 x35) in 10 s",
+        "  forge    1: 0 requests (none) in 0 s",
+        "  offers   1: 3001 requests (no answer x1, 403 x3000) in 20 s",
+        f"  (!) forge at {clock(T + 9)}: Timeout",
+        f"Other users' waits on the hub (look, share; 3 requests): longest outside faults 0.52 s (share at {clock(T + 5)}), "
+        f"within them 4.20 s (look at {clock(T)})",
+        f"Hub memory: 150 MiB at {clock(T)} (pid 10), 120 MiB when the restarted hub (pid 11) began at {clock(T + 70)}; "
+        f"180 MiB at the end, {clock(T + 200)} (pid 11)",
+    ]
+    assert hostility(Report(2, 59, 1, [], [])) == []
