@@ -254,6 +254,10 @@ class Soak:
             )
             for u in self.workers
         ]
+        # each user's first look, before the clock: the hub's first Slurm listing since its start, and each
+        # user's first login to it, are no wait of the soak's (a hub restart's own window covers them later)
+        for user in users:
+            user.last_look()
         started, self.log_offset = time.time(), HUB_LOG.stat().st_size
         if (memory := hub_memory()) is not None:
             self.ledger.add("memory", memory)

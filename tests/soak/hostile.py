@@ -187,7 +187,9 @@ class Hostile:
         target, started = self.target(kind), time.time()
         if not target:
             return  # no other user's session runs now: nothing to flood
-        argv = [sys.executable, "-m", "tests.soak.hostile", kind, target, str(self.offer_seconds)]
+        # at the lowest CPU priority: a hostile user's client runs on their own machine, not the head node, and
+        # here the soak's one machine plays both (its CPU is what the others' requests are timed against)
+        argv = ["nice", "-n", "19", sys.executable, "-m", "tests.soak.hostile", kind, target, str(self.offer_seconds)]
         try:
             done = subprocess.run(
                 argv,

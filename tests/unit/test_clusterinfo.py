@@ -162,3 +162,31 @@ def test_each_gpu_type_of_a_partition_is_counted_apart_and_hidden_ones_left_out(
     # a type no session could ask for by name (not a name the option takes) is not offered
     odd = parse_sinfo("node010|sxm2*|idle|gpu:_odd:2|gpu:_odd:0|0/40/0/40|0|393216|\n")
     assert partition_gpu_types(odd) == {"sxm2": set()} and availability(odd, slurm)["sxm2"].types == ()
+
+
+def test_a_shared_answer_waits_for_a_slow_refresh_only_as_long_as_asked_when_an_older_one_is_at_hand():
+    import asyncio
+
+    from spawner.hub.slurm.clusterinfo import SharedAnswers
+
+    async def scenario():
+        answers = SharedAnswers(max_age=0)
+        release = asyncio.Event()
+        asked = []
+
+        async def ask():
+            asked.append(1)
+            if len(asked) > 1:
+                await release.wait()  # Slurm, slow this time
+            return len(asked)
+
+        assert await answers.get("queue", ask, wait=0.05) == 1  # none at hand: the caller waits for it
+        assert await answers.get("queue", ask, wait=0.05) == 1  # slow: the older answer, at once
+        assert await answers.get("queue", ask, wait=0.05) == 1 and len(asked) == 2  # one question under way
+        release.set()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert answers.cached("queue", any_age=True) == 2  # the slow answer arrived for the next caller
+        assert await answers.get("queue", ask) == 3  # without `wait`: always the new answer
+
+    asyncio.run(scenario())

@@ -158,14 +158,22 @@ class SharedAnswers:
         cached = self._answers.get(key)
         return cached[1] if cached and (any_age or time.monotonic() - cached[0] <= self.max_age) else None
 
-    async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
+    async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]], wait: float | None = None) -> Any:
+        """The answer for `key`, asked afresh when it is older than max_age.  `wait`: when an older answer is at
+        hand, wait at most this long for the new one, then give the older (the question goes on for the next
+        caller): a busy Slurm then slows no page that can show what it showed a moment ago."""
         cached = self._answers.get(key)
         if cached and time.monotonic() - cached[0] <= self.max_age:
             return cached[1]
         if key not in self._inflight or self._inflight[key].done():
             self._inflight[key] = asyncio.ensure_future(self._ask(key, ask))
         # shield: one caller giving up must not cancel the others' answer
-        return await asyncio.shield(self._inflight[key])
+        if cached is None or wait is None:
+            return await asyncio.shield(self._inflight[key])
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._inflight[key]), wait)
+        except TimeoutError:
+            return cached[1]
 
     async def _ask(self, key: Hashable, ask: Callable[[], Awaitable[Any]]) -> Any:
         self.calls += 1

@@ -31,6 +31,11 @@ def by_user(jobs: list) -> ByUser:
     return dict(index)
 
 
+# s a user's listing waits for Slurm's new answer when an older one is at hand; then it shows the older (its
+# age is at most a listing's period more): a slow squeue or sacct under load slows no one's page
+STALE_WAIT = 0.5
+
+
 class JobListing:
     def __init__(self, client: SlurmClient, jobs: JobSettings):
         self.client = client
@@ -63,11 +68,11 @@ class JobListing:
         answer gives [] and a sentence in `problems`, the other still serves."""
         problems = []
         try:
-            self._keep("queue", await self.queued())
+            self._keep("queue", await self._queue.get("queue", self._queued, wait=STALE_WAIT))
         except SlurmError:
             problems.append("Slurm is not answering; the jobs below may be out of date.")
         try:
-            self._keep("accounting", await self.accounted())
+            self._keep("accounting", await self._accounting.get("accounting", self._accounted, wait=STALE_WAIT))
         except SlurmError:
             problems.append("Slurm's accounting (slurmdbd) is not answering; finished jobs may be missing.")
         listed = self._last.get("queue", {}).get(username, [])
