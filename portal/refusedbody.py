@@ -13,7 +13,8 @@ and the proxy passes the refusal on as it is.
 Up to DRAIN_BYTES (tornado's own default limit on a body, which the hub
 read whole before it had limits): a body declared larger is answered at
 once as before, and the client may see the proxy's 503 in place of the
-words.  A slow sender holds its one connection while it sends, as any
+words; so is a body a direct client holds back until it hears `100
+Continue`, not one that comes through the proxy, which sends it anyway.  A slow sender holds its one connection while it sends, as any
 upload does, until tornado's idle timeout.
 """
 
@@ -32,6 +33,14 @@ def declared_size(headers) -> int | None:
     return int(length) if length.isdigit() else None
 
 
+def through_proxy(request) -> bool:
+    """Whether the request came through configurable-http-proxy, which says so (X-Forwarded-For).  The proxy
+    answers a client's `Expect: 100-continue` itself and sends the body on whatever the hub answers: curl's
+    large uploads then met the hub's early refusal as a reset, and the proxy's 503.  A direct client that
+    claims it only has its body read and dropped."""
+    return "X-Forwarded-For" in request.headers
+
+
 class RefusesAfterBody(web.RequestHandler):
     """A base of a `@web.stream_request_body` handler: `refuse_after_body` instead of answering a body too large
     while it arrives; `data_received` counts each chunk with `kept` and stores it only when that says so."""
@@ -48,7 +57,7 @@ class RefusesAfterBody(web.RequestHandler):
         chunked = "chunked" in self.request.headers.get("Transfer-Encoding", "").lower()
         if not (size or chunked) or (size or 0) > DRAIN_BYTES:
             return False  # no body to wait for, or one too large to read
-        if self.request.headers.get("Expect", "").lower() == "100-continue":
+        if self.request.headers.get("Expect", "").lower() == "100-continue" and not through_proxy(self.request):
             return False  # the client waits for the word to send its body: it gets the refusal in its place
         self._refusal = answer
         self.request.connection.set_max_body_size(DRAIN_BYTES)

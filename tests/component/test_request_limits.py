@@ -152,11 +152,13 @@ def test_a_user_over_the_rate_gets_429_with_words_and_others_go_on(a_limited_hub
     assert json.loads(body)["message"].startswith("Too many requests to the portal from you: at most 6 a minute")
     assert 1 <= int(headers["retry-after"]) <= 10
     assert ask(bob)[0] == 200  # bob's bucket is his own
-    # the body of a refused request is not read either: a large one gets the 429 first
+    # the body of a refused request is kept by no one: sent as curl sends it through the proxy (which answers
+    # `Expect: 100-continue` itself and passes the body on), it is read and dropped, and the 429 reaches the client
     refused = raw_request(
         "POST",
         f"{a_limited_hub.url}/hub/api/dsportal/session/usage",
         {"Authorization": f"token {alice}", "Content-Length": "60000", "Expect": "100-continue"},
+        [b"x" * 60000],
         timeout=5,
     )
     assert isinstance(refused, tuple) and refused[0] == 429, refused

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+import subprocess
 
 from tests.support.jobs import JobsClient
 
@@ -43,3 +44,23 @@ def test_a_30_mb_login_form_is_answered_413_with_its_words_through_the_proxy():
     form = b"username=alice&password=" + b"x" * (30 * MiB)
     status, text = post_whole("/hub/login", {"Content-Type": "application/x-www-form-urlencoded"}, form)
     assert status == 413 and "The login form was too large." in text, (status, text[:300])
+
+
+def test_a_30_mb_upload_from_curl_is_answered_413_with_its_words_through_the_proxy(tmp_path):
+    """curl holds a large body back until it hears `100 Continue` (Expect: 100-continue); the proxy says it at
+    once and sends the body on whatever the hub answers: the hub's early 413 met it as a reset, and the client
+    got the proxy's 503 page."""
+    token = JobsClient.for_user("alice").token
+    body = tmp_path / "body.json"
+    body.write_bytes(b'{"path": "' + b"x" * (30 * MiB) + b'"}')
+    for path in ("/hub/api/dsportal/jobs", "/hub/login"):
+        answer = subprocess.run(
+            ["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", "-H", f"Authorization: token {token}"]
+            + ["-H", "Content-Type: application/json", "--data-binary", f"@{body}", f"https://localhost:8000{path}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+        text, status = answer.rsplit("\n", 1)
+        assert status == "413", (path, status, text[:300])
+        assert "too large" in text or "at most" in text, (path, text[:300])
