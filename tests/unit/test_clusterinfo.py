@@ -190,3 +190,38 @@ def test_a_shared_answer_waits_for_a_slow_refresh_only_as_long_as_asked_when_an_
         assert await answers.get("queue", ask) == 3  # without `wait`: always the new answer
 
     asyncio.run(scenario())
+
+
+def test_a_refresh_that_fails_unheard_is_no_unretrieved_error():
+    import asyncio
+    import gc
+
+    from spawner.hub.slurm.clusterinfo import SharedAnswers
+
+    unretrieved = []
+
+    async def scenario():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: unretrieved.append(context))
+        answers = SharedAnswers(max_age=0)
+        release = asyncio.Event()
+        calls = []
+
+        async def ask():
+            calls.append(1)
+            if len(calls) > 1:
+                await release.wait()
+                raise RuntimeError("Slurm is away")
+            return "first"
+
+        assert await answers.get("queue", ask, wait=0.01) == "first"
+        assert await answers.get("queue", ask, wait=0.01) == "first"  # the refresh goes on, unheard
+        release.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        gc.collect()
+        with pytest.raises(RuntimeError):  # the next caller without an older answer to fall back on hears it
+            await SharedAnswers(max_age=0).get("other", ask)
+
+    asyncio.run(scenario())
+    gc.collect()
+    assert unretrieved == []

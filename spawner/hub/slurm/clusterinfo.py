@@ -167,6 +167,9 @@ class SharedAnswers:
             return cached[1]
         if key not in self._inflight or self._inflight[key].done():
             self._inflight[key] = asyncio.ensure_future(self._ask(key, ask))
+            # a question whose callers all took the older answer fails unheard: its error is read here, not
+            # logged as "never retrieved" (the next caller asks again)
+            self._inflight[key].add_done_callback(lambda f: f.cancelled() or f.exception())
         # shield: one caller giving up must not cancel the others' answer
         if cached is None or wait is None:
             return await asyncio.shield(self._inflight[key])
