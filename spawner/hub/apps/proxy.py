@@ -59,14 +59,15 @@ class PortalProxy(ConfigurableHTTPProxy):
             await self.add_route(spec, spawner.server.host, {MARK: user.name, "server_name": server_name})
 
     async def delete_user(self, user, server_name=""):
+        # the apps' route first: once the session's own route is gone, its port may be released (the ended
+        # callback waits for that route only) and taken by another account on the node
+        if self.domain:
+            for spec, route in (await self.get_all_routes()).items():
+                data = route.get("data", {})
+                if data.get(MARK) == user.name and data.get("server_name") == server_name:
+                    self.log.info("Removing the apps of %s's session %r from the proxy", user.name, server_name)
+                    await self.delete_route(spec)
         await super().delete_user(user, server_name)
-        if not self.domain:
-            return
-        for spec, route in (await self.get_all_routes()).items():
-            data = route.get("data", {})
-            if data.get(MARK) == user.name and data.get("server_name") == server_name:
-                self.log.info("Removing the apps of %s's session %r from the proxy", user.name, server_name)
-                await self.delete_route(spec)
 
     async def check_routes(self, user_dict, service_dict, routes=None):
         routes = routes or await self.get_all_routes()
