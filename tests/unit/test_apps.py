@@ -500,3 +500,30 @@ def test_apps_are_refused_without_an_origin_of_their_own(apps):
     apps.origin = ""
     with pytest.raises(AppError, match="origin of their own"):
         run(apps.open("auto", "app.py"))
+
+
+def test_the_hub_routes_the_apps_of_ready_sessions_whose_job_it_knows():
+    from types import SimpleNamespace
+
+    from spawner.contract import apps_label
+    from spawner.hub.apps.proxy import MARK, wanted_routes
+
+    def spawner(ready, job_id, base_url, host="http://node001:40000"):
+        return SimpleNamespace(ready=ready, job_id=job_id, server=SimpleNamespace(base_url=base_url, host=host))
+
+    users = [
+        SimpleNamespace(
+            name="alice",
+            spawners={
+                "": spawner(True, "41", "/user/alice/"),
+                "gpu": spawner(False, "42", "/user/alice/gpu/"),  # starting or stopping: not routed
+                "old": spawner(True, "", "/user/alice/old/"),  # no job the hub knows: not routed
+            },
+        )
+    ]
+    assert wanted_routes("hpc.example.org", users) == {
+        f"{apps_label('alice', '', '41')}.hpc.example.org/user/alice/dsportal/apps/": (
+            "http://node001:40000",
+            {MARK: "alice", "server_name": ""},
+        )
+    }
