@@ -51,19 +51,14 @@ WARNING_SIGNAL_NAME = "USR2"
 READY_PATH = "dsportal/ready"
 
 
-# A session's apps have an origin of their own, apart from the session's Jupyter server (whose origin holds its
-# login and API): https://APPS_LABEL.<hub.subdomain_host's name>:PORT, one per session job.  The hub routes it
-# (spawner/hub/apps/proxy.py) and the session serves its apps there (spawner/jupyter/apps/origin.py); both derive
-# the label from what each knows, the user, the session's name and its Slurm job.  It contains "--", which no
-# user's host has under JupyterHub's subdomain hooks but for users whose names hold "--" themselves, and 24 hex
-# digits of a hash (a username is at most 32 characters: one equal to a label would have to be made for it).
+# Each app of a session has an origin of its own, apart from the session's Jupyter server (whose origin holds
+# its login and API) and from the session's other apps: https://apps--RANDOM.<hub.subdomain_host's name>:PORT.
+# The session asks the hub for it when the app starts: POST {JUPYTERHUB_API_URL}APPS_ROUTES_PATH {"app": ID} with
+# its own token -> {"origin": ...}; the hub draws the label and routes it (spawner/hub/apps/), the session serves
+# the app there (spawner/jupyter/apps/origin.py).
+APPS_ROUTES_PATH = "/dsportal/apps/routes"
 APPS_LABEL_PREFIX = "apps--"
 APPS_LABEL_PATTERN = r"apps--[0-9a-f]{24}"
-
-
-def apps_label(user: str, server: str, job_id: str) -> str:
-    digest = hashlib.sha256(f"dsportal-apps\0{user}\0{server}\0{job_id}".encode()).hexdigest()
-    return APPS_LABEL_PREFIX + digest[:24]
 
 
 # Container runtimes a kernel may name (kernels.containers[].runtime) -> the command that runs images.

@@ -112,23 +112,30 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     expect(mlflow.get_by_text("alice-experiment").first).to_be_visible()
     shot(mlflow, "app-mlflow", "MLflow's tracking UI for alice's folder of runs, in its own tab.")
 
-    # a page of another origin (bob's session, same site) has alice's browser POST into her MLflow: refused;
-    # the same request from her MLflow's own page goes through
+    # a page of another origin of the site (here her session's own, which is not MLflow's) has her browser POST
+    # into her MLflow with its cookies: refused; the same request from her MLflow's own page goes through
     search = mlflow.url.split("#")[0] + "ajax-api/2.0/mlflow/experiments/search"
     browser.allow(r"/dsportal/apps/[0-9a-f]{12}/ajax-api/", 403, why="the cross-origin POST below")
-    from_bob = {"Origin": url_for("/user/bob/").rsplit("/user/", 1)[0], "Sec-Fetch-Site": "same-site"}
-    hostile = context.request.post(search, data={"max_results": 5}, headers={**from_bob, "Sec-Fetch-Mode": "cors"})
-    assert hostile.status == 403, hostile.text()[:300]
-    # MLflow is served at the session's apps' own origin, not the session's (which holds her login)
+    post = """async (url) => {
+        const r = await fetch(url, {method: "POST", credentials: "include", mode: "no-cors",
+                                    headers: {"Content-Type": "text/plain"}, body: '{"max_results": 5}'});
+        return r.type;
+    }"""
+    with page.expect_response(search) as refused:
+        assert page.evaluate(post, search) == "opaque"
+    assert refused.value.status == 403
+    # MLflow is served at an origin of its own, not the session's (which holds her login)
     apps_origin = mlflow.url.split("/user/", 1)[0]
     assert apps_origin != url_for("/user/alice/").rsplit("/user/", 1)[0] and "//apps--" in apps_origin
-    # (Playwright's request API is no page: it says where it comes from as the page's own fetch would)
-    own = context.request.post(
+    own = mlflow.evaluate(
+        """async (url) => {
+            const r = await fetch(url, {method: "POST", headers: {"Content-Type": "application/json"},
+                                        body: JSON.stringify({max_results: 5})});
+            return [r.status, await r.text()];
+        }""",
         search,
-        data={"max_results": 5},
-        headers={"Origin": apps_origin, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
     )
-    assert own.status == 200 and "alice-experiment" in own.text()
+    assert own[0] == 200 and "alice-experiment" in own[1], own
 
     # 3. VS Code from the launcher, on the folder the file browser shows: open a file, edit it, save it
     page.bring_to_front()
@@ -204,8 +211,19 @@ def test_a_page_an_app_renders_cannot_act_with_the_sessions_login(browser, clust
     page.goto(url_for("/user/alice/lab/tree/apps-test"))  # the session's origin holds her login and _xsrf now
     status, dash = cluster.request("POST", API, {"kind": "auto", "target": "apps-test/board.py"}, timeout=120)
     assert status == 201, dash
+    # her VS Code open too (her browser holds its pass): it serves any file she can read, her session's token
+    # in its processes' environments among them
+    status, vscode = cluster.request("POST", API, {"kind": "vscode", "target": "apps-test"}, timeout=120)
+    assert status == 201, vscode
+    code = context.new_page()
+    code.goto(url_for(vscode["url"]))
+    code.wait_for_url(re.compile(r"^https://apps--[0-9a-f]{24}\.[^/]+/user/alice/dsportal/apps/[0-9a-f]{12}/"))
+    browser.allow(r"vscode-remote-resource", why="the hostile page's reads of VS Code's files, refused")
+    browser.allow(r"/static/node_modules/vsda/", 404, why="VS Code asks for Microsoft's closed signing module")
+    browser.allow(r"/static/out/vs/code/browser/workbench/workbench\.js", why="VS Code's page closed with the test")
+    browser.allow(r"Long running operations during shutdown are unsupported in the web", why="VS Code's page closed")
     hostile = context.new_page()
-    hostile.goto(url_for(dash["url"] + "hostile?session=" + alices_origin))
+    hostile.goto(url_for(dash["url"] + "hostile?session=" + alices_origin + "&other=" + code.url.split("?")[0]))
     out = hostile.locator("#out")
     expect(out).not_to_have_text("running")
     seen = json.loads(out.inner_text())
@@ -214,6 +232,9 @@ def test_a_page_an_app_renders_cannot_act_with_the_sessions_login(browser, clust
     assert "_xsrf" not in seen["cookie"] and "jupyterhub" not in seen["cookie"], seen
     assert seen["list_here"] != 200 and seen["write_here"] not in (200, 201), seen
     assert seen["list_session"] == "blocked" and seen["write_session"] == "blocked", seen
+    # nor another app's: each app is its own origin (one shared by her apps let this page read her files there)
+    assert seen["origin"] != code.url.split("/user/", 1)[0], seen
+    assert seen["other_app"] == "blocked" and seen["other_app_here"] != 200, seen
     assert not Path(FOLDER, "pwned.txt").exists(), "an app's page wrote a file as alice"
     # the app's own origin is no door to her session: its API is not served there
     assert cluster.request("GET", "/user/alice/api/contents/apps-test")[0] == 200  # (with her token, at her origin)

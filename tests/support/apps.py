@@ -40,7 +40,7 @@ def hostile():
     return HOSTILE_PAGE
 
 
-HOSTILE_PAGE = '''<!doctype html><html><body><pre id="out">running</pre><script>
+HOSTILE_PAGE = '''<!doctype html><html><body><pre id="out" style="white-space: pre-wrap; max-width: 60em">running</pre><script>
 (async () => {
   const session = new URLSearchParams(location.search).get("session");
   const out = {origin: location.origin, cookie: document.cookie};
@@ -56,6 +56,11 @@ HOSTILE_PAGE = '''<!doctype html><html><body><pre id="out">running</pre><script>
                body: JSON.stringify({type: "file", format: "text", content: "written by an app's page"})};
   await attempt("write_here", "/user/alice/api/contents/apps-test/pwned.txt", {...put, redirect: "manual"});
   await attempt("write_session", session + "/user/alice/api/contents/apps-test/pwned.txt", put);
+  // another app of the session (VS Code serves any file the user can read), at its own origin and at this one
+  const other = new URLSearchParams(location.search).get("other");
+  const resource = "vscode-remote-resource?path=/home/alice/apps-test/hello.py";
+  await attempt("other_app", other + resource, {});
+  await attempt("other_app_here", new URL(other).pathname + resource, {redirect: "manual"});
   document.getElementById("out").textContent = JSON.stringify(out);
 })();
 </script></body></html>'''

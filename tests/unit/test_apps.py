@@ -324,6 +324,13 @@ def apps(tmp_path):
         },
     )
     made.env = {}
+    routed = []
+
+    async def router(app_id):  # the hub's route (spawner/hub/apps/): here, a label of the app's own
+        routed.append(app_id)
+        return f"https://apps--{app_id * 2}.hpc.example.org:8000"
+
+    made.router, made.routed = router, routed
     return made
 
 
@@ -438,36 +445,45 @@ def test_jupyter_server_proxy_still_records_activity_through_the_method_replaced
 # --- the apps' own origin (spawner/jupyter/apps/origin.py, spawner/hub/apps/proxy.py) ---
 
 
-def test_the_apps_origin_is_the_sessions_own_label_under_the_hubs_host():
-    from spawner.contract import apps_label
-    from spawner.hub.apps.proxy import apps_routespec
-    from spawner.jupyter.apps.origin import APPS_HOST, apps_base, session_base
+def test_each_app_has_an_origin_of_its_own_under_the_hubs_host():
+    from spawner.hub.apps.proxy import MARK, app_route, route_data
+    from spawner.jupyter.apps.origin import APPS_HOST, per_user_origins, session_base
 
-    environ = {
-        "JUPYTERHUB_HOST": "https://hpc.example.org:8000",
-        "JUPYTERHUB_USER": "alice",
-        "JUPYTERHUB_SERVER_NAME": "",
-        "SLURM_JOB_ID": "1272",
-        "JUPYTERHUB_OAUTH_CALLBACK_URL": "https://alice.hpc.example.org:8000/user/alice/oauth_callback",
+    label = "apps--" + "0123456789ab" * 2
+    route = app_route("https://hpc.example.org:8000", label, "/user/alice/", "aaaaaaaaaaaa", "1272")
+    # the hub's route: the app's own host, the app's own path only
+    assert route.spec == f"{label}.hpc.example.org/user/alice/dsportal/apps/aaaaaaaaaaaa/"
+    assert route.origin == f"https://{label}.hpc.example.org:8000"
+    assert route_data("alice", "", "aaaaaaaaaaaa", route) == {
+        MARK: "alice",
+        "server_name": "",
+        "app": "aaaaaaaaaaaa",
+        "job": "1272",
+        "origin": route.origin,
     }
-    label = apps_label("alice", "", "1272")
-    assert apps_base(environ) == f"https://{label}.hpc.example.org:8000"
-    assert session_base(environ) == "https://alice.hpc.example.org:8000"
     assert APPS_HOST.fullmatch(f"{label}.hpc.example.org")
-    assert not APPS_HOST.fullmatch("alice.hpc.example.org")
-    # the hub's route: the same host, the apps' path only
-    assert apps_routespec("hpc.example.org", "alice", "", "/user/alice/", "1272") == (
-        f"{label}.hpc.example.org/user/alice/dsportal/apps/"
-    )
-    # another session, another job, another user: another origin
-    assert (
-        len(
-            {label, apps_label("alice", "gpu2", "1272"), apps_label("alice", "", "1273"), apps_label("bob", "", "1272")}
-        )
-        == 4
-    )
-    assert apps_base({**environ, "JUPYTERHUB_HOST": ""}) == ""  # no per-user origins: no apps' origin
-    assert apps_base({**environ, "SLURM_JOB_ID": ""}) == ""
+    assert not APPS_HOST.fullmatch("alice.hpc.example.org") and not APPS_HOST.fullmatch("apps--x.hpc.example.org")
+    callback = "https://alice.hpc.example.org:8000/user/alice/oauth_callback"
+    assert session_base({"JUPYTERHUB_OAUTH_CALLBACK_URL": callback}) == "https://alice.hpc.example.org:8000"
+    assert per_user_origins({"JUPYTERHUB_HOST": "https://hpc.example.org:8000"})
+    assert not per_user_origins({"JUPYTERHUB_HOST": ""})  # one origin for everyone: no apps
+
+
+def test_an_app_is_routed_at_an_origin_of_its_own_before_it_starts(apps):
+    async def scenario():
+        app, started = await apps.open("auto", "app.py")
+        assert apps.routed == [app.id] and app.origin == f"https://apps--{app.id * 2}.hpc.example.org:8000"
+        await apps.stop(app.id)
+
+    run(scenario())
+
+    async def refused(app_id):
+        raise RuntimeError("Only a running session's own token may route its apps.")
+
+    apps.router = refused
+    with pytest.raises(AppError, match="could not give .* an address of its own: Only a running session"):
+        run(apps.open("auto", "app.py"))
+    assert [a for a in apps.list() if a.state != "ended"] == []  # nothing started without its origin
 
 
 def test_a_ticket_is_spent_once_by_its_own_app_and_a_pass_stands_for_its_token():
@@ -497,33 +513,77 @@ def test_a_ticket_is_spent_once_by_its_own_app_and_a_pass_stands_for_its_token()
 
 
 def test_apps_are_refused_without_an_origin_of_their_own(apps):
-    apps.origin = ""
+    apps.per_user_origins = False
     with pytest.raises(AppError, match="origin of their own"):
         run(apps.open("auto", "app.py"))
 
 
-def test_the_hub_routes_the_apps_of_ready_sessions_whose_job_it_knows():
+def test_the_hub_keeps_each_apps_route_while_its_session_job_runs(monkeypatch):
     from types import SimpleNamespace
 
-    from spawner.contract import apps_label
-    from spawner.hub.apps.proxy import MARK, wanted_routes
+    from spawner.hub.apps.proxy import MARK, MAX_APP_ROUTES, PortalProxy, running_job
 
-    def spawner(ready, job_id, base_url, host="http://node001:40000"):
-        return SimpleNamespace(ready=ready, job_id=job_id, server=SimpleNamespace(base_url=base_url, host=host))
+    def spawner(ready, job_id, name=""):
+        server = SimpleNamespace(base_url=f"/user/alice/{name}", host="http://node001:40000")
+        return SimpleNamespace(ready=ready, job_id=job_id, server=server, name=name)
 
-    users = [
-        SimpleNamespace(
-            name="alice",
-            spawners={
-                "": spawner(True, "41", "/user/alice/"),
-                "gpu": spawner(False, "42", "/user/alice/gpu/"),  # starting or stopping: not routed
-                "old": spawner(True, "", "/user/alice/old/"),  # no job the hub knows: not routed
-            },
-        )
-    ]
-    assert wanted_routes("hpc.example.org", users) == {
-        f"{apps_label('alice', '', '41')}.hpc.example.org/user/alice/dsportal/apps/": (
-            "http://node001:40000",
-            {MARK: "alice", "server_name": ""},
-        )
-    }
+    alice = SimpleNamespace(name="alice", spawners={"": spawner(True, "41"), "gpu": spawner(False, "42", "gpu/")})
+    users = {"alice": alice}
+    assert running_job(users, "alice", "") == "41"
+    assert running_job(users, "alice", "gpu") == "" and running_job(users, "bob", "") == ""
+
+    added, deleted = {}, []
+
+    class Recorded(PortalProxy):
+        async def add_route(self, spec, target, data):
+            added[spec] = (target, data)
+
+        async def delete_route(self, spec):
+            deleted.append(spec)
+            added.pop(spec, None)
+
+    proxy = Recorded.__new__(Recorded)  # no JupyterHub around it: its routes only
+    proxy.app_routes = {}
+    proxy.app = SimpleNamespace(subdomain_host="https://hpc.example.org:8000")
+
+    async def scenario():
+        first = await proxy.route_app(alice, alice.spawners[""], "aaaaaaaaaaaa")
+        assert await proxy.route_app(alice, alice.spawners[""], "aaaaaaaaaaaa") == first  # asked again: the same
+        other = await proxy.route_app(alice, alice.spawners[""], "bbbbbbbbbbbb")
+        assert other != first and first.startswith("https://apps--") and len(added) == 2
+        for i in range(MAX_APP_ROUTES):
+            await proxy.route_app(alice, alice.spawners[""], f"{i:012x}")
+        assert len(added) == MAX_APP_ROUTES and deleted  # the oldest went
+        for target, data in added.values():
+            assert target == "http://node001:40000" and data["job"] == "41" and data["server_name"] == ""
+
+    run(scenario())
+
+    # the periodic check (JupyterHub's own part of it aside): a restarted hub adopts the routes of its running
+    # sessions' jobs, deletes those of jobs that ended, and puts back what a restarted proxy lost
+    from jupyterhub.proxy import ConfigurableHTTPProxy
+
+    async def nothing(*args, **kwargs):
+        return None
+
+    monkeypatch.setattr(ConfigurableHTTPProxy, "check_routes", nothing)
+    kept = dict(added)
+    lost = next(iter(kept))
+    proxy.app_routes = {}  # a restarted hub
+    added.pop(lost)  # ... and a route the proxy lost meanwhile
+    ended = {"target": "http://node001:40000", "data": {MARK: "alice", "server_name": "", "app": "c" * 12}}
+    ended["data"].update(job="40", origin="https://apps--" + "c" * 24 + ".hpc.example.org:8000")
+    routes = {spec: {"target": t, "data": d} for spec, (t, d) in added.items()}
+    routes["apps--" + "c" * 24 + ".hpc.example.org/user/alice/dsportal/apps/cccccccccccc/"] = ended
+    run(proxy.check_routes({7: alice}, {}, routes))
+    assert len(proxy.app_routes[("alice", "")]) == len(kept) - 1  # adopted: the lost one is the hub's no more
+    assert deleted[-1].startswith("apps--" + "c" * 24)  # the ended job's
+
+
+def test_a_route_is_asked_for_one_app_by_its_id():
+    from spawner.hub.apps.handlers import parse_route_body
+
+    assert parse_route_body(b'{"app": "0123456789ab"}') == "0123456789ab"
+    for body in (b"", b"[]", b'{"app": 1}', b'{"app": "x"}', b'{"app": "0123456789ab", "to": "x"}', b"{"):
+        with pytest.raises(ValueError):
+            parse_route_body(body)

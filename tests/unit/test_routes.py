@@ -11,6 +11,7 @@ from pathlib import Path
 from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
+from spawner.hub.apps.handlers import AppRoutesHandler
 from spawner.hub.home import handlers as sessionapi
 from spawner.hub.home import script as homescript
 from spawner.hub.runs import handlers as runsapi
@@ -70,6 +71,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/notify", runsapi.NotifyHandler),
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
+        ("/api/dsportal/apps/routes", AppRoutesHandler),
         ("/dsportal/usage", usagepages.UsagePageHandler),
         ("/dsportal/status", usagepages.StatusPageHandler),
         (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),

@@ -1,72 +1,107 @@
-"""The proxy's routes to each session's apps' own origin (hub side).
+"""The proxy's routes to each app's own origin (hub side).
 
-A session's apps are served at an origin of their own, apart from the
-session's Jupyter server (spawner/jupyter/apps/origin.py says why):
-`https://apps--HASH.<hub.subdomain_host's name>:PORT`, the label derived from
-the user, the session's name and its Slurm job (spawner/contract.py).  The
-proxy routes only the apps' path there, `/user/NAME[/SESSION]/dsportal/apps/`,
-to the session's server; everything else on that host reaches the hub, which
+Each app of a session is served at an origin of its own, apart from the
+session's Jupyter server and from every other app (spawner/jupyter/apps/origin.py
+says why): `https://apps--RANDOM.<hub.subdomain_host's name>:PORT`.  When a
+session starts an app it asks the hub for its route (handlers.py, with the
+session's own token); the hub draws the label (24 random hex digits: no one
+can tell it in advance, nor make an account of that name for it) and routes
+that host, for the app's own path only (`/user/NAME[/SESSION]/dsportal/apps/ID/`),
+to the session's server.  Everything else on that host reaches the hub, which
 serves nothing of a session there.
 
 JupyterHub's proxy knows only the routes of users' servers and services: its
 periodic check deletes any other as stale.  `PortalProxy` (JupyterHub's
-`proxy_class`, its documented extension point) adds and removes the apps'
-route with the server's own, and keeps its check from deleting them while it
-adds any that are missing.  No route is added for a session whose job the hub
-does not know.
+`proxy_class`, its documented extension point) keeps the apps' routes of
+each running session in `self.app_routes` (their one owner), adds them back
+with the session's own route (a restarted proxy), adopts those it finds of a
+running session's job (a restarted hub), and removes them before the
+session's own route at its end, and with any session not running.
 """
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
 from jupyterhub.proxy import ConfigurableHTTPProxy
 from jupyterhub.utils import url_path_join
 
-from ...contract import apps_label
+from ...contract import APPS_LABEL_PREFIX
 
 MARK = "dsportal_apps"  # in a route's data: one of these routes (its value: the user's name)
+MAX_APP_ROUTES = 20  # per session: past it the oldest goes (a session runs apps.max_running at once, 20 at most)
 
 
-def apps_routespec(domain: str, user: str, server: str, base_url: str, job_id: str) -> str:
-    """The proxy's routespec of a session's apps (pure): host and path, as JupyterHub writes a user's."""
-    return url_path_join(f"{apps_label(user, server, job_id)}.{domain}", base_url, "dsportal/apps/")
+@dataclass(frozen=True)
+class AppRoute:
+    spec: str  # the proxy's routespec: host and path
+    origin: str  # https://LABEL.<domain>[:port]
+    job_id: str  # the session job it belongs to
 
 
-def wanted_routes(domain: str, users) -> dict[str, tuple[str, dict]]:
-    """routespec -> (target, data) of every ready session's apps, from JupyterHub's users (pure)."""
-    wanted = {}
-    for user in users:
-        for name, spawner in user.spawners.items():
-            job_id = getattr(spawner, "job_id", "")
-            if spawner.ready and job_id and spawner.server is not None:
-                spec = apps_routespec(domain, user.name, name, spawner.server.base_url, job_id)
-                wanted[spec] = (spawner.server.host, {MARK: user.name, "server_name": name})
-    return wanted
+def app_route(subdomain_host: str, label: str, base_url: str, app_id: str, job_id: str) -> AppRoute:
+    """An app's route (pure): its host under the hub's, the app's path on the session's server."""
+    hub = urlsplit(subdomain_host)
+    domain = f"{label}.{hub.hostname}"
+    port = f":{hub.port}" if hub.port else ""
+    spec = url_path_join(domain, base_url, f"dsportal/apps/{app_id}/")
+    return AppRoute(spec, f"{hub.scheme}://{domain}{port}", job_id)
+
+
+def route_data(user: str, server: str, app_id: str, route: AppRoute) -> dict:
+    return {MARK: user, "server_name": server, "app": app_id, "job": route.job_id, "origin": route.origin}
+
+
+def running_job(users: dict, user: str, server: str) -> str:
+    """The job of `user`'s session `server` if it is ready, else "" (pure; `users` by name: JupyterHub's UserDict
+    is keyed by id, and its get() finds no name)."""
+    found = users.get(user)
+    spawner = found.spawners.get(server) if found is not None else None
+    return getattr(spawner, "job_id", "") if spawner is not None and spawner.ready else ""
 
 
 class PortalProxy(ConfigurableHTTPProxy):
-    """configurable-http-proxy, with each session's apps' route beside the session's own."""
+    """configurable-http-proxy, with each app's route beside its session's own."""
 
-    @property
-    def domain(self) -> str:
-        return self.app.domain if self.app.subdomain_host else ""
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.app_routes: dict[tuple[str, str], dict[str, AppRoute]] = {}  # (user, session) -> app id -> route
+
+    async def route_app(self, user, spawner, app_id: str) -> str:
+        """Route the app `app_id` of a running session at an origin of its own; that origin."""
+        job_id = getattr(spawner, "job_id", "")
+        routes = self.app_routes.setdefault((user.name, spawner.name), {})
+        found = routes.get(app_id)
+        if found is not None and found.job_id == job_id:
+            return found.origin
+        while len(routes) >= MAX_APP_ROUTES:
+            oldest = next(iter(routes))
+            await self.delete_route(routes.pop(oldest).spec)
+        label = APPS_LABEL_PREFIX + secrets.token_hex(12)
+        route = app_route(self.app.subdomain_host, label, spawner.server.base_url, app_id, job_id)
+        await self.add_route(route.spec, spawner.server.host, route_data(user.name, spawner.name, app_id, route))
+        routes[app_id] = route
+        return route.origin
 
     async def add_user(self, user, server_name=""):
         await super().add_user(user, server_name)
         spawner = user.spawners[server_name]
         job_id = getattr(spawner, "job_id", "")
-        if self.domain and job_id:
-            spec = apps_routespec(self.domain, user.name, server_name, spawner.server.base_url, job_id)
-            await self.add_route(spec, spawner.server.host, {MARK: user.name, "server_name": server_name})
+        for app_id, route in self.app_routes.get((user.name, server_name), {}).items():
+            if route.job_id == job_id:
+                await self.add_route(route.spec, spawner.server.host, route_data(user.name, server_name, app_id, route))
 
     async def delete_user(self, user, server_name=""):
-        # the apps' route first: once the session's own route is gone, its port may be released (the ended
+        # the apps' routes first: once the session's own route is gone, its port may be released (the ended
         # callback waits for that route only) and taken by another account on the node
-        if self.domain:
-            for spec, route in (await self.get_all_routes()).items():
-                data = route.get("data", {})
-                if data.get(MARK) == user.name and data.get("server_name") == server_name:
-                    self.log.info("Removing the apps of %s's session %r from the proxy", user.name, server_name)
-                    await self.delete_route(spec)
+        self.app_routes.pop((user.name, server_name), None)
+        for spec, route in (await self.get_all_routes()).items():
+            data = route.get("data", {})
+            if data.get(MARK) == user.name and data.get("server_name") == server_name:
+                self.log.info("Removing the apps of %s's session %r from the proxy", user.name, server_name)
+                await self.delete_route(spec)
         await super().delete_user(user, server_name)
 
     async def check_routes(self, user_dict, service_dict, routes=None):
@@ -74,11 +109,23 @@ class PortalProxy(ConfigurableHTTPProxy):
         apps = {spec: route for spec, route in routes.items() if MARK in route.get("data", {})}
         others = {spec: route for spec, route in routes.items() if spec not in apps}
         await super().check_routes(user_dict, service_dict, others)
-        wanted = wanted_routes(self.domain, user_dict.values()) if self.domain else {}
-        for spec, (target, data) in wanted.items():
-            if apps.get(spec, {}).get("target") != target:
-                self.log.warning("Adding the missing route to %s's apps (%s)", data[MARK], spec)
-                await self.add_route(spec, target, data)
-        for spec in apps.keys() - wanted.keys():
-            self.log.warning("Deleting the stale route to apps %s", spec)
-            await self.delete_route(spec)
+        users = {user.name: user for user in user_dict.values()}
+        for spec, route in apps.items():  # a restarted hub adopts the routes of its running sessions' jobs
+            data = route["data"]
+            job_id = running_job(users, data[MARK], data.get("server_name", ""))
+            if job_id and job_id == data.get("job") and data.get("app") and data.get("origin"):
+                kept = self.app_routes.setdefault((data[MARK], data.get("server_name", "")), {})
+                kept.setdefault(data["app"], AppRoute(spec, data["origin"], job_id))
+            else:
+                self.log.warning("Deleting the stale route to an app %s", spec)
+                await self.delete_route(spec)
+        for (user, server), kept in list(self.app_routes.items()):
+            job_id = running_job(users, user, server)
+            if not job_id:
+                del self.app_routes[(user, server)]
+                continue
+            target = users[user].spawners[server].server.host
+            for app_id, route in kept.items():
+                if route.job_id == job_id and apps.get(route.spec, {}).get("target") != target:
+                    self.log.warning("Adding the missing route to an app of %s (%s)", user, route.spec)
+                    await self.add_route(route.spec, target, route_data(user, server, app_id, route))

@@ -12,6 +12,7 @@ stop API in place of JupyterHub's.
 
 from __future__ import annotations
 
+from ..apps import handlers as apps
 from ..base.upstream_jupyterhub import change_api_handlers
 from ..home import handlers as home
 from ..runs import handlers as runs
@@ -27,6 +28,7 @@ ADDED = (
     *runs.HANDLERS,
     *sharing.HANDLERS,
     *usage.HANDLERS,
+    *apps.HANDLERS,
     # pages and their static files, not API: JupyterHub prefixes this list with /hub as its own
     *usage.handlers(),
     *home.handlers(),

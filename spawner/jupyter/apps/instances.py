@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import FILE_APPS, KINDS, MLFLOW_DB, Launch, framework_of, launch
-from .origin import Entries, apps_base, session_base
+from .origin import Entries, per_user_origins, route_at_hub, session_base
 
 log = logging.getLogger("dsportal.apps")
 
@@ -46,6 +46,7 @@ class App:
     socket: str
     log_path: str
     absolute: bool
+    origin: str = ""  # the app's own origin (origin.py), where the browser reaches it
     process: asyncio.subprocess.Process | None = field(default=None, repr=False)
     state: str = "starting"  # starting, running, ended
     ended: str = ""  # why it ended, in words
@@ -115,9 +116,10 @@ class Apps:
         self._apps: dict[str, App] = {}
         self._ids: dict[tuple[str, Path], str] = {}  # (kind, file or folder) -> the id of its app
         self._starting: dict[tuple[str, Path], asyncio.Future] = {}
-        self.origin = apps_base(self.environ)  # the apps' own origin (origin.py): "" without per-user origins
+        self.per_user_origins = per_user_origins(self.environ)  # each app's own origin needs them (origin.py)
         self.session_origin = session_base(self.environ)
         self.entries = Entries()
+        self.router = route_at_hub  # app id -> the app's own origin, routed by the hub
 
     def prefix(self, id_: str) -> str:
         return f"{self.base_url}dsportal/apps/{id_}/"
@@ -157,7 +159,7 @@ class Apps:
     async def open(self, kind: str, target: str) -> tuple[App, bool]:
         """The app `kind` for `target`, started if it is not running; (app, started now).  kind "auto": the
         framework the file imports."""
-        if not self.origin:  # an app on the session's own origin would script the session (origin.py)
+        if not self.per_user_origins:  # an app on the session's own origin would script the session (origin.py)
             raise AppError(NO_ORIGIN)
         if kind == "auto":
             path = (self.root / str(target).strip()).resolve()
@@ -206,6 +208,11 @@ class Apps:
         )
 
     async def _start(self, id_: str, kind: str, path: Path) -> App:
+        try:
+            origin = await self.router(id_)  # before anything starts: an app never serves without its own origin
+        except Exception as e:  # noqa: BLE001 - the hub's words (web.HTTPError), or why it could not be asked
+            words = getattr(e, "log_message", None) or str(e)
+            raise AppError(f"The hub could not give {KINDS[kind].title} an address of its own: {words}") from None
         self.folder.mkdir(mode=0o700, exist_ok=True)
         spec = self._launch(id_, kind, path)
         for folder in spec.private:
@@ -219,7 +226,7 @@ class Apps:
         with contextlib.suppress(FileNotFoundError):
             sock.unlink()  # an earlier run's
         log_path = self.folder / f"{id_}.log"
-        app = App(id_, kind, str(path), self.prefix(id_), str(sock), str(log_path), spec.absolute)
+        app = App(id_, kind, str(path), self.prefix(id_), str(sock), str(log_path), spec.absolute, origin=origin)
         self._apps[id_] = app
         with open(log_path, "wb") as out:
             os.chmod(log_path, 0o600)

@@ -1,19 +1,22 @@
-"""The apps' own origin: where a session's apps are served, and how a browser gets in there.
+"""Each app's own origin: where an app is served, and how a browser gets in there.
 
 Runs in the session's Jupyter server (in the Slurm job, as the user).  An app
 renders what it is given (a notebook's stored outputs in VS Code's webviews,
 an MLflow page, the user's own Streamlit or Dash page, any file code-server
 serves), and a script there must not act with the session's login: on the
 session's own origin it could read Jupyter's XSRF cookie and drive its API.
-So the session's apps are served at an origin of their own,
-`https://apps--HASH.<the hub's host>:PORT` (spawner/contract.py's apps_label,
-one per session job; the hub routes it, spawner/hub/apps/proxy.py), where
-the browser holds none of the session's cookies.
+Nor with another app's: on an origin shared with VS Code it could read any
+file of the user's through VS Code's vscode-remote-resource, the session's
+token among them (the second hostile review did).  So each app is served at
+an origin of its own, `https://apps--RANDOM.<the hub's host>:PORT`, which the
+hub draws and routes when the app starts (`route_at_hub`;
+spawner/hub/apps/), where the browser holds none of the session's cookies
+and no other app's.
 
 The browser gets in through the session's origin: a navigation to the app's
-address there (from JupyterLab, or typed) is redirected to the apps' origin
+address there (from JupyterLab, or typed) is redirected to the app's origin
 with a ticket, single-use and short-lived, that stands for the visitor's
-login (their token, which the session's origin already saw); the apps'
+login (their token, which the session's origin already saw); the app's
 origin takes the ticket once and gives the browser a cookie of its own
 (`__Host-`, HttpOnly, SameSite=Strict) that names it.  Each later request
 there is authenticated with that token, as if the browser had sent it: a
@@ -28,6 +31,7 @@ passes (MAX_PASSES, a day each at most; the token's own life is the hub's).
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import time
@@ -35,7 +39,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ...contract import APPS_LABEL_PATTERN, apps_label
+from ...contract import APPS_LABEL_PATTERN, APPS_ROUTES_PATH
+from ..session.hubcall import ask_hub
 
 ENTER_QUERY = "dsportal-enter"  # the ticket's name in the apps' origin's query
 COOKIE_PREFIX = "__Host-dsportal-app-"  # + the app's id: the pass of one app
@@ -46,16 +51,20 @@ MAX_PASSES = 500
 APPS_HOST = re.compile(APPS_LABEL_PATTERN + r"\..+")
 
 
-def apps_base(environ: dict[str, str]) -> str:
-    """The apps' origin (scheme://host[:port]) of this session, from what JupyterHub and Slurm put in the
-    server's environment; "" where there is none (the hub has no per-user origins, hub.subdomain_host)."""
-    hub = urlsplit(environ.get("JUPYTERHUB_HOST", ""))
-    job = environ.get("SLURM_JOB_ID", "")
-    if not hub.hostname or not hub.scheme or not job:
-        return ""
-    label = apps_label(environ.get("JUPYTERHUB_USER", ""), environ.get("JUPYTERHUB_SERVER_NAME", ""), job)
-    port = f":{hub.port}" if hub.port else ""
-    return f"{hub.scheme}://{label}.{hub.hostname}{port}"
+def per_user_origins(environ: dict[str, str]) -> bool:
+    """Whether the hub serves each user at an origin of their own (JupyterHub names its host then), which the
+    apps' own origins are made beside."""
+    return bool(urlsplit(environ.get("JUPYTERHUB_HOST", "")).hostname)
+
+
+async def route_at_hub(app_id: str) -> str:
+    """The app's own origin, which the hub draws and routes (with the session's own token); web.HTTPError
+    with the hub's words when it refuses."""
+    _, body = await ask_hub("POST", APPS_ROUTES_PATH, json.dumps({"app": app_id}))
+    origin = json.loads(body).get("origin", "")
+    if not APPS_HOST.fullmatch(urlsplit(origin).hostname or ""):
+        raise ValueError(f"the hub answered an address that is no app's: {origin!r}")
+    return origin
 
 
 def session_base(environ: dict[str, str]) -> str:

@@ -55,7 +55,7 @@ from ..session.activity import utcnow
 from ..session.origin import same_origin
 from ..session.upstream_tornado import finished, response_headers
 from .instances import App, Apps
-from .origin import COOKIE_PREFIX, ENTER_QUERY
+from .origin import APPS_HOST, COOKIE_PREFIX, ENTER_QUERY
 
 SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
@@ -186,15 +186,18 @@ class AppProxyHandler(ProxyHandler):
 
     @property
     def on_apps_origin(self) -> bool:
-        """Whether the request came to the apps' own origin (origin.py), not to the session's."""
-        origin = urlsplit(self.apps.origin)
-        return bool(origin.hostname) and self.request.host_name == origin.hostname
+        """Whether the request came to an app's own origin (origin.py; any app's), not to the session's."""
+        return bool(APPS_HOST.fullmatch(self.request.host_name))
 
     async def prepare(self, *args, **kwargs):
         id_, rest = self.path_args[0], self.path_args[1] or "/"
         client = "Authorization" in self.request.headers  # a client with a token, not a browser's page
-        if self.on_apps_origin and not self._let_in(id_):  # answered: the door, a redirect
-            return
+        if self.on_apps_origin:
+            found = self.apps.get(id_)
+            if found is None or urlsplit(found.origin).hostname != self.request.host_name:
+                raise web.HTTPError(404, "No such app at this address.")  # another app's origin has none of it
+            if not self._let_in(id_):  # answered: the door, a redirect
+                return
         await super().prepare(*args, **kwargs)  # the session's login (on the apps' origin: the pass's token)
         if finished(self):  # sent to log in
             return
@@ -230,7 +233,7 @@ class AppProxyHandler(ProxyHandler):
             raise web.HTTPError(403, "Log in to your session again, then open the app from JupyterLab.")
         ticket = self.apps.entries.issue(id_, token, uri_for_app(self.request.uri))
         door = url_path_join(self.base_url, "dsportal/apps", id_, "")
-        self.redirect(f"{self.apps.origin}{door}?{urlencode({ENTER_QUERY: ticket})}")
+        self.redirect(f"{self.app.origin}{door}?{urlencode({ENTER_QUERY: ticket})}")
 
     def _let_in(self, id_: str) -> bool:
         """On the apps' origin: True to go on with the pass's token as the request's login; else answered (the
