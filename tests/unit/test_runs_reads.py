@@ -133,7 +133,9 @@ def test_one_user_gets_two_parses_at_once_everyone_four_then_a_short_wait(parses
 # --- a page of the jobs --------------------------------------------------------------------------
 def test_page_bounds_default_and_words():
     assert jobspage.page_bounds("100", "0") == (100, 0)
-    for limit, offset in (("0", "0"), ("501", "0"), ("x", "0"), ("10", "-1"), ("10", "9999999999")):
+    assert jobspage.page_bounds("500", "4500") == (500, 4500)
+    # a page far down would build every row before it (the attack: offset=999999999)
+    for limit, offset in (("0", "0"), ("501", "0"), ("x", "0"), ("10", "-1"), ("10", "9999999999"), ("1", "5000")):
         with pytest.raises(ValueError):
             jobspage.page_bounds(limit, offset)
 

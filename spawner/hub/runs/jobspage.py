@@ -19,6 +19,7 @@ from .board import job_order
 from .sweepboard import array_id
 
 DEFAULT_LIMIT = 100  # rows a page holds unless the caller asks for fewer or more
+MAX_REACH = 5000  # rows a listing builds at most (offset + limit): a page far down costs no more than this
 MAX_LIMIT = 500
 IN_QUEUE = PENDING | RUNNING | ENDING
 
@@ -33,8 +34,11 @@ def page_bounds(limit: str, offset: str) -> tuple[int, int]:
     """?limit=&offset= -> (limit, offset); ValueError with words for anything else."""
     if not limit.isdigit() or not 1 <= int(limit) <= MAX_LIMIT:
         raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}.")
-    if not offset.isdigit() or len(offset) > 9:
-        raise ValueError("offset must be a whole number (0 for the first page).")
+    if not offset.isdigit() or len(offset) > 9 or int(offset) + int(limit) > MAX_REACH:
+        raise ValueError(
+            f"offset must be a whole number (0 for the first page), offset + limit at most {MAX_REACH}: "
+            "older jobs are in Slurm's accounting (sacct)."
+        )
     return int(limit), int(offset)
 
 
