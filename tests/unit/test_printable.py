@@ -157,3 +157,26 @@ def test_a_sweeps_mail_that_was_not_sent_is_said_in_its_row():
         "relay could not be reached; this row is its notice."
     )
     assert saved == [True]
+
+
+def test_a_line_break_in_an_exceptions_words_starts_no_line_of_the_log():
+    """The second hostile review: the traceback's lines were escaped one by one, so a user's line break in an
+    exception's message still began a line of its own (indented, a forged record)."""
+    import logging
+    import sys
+
+    from spawner.hub.base.printable import PrintableLines, traceback_text
+
+    forged = "x\n[W 2025-01-01 00:00:00.000 JupyterHub auth:1] admin token handed to mallory"
+    try:
+        raise ValueError(forged)
+    except ValueError:
+        text = traceback_text(sys.exc_info())
+        record = logging.LogRecord("JupyterHub", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    assert text.startswith("Traceback (most recent call last):\n  File ")
+    assert (
+        text.splitlines()[-1]
+        == "ValueError: x\\n[W 2025-01-01 00:00:00.000 JupyterHub auth:1] admin token handed to mallory"
+    )
+    PrintableLines().filter(record)
+    assert not any(line.lstrip().startswith("[W 2025") for line in logging.Formatter().format(record).splitlines())

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import re
+import traceback
 import unicodedata
 
 # Categories whose characters are escaped: controls, format characters (bidi, zero-width), line and paragraph
@@ -53,10 +54,23 @@ def printable(text: str) -> str:
     return _NOT_PLAIN_ASCII.sub(_escaped, text)
 
 
+TRACEBACK_PARTS = ("  ", "Traceback (most recent call last):", "\nThe above exception", "\nDuring handling")
+
+
+def traceback_text(exc_info) -> str:
+    """A traceback as the standard library writes it, but each exception's own words on one line: a line break
+    in a message (which may be a user's words) is written as an escape, and starts no line of the log (pure)."""
+    parts = []
+    for part in traceback.format_exception(*exc_info):
+        if part.startswith(TRACEBACK_PARTS):  # the header, a frame (the code's own), the chain's words
+            parts.append(part)
+        else:  # "ValueError: <the message>": whatever the message holds, one line
+            parts.append(printable(part.removesuffix("\n")) + "\n")
+    return "".join(parts).removesuffix("\n")
+
+
 class PrintableLines(logging.Filter):
     """On a log handler: each record's message is `printable`, its traceback's lines too."""
-
-    _tracebacks = logging.Formatter()  # the standard library's traceback text, as every formatter writes it
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -67,7 +81,7 @@ class PrintableLines(logging.Filter):
         if safe != message:
             record.msg, record.args = safe, ()
         if record.exc_info and not record.exc_text:
-            record.exc_text = self._tracebacks.formatException(record.exc_info)
+            record.exc_text = traceback_text(record.exc_info)
         if record.exc_text:
             record.exc_text = "\n".join(printable(line) for line in record.exc_text.split("\n"))
         return True
