@@ -25,6 +25,18 @@ from collections.abc import Awaitable, Callable
 from tornado import web
 
 DRAIN_BYTES = 100 * 1024 * 1024  # bytes of a refused body read and dropped before the answer
+# refused bodies read at once, for everyone (no login needed: the login form's too): past it a refusal is answered
+# at once, and its client may see the proxy's 503.  The second hostile review held 24 uploads of 100 MB to the
+# login form at once: another user's request waited up to 1.59 s.
+MAX_DRAINS = 4
+DRAINS_KEY = "dsportal_drains"  # in tornado's application settings: the count's one owner, the hub's app
+
+
+class Drains:
+    """How many refused bodies are being read and dropped now (one per hub application)."""
+
+    def __init__(self) -> None:
+        self.running = 0
 
 
 def declared_size(headers) -> int | None:
@@ -59,13 +71,30 @@ class RefusesAfterBody(web.RequestHandler):
             return False  # no body to wait for, or one too large to read
         if self.request.headers.get("Expect", "").lower() == "100-continue" and not through_proxy(self.request):
             return False  # the client waits for the word to send its body: it gets the refusal in its place
+        drains = self.settings.setdefault(DRAINS_KEY, Drains())
+        if drains.running >= MAX_DRAINS:
+            return False  # enough bodies read for nothing already: answer now
+        drains.running += 1
+        self._draining = drains
         self._refusal = answer
         self.request.connection.set_max_body_size(DRAIN_BYTES)
         setattr(self, self.request.method.lower(), self._answer_refusal)
         return True
 
+    _draining: Drains | None = None
+
+    def _drained(self) -> None:
+        if self._draining is not None:
+            self._draining.running -= 1
+            self._draining = None
+
     def _answer_refusal(self, *args, **kwargs):
+        self._drained()
         return self._refusal()
+
+    def on_connection_close(self):
+        self._drained()  # the client went away while sending
+        super().on_connection_close()
 
     def kept(self, chunk: bytes) -> bool:
         """Count `chunk`; whether the handler keeps it (False once its body is refused: it is dropped)."""
