@@ -29,6 +29,7 @@ DRAIN_BYTES = 100 * 1024 * 1024  # bytes of a refused body read and dropped befo
 # at once, and its client may see the proxy's 503.  The second hostile review held 24 uploads of 100 MB to the
 # login form at once: another user's request waited up to 1.59 s.
 MAX_DRAINS = 4
+DRAIN_SECONDS = 60.0  # the longest a refused body may take to arrive (100 MB at ~1.7 MB/s)
 DRAINS_KEY = "dsportal_drains"  # in tornado's application settings: the count's one owner, the hub's app
 
 
@@ -76,6 +77,7 @@ class RefusesAfterBody(web.RequestHandler):
             return False  # enough bodies read for nothing already: answer now
         drains.running += 1
         self._draining = drains
+        self.request.connection.set_body_timeout(DRAIN_SECONDS)  # a body that stops coming frees its slot
         self._refusal = answer
         self.request.connection.set_max_body_size(DRAIN_BYTES)
         setattr(self, self.request.method.lower(), self._answer_refusal)

@@ -266,10 +266,18 @@ def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
 
 
 def test_mail_when_a_queued_session_starts_and_before_its_time_limit(alice, bob, cluster):
-    # bob's job holds every GPU of the debug partition; alice's session waits behind it, then starts
-    bob.put_notebook("runs/hold.ipynb", ["import time; time.sleep(600)"])
-    hold = bob.submit({"path": "runs/hold.ipynb", "partition": "debug", "nodes": 2, "gpus": 4, "hours": 0.25})
-    bob.wait_state(hold["job_id"], {"RUNNING"}, 60)
+    # bob's job holds every GPU of the debug partition; alice's session waits behind it, then starts.  He submits
+    # it with sbatch himself: through the portal, 8 GPUs pass sessions.max_gpus_per_user (4 in the dev config)
+    hold = subprocess.run(
+        ["sudo", "-u", "bob", "sbatch", "--parsable", "-p", "debug", "-N", "2", "--gres=gpu:4", "-t", "15"]
+        + ["-o", "/dev/null", "--wrap", "sleep 600"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd="/tmp",
+    ).stdout.strip()
+    bob.wait_state(hold, {"RUNNING"}, 60)
     assert alice.request("POST", "notify", {"mail": True})[0] == 200
     try:
         cluster.start("alice", {"partition": "debug", "gpus": 4, "hours": 0.25})  # 15 minutes: at once "15 min left"
@@ -278,11 +286,12 @@ def test_mail_when_a_queued_session_starts_and_before_its_time_limit(alice, bob,
         cluster.wait(lambda: cluster.jobs("alice")[session]["reason"] == "Resources", 30, "alice's session queued")
         # queued longer than notify.queued_seconds (5 in the dev config): a queued session, whose start is mailed
         cluster.wait(lambda: pending_seconds(session) >= 6, 30, "alice's session 6 s in the queue")
-        assert bob.request("POST", f"jobs/{hold['job_id']}/cancel")[0] == 200
+        subprocess.run(["sudo", "-u", "bob", "scancel", hold], check=True, timeout=60)
         cluster.wait_ready("alice", 120)
         started = wait_for_mail("alice", "Your session has started on node", timeout=60)
         assert "after waiting" in started.get_payload(decode=True).decode()
         ending = wait_for_mail("alice", "Your session ends in 1", timeout=60)  # 15 (or 14) minutes
         assert "reaches its time limit at" in ending.get_payload(decode=True).decode()
     finally:
+        subprocess.run(["scancel", hold], timeout=60)
         assert alice.request("POST", "notify", {"mail": False})[0] == 200

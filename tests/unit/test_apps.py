@@ -330,7 +330,10 @@ def apps(tmp_path):
         routed.append(app_id)
         return f"https://apps--{app_id * 2}.hpc.example.org:8000"
 
-    made.router, made.routed = router, routed
+    async def unrouter(app_id):
+        routed.remove(app_id)
+
+    made.router, made.unrouter, made.routed = router, unrouter, routed
     return made
 
 
@@ -474,6 +477,7 @@ def test_an_app_is_routed_at_an_origin_of_its_own_before_it_starts(apps):
         app, started = await apps.open("auto", "app.py")
         assert apps.routed == [app.id] and app.origin == f"https://apps--{app.id * 2}.hpc.example.org:8000"
         await apps.stop(app.id)
+        assert apps.routed == []  # its route went with it
 
     run(scenario())
 
@@ -521,7 +525,7 @@ def test_apps_are_refused_without_an_origin_of_their_own(apps):
 def test_the_hub_keeps_each_apps_route_while_its_session_job_runs(monkeypatch):
     from types import SimpleNamespace
 
-    from spawner.hub.apps.proxy import MARK, MAX_APP_ROUTES, PortalProxy, running_job
+    from spawner.hub.apps.proxy import MARK, MAX_APP_ROUTES, PortalProxy, TooManyRoutes, running_job
 
     def spawner(ready, job_id, name=""):
         server = SimpleNamespace(base_url=f"/user/alice/{name}", host="http://node001:40000")
@@ -551,9 +555,14 @@ def test_the_hub_keeps_each_apps_route_while_its_session_job_runs(monkeypatch):
         assert await proxy.route_app(alice, alice.spawners[""], "aaaaaaaaaaaa") == first  # asked again: the same
         other = await proxy.route_app(alice, alice.spawners[""], "bbbbbbbbbbbb")
         assert other != first and first.startswith("https://apps--") and len(added) == 2
-        for i in range(MAX_APP_ROUTES):
+        for i in range(MAX_APP_ROUTES - 2):
             await proxy.route_app(alice, alice.spawners[""], f"{i:012x}")
-        assert len(added) == MAX_APP_ROUTES and deleted  # the oldest went
+        assert len(added) == MAX_APP_ROUTES
+        with pytest.raises(TooManyRoutes):  # a live app's route is never taken for another's
+            await proxy.route_app(alice, alice.spawners[""], "dddddddddddd")
+        await proxy.unroute_app(alice, alice.spawners[""], "bbbbbbbbbbbb")  # an app stopped: room for one
+        assert len(added) == MAX_APP_ROUTES - 1 and deleted
+        await proxy.route_app(alice, alice.spawners[""], "dddddddddddd")
         for target, data in added.values():
             assert target == "http://node001:40000" and data["job"] == "41" and data["server_name"] == ""
 
@@ -587,3 +596,12 @@ def test_a_route_is_asked_for_one_app_by_its_id():
     for body in (b"", b"[]", b'{"app": 1}', b'{"app": "x"}', b'{"app": "0123456789ab", "to": "x"}', b"{"):
         with pytest.raises(ValueError):
             parse_route_body(body)
+
+
+def test_an_apps_pass_never_reaches_an_app_nor_is_set_by_one():
+    """The pass stands for the visitor's login at that app: an app the owner's guest wrote would keep it."""
+    from spawner.jupyter.apps.proxy import is_session_cookie
+
+    assert is_session_cookie("__Host-dsportal-app-0123456789ab")
+    assert cookies_for_app("__Host-dsportal-app-0123456789ab=k; theme=dark") == "theme=dark"
+    assert sets_session_cookie("__Host-dsportal-app-0123456789ab=planted; Path=/; Secure")

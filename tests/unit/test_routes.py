@@ -11,7 +11,7 @@ from pathlib import Path
 from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCodeAPIHandler
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
-from spawner.hub.apps.handlers import AppRoutesHandler
+from spawner.hub.apps.handlers import AppRouteHandler, AppRoutesHandler
 from spawner.hub.home import handlers as sessionapi
 from spawner.hub.home import script as homescript
 from spawner.hub.runs import handlers as runsapi
@@ -72,6 +72,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
         ("/api/dsportal/apps/routes", AppRoutesHandler),
+        ("/api/dsportal/apps/routes/([0-9a-f]{12})", AppRouteHandler),
         ("/dsportal/usage", usagepages.UsagePageHandler),
         ("/dsportal/status", usagepages.StatusPageHandler),
         (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),

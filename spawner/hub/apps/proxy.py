@@ -31,7 +31,11 @@ from jupyterhub.utils import url_path_join
 from ...contract import APPS_LABEL_PREFIX
 
 MARK = "dsportal_apps"  # in a route's data: one of these routes (its value: the user's name)
-MAX_APP_ROUTES = 20  # per session: past it the oldest goes (a session runs apps.max_running at once, 20 at most)
+MAX_APP_ROUTES = 20  # per session (a session runs apps.max_running at once, 20 at most; a stopped app's goes)
+
+
+class TooManyRoutes(Exception):
+    """The session may route no more apps now; str(e) says why."""
 
 
 @dataclass(frozen=True)
@@ -70,20 +74,29 @@ class PortalProxy(ConfigurableHTTPProxy):
         self.app_routes: dict[tuple[str, str], dict[str, AppRoute]] = {}  # (user, session) -> app id -> route
 
     async def route_app(self, user, spawner, app_id: str) -> str:
-        """Route the app `app_id` of a running session at an origin of its own; that origin."""
-        job_id = getattr(spawner, "job_id", "")
-        routes = self.app_routes.setdefault((user.name, spawner.name), {})
+        """Route the app `app_id` of a running session at an origin of its own; that origin.  TooManyRoutes
+        when the session holds MAX_APP_ROUTES (its apps' routes go when they stop: unroute_app)."""
+        key, job_id = (user.name, spawner.name), getattr(spawner, "job_id", "")
+        routes = self.app_routes.setdefault(key, {})
         found = routes.get(app_id)
         if found is not None and found.job_id == job_id:
             return found.origin
-        while len(routes) >= MAX_APP_ROUTES:
-            oldest = next(iter(routes))
-            await self.delete_route(routes.pop(oldest).spec)
+        if len(routes) >= MAX_APP_ROUTES:
+            raise TooManyRoutes(f"This session holds {len(routes)} apps' addresses, the most it may; stop an app.")
         label = APPS_LABEL_PREFIX + secrets.token_hex(12)
         route = app_route(self.app.subdomain_host, label, spawner.server.base_url, app_id, job_id)
+        routes[app_id] = route  # before the await: a second start counts it
         await self.add_route(route.spec, spawner.server.host, route_data(user.name, spawner.name, app_id, route))
-        routes[app_id] = route
+        if self.app_routes.get(key) is not routes or not spawner.ready:  # the session ended meanwhile
+            await self.delete_route(route.spec)
+            raise TooManyRoutes("The session has ended.")
         return route.origin
+
+    async def unroute_app(self, user, spawner, app_id: str) -> None:
+        """The app stopped: its origin goes."""
+        route = self.app_routes.get((user.name, spawner.name), {}).pop(app_id, None)
+        if route is not None:
+            await self.delete_route(route.spec)
 
     async def add_user(self, user, server_name=""):
         await super().add_user(user, server_name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import FILE_APPS, KINDS, MLFLOW_DB, Launch, framework_of, launch
-from .origin import Entries, per_user_origins, route_at_hub, session_base
+from .origin import Entries, per_user_origins, route_at_hub, session_base, unroute_at_hub
 
 log = logging.getLogger("dsportal.apps")
 
@@ -120,6 +120,7 @@ class Apps:
         self.session_origin = session_base(self.environ)
         self.entries = Entries()
         self.router = route_at_hub  # app id -> the app's own origin, routed by the hub
+        self.unrouter = unroute_at_hub  # app id: its route goes when it stops
 
     def prefix(self, id_: str) -> str:
         return f"{self.base_url}dsportal/apps/{id_}/"
@@ -262,11 +263,18 @@ class Apps:
         log.info("app %s (%s) answers on its socket", id_, kind)
         return app
 
+    async def _unroute(self, id_: str) -> None:
+        try:
+            await self.unrouter(id_)
+        except Exception as e:  # noqa: BLE001 - the route goes with the session at the latest
+            log.warning("app %s: the hub did not remove its route: %s", id_, getattr(e, "log_message", None) or e)
+
     async def _watch(self, app: App) -> None:
         code = await app.process.wait()
         if app.state != "ended":
             app.state, app.ended = "ended", f"exited with code {code}"
             log.warning("app %s (%s) exited with code %s; not restarted", app.id, app.kind, code)
+            await self._unroute(app.id)
 
     def get(self, id_: str) -> App | None:
         return self._apps.get(id_)
@@ -280,6 +288,7 @@ class Apps:
         if app is None:
             return False
         self.entries.forget_app(id_)
+        await self._unroute(id_)
         app.state, app.ended = "ended", app.ended or "stopped"
         process = app.process
         if process is not None:

@@ -57,6 +57,11 @@ def per_user_origins(environ: dict[str, str]) -> bool:
     return bool(urlsplit(environ.get("JUPYTERHUB_HOST", "")).hostname)
 
 
+async def unroute_at_hub(app_id: str) -> None:
+    """The app stopped: the hub removes its route (web.HTTPError when it refuses)."""
+    await ask_hub("DELETE", f"{APPS_ROUTES_PATH}/{app_id}")
+
+
 async def route_at_hub(app_id: str) -> str:
     """The app's own origin, which the hub draws and routes (with the session's own token); web.HTTPError
     with the hub's words when it refuses."""

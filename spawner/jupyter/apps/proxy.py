@@ -60,7 +60,8 @@ from .origin import APPS_HOST, COOKIE_PREFIX, ENTER_QUERY
 SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-SESSION_COOKIES = ("jupyterhub-", "_xsrf", "username-")  # the hub's, the server's login and XSRF cookies
+# the hub's, the server's login and XSRF cookies, and an app's pass (origin.py), which stands for the visitor's login
+SESSION_COOKIES = ("jupyterhub-", "_xsrf", "username-", "dsportal-app-")
 COOKIE_PREFIXES = ("__host-", "__secure-")  # the browsers' cookie name prefixes (matched in any case)
 LOGIN_QUERY = ("token", "_xsrf")  # credentials Jupyter and JupyterHub take in a URL's query
 LOGIN_HEADERS = ("Authorization", "Cookie", "X-XSRFToken")
@@ -196,6 +197,10 @@ class AppProxyHandler(ProxyHandler):
             found = self.apps.get(id_)
             if found is None or urlsplit(found.origin).hostname != self.request.host_name:
                 raise web.HTTPError(404, "No such app at this address.")  # another app's origin has none of it
+            # the pass becomes a token below, and Jupyter checks no Origin of a request with a token: a websocket
+            # (which carries no Sec-Fetch-Site) from another page of the site would get in with the pass cookie
+            if self._is_websocket() and not same_origin(self.request.headers):
+                raise web.HTTPError(403, "Apps take connections from their own pages only.")
             if not self._let_in(id_):  # answered: the door, a redirect
                 return
         await super().prepare(*args, **kwargs)  # the session's login (on the apps' origin: the pass's token)
