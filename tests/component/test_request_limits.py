@@ -22,7 +22,7 @@ from tests.support.mockslurm import MockSlurm, config_data
 
 MiB = 1024 * 1024
 RATE, BURST = 6, 10  # a minute, at once: this hub's settings (the shipped defaults are 300 and 150)
-SAMPLE_VALUES = ("alice", "1", "")
+SAMPLE_VALUES = ("alice", "1", "0123456789ab", "")
 
 
 @pytest.fixture(scope="module")
