@@ -1,14 +1,16 @@
-"""python3 -m deploy.dev up | down | reset | status | token | restart-hub | prune-venv   (run by deploy/devcluster, as root)."""
+"""python3 -m deploy.dev up | down | reset | status | token | restart-hub | prune-venv | restore-builds   (run by deploy/devcluster, as root)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import (
     accounting,
     associations,
+    builds,
     demo,
     directory,
     images,
@@ -38,6 +40,7 @@ from .common import (
     listener_of,
     run,
     say,
+    step,
     wait_for,
 )
 from .portal import (
@@ -196,10 +199,8 @@ def start_hub(restart: bool) -> None:
     wait_for(hub_answers, 90, "JupyterHub answering on port 8000", "jupyterhub.out")
 
 
-def up() -> None:
-    for folder in (STATE, LOGS):
-        folder.mkdir(mode=0o750, parents=True, exist_ok=True)
-        folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
+def prepare_machine() -> bool:
+    """Host names, accounts, sudoers, TLS, storage, the demo module; True if the certificate is new."""
     machine.ensure_hosts()
     machine.ensure_accounts()
     machine.ensure_service_account()
@@ -209,29 +210,59 @@ def up() -> None:
     machine.ensure_storage()
     machine.ensure_demo_module()
     machine.ensure_private_processes()
-    slurmconf.ensure_munge_key()
-    slurm_changed = slurmconf.ensure_slurm_files()
-    slurmdbd_changed = accounting.ensure_files()
-    mail_changed = mail.ensure_config()
-    nvml.ensure_fake_nvml()
-    images.ensure_dev_image()
-    registry_changed = registry.ensure_registry_files()
-    prometheus_changed = prometheus.ensure_files()  # before the hub's config: it names the scraper's token
-    ensure_directory()
-    hub_changed = ensure_portal_config()
-    supervisor.ensure(programs())
-    supervisor.start("munged")
-    wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
-    start_accounting(restart=slurmdbd_changed)
-    start_slurm(restart=slurm_changed)
-    start_directory()
-    ensure_directory_mail()
-    start_mail(restart=mail_changed)
-    start_registry(restart=registry_changed)
-    if tls_new:
-        supervisor.stop("proxy")  # serve the new certificate
-    start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
-    start_prometheus(restart=prometheus_changed)
+    return tls_new
+
+
+def timed(name: str, function, *args) -> None:
+    with step(name):
+        function(*args)
+
+
+def up() -> None:
+    for folder in (STATE, LOGS):
+        folder.mkdir(mode=0o750, parents=True, exist_ok=True)
+        folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
+    with step("the machine (hosts, accounts, sudoers, TLS, storage, modules)"):
+        tls_new = prepare_machine()
+    with step("configuration files"):
+        slurmconf.ensure_munge_key()
+        slurm_changed = slurmconf.ensure_slurm_files()
+        slurmdbd_changed = accounting.ensure_files()
+        mail_changed = mail.ensure_config()
+        nvml.ensure_fake_nvml()
+        registry_changed = registry.ensure_registry_files()
+        prometheus_changed = prometheus.ensure_files()  # before the hub's config: it names the scraper's token
+    with step("the container image"):
+        images.ensure_dev_image()
+    with step("the demo directory"):
+        ensure_directory()
+    with step("the portal's configuration"):
+        hub_changed = ensure_portal_config()
+    with step("munge"):
+        supervisor.ensure(programs())
+        supervisor.start("munged")
+        wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
+    # the registry's push and pull (half a minute, mostly CPU) beside Slurm's start (mostly waiting); its errors
+    # are raised here all the same, before the hub starts
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        registry_ready = beside.submit(
+            timed, "the image registry (push, pull; beside Slurm)", start_registry, registry_changed
+        )
+        with step("MariaDB, slurmdbd"):
+            start_accounting(restart=slurmdbd_changed)
+        with step("Slurm"):
+            start_slurm(restart=slurm_changed)
+        with step("slapd, exim"):
+            start_directory()
+            ensure_directory_mail()
+            start_mail(restart=mail_changed)
+        registry_ready.result()
+    with step("JupyterHub and the proxy"):
+        if tls_new:
+            supervisor.stop("proxy")  # serve the new certificate
+        start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+    with step("Prometheus"):
+        start_prometheus(restart=prometheus_changed)
     print(f"""
 DS Portal is up: {HUB_URL}
   trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)
@@ -284,6 +315,7 @@ def main(argv: list[str]) -> int:
         "status": status,
         "token": token,
         "restart-hub": restart_hub,
+        "restore-builds": builds.restore_prefix_builds,  # before the bash side checks them against their locks
         "prune-venv": locks.prune,  # after the lock's install: what an earlier lock had goes
     }
     if len(argv) != 1 or argv[0] not in commands:

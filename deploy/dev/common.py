@@ -6,7 +6,8 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import demo
@@ -20,6 +21,7 @@ HUB_STATE = Path("/var/lib/dsportal")
 REGISTRY_STATE = Path("/var/lib/dsportal-registry")  # the registry account's own (STATE is root's, 0750)
 SPOOL = Path("/var/spool/dsportal-dev")  # Slurm's: jobs run their scripts from here as their users (0755)
 CACHE = Path("/var/cache/dsportal-dev")  # downloads kept by `reset` (the container image's base)
+BUILT = CACHE / "built"  # what `up` built from locked inputs, kept by `reset` (builds.py): restored, not rebuilt
 NODES = {"node001": 6821, "node002": 6822, "node003": 6823}  # two GPU nodes, one CPU-only
 SLURMCTLD_PORT = 6817
 SLURMDBD_PORT = 6819
@@ -38,6 +40,14 @@ class ClusterError(RuntimeError):
 
 def say(message: str) -> None:
     print(f"devcluster: {message}", flush=True)
+
+
+@contextmanager
+def step(name: str) -> Iterator[None]:
+    """`up` prints each step with its seconds: where a slow start spends its time."""
+    started = time.monotonic()
+    yield
+    print(f"devcluster: step {name}: {time.monotonic() - started:.1f} s", flush=True)
 
 
 def run(argv: list[str], timeout: float = 60, check: bool = True, **kw) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ from pathlib import Path
 # standard library only, like the dev cluster's own code
 from portal.admin.imagesafety import make_unprivileged
 
+from . import builds
 from .common import CACHE, run, say
 
 IMAGES = Path("/opt/containers")
@@ -34,8 +35,20 @@ def recipe() -> str:
     return hashlib.sha256(repr(("bookworm", PACKAGES, MOUNT_POINTS, MARKER, NAME, 2)).encode()).hexdigest()
 
 
+def stamp_file() -> Path:
+    return IMAGES / f".{NAME}.recipe"
+
+
+def keep_built() -> None:
+    """`reset`: the image and its recipe's stamp kept for the next `up` (builds.py)."""
+    builds.keep(stamp_file(), f"image/{stamp_file().name}")
+    builds.keep(IMAGE, f"image/{NAME}")
+
+
 def ensure_dev_image() -> None:
-    stamp = IMAGES / f".{NAME}.recipe"
+    stamp = stamp_file()
+    if builds.restore(stamp, f"image/{stamp.name}") | builds.restore(IMAGE, f"image/{NAME}"):
+        IMAGES.chmod(0o755)
     if IMAGE.is_dir() and stamp.exists() and stamp.read_text() == recipe():
         return
     IMAGES.mkdir(mode=0o755, parents=True, exist_ok=True)

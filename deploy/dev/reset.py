@@ -4,7 +4,10 @@ After it, `up` builds the dev cluster as on a machine that never had one,
 so a setup step that only works on a warm machine fails at once (CI runs
 `reset` before every `test`).  Kept: what was downloaded (Debian's installed
 packages and apt's archive, pip's and npm's caches, the container image's
-packages in CACHE), so the next `up` costs minutes, not a download.
+packages in CACHE) and what was built from locked inputs (builds.py: the
+venv, code-server, the proxy, the container image; the next `up` checks
+each against its lock and installs the portal afresh), so the next `up`
+costs about a minute, not a download and a rebuild.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
+from . import accounting, builds, images, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -30,7 +33,6 @@ from .common import (
     run,
     say,
 )
-from .images import IMAGES
 from .machine import MODULEFILES, STORAGE
 
 HOSTS_MARK = "# DS Portal dev cluster"  # the lines machine.ensure_hosts and tls.ensure_host_names added
@@ -45,7 +47,7 @@ FOLDERS = [
     prometheus.HOME,  # the metrics Prometheus kept
     nvml.READINGS,
     PREFIX,
-    IMAGES,
+    images.IMAGES,
     MODULEFILES,
     STORAGE,
     Path("/etc/slurm/slurm.conf"),
@@ -101,6 +103,8 @@ def reset() -> None:
     remove_accounts()  # also the demo users' mailboxes in /var/mail
     mail.restore_debians()  # before STATE goes: it holds Debian's text
     mail.clear_queue()
+    builds.keep_prefix_builds()  # before PREFIX goes: the venv, code-server, the proxy
+    images.keep_built()
     for path in FOLDERS:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -113,6 +117,7 @@ def reset() -> None:
     if "hidepid=invisible" in Path("/proc/mounts").read_text():
         run(["mount", "-o", "remount,hidepid=0", "/proc"], check=False)
     say(
-        f"the dev cluster is gone; kept only downloads (apt's, pip's and npm's caches, {CACHE}). "
+        f"the dev cluster is gone; kept only downloads (apt's, pip's and npm's caches, {CACHE}) "
+        "and the builds of locked inputs (the venv, code-server, the proxy, the container image; checked at the next `up`). "
         "`deploy/devcluster up` builds it from nothing."
     )

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from traitlets.config import PyFileConfigLoader
 
-from deploy.dev import accounting, common, demo, directory, mail, slurmconf
+from deploy.dev import accounting, associations, builds, common, demo, directory, mail, slurmconf
 from deploy.dev.portal import hub_dev_settings
 from deploy.dev.supervisor import Program, launched_as, render
 
@@ -288,3 +288,29 @@ def test_a_directory_built_before_mail_addresses_gets_them_added():
     assert directory.add_mail_ldif("bob", "bob@dsportal.test") == (
         "dn: uid=bob,ou=people,dc=dsportal,dc=test\nchangetype: modify\nadd: mail\nmail: bob@dsportal.test\n"
     )
+
+
+def test_missing_associations_are_added_in_one_call_per_kind():
+
+    held = {("vision", "alice"), ("nlp", "alice"), ("vision", "carol")}
+    groups = associations.missing_users(held)
+    assert groups[("vision", tuple(associations.OWN_QOS["bob"]))] == ["bob"]
+    assert groups[("spent", tuple(associations.USER_QOS))] == ["carol"]
+    everyone_else = groups[("vision", tuple(associations.USER_QOS))]
+    assert everyone_else[:1] == ["dave"] and "alice" not in everyone_else and "carol" not in everyone_else
+    assert len(everyone_else) == len(associations.USERS) - 3
+    assert associations.missing_users({(a, u) for (a, _), us in groups.items() for u in us} | held) == {}
+
+
+def test_a_reset_keeps_a_build_and_up_puts_it_back(tmp_path, monkeypatch):
+
+    monkeypatch.setattr(builds, "BUILT", tmp_path / "built")
+    venv = tmp_path / "prefix" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!")
+    builds.keep(venv, "venv")
+    assert not venv.exists() and (tmp_path / "built" / "venv" / "bin" / "python").read_text() == "#!"
+    assert builds.restore(venv, "venv") and (venv / "bin" / "python").read_text() == "#!"
+    assert not builds.restore(venv, "venv")  # nothing kept any more, and one is in place
+    builds.keep(tmp_path / "nothing", "nothing")
+    assert not (tmp_path / "built" / "nothing").exists()
