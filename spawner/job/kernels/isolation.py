@@ -57,7 +57,9 @@ def server_args() -> list[str]:
     return [
         "--KernelManager.transport=ipc",
         # a kernel the user registered for their own environment: its ipykernel's pipe on a Unix socket too
-        "--ServerApp.kernel_spec_manager_class=spawner.job.kernels.userkernels.PrivateKernelSpecManager",
+        # (spawner/job/kernels/userkernels.py); the kernel list waits for the session's kernels (the Jupyter
+        # side's subclass: spawner/jupyter/session/kernelspecs.py)
+        "--ServerApp.kernel_spec_manager_class=spawner.jupyter.session.kernelspecs.SessionKernelSpecManager",
         *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
         # jupyter-server-proxy, installed for its proxy handler (spawner/jupyter/apps/proxy.py), would also
         # proxy any loopback port of the node (/proxy/PORT), other users' listeners included, without an

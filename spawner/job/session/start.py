@@ -23,6 +23,7 @@ from ...contract import KERNEL_PYTHON_VAR, data_dir
 from ...sessionspec import SessionSpec
 from ..kernels.isolation import page_config, socket_path_fits
 from ..kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
+from ..kernels.logos import copy_stock_logos
 from ..kernels.userlayer import ensure_layer, portal_site_packages
 from .homefolder import link_storage, sync_templates
 
@@ -141,8 +142,9 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     updates[KERNEL_PYTHON_VAR] = python  # the user's apps run with it too (spawner/jupyter/apps/handlers.py)
     if spec.kernels:
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
-        # Probing the node (R, modules, images) takes most of a second; JupyterLab
-        # takes seconds to load and asks for kernelspecs only when a page does.
+        updates[SESSION_KERNELS_VAR] = str(folder / "kernels")
+        # Probing the node (R, modules, images) takes most of a second, while the server starts; a page's first
+        # ask for the kernel list waits for them (spawner/jupyter/session/kernelspecs.py).
         in_background(
             lambda: write_session_kernels(
                 folder, spec.kernels, spec.storage, home, python, probe or NodeProbe(), str(runtime)
@@ -195,13 +197,26 @@ def kernel_python(home: Path, kernels: dict) -> str:
         return sys.executable
 
 
+# The session's kernelspecs folder, named to the session's server (spawner/jupyter/session/kernelspecs.py), which
+# waits for it: it appears whole, once every kernelspec is written (or none could be).
+SESSION_KERNELS_VAR = "DSPORTAL_SESSION_KERNELS"
+
+
 def write_session_kernels(
     folder: Path, kernels: dict, storage: dict[str, str], home: Path, python: str, probe: NodeProbe, sockets: str
 ) -> None:
-    specs, notes = build_kernelspecs(
-        kernels, storage, str(home), python, str(Path(sys.executable).parent), probe, sockets
-    )
-    write_kernelspecs(folder / "kernels", specs)
+    """folder/kernels, all at once: written beside it, then renamed into place.  A kernel list never holds some
+    of them, nor the stock ones of their names with files about to go (logos: spawner/job/kernels/logos.py)."""
+    try:
+        specs, notes = build_kernelspecs(
+            kernels, storage, str(home), python, str(Path(sys.executable).parent), probe, sockets
+        )
+        written = Path(tempfile.mkdtemp(prefix=".kernels-", dir=folder))
+        write_kernelspecs(written, specs)
+        copy_stock_logos(written, str(home))
+        written.rename(folder / "kernels")
+    finally:
+        (folder / "kernels").mkdir(exist_ok=True)  # even none written: done, the server stops waiting
     for note in notes:
         say(note)
     say(f"kernels: {', '.join(specs)}")
