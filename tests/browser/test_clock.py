@@ -7,6 +7,13 @@ warning signal, the JupyterLab extension) can put the edit on disk.  Once it
 has, the page goes to the hub's home page, and the session ends there: what
 the user sees after the end is the home page's account of it, not whatever a
 JupyterLab page makes of a server that went away.
+
+The test races nothing but the real time limit: it types the edit as soon as
+JupyterLab shows the notebook (the portal saves every 20 s in the last 2
+minutes, so an edit typed early is saved well before the end), waits for the
+saving until Slurm's end time rather than for a fixed number of seconds, and
+waits for the session it starts again to be running before it ends (a stop of
+a start still under way is another test's subject).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
 from tests.support.demo import password_of
 from tests.support.http import wait_until
+from tests.support.slurmclock import before_the_end, seconds_left
 
 NOTEBOOK = "clock-test.ipynb"
 EDIT = "# typed 3 minutes before the end, never saved by hand"
@@ -73,22 +81,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
     expect(page.get_by_text(re.compile(r"Your session ends in [1-3] min, at [0-9]{2}:[0-9]{2}"))).to_be_visible()
 
-    # and what it used so far: its one GPU sat idle (the stand-in NVML reads 0 %), and what to ask for next time,
-    # once the session has read it often enough to judge (before, its advice says it is too short to judge)
-    def judged():
-        status, summary = cluster.request("GET", "/user/bob/dsportal/session/usage")
-        return status == 200 and not summary["advice"].startswith("Too short to judge") and summary
-
-    summary = cluster.wait(judged, 60, "enough readings of bob's GPU to judge it")
-    assert summary["advice"] == "Your GPU did no work; next time ask for 0 GPUs, or check that your code uses CUDA."
-    page.get_by_role("button", name="What it used").first.click()
-    used = page.locator(".dsportal-usage-so-far")
-    expect(used).to_contain_text(re.compile(r"GPU [0-3]: 0% on average, peak 0%"))
-    expect(used).to_contain_text("Your GPU did no work; next time ask for 0 GPUs")
-    shot(page, "clock-usage-so-far", "JupyterLab near the end: what the session used so far, and the advice")
-    page.get_by_role("button", name="Ok", exact=True).click()
-    # no "get notified about official Jupyter news?" question (sessions.jupyterlab_news is off)
-    expect(page.get_by_text(re.compile("official Jupyter news"))).to_have_count(0)
+    # an edit, typed at once (the saving before the end is what the test races, not the checks below)
     editor = page.locator(".jp-Cell .cm-content").first
     expect(editor).to_have_text("x = 1")
     editor.click()
@@ -109,14 +102,37 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         10,
         "the edit on disk only through the portal's saving",
     )
-    cluster.wait(lambda: saved_line in session_log.read_text(), 150, "the portal's saving before the time limit")
+
+    # what it used so far: its one GPU sat idle (the stand-in NVML reads 0 %), and what to ask for next time,
+    # once the session has read it often enough to judge (before, its advice says it is too short to judge) and
+    # has read its GPU (a session whose NVML has not answered yet has no GPU to judge)
+    def judged():
+        status, summary = cluster.request("GET", "/user/bob/dsportal/session/usage")
+        ready = status == 200 and summary["gpus"] and not summary["advice"].startswith("Too short to judge")
+        return ready and summary
+
+    summary = cluster.wait(judged, 60, "enough readings of bob's GPU to judge it")
+    assert summary["advice"] == "Your GPU did no work; next time ask for 0 GPUs, or check that your code uses CUDA.", (
+        summary
+    )
+    page.get_by_role("button", name="What it used").first.click()
+    used = page.locator(".dsportal-usage-so-far")
+    expect(used).to_contain_text(re.compile(r"GPU [0-3]: 0% on average, peak 0%"))
+    expect(used).to_contain_text("Your GPU did no work; next time ask for 0 GPUs")
+    shot(page, "clock-usage-so-far", "JupyterLab near the end: what the session used so far, and the advice")
+    page.get_by_role("button", name="Ok", exact=True).click()
+    # no "get notified about official Jupyter news?" question (sessions.jupyterlab_news is off)
+    expect(page.get_by_text(re.compile("official Jupyter news"))).to_have_count(0)
+
+    before_the_end(job_id, lambda: saved_line in session_log.read_text(), "the portal's saving before the time limit")
+    left = seconds_left(job_id)
     assert EDIT in (home / NOTEBOOK).read_text()
     expect(page.locator(".jp-mod-dirty")).to_have_count(0)  # nothing left unsaved: leaving asks nothing
 
     # the user goes home before the end, and sees the session end there
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("running")
-    assert cluster.server("bob") is not None, "the session ended before the page left JupyterLab"
+    assert cluster.server("bob") is not None, f"the session ended before the page left JupyterLab ({left:.0f} s left)"
     cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
     saved = json.loads((home / NOTEBOOK).read_text())
     assert EDIT in "".join(saved["cells"][0]["source"])
@@ -150,6 +166,9 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     shot(page, "home-phone", "The home page at a phone's width.")
     # one click starts the same session again (a form POST with the XSRF token; links never start one)
     page.locator("#dsportal-again").click()
+    page.wait_for_url(re.compile(r"/hub/spawn-pending/bob|/user/bob/"), timeout=60_000)
     job = cluster.job_of("bob")
     assert "TimeLimit=00:03:00" in cluster.scontrol(job) and "gpu" in cluster.scontrol(job)
     phone.close()
+    # running before the test ends: the teardown's stop then stops a session, not a start it would cut short
+    cluster.wait_ready("bob")

@@ -29,8 +29,10 @@ from tests.support.jupyter import _ws_request, run_code
 MARKER = f"alice-secret-{uuid.uuid4().hex[:8]}"
 
 # bob's spy: once told "go" (on stdin), every TCP port alice's processes listen on gets an HTTP request without
-# credentials and a ZMQ subscriber; "ready" once connected, then it listens until its stdin closes (at most 60 s) and
-# prints what it found as JSON.
+# credentials (its answer's first line, read whole, or its ZMQ greeting: a listener gets 15 s to answer) and a ZMQ
+# subscriber; "ready" once each subscriber to a port that greets in ZMQ has finished its handshake (a subscriber
+# still connecting would miss what is published meanwhile), then it listens until its stdin closes (at most 60 s)
+# and prints what it found as JSON.
 SPY = r"""
 import json, select, socket, sys, time, zmq
 uid = sys.argv[1]
@@ -54,22 +56,38 @@ def zmq_socket_type(port):
     body = data[66:66 + data[65]]
     found = body.split(b"Socket-Type", 1)
     return found[1][4:4 + int.from_bytes(found[1][:4], "big")].decode() if len(found) == 2 else "?"
+def first_line(port, seconds=15):
+    # the first line of what the port answers to a plain HTTP request without credentials, or its ZMQ greeting
+    end = time.monotonic() + seconds
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as s:
+        s.sendall(b"GET /user/alice/api/kernels HTTP/1.0\r\n\r\n")
+        data = b""
+        while b"\r\n" not in data and not data.startswith(b"\xff") and len(data) < 200:
+            s.settimeout(max(end - time.monotonic(), 0.001))
+            chunk = s.recv(200)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode("latin-1").split("\r\n")[0]
 answers = {}
-for port in sorted(ports):  # what each one says to a plain HTTP request without credentials
+for port in sorted(ports):
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(b"GET /user/alice/api/kernels HTTP/1.0\r\n\r\n")
-            s.settimeout(2)
-            answers[port] = s.recv(200).decode("latin-1").split("\r\n")[0]
+        answers[port] = first_line(port)
         if answers[port].startswith("\xff"):
             answers[port] = "ZMQ " + zmq_socket_type(port)
     except OSError as e:
         answers[port] = f"({e.__class__.__name__})"
 context = zmq.Context()
-subscribers = []
+subscribers, handshakes = [], {}
 for port in sorted(ports):
     sub = context.socket(zmq.SUB); sub.setsockopt(zmq.SUBSCRIBE, b""); sub.setsockopt(zmq.LINGER, 0)
+    if answers[port].startswith("ZMQ"):
+        handshakes[port] = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
     sub.connect(f"tcp://127.0.0.1:{port}"); subscribers.append(sub)
+for port, monitor in handshakes.items():
+    if not monitor.poll(15000):
+        print(json.dumps({"error": f"no ZMQ handshake with port {port} within 15 s"}), flush=True)
+        sys.exit(1)
 poller = zmq.Poller()
 for sub in subscribers:
     poller.register(sub, zmq.POLLIN)
@@ -108,6 +126,25 @@ def message(msg_type: str, channel: str, content: dict) -> tuple[str, str]:
     )
 
 
+async def replies_before(ws, msg_ids: set[str], last_id: str, reply_type: str, seconds: float) -> list[dict]:
+    """The messages answering any of `msg_ids` that come before the `reply_type` to `last_id`, a request sent after
+    them on the same channel (a kernel answers one channel's requests in order, and the server passes them on in
+    order), which must come within `seconds`."""
+    found, end = [], time.monotonic() + seconds
+    while True:
+        try:
+            raw = await asyncio.wait_for(ws.read_message(), max(end - time.monotonic(), 0.001))
+        except TimeoutError:
+            raise AssertionError(f"no {reply_type} within {seconds} s") from None
+        assert raw is not None, f"the kernel websocket closed ({ws.close_code} {ws.close_reason})"
+        msg = json.loads(raw)
+        parent = msg.get("parent_header", {}).get("msg_id")
+        if parent == last_id and msg["header"]["msg_type"] == reply_type:
+            return found
+        if parent in msg_ids:
+            found.append(msg)
+
+
 async def replies_to(ws, msg_id: str, seconds: float) -> list[dict]:
     """The messages answering `msg_id` within `seconds` (until the kernel is idle after it)."""
     found, end = [], time.monotonic() + seconds
@@ -116,7 +153,7 @@ async def replies_to(ws, msg_id: str, seconds: float) -> list[dict]:
             raw = await asyncio.wait_for(ws.read_message(), end - time.monotonic())
         except TimeoutError:
             break
-        assert raw is not None, "the kernel websocket closed"
+        assert raw is not None, f"the kernel websocket closed ({ws.close_code} {ws.close_reason})"
         msg = json.loads(raw)
         if msg.get("parent_header", {}).get("msg_id") == msg_id:
             found.append(msg)
@@ -139,11 +176,16 @@ async def alice_debugs_then_works(cluster, kernel_id: str, spy: subprocess.Popen
                 "arguments": {"clientID": "jupyterlab", "adapterID": "python", "pathFormat": "path"},
             },
         )
+        # then a request the server does pass, on the same channel: its reply comes after any to the debugger's
+        probe_id, probe = message("kernel_info_request", "control", {})
         ws.write_message(debug)
-        debug_replies = [m for m in await replies_to(ws, msg_id, 5) if m["header"]["msg_type"] == "debug_reply"]
+        ws.write_message(probe)
+        answered = await replies_before(ws, {msg_id}, probe_id, "kernel_info_reply", 60)
+        debug_replies = [m for m in answered if m["header"]["msg_type"] == "debug_reply"]
         spy.stdin.write("go\n")
         spy.stdin.flush()
-        assert (await asyncio.to_thread(spy.stdout.readline)).strip() == "ready"
+        said = (await asyncio.to_thread(spy.stdout.readline)).strip()
+        assert said == "ready", said
         msg_id, execute = message(
             "execute_request",
             "shell",

@@ -3,8 +3,13 @@
 `WatchedBrowser` hands out browser contexts whose every console error, uncaught
 page error and failed request (HTTP 4xx/5xx, a request the network refused)
 is collected; a test names the ones it provokes (`allow`), and any other fails
-it.  `shot` saves a screenshot with what it shows, after checking that no error
-text is visible; the session ends with an index page of them all.
+it.  What a third-party app's own page says in red (VS Code, MLflow, Streamlit,
+Dash: their scripts log errors of their own) is the app's, not the portal's
+(`console_error_owner`, by the page's address); its requests, and what the
+browser itself reports on it (a refused websocket, a blocked load), stay the
+portal's to answer for.  `shot` saves a screenshot with what it shows, after
+checking that no error text is visible; the session ends with an index page of
+them all.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response, expect
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response, WebError, expect
 
+from spawner.contract import APPS_LABEL_PATTERN
+from spawner.jupyter.apps.origin import ENTER_QUERY
 from tests.support.cluster import HUB, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -58,6 +66,41 @@ ERROR_TEXTS = re.compile(
     r"Service Unavailable|Bad Gateway|HTTP [45]\d\d|\b[45]\d\d : |\bundefined\b|\bNaN\b"
 )
 
+# A third-party app's own page: at an app's own origin (https://apps--LABEL.HOST:PORT, spawner/contract.py), under
+# that app's path (/user/NAME[/SESSION]/dsportal/apps/ID/, spawner/jupyter/apps/proxy.py).  The same path on the
+# session's origin, the door at the app's origin (its one-use ticket in the query) and any other path there are
+# answered by the portal.
+APP_HOST = re.compile(APPS_LABEL_PATTERN + r"\..+")
+APP_PATH = re.compile(r"/user/[^/]+/(?:[^/]+/)?dsportal/apps/[0-9a-f]{12}/")
+
+
+def page_owner(url: str) -> str:
+    """Whose page the address is: "app" for a third-party app's own (VS Code, MLflow, Streamlit, Dash), else
+    "portal" (the hub's pages, JupyterLab with the portal's extension, the apps' doors and error pages)."""
+    parts = urlsplit(url)
+    if (
+        parts.scheme == "https"
+        and APP_HOST.fullmatch(parts.hostname or "")
+        and APP_PATH.match(parts.path)
+        and ENTER_QUERY not in parse_qs(parts.query)
+    ):
+        return "app"
+    return "portal"
+
+
+def console_error_owner(page_url: str, said_by_script: bool) -> str:
+    """Whose a console error is: what an app's own page's script says (console.error, an uncaught exception) is the
+    app's; what the browser itself reports (a refused websocket, a Content-Security-Policy or CORS block: the
+    answers and headers the portal's proxy sent) and anything on the portal's own pages is the portal's."""
+    return "app" if said_by_script and page_owner(page_url) == "app" else "portal"
+
+
+def _page_url_of(message: ConsoleMessage) -> str:
+    """The address of the page (or worker) whose console the message is in."""
+    if message.page is not None:
+        return message.page.url
+    return message.worker.url if message.worker is not None else (message.location or {}).get("url", "")
+
 
 @dataclass
 class Allowance:
@@ -72,6 +115,7 @@ class PageProblems:
 
     allowed: list[Allowance] = field(default_factory=list)
     found: list[str] = field(default_factory=list)
+    apps_own: list[str] = field(default_factory=list)  # what the apps' own pages said in red: theirs, not counted
 
     def allow(self, url: str, *statuses: int, why: str) -> None:
         self.allowed.append(Allowance(re.compile(url), frozenset(statuses), why))
@@ -98,12 +142,21 @@ class PageProblems:
         # the browser's own line for a failed load repeats a response already judged above
         if status and ("Failed to load resource" in message.text):
             return
+        page_url = _page_url_of(message)
+        # the browser's own lines carry no arguments; a script's console.error(...) carries what it was given
+        if console_error_owner(page_url, said_by_script=bool(message.args)) == "app":
+            self.apps_own.append(f"at {page_url}: {message.text[:300]}")
+            return
         if not (
             self._is_allowed(url, None) or any(a.url.search(message.text) and not a.statuses for a in self.allowed)
         ):
             self.found.append(f"console error at {url}: {message.text[:300]}")
 
-    def on_page_error(self, error) -> None:
+    def on_page_error(self, error: WebError) -> None:
+        page_url = error.page.url if error.page is not None else ""
+        if console_error_owner(page_url, said_by_script=True) == "app":
+            self.apps_own.append(f"uncaught at {page_url}: {str(error.error)[:300]}")
+            return
         self.found.append(f"uncaught error in a page: {str(error.error)[:300]}")
 
     def watch(self, context: BrowserContext) -> BrowserContext:
