@@ -41,7 +41,7 @@ def restore(path: Path, name: str) -> bool:
     kept = BUILT / name
     if path.exists() or not kept.exists():
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     shutil.move(kept, path)
     return True
 

@@ -39,8 +39,31 @@ def stamp_file() -> Path:
     return IMAGES / f".{NAME}.recipe"
 
 
+def remove_foreign(root: Path) -> list[str]:
+    """Remove what under `root` is not root's (files a user put in a folder an older build left open); never follows
+    a link.  Returns what it removed."""
+    removed = []
+    for folder, dirs, files in os.walk(root):
+        for name in list(dirs) + files:
+            path = os.path.join(folder, name)
+            if os.lstat(path).st_uid == 0:
+                continue
+            if name in dirs and not os.path.islink(path):
+                dirs.remove(name)
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+    return removed
+
+
 def keep_built() -> None:
-    """`reset`: the image and its recipe's stamp kept for the next `up` (builds.py)."""
+    """`reset`: the image and its recipe's stamp kept for the next `up` (builds.py), as it was built: anything a user
+    put in it since is removed and no folder is left open to them (an image kept from before they were closed)."""
+    if IMAGE.is_dir() and not IMAGE.is_symlink():
+        for path in remove_foreign(IMAGE):
+            say(f"removed {path} from the kept image: not root's")
+        make_unprivileged(IMAGE)
     builds.keep(stamp_file(), f"image/{stamp_file().name}")
     builds.keep(IMAGE, f"image/{NAME}")
 

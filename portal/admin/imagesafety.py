@@ -1,4 +1,4 @@
-"""Container images hold no setuid or setgid programs and no device nodes (standard library only).
+"""Container images hold no setuid or setgid programs, no device nodes and no folder others may write (standard library only).
 
 Charliecloud and Apptainer run an image without privileges, but a directory
 image lies on storage every user can read, and without `nosuid` there its
@@ -7,6 +7,10 @@ the file system, outside any container.  Its device nodes (`/dev/null`, made
 `crw-rw-rw-` by debootstrap) would open the host's devices the same way.  No
 kernel needs either: `dsportal images pull` and the dev cluster's image build
 remove them, and `dsportal doctor` fails an image that still has them.
+Its world-writable folders (`/tmp`, `/var/tmp`, `/run/lock`: 1777 as the
+distribution made them) would let any user put files into an image that
+every user's kernels run from; the image is read-only in the container, so
+they are closed (0755) the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ def privileged_entries(root: Path, limit: int = 20) -> list[str]:
             found.append(f"{path} (device node)")
         elif stat.S_ISREG(st.st_mode) and st.st_mode & PRIVILEGE_BITS:
             found.append(f"{path} (set{'uid' if st.st_mode & stat.S_ISUID else 'gid'} {stat.filemode(st.st_mode)})")
+        elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+            found.append(f"{path} (a folder every user may write, {stat.filemode(st.st_mode)})")
         if len(found) >= limit:
             break
     return found
@@ -48,4 +54,7 @@ def make_unprivileged(root: Path) -> list[str]:
         elif stat.S_ISREG(st.st_mode) and st.st_mode & PRIVILEGE_BITS:
             os.chmod(path, stat.S_IMODE(st.st_mode) & ~PRIVILEGE_BITS)
             changed.append(f"cleared set-id bits of {path}")
+        elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+            os.chmod(path, 0o755)
+            changed.append(f"closed the folder {path} every user could write")
     return changed

@@ -132,7 +132,7 @@ def test_sessions_ignore_the_users_own_jupyter_config(cluster):
         marker.unlink(missing_ok=True)
 
 
-def test_no_container_image_holds_a_setuid_program_or_a_device_node(cluster):
+def test_no_container_image_holds_a_setuid_program_a_device_node_or_a_folder_others_write(cluster):
     """The attack: debootstrap and image layers carry setuid-root programs (su, mount) and crw-rw-rw- devices;
     on storage without nosuid any user runs them from the file system, outside any container."""
     from portal.admin.imagesafety import privileged_entries

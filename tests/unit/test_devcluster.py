@@ -4,6 +4,7 @@ hub's config and its dev additions, the accounting's and the mail server's confi
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -11,9 +12,10 @@ import pytest
 import yaml
 from traitlets.config import PyFileConfigLoader
 
-from deploy.dev import accounting, associations, builds, common, demo, directory, mail, slurmconf
+from deploy.dev import accounting, associations, builds, common, demo, directory, images, mail, slurmconf
 from deploy.dev.portal import hub_dev_settings
 from deploy.dev.supervisor import Program, launched_as, render
+from portal.admin.imagesafety import make_unprivileged, privileged_entries
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -314,3 +316,21 @@ def test_a_reset_keeps_a_build_and_up_puts_it_back(tmp_path, monkeypatch):
     assert not builds.restore(venv, "venv")  # nothing kept any more, and one is in place
     builds.keep(tmp_path / "nothing", "nothing")
     assert not (tmp_path / "built" / "nothing").exists()
+
+
+def test_a_kept_image_loses_what_a_user_put_in_it_and_its_open_folders(tmp_path):
+
+    image = tmp_path / "image"
+    (image / "var" / "tmp" / "planted").mkdir(parents=True)
+    (image / "var" / "tmp").chmod(0o1777)
+    (image / "var" / "tmp" / "planted" / "payload").write_text("bob's")
+    (image / "var" / "tmp" / "link").symlink_to("/etc/passwd")
+    (image / "etc").mkdir()
+    (image / "etc" / "os-release").write_text("root's")
+    for path in (image / "var" / "tmp" / "planted", image / "var" / "tmp" / "planted" / "payload"):
+        os.chown(path, 5002, 5002)
+    os.lchown(image / "var" / "tmp" / "link", 5002, 5002)
+    assert sorted(images.remove_foreign(image)) == [f"{image}/var/tmp/link", f"{image}/var/tmp/planted"]
+    make_unprivileged(image)
+    assert privileged_entries(image) == [] and list((image / "var" / "tmp").iterdir()) == []
+    assert (image / "etc" / "os-release").read_text() == "root's" and Path("/etc/passwd").exists()

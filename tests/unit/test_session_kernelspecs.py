@@ -8,6 +8,7 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from jupyter_server.services.kernelspecs.handlers import MainKernelSpecHandler
 
 from spawner.job.kernels.logos import server_kernel_dirs, stock_logos
 from spawner.job.session.start import write_session_kernels
-from spawner.jupyter.session.kernelspecs import SessionKernelSpecManager, resource_file
+from spawner.jupyter.session.kernelspecs import RESOURCE_MAX_BYTES, SessionKernelSpecManager, resource_file
 
 
 def a_kernel(folder: Path, name: str, *logos: str) -> Path:
@@ -95,6 +96,25 @@ def test_a_kernels_logo_is_served_once_the_session_kernels_are_written(tmp_path)
     assert asyncio.run(manager.get_kernel_spec_resource("python3", "kernel.json")) is None
     assert asyncio.run(manager.get_kernel_spec_resource("python3", "logo-none.png")) is None
     assert asyncio.run(manager.get_kernel_spec_resource("nosuch", "logo-svg.svg")) is None
+
+
+def test_a_logo_linked_out_of_its_kernel_is_not_served(tmp_path):
+    """The hostile review: logo-64x64.png -> ~/.secret was served by the session's own handler (jupyter_server's
+    answers 403); so is a folder, a fifo and a file over the bound."""
+    session = tmp_path / "kernels"
+    a_kernel(session, "python3", "logo-svg.svg")
+    secret = tmp_path / "secret"
+    secret.write_text("SECRET")
+    (session / "python3" / "logo-64x64.png").symlink_to(secret)
+    (session / "python3" / "kernel.js").symlink_to("/etc/hostname")
+    (session / "python3" / "logo-32x32.png").mkdir()
+    os.mkfifo(session / "python3" / "kernel.css")
+    (session / "python3" / "logo-big.png").write_bytes(b"x" * (RESOURCE_MAX_BYTES + 1))
+    (session / "python3" / "logo-inside.png").symlink_to(session / "python3" / "logo-svg.svg")
+    manager = SessionKernelSpecManager(kernel_dirs=[str(session)], session_kernels=str(session))
+    for name in ("logo-64x64.png", "kernel.js", "logo-32x32.png", "kernel.css", "logo-big.png"):
+        assert asyncio.run(manager.get_kernel_spec_resource("python3", name)) is None, name
+    assert asyncio.run(manager.get_kernel_spec_resource("python3", "logo-inside.png")) == b"<svg/>"
 
 
 def test_without_session_kernels_nothing_waits(tmp_path, monkeypatch):

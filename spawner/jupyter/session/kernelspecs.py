@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -40,9 +41,36 @@ POLL_SECONDS = 0.05
 RESOURCE_NAME = re.compile(r"kernel\.js|kernel\.css|logo-[^/\\]+")
 
 
+RESOURCE_MAX_BYTES = 1 << 20  # a logo or a kernel.js; a larger one is left to jupyter_server, which streams it
+
+
 def resource_file(resource_dir: str, path: str) -> Path | None:
     """The file of `resource_dir` that the kernel list offers as `path`, or None: a name it does not offer."""
     return Path(resource_dir, path) if RESOURCE_NAME.fullmatch(path) else None
+
+
+def read_resource(resource_dir: str, path: str) -> bytes | None:
+    """The bytes of a kernel's file, or None (jupyter_server then decides, with its own checks): a name the list
+    does not offer, a link out of the kernel's folder (the hostile review: a logo linked to ~/.secret or
+    /proc/self/environ was served, where jupyter_server's own handler answers 403), not a regular file, or over
+    RESOURCE_MAX_BYTES."""
+    found = resource_file(resource_dir, path)
+    if found is None:
+        return None
+    real, folder = os.path.realpath(found), os.path.realpath(resource_dir)
+    if not real.startswith(folder + os.sep):
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > RESOURCE_MAX_BYTES:
+            return None
+        return os.read(fd, RESOURCE_MAX_BYTES)
+    finally:
+        os.close(fd)
 
 
 class SessionKernelSpecManager(PrivateKernelSpecManager):
@@ -74,12 +102,10 @@ class SessionKernelSpecManager(PrivateKernelSpecManager):
         disk itself, and answers 404 where there is nothing) for a name the kernel list does not offer."""
         await self.session_kernels_written()
         try:
-            found = resource_file(self.get_kernel_spec(kernel_name).resource_dir, path)
+            resource_dir = self.get_kernel_spec(kernel_name).resource_dir
         except KeyError:
             return None
-        if found is None or not found.is_file():
-            return None
-        return await asyncio.to_thread(found.read_bytes)
+        return await asyncio.to_thread(read_resource, resource_dir, path)
 
     async def session_kernels_written(self) -> None:
         """Return once the session's kernelspecs are written, or the wait's bound has passed (one wait for all
