@@ -186,7 +186,11 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
         return cluster.request("GET", "/user/alice/api/status")[1]["last_activity"]
 
     before = last_use()
-    app.wait_for_timeout(12_000)  # the events that would count: the open pages' background requests
+    # the events that would count: a background request of each open app page's own (a script's fetch, as their
+    # refreshes and checks are), each answered by the app through the session before the session is asked again
+    for tab in (app, mlflow):
+        status = tab.evaluate("async () => (await fetch(location.pathname, {cache: 'no-store'})).status")
+        assert status == 200, (tab.url, status)
     assert last_use() == before, "an open, untouched app tab counted as use of the session"
     context.close()
 
