@@ -1,9 +1,16 @@
 """sessions.max_gpus_per_user across a user's sessions, runs and sweeps: what counts and the refusal's words
 (spawner/hub/runs/limits.py, spawner/hub/request/sessionlimits.py)."""
 
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
 from spawner.hub.request.gpuclaims import GpuClaims
 from spawner.hub.request.sessionlimits import Held, gpu_problem, room_problem
-from spawner.hub.runs.limits import runs_held, sweep_gpus, task_gpus
+from spawner.hub.runs.limits import OverGpuCap, runs_held, sweep_gpus, task_gpus, within_gpu_cap
+from spawner.hub.slurm.clusterinfo import SharedAnswers
+from spawner.hub.slurm.joblisting import RECHECK_AGE
 from spawner.slurmvocab import AccountedJob, ListedJob
 
 NOW = 1_000_000.0
@@ -104,3 +111,71 @@ def test_submissions_on_their_way_count_until_released():
     claims.release("alice", first)
     claims.release("alice", second)
     assert (claims.of("alice"), len(claims.of("bob"))) == ([], 1)
+
+
+class StaleThenFreshListing:
+    """The shared listing as the hub had it when CI's run was refused: squeue's older answer still shows the
+    user's 4-GPU run that has just ended; a fresh one (`recent`) does not."""
+
+    def __init__(self):
+        self.asked: list = []
+
+    async def of_user(self, username: str, recent: float | None = None):
+        self.asked.append(recent)
+        return ([listed("69", "RUNNING")] if recent is None else []), [accounted("69", "CANCELLED")], []
+
+
+def a_hub_with(listing, runs: list[dict]):
+    settings = SimpleNamespace(sessions=SimpleNamespace(max_gpus_per_user=4), jobs=SimpleNamespace(list_seconds=3))
+    services = SimpleNamespace(settings=settings, listing=listing, gpu_claims=GpuClaims())
+    user = SimpleNamespace(name="alice", spawners={}, spawner=SimpleNamespace(record=SimpleNamespace(runs=runs)))
+    return services, SimpleNamespace(user=user)
+
+
+def test_a_run_refused_on_an_older_listing_is_judged_again_on_a_fresh_squeue():
+    listing = StaleThenFreshListing()
+    services, spawner = a_hub_with(listing, [a_run("69", 4)])
+    request = SimpleNamespace(settings=lambda: {"path": "t.py", "nodes": 2, "gpus": 2})
+
+    async def submit():
+        return "70"
+
+    assert asyncio.run(within_gpu_cap(services, spawner, request, None, submit)) == "70"
+    assert listing.asked == [None, RECHECK_AGE]
+
+
+def test_a_run_refused_on_a_fresh_squeue_too_is_refused_with_words():
+    class Running(StaleThenFreshListing):
+        async def of_user(self, username, recent=None):
+            self.asked.append(recent)
+            return [listed("69", "RUNNING")], [], []
+
+    listing = Running()
+    services, spawner = a_hub_with(listing, [a_run("69", 4)])
+    request = SimpleNamespace(settings=lambda: {"path": "t.py", "gpus": 1})
+
+    async def submit():
+        raise AssertionError("submitted past the cap")
+
+    with pytest.raises(OverGpuCap, match=r"You hold 4 GPUs in 1 run \(run 69: 4\)"):
+        asyncio.run(within_gpu_cap(services, spawner, request, None, submit))
+    assert listing.asked == [None, RECHECK_AGE]
+
+
+def test_a_shared_answer_younger_than_the_callers_age_is_reused_and_an_older_one_asked_again():
+    answers = SharedAnswers(max_age=30)
+    asked = []
+
+    async def ask():
+        asked.append(1)
+        return len(asked)
+
+    async def calls():
+        first = await answers.get("queue", ask)
+        again = await answers.get("queue", ask, max_age=5)  # just asked: reused
+        await asyncio.sleep(0.05)
+        fresh = await answers.get("queue", ask, max_age=0.01)  # older than the caller wants: asked again
+        cached = await answers.get("queue", ask)
+        return first, again, fresh, cached
+
+    assert asyncio.run(calls()) == (1, 1, 2, 2)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...slurmvocab import AccountedJob, ListedJob
 from ..request.sessionlimits import Held, gpu_problem, user_sessions
+from ..slurm.joblisting import RECHECK_AGE
 from .sweepboard import IN_QUEUE, task_states
 from .sweeps import SETTLE_LISTINGS, grouped
 
@@ -98,9 +99,9 @@ def sessions_held(user) -> list[Held]:
     return held
 
 
-async def user_runs_listing(services: HubServices, username: str) -> tuple[list, list]:
+async def user_runs_listing(services: HubServices, username: str, recent: float | None = None) -> tuple[list, list]:
     """The user's jobs in the shared listing (listed, accounted); the last answers while Slurm is silent."""
-    listed, accounted, _ = await services.listing.of_user(username)
+    listed, accounted, _ = await services.listing.of_user(username, recent=recent)
     return listed, accounted
 
 
@@ -126,11 +127,15 @@ async def within_gpu_cap(
     if not cap or not per_task:
         return await submit()
     user = spawner.user
-    listing = await user_runs_listing(services, user.name)
     gpus = sweep_gpus(per_task, sweep.tasks, sweep.at_once) if sweep else per_task
-    held = sessions_held(user) + held_in_runs(services, user, listing)
     asked = f" ({per_task} GPU{'s' if per_task != 1 else ''} × {gpus // per_task} runs at once)" if sweep else ""
-    why = gpu_problem(held, gpus, cap, "this sweep" if sweep else "this run", asked)
+    why = ""
+    for recent in (None, RECHECK_AGE):  # the shared listing; then, for a refusal that counts runs, a fresh one
+        listing = await user_runs_listing(services, user.name, recent=recent)
+        held = sessions_held(user) + held_in_runs(services, user, listing)  # no await from here to the claim
+        why = gpu_problem(held, gpus, cap, "this sweep" if sweep else "this run", asked)
+        if not why or not any(h.kind != "session" and h.name != "being submitted" for h in held):
+            break
     if why:
         log.warning("Run of %s refused: %s", user.name, why)
         raise OverGpuCap(why)

@@ -158,12 +158,16 @@ class SharedAnswers:
         cached = self._answers.get(key)
         return cached[1] if cached and (any_age or time.monotonic() - cached[0] <= self.max_age) else None
 
-    async def get(self, key: Hashable, ask: Callable[[], Awaitable[Any]], wait: float | None = None) -> Any:
-        """The answer for `key`, asked afresh when it is older than max_age.  `wait`: when an older answer is at
-        hand, wait at most this long for the new one, then give the older (the question goes on for the next
-        caller): a busy Slurm then slows no page that can show what it showed a moment ago."""
+    async def get(
+        self, key: Hashable, ask: Callable[[], Awaitable[Any]], wait: float | None = None, max_age: float | None = None
+    ) -> Any:
+        """The answer for `key`, asked afresh when it is older than max_age (or the caller's shorter `max_age`).
+        `wait`: when an older answer is at hand, wait at most this long for the new one, then give the older (the
+        question goes on for the next caller): a busy Slurm then slows no page that can show what it showed a
+        moment ago."""
         cached = self._answers.get(key)
-        if cached and time.monotonic() - cached[0] <= self.max_age:
+        limit = self.max_age if max_age is None else min(max_age, self.max_age)
+        if cached and time.monotonic() - cached[0] <= limit:
             return cached[1]
         if key not in self._inflight or self._inflight[key].done():
             self._inflight[key] = asyncio.ensure_future(self._ask(key, ask))
