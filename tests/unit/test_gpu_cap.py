@@ -9,8 +9,8 @@ import pytest
 from spawner.hub.request.gpuclaims import GpuClaims
 from spawner.hub.request.sessionlimits import Held, gpu_problem, room_problem
 from spawner.hub.runs.limits import OverGpuCap, runs_held, sweep_gpus, task_gpus, within_gpu_cap
+from spawner.hub.slurm import joblisting
 from spawner.hub.slurm.clusterinfo import SharedAnswers
-from spawner.hub.slurm.joblisting import RECHECK_AGE
 from spawner.slurmvocab import AccountedJob, ListedJob
 
 NOW = 1_000_000.0
@@ -115,14 +115,14 @@ def test_submissions_on_their_way_count_until_released():
 
 class StaleThenFreshListing:
     """The shared listing as the hub had it when CI's run was refused: squeue's older answer still shows the
-    user's 4-GPU run that has just ended; a fresh one (`recent`) does not."""
+    user's 4-GPU run that has just ended; a fresh one does not."""
 
     def __init__(self):
         self.asked: list = []
 
-    async def of_user(self, username: str, recent: float | None = None):
-        self.asked.append(recent)
-        return ([listed("69", "RUNNING")] if recent is None else []), [accounted("69", "CANCELLED")], []
+    async def of_user(self, username: str, fresh: bool = False):
+        self.asked.append(fresh)
+        return ([] if fresh else [listed("69", "RUNNING")]), [accounted("69", "CANCELLED")], []
 
 
 def a_hub_with(listing, runs: list[dict]):
@@ -141,13 +141,13 @@ def test_a_run_refused_on_an_older_listing_is_judged_again_on_a_fresh_squeue():
         return "70"
 
     assert asyncio.run(within_gpu_cap(services, spawner, request, None, submit)) == "70"
-    assert listing.asked == [None, RECHECK_AGE]
+    assert listing.asked == [False, True]
 
 
 def test_a_run_refused_on_a_fresh_squeue_too_is_refused_with_words():
     class Running(StaleThenFreshListing):
-        async def of_user(self, username, recent=None):
-            self.asked.append(recent)
+        async def of_user(self, username, fresh=False):
+            self.asked.append(fresh)
             return [listed("69", "RUNNING")], [], []
 
     listing = Running()
@@ -159,7 +159,7 @@ def test_a_run_refused_on_a_fresh_squeue_too_is_refused_with_words():
 
     with pytest.raises(OverGpuCap, match=r"You hold 4 GPUs in 1 run \(run 69: 4\)"):
         asyncio.run(within_gpu_cap(services, spawner, request, None, submit))
-    assert listing.asked == [None, RECHECK_AGE]
+    assert listing.asked == [False, True]
 
 
 def test_a_shared_answer_younger_than_the_callers_age_is_reused_and_an_older_one_asked_again():
@@ -179,3 +179,32 @@ def test_a_shared_answer_younger_than_the_callers_age_is_reused_and_an_older_one
         return first, again, fresh, cached
 
     assert asyncio.run(calls()) == (1, 1, 2, 2)
+
+
+def test_a_fresh_listing_is_asked_anew_and_a_silent_slurm_keeps_the_older_answer(monkeypatch):
+
+    monkeypatch.setattr(joblisting, "RECHECK_WAIT", 0.2)
+    calls = []
+
+    class Client:
+        async def all_jobs(self):
+            calls.append(1)
+            if len(calls) == 3:  # Slurm silent: this squeue outlasts the wait
+                await asyncio.sleep(5)
+            return [listed(str(len(calls)), "RUNNING")]
+
+        async def accounting(self, days):
+            return []
+
+    listing = joblisting.JobListing(Client(), SimpleNamespace(history_days=1, list_seconds=30, accounting_seconds=30))
+
+    async def three():
+        first = (await listing.of_user("alice"))[0]
+        fresh = (await listing.of_user("alice", fresh=True))[0]  # asked anew, though 30 s have not passed
+        started = asyncio.get_running_loop().time()
+        silent = (await listing.of_user("alice", fresh=True))[0]
+        return first, fresh, silent, asyncio.get_running_loop().time() - started
+
+    first, fresh, silent, waited = asyncio.run(three())
+    assert ([j.job_id for j in first], [j.job_id for j in fresh], [j.job_id for j in silent]) == (["1"], ["2"], ["2"])
+    assert waited < 1

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...slurmvocab import AccountedJob, ListedJob
 from ..request.sessionlimits import Held, gpu_problem, user_sessions
-from ..slurm.joblisting import RECHECK_AGE
 from .sweepboard import IN_QUEUE, task_states
 from .sweeps import SETTLE_LISTINGS, grouped
 
@@ -99,9 +98,9 @@ def sessions_held(user) -> list[Held]:
     return held
 
 
-async def user_runs_listing(services: HubServices, username: str, recent: float | None = None) -> tuple[list, list]:
+async def user_runs_listing(services: HubServices, username: str, fresh: bool = False) -> tuple[list, list]:
     """The user's jobs in the shared listing (listed, accounted); the last answers while Slurm is silent."""
-    listed, accounted, _ = await services.listing.of_user(username, recent=recent)
+    listed, accounted, _ = await services.listing.of_user(username, fresh=fresh)
     return listed, accounted
 
 
@@ -130,8 +129,8 @@ async def within_gpu_cap(
     gpus = sweep_gpus(per_task, sweep.tasks, sweep.at_once) if sweep else per_task
     asked = f" ({per_task} GPU{'s' if per_task != 1 else ''} × {gpus // per_task} runs at once)" if sweep else ""
     why = ""
-    for recent in (None, RECHECK_AGE):  # the shared listing; then, for a refusal that counts runs, a fresh one
-        listing = await user_runs_listing(services, user.name, recent=recent)
+    for fresh in (False, True):  # the shared listing; then, for a refusal that counts runs, a fresh squeue
+        listing = await user_runs_listing(services, user.name, fresh=fresh)
         held = sessions_held(user) + held_in_runs(services, user, listing)  # no await from here to the claim
         why = gpu_problem(held, gpus, cap, "this sweep" if sweep else "this run", asked)
         if not why or not any(h.kind != "session" and h.name != "being submitted" for h in held):

@@ -18,7 +18,6 @@ from ..request.sessionlimits import Held, name_problem, room_problem, untracked_
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.held import HeldJob, start_comment
-from ..slurm.joblisting import RECHECK_AGE
 from ..slurm.services import services_for
 from .idle import timeout_for
 
@@ -52,7 +51,7 @@ class LimitsMixin:
             runs = await self.runs_listing()
             why = self.room_problem(in_slurm, runs)
             if why and runs is not None:  # judged again on a fresh squeue: a run ended a moment ago holds nothing
-                why = self.room_problem(in_slurm, await self.runs_listing(recent=RECHECK_AGE))
+                why = self.room_problem(in_slurm, await self.runs_listing(fresh=True))
             if why:
                 self.log.warning("Session %s refused: %s", log_name(self), why)
                 raise SessionRefused(why)
@@ -60,12 +59,12 @@ class LimitsMixin:
             self.claimed, self.start_tag = False, ""
             raise
 
-    async def runs_listing(self, recent: float | None = None) -> tuple[list, list] | None:
-        """The user's jobs in the shared listing (`recent`: squeue's answer at most that old), when the GPU cap has
-        GPUs of this start to count."""
+    async def runs_listing(self, fresh: bool = False) -> tuple[list, list] | None:
+        """The user's jobs in the shared listing (`fresh`: squeue asked now, waited for a moment), when the GPU cap
+        has GPUs of this start to count."""
         if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
             return None
-        listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name, recent=recent)
+        listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name, fresh=fresh)
         return listed, accounted
 
     async def slurm_facts(

@@ -34,11 +34,12 @@ def by_user(jobs: list) -> ByUser:
 # s a user's listing waits for Slurm's new answer when an older one is at hand; then it shows the older (its
 # age is at most a listing's period more): a slow squeue or sacct under load slows no one's page
 STALE_WAIT = 0.5
-# s: a start, run or sweep the GPU cap would refuse for the user's runs is judged again on a squeue at most this
-# old, waited for: the shared listing may be a listing period old, or older while a new squeue is slow
-# (STALE_WAIT), and a run the user cancelled a moment ago still held its GPUs there (CI: a 4-GPU run refused for
-# the 4-GPU run that had just ended).  One squeue for everyone this often at most.
-RECHECK_AGE = 2.0
+# s: a start, run or sweep the GPU cap would refuse for the user's runs is judged again on a squeue asked for then
+# (or one under way), waited for this long at most (then the older answer stands: a silent Slurm stalls no one).
+# The shared listing may be a listing period old, or older while a new squeue is slow (STALE_WAIT), and a run
+# the user cancelled a moment ago still held its GPUs there (CI: a 4-GPU run refused for the 4-GPU run that had
+# just ended).  Only a refusal asks: each user's are bounded by the API's rate, and callers of a moment share one.
+RECHECK_WAIT = 2.0
 
 
 class JobListing:
@@ -69,15 +70,15 @@ class JobListing:
         return await self._accounting.get("accounting", self._accounted)
 
     async def of_user(
-        self, username: str, recent: float | None = None
+        self, username: str, fresh: bool = False
     ) -> tuple[list[ListedJob], list[AccountedJob], list[str]]:
         """(listed, accounted, problems): what each source says of the user's jobs; a source that did not
-        answer gives [] and a sentence in `problems`, the other still serves.  `recent`: squeue's answer at most
-        that many seconds old, waited for (a refusal judged again: one squeue for everyone that often at most)."""
+        answer gives [] and a sentence in `problems`, the other still serves.  `fresh`: squeue asked now (or one
+        under way), waited for RECHECK_WAIT at most (a refusal judged again)."""
         problems = []
-        wait = STALE_WAIT if recent is None else None
+        wait, max_age = (RECHECK_WAIT, 0.0) if fresh else (STALE_WAIT, None)
         try:
-            self._keep("queue", await self._queue.get("queue", self._queued, wait=wait, max_age=recent))
+            self._keep("queue", await self._queue.get("queue", self._queued, wait=wait, max_age=max_age))
         except SlurmError:
             problems.append("Slurm is not answering; the jobs below may be out of date.")
         try:
