@@ -12,7 +12,6 @@ import urllib.error
 import urllib.request
 from urllib.parse import parse_qs, urlparse
 
-
 # one TLS context for every request (a new one per request read the machine's whole trust store each time: CPU
 # that the soak's timed requests counted as waiting on the hub, on a machine its sessions keep busy)
 TLS = ssl.create_default_context()
