@@ -18,6 +18,7 @@ import json
 import os
 import pwd
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -38,6 +39,12 @@ from .model import Ended, Harvest, HubMemory, Ledger, Probe, Sample
 from .observe import hub_memory, parse_hub, session_tokens, squeue
 from .report import Report
 from .users import SCRIPT, SCRIPT_TEXT, Knobs, SoakUser, ask, token_works
+
+
+def restarts_of(shown: str) -> int:
+    """How many times Slurm requeued a job, from `scontrol -o show job`'s line (0 when it does not say; pure)."""
+    found = re.search(r"\bRestarts=(\d+)", shown)
+    return int(found.group(1)) if found else 0
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,24 @@ class Soak:
 
         _wait(quiet, self.plan.settle)
         _wait(no_job, 90)  # the runs end by themselves (20 s)
+        if self.cancel_requeued():
+            _wait(no_job, 30)
+
+    def cancel_requeued(self) -> list[str]:
+        """Runs Slurm requeued after a fault (a killed slurmd: JobRequeue reruns a job of a node it counted as
+        failed, after a hold of minutes) cancelled as root, and said; any other job left stays a violation."""
+        cancelled = []
+        for job in self.sample().holding:
+            shown = subprocess.run(
+                ["scontrol", "-o", "show", "job", job.job_id], capture_output=True, text=True, timeout=30, check=False
+            ).stdout
+            if restarts_of(shown) > 0:
+                subprocess.run(["scancel", "--quiet", job.job_id], timeout=30, check=False)
+                print(
+                    f"soak: job {job.job_id} of {job.user} was requeued by Slurm after a fault: cancelled", flush=True
+                )
+                cancelled.append(job.job_id)
+        return cancelled
 
     def cancel_jobs(self) -> None:
         """As root: whatever jobs the soak users still have cancelled, whatever the hub knows of them."""

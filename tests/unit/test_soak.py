@@ -7,6 +7,7 @@ import time
 import pytest
 
 from tests.soak import invariants
+from tests.soak.driver import restarts_of
 from tests.soak.faults import gpus_kept
 from tests.soak.invariants import clock
 from tests.soak.model import (
@@ -446,3 +447,9 @@ def test_the_report_gives_the_attacks_the_longest_waits_and_the_hubs_memory():
         f"180 MiB at the end, {clock(T + 200)} (pid 11)",
     ]
     assert hostility(Report(2, 59, 1, [], [])) == []
+
+
+def test_a_run_slurm_requeued_after_a_fault_is_told_by_its_restarts():
+
+    shown = "JobId=206 JobName=soak-job.sh UserId=soak04(5204) JobState=RUNNING Reason=None Requeue=1 Restarts=1 BatchFlag=1"
+    assert (restarts_of(shown), restarts_of(shown.replace("Restarts=1", "Restarts=0")), restarts_of("")) == (1, 0, 0)
