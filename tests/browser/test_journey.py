@@ -234,8 +234,16 @@ def test_refused_option_is_shown_in_the_page(browser, cluster):
     page = context.new_page()
     log_in(page, "bob", password_of("bob"))
     page.goto(f"{HUB}/hub/spawn")
+    # hours above the field's max: the browser says why, and the form asks the hub nothing about them
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "hours=13" in r.url else None)
+    page.locator("#dsportal-hours").fill("13")
+    expect(page.locator("#dsportal-when")).to_contain_text("less than or equal to 12")
+    assert asked == []
     page.locator("#dsportal-hours").evaluate("el => { el.removeAttribute('max'); el.value = '99'; }")
     browser.allow(r"/hub/spawn(/bob)?(\?|$)", 400, why="the refused option")
+    # the form asks for an estimate of what it holds half a second after a change or its load: of 99 hours too
+    browser.allow(r"/hub/api/dsportal/estimate\?.*hours=99", 400, why="the refused option's estimate")
     page.get_by_role("button", name="Start").click()
     expect(page.locator(".spawn-error-msg")).to_contain_text(
         "hours: 99 is out of range; choose a number of hours above 0 and at most 12."
