@@ -1,6 +1,6 @@
 """An idle session in real Chromium: JupyterLab warns, then the session stops and the hub page says why.
 
-The dev config stops idle `debug` sessions after 60 s and warns 30 s before.
+The dev config stops idle `debug` sessions after 30 s and warns 15 s before.
 An open JupyterLab tab that nobody touches is no use: its polling does not
 keep the session.
 """
@@ -25,7 +25,7 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
     page.goto(url_for("/user/alice/lab?reset"))
     # the job's GPU in the status bar (the dev cluster's stand-in driver: idle, 300 MiB held by nothing)
     expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"), timeout=90_000)
-    # idle time counts from the session's start; a touch restarts it, so the warning comes a full 30 s before
+    # idle time counts from the session's start; a touch restarts it, so the warning comes a full 15 s before
     # the stop however long this machine took to log in and draw JupyterLab
     page.mouse.move(100, 100)
     page.mouse.move(120, 120)

@@ -12,7 +12,7 @@ import pytest
 
 from portal.config import ConfigError, parse_config
 from spawner.hub.session.culler import PortalIdleCuller
-from spawner.hub.session.idle import culler_services, group_for, session_partition, timeout_for
+from spawner.hub.session.idle import culler_services, group_for, idle_words, session_partition, timeout_for
 from spawner.job.session.start import usage_limits
 from spawner.jupyter.session.activity import GpuWatch, SessionActivity, busy_kernels, last_use
 from spawner.jupyter.session.gpus import GpuReading, NoGpuReadings, read_gpus, visible
@@ -342,3 +342,15 @@ def test_a_guarded_command_ends_when_its_parent_is_killed(tmp_path):
         20,
         "the guarded child ending with its parent",
     )
+
+
+def test_idle_words_say_seconds_under_a_minute_and_whole_minutes_above():
+    now = datetime(2026, 11, 28, 14, 5)
+    tail = " (no busy kernel, terminal, mouse or keys in JupyterLab, or GPU work): its GPUs went back to the cluster."
+    assert idle_words(now - timedelta(seconds=41), now, now) == (
+        "Your session was stopped at 14:05 because nothing used it for 41 s" + tail
+    )
+    assert idle_words(now - timedelta(seconds=150), now, now) == (
+        "Your session was stopped at 14:05 because nothing used it for 2 min" + tail
+    )
+    assert idle_words(None, now, now) == "Your session was stopped at 14:05 because nothing used it" + tail

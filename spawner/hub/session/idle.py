@@ -134,8 +134,9 @@ def idle_words(last_activity: datetime | None, now: datetime, utcnow: datetime) 
     """Why an idle culler stopped the session, and when (`last_activity` in UTC, as JupyterHub keeps it)."""
     idle = ""
     if last_activity is not None:
-        minutes = int((utcnow - last_activity).total_seconds() // 60)
-        idle = f" for {duration_words(max(1, minutes))}"
+        seconds = max(1, int((utcnow - last_activity).total_seconds()))
+        # under a minute in seconds (a site's short idle timeout), never rounded up to a minute it did not last
+        idle = f" for {seconds} s" if seconds < 60 else f" for {duration_words(seconds // 60)}"
     return (
         f"Your session was stopped {clock(now, now)} because nothing used it{idle} (no busy kernel, "
         "terminal, mouse or keys in JupyterLab, or GPU work): its GPUs went back to the cluster."
