@@ -13,6 +13,10 @@ print(worker.pid, os.path.exists('/dsportal-image'))
 """
 LOOK_FOR = """
 import os
+
+# the dev cluster to itself (tests/support/lanes.py): bob's session must land on alice's node: the side lane's GPUs
+# could send it to the other
+pytestmark = pytest.mark.alone
 def found(marker):
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:

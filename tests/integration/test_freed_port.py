@@ -27,6 +27,9 @@ import pytest
 # connects; ends when its stdin closes (or after 180 s) and prints JSON (times are time.monotonic()).
 SQUATTER = r"""
 import json, select, socket, sys, time
+
+# the dev cluster to itself (tests/support/lanes.py): one case restarts the hub
+pytestmark = pytest.mark.alone
 port = int(sys.argv[1])
 held, bound, seen, end = {}, {}, [], time.monotonic() + 180
 while time.monotonic() < end:

@@ -37,6 +37,9 @@ import os, sys, time
 import torch
 import torch.distributed as dist
 
+# the dev cluster to itself (tests/support/lanes.py): needs 2 GPUs free on each node at once
+pytestmark = pytest.mark.alone
+
 time.sleep({delay} * int(os.environ.get("RANK", "0")))
 if "DSPORTAL_DIST_INIT" in os.environ:  # started by the portal: a private folder, every peer proven
     from spawner.job.runs.distributed import init_process_group
