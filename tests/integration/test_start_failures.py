@@ -54,13 +54,17 @@ def test_a_server_that_dies_while_starting_fails_the_start_within_seconds_with_i
     assert dave.start(USER, {"gpus": 1, "hours": 1}) in (201, 202)
     job_id = dave.job_of(USER)
     failed: dict = {}
+    opened = threading.Event()
 
     def follow() -> None:  # the progress page, open from the start
-        failed["messages"] = dave.progress(USER, until="Spawn failed", timeout=120)
+        failed["messages"] = dave.progress(USER, until="Spawn failed", timeout=120, opened=opened)
         failed["at"] = time.monotonic()
 
     page = threading.Thread(target=follow, daemon=True)
     page.start()
+    # the page follows the start before the server dies (a start that failed first has no progress: 400, as CI
+    # once saw when the kill came 40 ms before the page's request)
+    assert opened.wait(30), "the progress page did not open"
     server = wait_for_server(job_id)
     os.kill(server, signal.SIGKILL)  # while it loads JupyterLab: it never answered, and its keeper holds the port
     killed = time.monotonic()

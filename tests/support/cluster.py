@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -138,14 +139,17 @@ class Cluster:
             ["scontrol", "show", "job", job_id], capture_output=True, text=True, timeout=30, check=True
         ).stdout
 
-    def progress(self, name: str, until: str, timeout: float = 60) -> list[str]:
-        """Messages of the progress event stream, up to one containing `until`."""
+    def progress(self, name: str, until: str, timeout: float = 60, opened: threading.Event | None = None) -> list[str]:
+        """Messages of the progress event stream, up to one containing `until`; `opened` is set once the hub has
+        answered the stream's request (a start that ends before that has no stream to follow: 400 not starting)."""
         req = urllib.request.Request(
             f"{HUB}/hub/api/users/{name}/server/progress", headers={"Authorization": f"token {self.token}"}
         )
         messages = []
         deadline = time.monotonic() + timeout
         with urllib.request.urlopen(req, timeout=timeout) as stream:
+            if opened is not None:
+                opened.set()
             for raw in stream:
                 line = raw.decode().strip()
                 if line.startswith("data:"):
