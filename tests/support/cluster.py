@@ -175,7 +175,8 @@ class Cluster:
             if "" in servers and not servers[""].get("stopped"):
                 self.stop(name)
         # their sessions and their other jobs: notebooks and scripts run as jobs (tests/integration/test_runs.py)
-        subprocess.run(["scancel", f"--user={','.join(people)}"], timeout=30)
+        for name in people:  # scancel takes one user
+            subprocess.run(["scancel", f"--user={name}"], timeout=30)
         if lanes.lane() == "alone":  # nothing beside it: every portal job goes, and the queue is empty
             subprocess.run(["scancel", "--name=dsportal"], timeout=30)
             self.wait(lambda: not self.jobs(), 60, "an empty queue")
