@@ -49,13 +49,21 @@ PEOPLE = (  # the people the README, the tests and `up` name
     # outsider who never gets into a session is dave
     DemoUser("dave", "dave-pw", 5004, ("datasci",)),
 )
+# the side lane's people (tests/support/lanes.py): plain portal users whom only the long, mostly waiting tests act
+# as (a session's real time limit, the idle timeouts, the sweeps), so that `deploy/devcluster test` runs those
+# beside the others without either side stopping or counting the other's sessions
+SIDE_PEOPLE = (
+    DemoUser("erin", "erin-pw", 5005, ("datasci",)),
+    DemoUser("frank", "frank-pw", 5006, ("datasci",)),
+    DemoUser("grace", "grace-pw", 5007, ("datasci",)),
+)
 # the soak's simulated users (tests/soak, `deploy/devcluster soak`): plain portal users, each with a private
 # group; their own uids (5201...), so a soak never starts or stops a session of the people above
 SOAK_COUNT = 24
 SOAK_USERS = tuple(
     DemoUser(f"soak{n:02d}", f"soak{n:02d}-pw", 5200 + n, ("datasci",)) for n in range(1, SOAK_COUNT + 1)
 )
-USERS = PEOPLE + SOAK_USERS
+USERS = PEOPLE + SIDE_PEOPLE + SOAK_USERS
 
 
 def user(name: str) -> DemoUser:
@@ -63,7 +71,8 @@ def user(name: str) -> DemoUser:
     for u in USERS:
         if u.name == name:
             return u
-    raise KeyError(f"no demo user {name!r}; the demo users are {', '.join(u.name for u in PEOPLE)}, {soak_range()}")
+    named = ", ".join(u.name for u in PEOPLE + SIDE_PEOPLE)
+    raise KeyError(f"no demo user {name!r}; the demo users are {named}, {soak_range()}")
 
 
 def members(group: str) -> list[str]:
@@ -83,15 +92,17 @@ def soak_range() -> str:
 
 def logins() -> str:
     """The logins as `up` prints them: "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is
-    an admin); the soak's soak01..soak24 / soakNN-pw"."""
+    an admin); the tests' side lane erin, frank, grace / NAME-pw; the soak's soak01..soak24 / soakNN-pw"."""
     said = ", ".join(f"{u.name} / {u.password}" for u in PEOPLE)
     admins = [u.name for u in PEOPLE if u.admin]
     if admins:
         said += f" ({' and '.join(admins)} {'is an admin' if len(admins) == 1 else 'are admins'})"
-    return f"{said}; the soak's {soak_range()} / soakNN-pw"
+    side = ", ".join(u.name for u in SIDE_PEOPLE)
+    return f"{said}; the tests' side lane {side} / NAME-pw; the soak's {soak_range()} / soakNN-pw"
 
 
 def summary() -> str:
-    """Who and which groups, for progress messages: "alice, bob, carol, dave, soak01..soak24; groups datasci,
+    """Who and which groups, for progress messages: "alice, ..., grace, soak01..soak24; groups datasci,
     hpcadmin, mlteam, webadmins"."""
-    return f"{', '.join(u.name for u in PEOPLE)}, {soak_range()}; groups {', '.join(g.name for g in GROUPS)}"
+    people = ", ".join(u.name for u in PEOPLE + SIDE_PEOPLE)
+    return f"{people}, {soak_range()}; groups {', '.join(g.name for g in GROUPS)}"

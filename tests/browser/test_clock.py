@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
@@ -30,19 +31,22 @@ from tests.support.demo import password_of
 from tests.support.http import wait_until
 from tests.support.slurmclock import before_the_end, seconds_left
 
+# the side lane's people, beside the other tests (tests/support/lanes.py)
+pytestmark = pytest.mark.side
+
 NOTEBOOK = "clock-test.ipynb"
 EDIT = "# typed 3 minutes before the end, never saved by hand"
 
 
 def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(browser, cluster):
-    home = Path("/home/bob")
-    cluster.start("bob", {"gpus": 1, "hours": 0.05})  # 3 minutes
-    cluster.wait_ready("bob")
-    job_id = cluster.job_of("bob")
+    home = Path("/home/frank")
+    cluster.start("frank", {"gpus": 1, "hours": 0.05})  # 3 minutes
+    cluster.wait_ready("frank")
+    job_id = cluster.job_of("frank")
     assert "TimeLimit=00:03:00" in cluster.scontrol(job_id)
-    # JupyterLab's autosave off for bob; a notebook to edit
+    # JupyterLab's autosave off for frank; a notebook to edit
     status, _ = cluster.request(
-        "PUT", "/user/bob/lab/api/settings/@jupyterlab/docmanager-extension:plugin", {"raw": '{"autosave": false}'}
+        "PUT", "/user/frank/lab/api/settings/@jupyterlab/docmanager-extension:plugin", {"raw": '{"autosave": false}'}
     )
     assert status == 204
     notebook = {
@@ -52,13 +56,13 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     }
     status, _ = cluster.request(
-        "PUT", f"/user/bob/api/contents/{NOTEBOOK}", {"type": "notebook", "format": "json", "content": notebook}
+        "PUT", f"/user/frank/api/contents/{NOTEBOOK}", {"type": "notebook", "format": "json", "content": notebook}
     )
     assert status in (200, 201)
 
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    log_in(page, "bob", password_of("bob"))
+    log_in(page, "frank", password_of("frank"))
     # the home page's card while the session runs: its facts, the time left and the buttons that apply
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("running")
@@ -74,9 +78,9 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     shot(
         page,
         "clock-home-running",
-        "bob's home page while his 3-minute session runs: facts, time left, Open, Stop, Add 1 h.",
+        "frank's home page while his 3-minute session runs: facts, time left, Open, Stop, Add 1 h.",
     )
-    page.goto(url_for(f"/user/bob/lab/tree/{NOTEBOOK}?reset"))
+    page.goto(url_for(f"/user/frank/lab/tree/{NOTEBOOK}?reset"))
     # the time left, from Slurm's end time; the warning (5 minutes before the end: it is already less)
     expect(page.locator(".dsportal-time-left")).to_have_text(re.compile(r"^Time left: [1-3] min$"), timeout=90_000)
     expect(page.get_by_text(re.compile(r"Your session ends in [1-3] min, at [0-9]{2}:[0-9]{2}"))).to_be_visible()
@@ -107,11 +111,11 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     # once the session has read it often enough to judge (before, its advice says it is too short to judge) and
     # has read its GPU (a session whose NVML has not answered yet has no GPU to judge)
     def judged():
-        status, summary = cluster.request("GET", "/user/bob/dsportal/session/usage")
+        status, summary = cluster.request("GET", "/user/frank/dsportal/session/usage")
         ready = status == 200 and summary["gpus"] and not summary["advice"].startswith("Too short to judge")
         return ready and summary
 
-    summary = cluster.wait(judged, 60, "enough readings of bob's GPU to judge it")
+    summary = cluster.wait(judged, 60, "enough readings of frank's GPU to judge it")
     assert summary["advice"] == "Your GPU did no work; next time ask for 0 GPUs, or check that your code uses CUDA.", (
         summary
     )
@@ -132,8 +136,8 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     # the user goes home before the end, and sees the session end there
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-state")).to_have_text("running")
-    assert cluster.server("bob") is not None, f"the session ended before the page left JupyterLab ({left:.0f} s left)"
-    cluster.wait(lambda: cluster.server("bob") is None, 300, "the time limit reached and noticed")
+    assert cluster.server("frank") is not None, f"the session ended before the page left JupyterLab ({left:.0f} s left)"
+    cluster.wait(lambda: cluster.server("frank") is None, 300, "the time limit reached and noticed")
     saved = json.loads((home / NOTEBOOK).read_text())
     assert EDIT in "".join(saved["cells"][0]["source"])
     log = (home / f".dsportal-session-{job_id}.log").read_text()
@@ -152,12 +156,12 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         )
     )
     expect(page.get_by_role("button", name="Start again with the same settings")).to_be_visible()
-    shot(page, "clock-ended", "bob's home page after the time limit: why it ended, the history, start again.")
+    shot(page, "clock-ended", "frank's home page after the time limit: why it ended, the history, start again.")
     context.close()
 
     phone = browser.new_context(viewport={"width": 390, "height": 844})
     page = phone.new_page()
-    log_in(page, "bob", password_of("bob"))
+    log_in(page, "frank", password_of("frank"))
     page.goto(f"{HUB}/hub/home")
     for part in ("#dsportal-session", "#dsportal-again", "#dsportal-history"):
         # None while the page draws the part anew (its data comes after the load event; the card is redrawn)
@@ -166,9 +170,9 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     shot(page, "home-phone", "The home page at a phone's width.")
     # one click starts the same session again (a form POST with the XSRF token; links never start one)
     page.locator("#dsportal-again").click()
-    page.wait_for_url(re.compile(r"/hub/spawn-pending/bob|/user/bob/"), timeout=60_000)
-    job = cluster.job_of("bob")
+    page.wait_for_url(re.compile(r"/hub/spawn-pending/frank|/user/frank/"), timeout=60_000)
+    job = cluster.job_of("frank")
     assert "TimeLimit=00:03:00" in cluster.scontrol(job) and "gpu" in cluster.scontrol(job)
     phone.close()
     # running before the test ends: the teardown's stop then stops a session, not a start it would cut short
-    cluster.wait_ready("bob")
+    cluster.wait_ready("frank")

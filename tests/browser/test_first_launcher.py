@@ -15,11 +15,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB
 from tests.support.demo import password_of
 from tests.support.http import wait_until
 from tests.support.launcher import HISTORY, KERNEL_CARDS_SCRIPT, SHOWS_ALL, display_names, first_cards
+
+# the dev cluster to itself (tests/support/lanes.py): drops the machine's page cache (a cold node): every session
+# beside it stalls
+pytestmark = pytest.mark.alone
 
 USER = "carol"
 KERNEL_FILES = re.compile(rf"/user/{USER}/kernelspecs/")

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, url_for
 from tests.support.demo import password_of
 
+# the side lane's people, beside the other tests (tests/support/lanes.py)
+pytestmark = pytest.mark.side
+
 
 def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
-    cluster.start("alice", {"partition": "debug", "gpus": 1, "hours": 1})
-    cluster.wait_ready("alice")
+    cluster.start("erin", {"partition": "debug", "gpus": 1, "hours": 1})
+    cluster.wait_ready("erin")
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    log_in(page, "alice", password_of("alice"))
-    page.goto(url_for("/user/alice/lab?reset"))
+    log_in(page, "erin", password_of("erin"))
+    page.goto(url_for("/user/erin/lab?reset"))
     # the job's GPU in the status bar (the dev cluster's stand-in driver: idle, 300 MiB held by nothing)
     expect(page.locator(".dsportal-gpu-usage")).to_have_text(re.compile(r"^GPU[0-3] 0% · 0\.3/32 GB$"), timeout=90_000)
     # idle time counts from the session's start; a touch restarts it, so the warning comes a full 15 s before
@@ -38,12 +42,12 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
         )
     ).to_be_visible(timeout=90_000)
     shot(page, "idle-warning", "JupyterLab warns before an idle session stops; the job's GPU in the status bar.")
-    assert cluster.server("alice"), "the warning comes before the stop"
+    assert cluster.server("erin"), "the warning comes before the stop"
     browser.allow(
-        r"^https://alice\.localhost:8000/|^https://localhost:8000/hub/user/alice/",
+        r"^https://erin\.localhost:8000/|^https://localhost:8000/hub/user/erin/",
         why="the idle session stops under the open page",
     )
-    cluster.wait(lambda: cluster.server("alice") is None, 120, "the idle session stopped")
+    cluster.wait(lambda: cluster.server("erin") is None, 120, "the idle session stopped")
     page.goto(f"{HUB}/hub/home")
     expect(page.locator("#dsportal-ended")).to_contain_text("because nothing used it")
     expect(page.locator("#dsportal-history li").first).to_contain_text("because nothing used it")

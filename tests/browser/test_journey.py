@@ -9,6 +9,7 @@ purpose fails it (tests/support/browser.py).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -17,7 +18,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
-from tests.support.cluster import HUB, url_for
+from tests.support.cluster import HUB, ROOT, url_for
 from tests.support.demo import password_of
 
 FREE = re.compile(r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node$")
@@ -129,6 +130,14 @@ def test_the_journey(browser, cluster):
         {"raw": '{"screenReaderMode": true}'},
     )
     assert status == 204
+    # the template as shipped, without the outputs an earlier run saved: its "done" line must be this run's
+    template = json.loads((ROOT / "notebooks" / "tensorflow-mnist.ipynb").read_text())
+    status, _ = cluster.request(
+        "PUT",
+        "/user/alice/api/contents/templates/tensorflow-mnist.ipynb",
+        {"type": "notebook", "format": "json", "content": template},
+    )
+    assert status in (200, 201)
     page.goto(f"{HUB}/user/alice/lab?reset")  # a fresh workspace, whatever an earlier run left open
     listing = page.locator(".jp-DirListing-content")
     expect(listing.get_by_text("templates", exact=True)).to_be_visible()

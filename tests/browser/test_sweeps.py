@@ -1,6 +1,6 @@
 """A sweep from JupyterLab, in real Chromium on the dev cluster: the PyTorch MNIST template over a 2 x 3 grid.
 
-alice opens the template's "Run as a job…" dialog, turns the sweep on, gives
+erin opens the template's "Run as a job…" dialog, turns the sweep on, gives
 learning_rate two values and batch_size three (epochs 1, on scikit-learn's
 digits), reads "6 runs" before submitting, then follows the one sweep row of the
 Jobs panel: its "Table" button opens the sweep in a main-area tab of its own,
@@ -16,12 +16,16 @@ import json
 import re
 import subprocess
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import log_in, shot
 from tests.support.cluster import ROOT, url_for
 from tests.support.demo import password_of
 from tests.support.jobs import JobsClient
+
+# the side lane's people, beside the other tests (tests/support/lanes.py)
+pytestmark = pytest.mark.side
 
 FOLDER = "sweeps-demo"
 NOTEBOOK = f"{FOLDER}/pytorch-mnist.ipynb"
@@ -36,17 +40,15 @@ def parameters_cell(path) -> str:
 
 
 def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, cluster):
-    alice = JobsClient.for_user("alice")
-    subprocess.run(
-        ["runuser", "-u", "alice", "--", "rm", "-rf", "--", str(alice.home / FOLDER)], check=True, timeout=30
-    )
-    alice.write(NOTEBOOK, TEMPLATE.read_text())
-    cluster.start("alice", {"gpus": 0, "hours": 1})
-    cluster.wait_ready("alice")
+    erin = JobsClient.for_user("erin")
+    subprocess.run(["runuser", "-u", "erin", "--", "rm", "-rf", "--", str(erin.home / FOLDER)], check=True, timeout=30)
+    erin.write(NOTEBOOK, TEMPLATE.read_text())
+    cluster.start("erin", {"gpus": 0, "hours": 1})
+    cluster.wait_ready("erin")
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
-    log_in(page, "alice", password_of("alice"))
-    page.goto(url_for(f"/user/alice/lab/tree/{FOLDER}?reset"))
+    log_in(page, "erin", password_of("erin"))
+    page.goto(url_for(f"/user/erin/lab/tree/{FOLDER}?reset"))
     item = page.locator('.jp-DirListing-item[title*="pytorch-mnist.ipynb"]').first
     expect(item).to_be_visible(timeout=60_000)
     item.click(button="right")
@@ -61,7 +63,7 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     dialog.get_by_label("Values of batch_size").fill("32, 64, 128")
     dialog.locator('[name="param-epochs"]').fill("1")
     dialog.locator('[name="param-log_every"]').fill("1000")
-    dialog.locator('[name="param-data_path"]').fill(str(alice.home / FOLDER / "no-mnist.npz"))  # the digits instead
+    dialog.locator('[name="param-data_path"]').fill(str(erin.home / FOLDER / "no-mnist.npz"))  # the digits instead
     dialog.locator('[name="gpus"]').fill("0")
     dialog.locator('[name="hours"]').fill("0.25")
     count = dialog.get_by_role("status", name="Runs in the sweep")
@@ -145,7 +147,7 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     expect(notice.first).to_be_visible(timeout=30_000)
     copy_name = re.search(r"(pytorch-mnist-best(-\d+)?\.ipynb)", notice.first.inner_text()).group(1)
     expect(page.get_by_role("tab", name=re.compile(re.escape(copy_name)))).to_be_visible(timeout=30_000)
-    copied = parameters_cell(alice.home / FOLDER / copy_name)
+    copied = parameters_cell(erin.home / FOLDER / copy_name)
     assert re.search(r"^epochs = 1\b", copied, re.M), copied
     assert re.search(r"^learning_rate = 0\.0?01\b", copied, re.M), copied
     assert re.search(r"^batch_size = (32|64|128)\b", copied, re.M), copied

@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
 from playwright.sync_api import expect
 
 from spawner.slurmgres import gpu_count
 from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB
 from tests.support.demo import password_of
+
+# the dev cluster to itself (tests/support/lanes.py): compares the status page with the whole cluster's sinfo
+pytestmark = pytest.mark.alone
 
 STATUS_PLOTS = ("gpus", "queue", "waits", "sessions", "culled", "users")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from tests.support.cluster import HUB, Cluster, url_for
 from tests.support.demo import password_of
 from tests.support.http import json_request
@@ -69,6 +71,7 @@ def test_a_session_on_the_cpu_only_partition(cluster):
     cluster.stop("bob")
 
 
+@pytest.mark.alone  # needs all 8 GPUs: a third waits for Resources
 def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
     cluster.start("alice", {"gpus": 4})
     cluster.start("bob", {"gpus": 4})
@@ -131,6 +134,7 @@ def test_a_job_cancelled_outside_the_portal_is_noticed(cluster):
     assert cluster.job_of("alice") != job_id
 
 
+@pytest.mark.alone  # restarts the hub
 def test_hub_restart_keeps_a_running_session(cluster):
     cluster.start("alice", {"gpus": 1})
     cluster.wait_ready("alice")
@@ -160,6 +164,7 @@ def sxm2_once_free(user: Cluster, gpus: int) -> dict:
     return user.wait(entry, 30, f"{gpus} GPUs free on sxm2 in the hub's answer")
 
 
+@pytest.mark.alone  # counts the cluster's free GPUs
 def test_what_is_free_and_when_a_session_would_start(cluster):
     status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "estimate", "expires_in": 600})
     assert status == 201, token

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.jupyter import run_code
+
+# the dev cluster to itself (tests/support/lanes.py): bob's session must land on alice's node: the side lane's GPUs
+# could send it to the other
+pytestmark = pytest.mark.alone
 
 MARKER = "dsportal-container-marker"
 IN_THE_CONTAINER = f"""

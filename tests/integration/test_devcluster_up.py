@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support.cluster import ROOT
+
+# the dev cluster to itself (tests/support/lanes.py): runs `up` and `down` of the whole dev cluster
+pytestmark = pytest.mark.alone
 
 WORK_WORDS = ("restarting", "wrote ", "issuing", "creating", "building", "installing", "pushing", "pulling", "outlived")
 

@@ -23,10 +23,14 @@ import time
 
 import pytest
 
+# the dev cluster to itself (tests/support/lanes.py): one case restarts the hub
+pytestmark = pytest.mark.alone
+
 # bob's squatter: binds PORT on IPv4 and on IPv6 as soon as each comes free, accepts and counts what
 # connects; ends when its stdin closes (or after 180 s) and prints JSON (times are time.monotonic()).
 SQUATTER = r"""
 import json, select, socket, sys, time
+
 port = int(sys.argv[1])
 held, bound, seen, end = {}, {}, [], time.monotonic() + 180
 while time.monotonic() < end:

@@ -10,7 +10,12 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from tests.support.cluster import Cluster
+
+# the dev cluster to itself (tests/support/lanes.py): takes every V100 and needs the A100s free at once
+pytestmark = pytest.mark.alone
 
 NO_H100 = (
     'gpu_type: partition sxm2 has no GPUs of type "h100" to ask for; choose one of a100 (A100 80 GB), '

@@ -15,12 +15,16 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from tests.support.cluster import HUB, NVML_READINGS, job_gpus, url_for
 from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
+
+# the side lane's people, beside the other tests (tests/support/lanes.py)
+pytestmark = pytest.mark.side
 
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
 LONG = {"partition": "sxm2", "gpus": 0, "hours": 1}  # the dev config's 2-hour idle timeout
@@ -65,65 +69,68 @@ def metrics(cluster) -> str:
 
 
 def test_idle_sessions_stop_and_sessions_in_use_do_not(cluster):
-    for user in ("alice", "bob", "carol"):
+    for user in ("erin", "frank", "grace"):
         cluster.start(user, DEBUG)
-    for user in ("alice", "bob", "carol"):
+    for user in ("erin", "frank", "grace"):
         cluster.wait_ready(user)
-    jobs = {user: cluster.job_of(user) for user in ("alice", "bob", "carol")}
+    jobs = {user: cluster.job_of(user) for user in ("erin", "frank", "grace")}
     started = time.monotonic()
     timeout = 30  # deploy/portal.dev.yaml's sessions.idle_timeout_by_partition.debug
-    # alice also has a session of the 2-hour timeout: the 30-s culler sees it (alice is in both cullers'
+    # erin also has a session of the 2-hour timeout: the 30-s culler sees it (erin is in both cullers'
     # groups) and must leave it to its own
     log_from = HUB_LOG.stat().st_size
-    status, body = cluster.request("POST", "/hub/api/users/alice/servers/long", LONG)
+    status, body = cluster.request("POST", "/hub/api/users/erin/servers/long", LONG)
     assert status in (201, 202), body
-    cluster.wait(lambda: (cluster.server("alice", "long") or {}).get("ready"), 120, "alice's 2-hour session ready")
-    # bob works in a terminal that prints; carol's GPU computes (the stand-in driver's reading)
-    terminal = PrintingTerminal(cluster, "bob")
-    node, (index,) = job_gpus(jobs["carol"])
+    cluster.wait(lambda: (cluster.server("erin", "long") or {}).get("ready"), 120, "erin's 2-hour session ready")
+    # frank works in a terminal that prints; grace's GPU computes (the stand-in driver's reading)
+    terminal = PrintingTerminal(cluster, "frank")
+    node, (index,) = job_gpus(jobs["grace"])
     reading = NVML_READINGS / f"{node}-{index}"
     reading.write_text("57 2048 1")
     try:
 
-        def carols_gpus():
-            status, gpus = cluster.request("GET", "/user/carol/dsportal/session/gpus")
+        def graces_gpus():
+            status, gpus = cluster.request("GET", "/user/grace/dsportal/session/gpus")
             assert status == 200, gpus
             return [(g["index"], g["utilization"], g["processes"]) for g in gpus["gpus"]]
 
         # a reading is reused for 5 s: the new one shows within that; the session numbers its one GPU 0, as CUDA
         # and NVML in a job of a ConstrainDevices node do, whichever device Slurm gave it
-        cluster.wait(lambda: carols_gpus() == [(0, 57, 1)], 20, "carol's GPU reading the stand-in's values")
+        cluster.wait(lambda: graces_gpus() == [(0, 57, 1)], 20, "grace's GPU reading the stand-in's values")
         assert re.search(r'dsportal_sessions\{partition="debug",state="running"\} 3\.0', metrics(cluster))
         assert re.search(r'dsportal_gpus_allocated\{partition="debug"\} 3\.0', metrics(cluster))
 
-        # alice does nothing: her session stops, and its GPU goes back to Slurm
-        cluster.wait(lambda: cluster.server("alice") is None, 180, "alice's idle session stopped")
-        cluster.wait(lambda: jobs["alice"] not in cluster.jobs("alice"), 60, "alice's job leaving the queue")
+        # erin does nothing: her session stops, and its GPU goes back to Slurm
+        cluster.wait(lambda: cluster.server("erin") is None, 180, "erin's idle session stopped")
+        cluster.wait(lambda: jobs["erin"] not in cluster.jobs("erin"), 60, "erin's job leaving the queue")
         assert re.search(
             r"Your session was stopped at [0-9]{2}:[0-9]{2} because nothing used it for [0-9]+ (s|min) "
             r"\(no busy kernel, terminal, mouse or keys in JupyterLab, or GPU work\): its GPUs went back "
             r"to the cluster\.",
-            home_page("alice"),
+            home_page("erin"),
         )
         assert re.search(r'dsportal_sessions_culled_total\{partition="debug"\} [1-9]', metrics(cluster))
 
-        # bob's and carol's sessions outlive twice the timeout: watched throughout, not only at the end
+        # frank's and grace's sessions outlive twice the timeout: watched throughout, not only at the end
         def both_kept_until_then():
-            assert cluster.server("bob") and cluster.server("carol"), (cluster.server("bob"), cluster.server("carol"))
+            assert cluster.server("frank") and cluster.server("grace"), (
+                cluster.server("frank"),
+                cluster.server("grace"),
+            )
             return time.monotonic() - started >= 2 * timeout + 10
 
-        cluster.wait(both_kept_until_then, 2 * timeout + 30, "twice the idle timeout passing with bob and carol kept")
+        cluster.wait(both_kept_until_then, 2 * timeout + 30, "twice the idle timeout passing with frank and grace kept")
         assert terminal.lines >= 10
-        assert jobs["bob"] in cluster.jobs("bob") and jobs["carol"] in cluster.jobs("carol")
+        assert jobs["frank"] in cluster.jobs("frank") and jobs["grace"] in cluster.jobs("grace")
         assert re.search(r'dsportal_slurm_command_seconds_count\{command="squeue"\} [1-9]', metrics(cluster))
 
-        # alice's 2-hour session sat idle past 30 s through many of the short culler's passes: untouched, and
+        # erin's 2-hour session sat idle past 30 s through many of the short culler's passes: untouched, and
         # never asked for (before, the short culler asked to stop it at each pass: a 403 and a traceback each time)
-        assert (cluster.server("alice", "long") or {}).get("ready")
+        assert (cluster.server("erin", "long") or {}).get("ready")
         log = HUB_LOG.read_bytes()[log_from:].decode(errors="replace")
-        assert not re.search(r"\b\d{3} DELETE /hub/api/users/alice/servers/long\b", log), log[-3000:]
-        assert "Error processing alice" not in log, log[-3000:]
+        assert not re.search(r"\b\d{3} DELETE /hub/api/users/erin/servers/long\b", log), log[-3000:]
+        assert "Error processing erin" not in log, log[-3000:]
     finally:
         terminal.stop.set()
         reading.unlink(missing_ok=True)
-        cluster.stop_named("alice", "long")
+        cluster.stop_named("erin", "long")

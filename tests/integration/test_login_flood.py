@@ -14,9 +14,14 @@ import threading
 import time
 from urllib.parse import urlencode
 
+import pytest
+
 from tests.support.cluster import HUB
 from tests.support.demo import password_of
 from tests.support.hub import form_login
+
+# the dev cluster to itself (tests/support/lanes.py): floods the login from the address every test logs in from
+pytestmark = pytest.mark.alone
 
 FLOODER = "127.0.0.2"  # another address on the loopback: the proxy forwards it to the hub as the client's
 THREADS = 96  # more than ldap.max_waiting (64) logins in flight at once

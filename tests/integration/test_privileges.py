@@ -43,6 +43,7 @@ def test_the_hub_and_the_proxy_do_not_run_as_root(cluster):
     assert owner_of_listener(8001) == "dsportal"  # the proxy's API
 
 
+@pytest.mark.alone  # expects an empty queue
 @pytest.mark.parametrize("name", ["root", "daemon", "dsportal", "slurm"])
 def test_root_and_system_accounts_cannot_get_a_session(cluster, name):
     status, _ = cluster.request("POST", f"/hub/api/users/{name}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support.cluster import url_for
 from tests.support.http import json_request
 
@@ -43,6 +45,7 @@ def field_of(cluster, job_id: str, key: str) -> str:
     return text[start:].split(" ", 1)[0].split("\n", 1)[0]
 
 
+@pytest.mark.alone  # a debug session beside the side lane's count of debug sessions
 def test_a_renamed_session_job_gets_no_time_past_its_partitions_limit(cluster):
     alice = cluster.user_token("alice")
     status, _ = json_request(

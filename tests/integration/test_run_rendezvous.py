@@ -25,6 +25,9 @@ from tests.support.demo import uid_of
 from tests.support.jobs import JobsClient
 from tests.support.neighbour import Neighbour
 
+# the dev cluster to itself (tests/support/lanes.py): needs 2 GPUs free on each node at once
+pytestmark = pytest.mark.alone
+
 PATTERN = 4321.123456789  # what each rank adds (plus its rank), so that bob knows it when he reads it
 ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
 

@@ -244,6 +244,7 @@ def test_mail_when_a_job_ends_for_a_user_who_opted_in(alice, cluster):
         assert alice.request("POST", "notify", {"mail": False})[0] == 200
 
 
+@pytest.mark.alone  # needs 2 GPUs free on each node
 def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
     alice.write(
         "runs/ranks.py",
@@ -265,6 +266,7 @@ def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
     assert shells == ["shell on node001", "shell on node002"]
 
 
+@pytest.mark.alone  # takes every debug GPU: another waits for Resources
 def test_mail_when_a_queued_session_starts_and_before_its_time_limit(alice, bob, cluster):
     # bob's job holds every GPU of the debug partition; alice's session waits behind it, then starts.  He submits
     # it with sbatch himself: through the portal, 8 GPUs pass sessions.max_gpus_per_user (4 in the dev config)

@@ -22,7 +22,10 @@ from tests.support.cluster import HUB, Cluster
 from tests.support.http import wait_until
 from tests.support.jobs import JobsClient
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.alone,
+]  # the dev cluster to itself (tests/support/lanes.py): floods the hub and bounds another client's wait
 
 HUB_API_PORT = 8081
 OTHERS_MAX_WAIT = 1.0  # s: the bound on another user's request while the attack runs (3.26 s before)

@@ -16,12 +16,17 @@ import concurrent.futures
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from tests.support.cluster import Cluster
 from tests.support.http import wait_until
 from tests.support.jobs import JobsClient
 from tests.support.jupyter import closed_after, run_code
 
 from .test_sessions import call, ready
+
+# the dev cluster to itself (tests/support/lanes.py): restarts the hub; floods it with token requests
+pytestmark = pytest.mark.alone
 
 SCRIPT = "tokens/hello.py"
 READ_TOKEN = "import os; print(os.environ['JUPYTERHUB_API_TOKEN'])"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.cluster import Cluster, url_for
 from tests.support.http import json_request, wait_until
 from tests.support.jupyter import run_code
@@ -87,6 +89,7 @@ def test_two_sessions_of_one_user_each_behave_alone_within_the_admins_limits(clu
     assert history[0]["job_id"] == cards[""]["job_id"]
 
 
+@pytest.mark.alone  # restarts the hub
 def test_a_share_survives_a_hub_restart_and_ends_with_its_time_or_its_session(cluster):
     alice, bob, dave = (cluster.user_token(name) for name in ("alice", "bob", "dave"))
     assert call(alice, "POST", "/hub/api/users/alice/server", {"gpus": 0, "hours": 1})[0] in (201, 202)

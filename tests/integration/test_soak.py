@@ -5,8 +5,13 @@ itself waited more than 1 s outside a fault, the hub's memory ended within 200 M
 
 from __future__ import annotations
 
+import pytest
+
 from tests.soak.driver import Plan, run
 from tests.soak.report import render
+
+# the dev cluster to itself (tests/support/lanes.py): restarts the hub, stops slurmctld, kills a slurmd; its 1-s promise
+pytestmark = pytest.mark.alone
 
 
 def test_a_short_soak_with_faults_keeps_every_promise():

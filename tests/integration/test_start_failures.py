@@ -86,6 +86,7 @@ def test_a_server_that_dies_while_starting_fails_the_start_within_seconds_with_i
     print(f"\nstart failed {took:.1f} s after its server died")
 
 
+@pytest.mark.alone  # a 1-minute session ready within 40 s: no CPU shared with the side lane's sweeps
 def test_a_session_shorter_than_the_warning_window_starts_and_takes_the_warning_once_it_can(dave):
     assert dave.start(USER, {"gpus": 1, "hours": 0.02}) in (201, 202)  # 1 minute: inside Slurm's warning window
     job_id = dave.job_of(USER)

@@ -215,6 +215,7 @@ def slurmdbd_restored():
     )
 
 
+@pytest.mark.alone  # stops slurmdbd
 def test_without_accounting_the_usage_page_says_so_and_keeps_the_sessions_own_numbers(cluster, slurmdbd_restored):
     supervisorctl("stop", "slurmdbd")
     dave = logged_in("dave")
@@ -263,6 +264,7 @@ def gpu_hours_by_user() -> dict[str, float]:
         return {s.labels["user"]: s.points[-1][1] for s in read_answer(answer.read()) if s.points}
 
 
+@pytest.mark.alone  # ranks every user's GPU-hours
 def test_a_session_that_reports_an_empty_tally_still_counts_its_gpu_hours_and_ranks(cluster):
     """dave's code in his 2-GPU session sends {} as the session's usage report every half second (59 times,
     then on while the session stops, so that his is the last report): the hub counts his GPUs x the time

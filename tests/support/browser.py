@@ -57,7 +57,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-ARTIFACTS = Path(os.environ.get("DSPORTAL_ARTIFACTS", ROOT / "artifacts" / "journey"))
+# a lane's own folder where `deploy/devcluster test` runs lanes side by side (tests/support/lanes.py)
+ARTIFACTS = Path(
+    os.environ.get("DSPORTAL_ARTIFACTS", ROOT / "artifacts" / "journey" / os.environ.get("DSPORTAL_TEST_LANE", ""))
+)
 SHOTS: list[tuple[Path, str]] = []  # each screenshot and what it shows
 expect.set_options(timeout=60_000)
 # Words that mean a page shows an error a person would read (JupyterHub's, tornado's, the browser's).

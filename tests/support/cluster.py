@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.demo import USERS
+from tests.support import lanes
 from tests.support.http import json_request, wait_until
 
 # HTTPS with the dev cluster's CA (in this machine's trust store), one origin per user
@@ -160,21 +160,31 @@ class Cluster:
         raise AssertionError(f"progress ended without {until!r}: {messages}")
 
     def clean(self) -> None:
+        """Every session and job of this lane's people stopped and gone (tests/support/lanes.py): the other lane's,
+        running beside it, are not this process's to stop."""
+        people = lanes.people(lanes.lane())
         # one request for every user the hub knows (a request per demo user cost half a second, twice a test)
         status, users = self.request("GET", "/hub/api/users?include_stopped_servers=1&limit=200")
         assert status == 200 and isinstance(users, list) and len(users) < 200, (status, users)
         for user in users:
             name, servers = user["name"], user.get("servers") or {}
-            if name not in USERS:
+            if name not in people:
                 continue
             for server in sorted(n for n in servers if n):
                 self.stop_named(name, server)
             if "" in servers and not servers[""].get("stopped"):
                 self.stop(name)
-        subprocess.run(["scancel", "--name=dsportal"], timeout=30)
-        for name in USERS:  # their other jobs too: notebooks and scripts run as jobs (tests/integration/test_runs.py)
+        # their sessions and their other jobs: notebooks and scripts run as jobs (tests/integration/test_runs.py)
+        for name in people:  # scancel takes one user
             subprocess.run(["scancel", f"--user={name}"], timeout=30)
-        self.wait(lambda: not self.jobs(), 60, "an empty queue")
+        if lanes.lane() == "alone":  # nothing beside it: every portal job goes, and the queue is empty
+            subprocess.run(["scancel", "--name=dsportal"], timeout=30)
+            self.wait(lambda: not self.jobs(), 60, "an empty queue")
+        self.wait(lambda: not self.jobs_of(people), 60, f"no job of {', '.join(people)} in the queue")
+
+    def jobs_of(self, people: tuple[str, ...]) -> dict[str, dict]:
+        """Slurm's pending and running jobs of these people (job id -> as jobs() says)."""
+        return {job_id: job for job_id, job in self.jobs().items() if job["user"] in people}
 
 
 @contextmanager

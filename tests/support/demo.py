@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from deploy.dev import demo
 
-# the people the tests act as; the soak's users (demo.SOAK_USERS) are the soak's own (tests/soak), which cleans them
+# the people the tests act as (the side lane's, demo.SIDE_PEOPLE, in tests/support/lanes.py); the soak's users
+# (demo.SOAK_USERS) are the soak's own (tests/soak), which cleans them
 USERS = tuple(u.name for u in demo.PEOPLE)
 
 

@@ -56,6 +56,9 @@ def test_the_demo_people_make_the_unix_accounts_the_directory_and_the_logins():
         "bob": (5002, ["datasci"]),
         "carol": (5003, ["datasci", "hpcadmin"]),
         "dave": (5004, ["datasci"]),
+        "erin": (5005, ["datasci"]),
+        "frank": (5006, ["datasci"]),
+        "grace": (5007, ["datasci"]),
         **{f"soak{n:02d}": (5200 + n, ["datasci"]) for n in range(1, 25)},
     }
     d = directory.Directory()
@@ -64,20 +67,27 @@ def test_the_demo_people_make_the_unix_accounts_the_directory_and_the_logins():
         ("bob", "bob-pw", 5002, 5000),
         ("carol", "carol-pw", 5003, 5000),
         ("dave", "dave-pw", 5004, 5000),
+        ("erin", "erin-pw", 5005, 5000),
+        ("frank", "frank-pw", 5006, 5000),
+        ("grace", "grace-pw", 5007, 5000),
         *[(f"soak{n:02d}", f"soak{n:02d}-pw", 5200 + n, 5000) for n in range(1, 25)],
     ]
     soak = [f"soak{n:02d}" for n in range(1, 25)]
     assert d.groups == [
-        directory.Group("datasci", ["alice", "bob", "carol", "dave", *soak], "posixGroup", 5000),
+        directory.Group(
+            "datasci", ["alice", "bob", "carol", "dave", "erin", "frank", "grace", *soak], "posixGroup", 5000
+        ),
         directory.Group("hpcadmin", ["carol"], "posixGroup", 5100),
         directory.Group("mlteam", ["alice"], "groupOfNames"),
         directory.Group("webadmins", ["bob"], "groupOfNames"),
     ]
     assert demo.logins() == (
         "alice / alice-pw, bob / bob-pw, carol / carol-pw, dave / dave-pw (carol is an admin); "
-        "the soak's soak01..soak24 / soakNN-pw"
+        "the tests' side lane erin, frank, grace / NAME-pw; the soak's soak01..soak24 / soakNN-pw"
     )
-    assert demo.summary() == "alice, bob, carol, dave, soak01..soak24; groups datasci, hpcadmin, mlteam, webadmins"
+    assert demo.summary() == (
+        "alice, bob, carol, dave, erin, frank, grace, soak01..soak24; groups datasci, hpcadmin, mlteam, webadmins"
+    )
 
 
 def test_the_dev_portals_admin_groups_make_exactly_the_declared_admins():
@@ -98,9 +108,10 @@ def test_every_demo_user_may_use_the_dev_portal():
 
 def test_an_unknown_demo_user_is_named_in_the_error():
     with pytest.raises(
-        KeyError, match="no demo user 'erin'; the demo users are alice, bob, carol, dave, soak01..soak24"
+        KeyError,
+        match="no demo user 'zoe'; the demo users are alice, bob, carol, dave, erin, frank, grace, soak01..soak24",
     ):
-        demo.user("erin")
+        demo.user("zoe")
 
 
 @pytest.fixture
@@ -267,6 +278,7 @@ def test_every_demo_person_has_a_mail_address_in_the_directory():
         ("bob", "bob@dsportal.test"),
         ("carol", "carol@dsportal.test"),
         ("dave", "dave@dsportal.test"),
+        *[(name, f"{name}@dsportal.test") for name in ("erin", "frank", "grace")],
         *[(f"soak{n:02d}", f"soak{n:02d}@dsportal.test") for n in range(1, 25)],
     ]
     assert directory.person_entry(directory.Person("alice", "pw", 5001, mail="alice@dsportal.test"), "{SSHA}h") == (
