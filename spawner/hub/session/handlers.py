@@ -238,6 +238,12 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
             # stop has already forgotten (a 500 either way).  The server is stopping or stopped, as asked: answer
             # as JupyterHub does when the stop was pending from the first, or was done.
             user = self.find_user(user_name)
+            spawner = user.spawners.get(server_name) if user is not None else None
+            if spawner is not None and spawner.pending == "spawn":
+                # JupyterHub's start of a running session checks it (poll) with a start marked pending; a stop
+                # whose own check ended first found that mark and raised (a 500, seen when Slurm was slow): the
+                # session runs, and the stop can be asked again once the check is done
+                raise web.HTTPError(409, stop_beside_start_check(server_name)) from None
             if user is None or (server_name in user.spawners and user.spawners[server_name].pending != "stop"):
                 raise
             stopped = server_name not in user.spawners
@@ -247,6 +253,15 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
                 _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name, wait=STOP_WAIT)))
             self.set_header("Content-Type", "text/plain")
             self.set_status(204 if stopped else 202)
+
+
+def stop_beside_start_check(server_name: str) -> str:
+    """The answer to a stop that met a start request's check of the same running session."""
+    what = label(server_name)
+    return (
+        f"{what[0].upper()}{what[1:]} is being checked by a start request sent at the same time, so it was not "
+        "stopped; it is still running. Stop it again in a few seconds."
+    )
 
 
 def stopped_while_starting(server_name: str) -> str:
