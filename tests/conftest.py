@@ -100,14 +100,10 @@ def a_hub_and_its_slurm(tmp_path_factory):
     Module-scoped: a hub takes seconds to start; tests that share it look at
     what changed, not at totals.
     """
-    from tests.support.hub import HubProcess
+    from tests.support.hub import hub_with_mock_slurm
 
-    root = tmp_path_factory.mktemp("hub")
-    mock = MockSlurm(root / "mockslurm")
-    hub = HubProcess(root, config_data(mock))
-    hub.start()
-    yield hub, mock
-    hub.stop()
+    with hub_with_mock_slurm(tmp_path_factory.mktemp("hub")) as hub_and_slurm:
+        yield hub_and_slurm
 
 
 @pytest.fixture(scope="session")

@@ -13,20 +13,15 @@ import threading
 import pytest
 
 from tests.support.http import wait_until
-from tests.support.hub import HubProcess
-from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.hub import hub_with_mock_slurm
 
 LONGER_FIRST_SECOND = 'c.JupyterHub.tornado_settings.update({"slow_spawn_timeout": 30})\n'
 
 
 @pytest.fixture(scope="module")
 def a_hub_that_waits_for_starts(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hub")
-    mock = MockSlurm(root / "mockslurm")
-    hub = HubProcess(root, config_data(mock), after=LONGER_FIRST_SECOND)
-    hub.start()
-    yield hub, mock
-    hub.stop()
+    with hub_with_mock_slurm(tmp_path_factory.mktemp("hub"), after=LONGER_FIRST_SECOND) as hub_and_slurm:
+        yield hub_and_slurm
 
 
 @pytest.mark.parametrize("server", ["", "named"])

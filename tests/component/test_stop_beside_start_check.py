@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.http import wait_until
-from tests.support.hub import HubProcess
-from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.hub import hub_with_mock_slurm
 
 START_CHECK_BESIDE_THE_STOP = """
 import asyncio as _asyncio
@@ -45,12 +44,8 @@ _Handler.delete, _Spawner.poll_and_notify = _armed_delete, _poll_then_a_start_ch
 @pytest.fixture(scope="module")
 def a_hub_and_its_slurm(tmp_path_factory):
     """The shared fixture's hub and mock Slurm, with a start request's check beside each stop."""
-    root = tmp_path_factory.mktemp("hub")
-    mock = MockSlurm(root / "mockslurm")
-    hub = HubProcess(root, config_data(mock), after=START_CHECK_BESIDE_THE_STOP)
-    hub.start()
-    yield hub, mock
-    hub.stop()
+    with hub_with_mock_slurm(tmp_path_factory.mktemp("hub"), after=START_CHECK_BESIDE_THE_STOP) as hub_and_slurm:
+        yield hub_and_slurm
 
 
 def test_a_stop_beside_a_start_check_is_a_409_with_words_and_the_next_stop_stops(a_hub_and_its_slurm, a_web_server):

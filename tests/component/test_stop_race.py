@@ -15,8 +15,7 @@ import time
 import pytest
 
 from tests.support.http import wait_until
-from tests.support.hub import HubProcess
-from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.hub import hub_with_mock_slurm
 
 # JupyterHub's DELETE handler waits 1 s between cancelling the start and stopping; the end report must land in
 # that second, which a loaded 2-core machine can miss.  This module's hub waits 10 s there instead: the same
@@ -37,12 +36,8 @@ _users.asyncio = _types.SimpleNamespace(**{**vars(_asyncio), "sleep": _sleep})
 @pytest.fixture(scope="module")
 def a_hub_and_its_slurm(tmp_path_factory):
     """The shared fixture's hub and mock Slurm, with JupyterHub's wait in a stop of a starting server at 10 s."""
-    root = tmp_path_factory.mktemp("hub")
-    mock = MockSlurm(root / "mockslurm")
-    hub = HubProcess(root, config_data(mock), after=LONGER_WAIT)
-    hub.start()
-    yield hub, mock
-    hub.stop()
+    with hub_with_mock_slurm(tmp_path_factory.mktemp("hub"), after=LONGER_WAIT) as hub_and_slurm:
+        yield hub_and_slurm
 
 
 @pytest.mark.parametrize(("user", "job_ends_by_itself"), [("carol", False), ("bob", True)])

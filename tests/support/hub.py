@@ -13,12 +13,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
 
 from tests.support.demo import USERS, uid_of
 from tests.support.http import free_port, json_request
+from tests.support.mockslurm import MockSlurm, config_data
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "tests-service-token-0123456789abcdef"
@@ -126,6 +129,19 @@ class HubProcess:
     def api(self, method: str, path: str, body=None, **kw) -> tuple[int, dict | str]:
         """Through the proxy on the public port, as users' scripts do."""
         return self.request(method, f"{self.url}/hub/api{path}", body, **kw)
+
+
+@contextmanager
+def hub_with_mock_slurm(root: Path, after: str = "") -> Iterator[tuple[HubProcess, MockSlurm]]:
+    """A real JupyterHub + proxy on loopback in `root`, with the portal config and a mock Slurm of its own;
+    `after`: lines of jupyterhub_config.py after the portal's (a test's seam).  Stopped on leaving."""
+    mock = MockSlurm(root / "mockslurm")
+    hub = HubProcess(root, config_data(mock), after=after)
+    hub.start()
+    try:
+        yield hub, mock
+    finally:
+        hub.stop()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
