@@ -114,14 +114,16 @@ def test_cancel_from_the_panel_ends_only_that_job(alice, cluster):
     assert alice.request("POST", f"jobs/{other['job_id']}/cancel")[0] == 200
 
 
-def test_a_job_at_its_time_limit_keeps_its_partial_output(alice, cluster):
-    alice.put_notebook("runs/long.ipynb", ["print('first cell done')", "import time; time.sleep(900)"])
-    run = alice.submit({"path": "runs/long.ipynb", "hours": 1 / 60})  # one minute
-    row = alice.wait_ended(run["job_id"], timeout=240)  # Slurm checks time limits every 30 s, then KillWait
+@pytest.mark.side  # mostly waits for Slurm's time limit: as grace, beside the main lane (tests/support/lanes.py)
+def test_a_job_at_its_time_limit_keeps_its_partial_output(cluster):
+    grace = JobsClient.for_user("grace")
+    grace.put_notebook("runs/long.ipynb", ["print('first cell done')", "import time; time.sleep(900)"])
+    run = grace.submit({"path": "runs/long.ipynb", "hours": 1 / 60})  # one minute
+    row = grace.wait_ended(run["job_id"], timeout=240)  # Slurm checks time limits every 30 s, then KillWait
     assert row["state"] == "TIMEOUT", row
     assert row["why"] == "Reached its time limit of 1 min; the output notebook keeps the cells that ran."
-    assert outputs(alice.home / row["output"])[0] == "first cell done\n"
-    assert "stopped by Slurm" in alice.log(run["job_id"])
+    assert outputs(grace.home / row["output"])[0] == "first cell done\n"
+    assert "stopped by Slurm" in grace.log(run["job_id"])
 
 
 def test_the_multi_gpu_template_trains_across_both_nodes(alice, cluster):

@@ -7,8 +7,6 @@ import shutil
 import time
 from pathlib import Path
 
-import papermill
-
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TRAINING = ["tensorflow-mnist.ipynb", "pytorch-mnist.ipynb", "multi-gpu-pytorch.ipynb"]
 STEP_LINE = re.compile(r"^Epoch \d+ Global Step \d+, Training Accuracy [01]\.\d{4}$")
@@ -17,6 +15,8 @@ TIMINGS: dict[str, float] = {}
 
 def run(name: str, workdir: Path, **parameters) -> str:
     """Execute notebook `name` in `workdir`; return all its text output."""
+    import papermill  # here, not at the top: every pytest process imports this module (conftest), few run notebooks
+
     for extra in NOTEBOOKS.glob("*.py"):
         shutil.copy(extra, workdir)
     started = time.monotonic()
