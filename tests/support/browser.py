@@ -28,6 +28,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, R
 
 from spawner.contract import APPS_LABEL_PATTERN
 from spawner.jupyter.apps.origin import ENTER_QUERY
+from tests.support import lanes
 from tests.support.cluster import HUB, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -238,6 +239,7 @@ figure{{margin:2rem 0}}</style><h1>DS Portal: what the browser tests saw ({len(S
 
 
 def log_in(page: Page, username: str, password: str) -> None:
+    lanes.check_person(username, lanes.lane())
     page.goto(f"{HUB}/hub/login")
     page.fill("#username_input", username)
     page.fill("#password_input", password)

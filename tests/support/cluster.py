@@ -66,6 +66,7 @@ class Cluster:
         return json_request(method, url_for(path), body, token=self.token, timeout=timeout)
 
     def ensure_user(self, name: str) -> None:
+        lanes.check_person(name, lanes.lane())
         status, _ = self.request("GET", f"/hub/api/users/{name}")
         if status == 404:
             assert self.request("POST", f"/hub/api/users/{name}")[0] == 201

@@ -11,7 +11,8 @@ need the cluster to themselves, each in a pytest process of its own (DSPORTAL_TE
 
 Run without a lane (a developer's `pytest tests/integration/test_x.py`), a process acts as the lane of the tests
 it runs and cleans everyone, as `alone` does.  The two lanes never touch each other's people: the per-test clean
-(tests/support/cluster.py) stops and cancels only the people of its own lane.
+(tests/support/cluster.py) stops and cancels only the people of its own lane, and a test of one lane that acts as
+a person of the other (a token, a start, a login) fails at once with what to do (`check_person`).
 """
 
 from __future__ import annotations
@@ -36,3 +37,15 @@ def lane() -> str:
 def people(of_lane: str) -> tuple[str, ...]:
     """The people a process of the lane stops and cancels between tests (pure)."""
     return {"main": MAIN, "side": SIDE}.get(of_lane, MAIN + SIDE)
+
+
+def check_person(name: str, of_lane: str) -> None:
+    """Refuses (ValueError, with what to do) a person of the other lane: a test in `main` acting as erin would be
+    stopped by the side lane's clean, and would stop or count the side lane's sessions (pure)."""
+    other = {"main": ("side", SIDE), "side": ("main", MAIN)}.get(of_lane)
+    if other and name in other[1]:
+        raise ValueError(
+            f"a test in the {of_lane} lane acts as {name}, one of the {other[0]} lane's people "
+            f"({', '.join(other[1])}): act as one of {', '.join(people(of_lane))}, or mark the test "
+            f"`{other[0]}` if it belongs there (tests/support/lanes.py)"
+        )
