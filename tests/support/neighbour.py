@@ -253,7 +253,7 @@ class GlooStranger:
         import threading
 
         self.marker, self.patterns = marker, patterns
-        self._inodes, self._ports = None, set()
+        self._inodes, self._ports, self._read_at = None, set(), 0.0
         self.seen = {"listeners": [], "hijacked": [], "patterns_seen": []}
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -261,6 +261,7 @@ class GlooStranger:
 
     def _listeners(self) -> set[int]:
         import os
+        import time
 
         inodes = set()
         for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -274,8 +275,11 @@ class GlooStranger:
                         inodes.add(link[8:-1])
             except OSError:
                 continue
-        if inodes == self._inodes:  # no socket opened or closed: the ports of the last look (reading
-            return self._ports  # /proc/net/tcp costs about 10 ms of the kernel's time, 50 looks a second)
+        # no socket opened or closed: the ports of the last look (reading /proc/net/tcp costs about 10 ms of the
+        # kernel's time), read anew every 0.2 s all the same (a socket made before it listens keeps its inode)
+        if inodes == self._inodes and time.monotonic() - self._read_at < 0.2:
+            return self._ports
+        self._read_at = time.monotonic()
         ports = set()
         for path in ("/proc/net/tcp", "/proc/net/tcp6"):
             with open(path) as f:
