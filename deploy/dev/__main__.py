@@ -315,7 +315,6 @@ def main(argv: list[str]) -> int:
         "status": status,
         "token": token,
         "restart-hub": restart_hub,
-        "image": images.ensure_dev_image,  # beside the Python environment (deploy/devcluster up_steps)
         "restore-builds": builds.restore_prefix_builds,  # before the bash side checks them against their locks
         "prune-venv": locks.prune,  # after the lock's install: what an earlier lock had goes
     }
