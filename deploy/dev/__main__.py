@@ -242,11 +242,12 @@ def up() -> None:
         supervisor.ensure(programs())
         supervisor.start("munged")
         wait_for(lambda: run(["munge", "-n"], check=False).returncode == 0, 15, "munged answering", "munged.out")
-    # the registry's push and pull (half a minute, mostly CPU) beside Slurm's start (mostly waiting); its errors
-    # are raised here all the same, before the hub starts
+    # the registry's push and pull (half a minute, mostly CPU) beside Slurm's, the directory's and the hub's starts
+    # (mostly waiting; the hub reads no image at its start: a session's kernels do); its errors are raised here all
+    # the same, before `up` says the cluster is up
     with ThreadPoolExecutor(max_workers=1) as beside:
         registry_ready = beside.submit(
-            timed, "the image registry (push, pull; beside Slurm)", start_registry, registry_changed
+            timed, "the image registry (push, pull; beside Slurm and the hub)", start_registry, registry_changed
         )
         with step("MariaDB, slurmdbd"):
             start_accounting(restart=slurmdbd_changed)
@@ -256,13 +257,13 @@ def up() -> None:
             start_directory()
             ensure_directory_mail()
             start_mail(restart=mail_changed)
+        with step("JupyterHub and the proxy"):
+            if tls_new:
+                supervisor.stop("proxy")  # serve the new certificate
+            start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+        with step("Prometheus"):
+            start_prometheus(restart=prometheus_changed)
         registry_ready.result()
-    with step("JupyterHub and the proxy"):
-        if tls_new:
-            supervisor.stop("proxy")  # serve the new certificate
-        start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
-    with step("Prometheus"):
-        start_prometheus(restart=prometheus_changed)
     print(f"""
 DS Portal is up: {HUB_URL}
   trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)
