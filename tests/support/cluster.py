@@ -7,6 +7,7 @@ import re
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,6 +104,15 @@ class Cluster:
         if status == 400:
             return body["message"]
         assert status == 202, (status, body)
+        # a start that fails while its progress is first asked for: JupyterHub answers 400 "not starting" between
+        # the failure and the end of the failed start's own stop (tens of ms), then the failure's event
+        for _ in range(10):
+            try:
+                return "\n".join(self.progress(name, until="failed"))
+            except urllib.error.HTTPError as e:
+                if e.code != 400:
+                    raise
+                time.sleep(0.5)
         return "\n".join(self.progress(name, until="failed"))
 
     def wait(self, predicate, timeout: float = 90, what: str = "condition"):
