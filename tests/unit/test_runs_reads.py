@@ -186,6 +186,8 @@ def test_20000_accounted_jobs_make_a_page_in_milliseconds():
     found = jobspage.window(entries, set(), set(), 100)
     page = jobspage.page(job_rows([], found.accounted, [], {}), 100, 0, found.left_out)
     took = time.perf_counter() - started
-    print(f"a page of 100 of 20,000 accounted jobs: {took * 1000:.1f} ms")
+    print(f"a page of 100 of 20,000 accounted jobs: {took * 1000:.1f} ms")  # ~20 ms idle; the whole list: 0.4-1.2 s
     assert (page["total"], page["jobs"][0]["job_id"], len(page["jobs"])) == (20_000, "20000", 100)
-    assert took < 0.5  # ~20 ms here; the whole list took 0.36-1.21 s a request
+    # what keeps it fast, asserted as work rather than time (a timed bound fails on a loaded machine): rows are
+    # built for the page's 100 newest entries only, never for the 20,000
+    assert len(found.accounted) == 100 and found.left_out == 19_900
