@@ -41,6 +41,11 @@ USAGE_PATH = "/dsportal/session/usage"
 # session: only the current token of a running session gets that answer (spawner/hub/session/token.py).
 TOKEN_PUSH_PATH = "dsportal/session/token"
 TOKEN_CHECK_PATH = "/dsportal/session/token"
+# Each offer carries TOKEN_OFFER_HEADER: offer_proof(the SHA-256 hex digest of the token the session holds, the
+# offered token).  Only whoever held the session's token (the hub, its owner's code, its guests) can make one, so
+# the session refuses a stranger's offer by itself, without a question to the hub: a stranger's flood of offers
+# through a running session once made the hub answer ~130 token questions a second.
+TOKEN_OFFER_HEADER = "X-DSPortal-Offer-Proof"
 
 # Slurm's advance warning before the time limit (sbatch --signal=B:USR2@N): the
 # session's server then has JupyterLab save every open document.
@@ -67,6 +72,15 @@ RUNTIME_COMMANDS = {"apptainer": "apptainer", "singularity": "singularity", "cha
 
 def readiness_proof(token: str, nonce: str) -> str:
     return hmac.new(token.encode(), f"dsportal-ready:{nonce}".encode(), hashlib.sha256).hexdigest()
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def offer_proof(held_digest: str, offered: str) -> str:
+    """The proof a token offer carries (TOKEN_OFFER_HEADER): keyed by the digest of the token the session holds."""
+    return hmac.new(held_digest.encode(), f"dsportal-offer:{offered}".encode(), hashlib.sha256).hexdigest()
 
 
 _PACKAGE = Path(__file__).resolve().parent

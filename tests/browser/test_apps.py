@@ -179,8 +179,10 @@ def test_streamlit_mlflow_and_vscode_each_in_its_own_tab(browser, cluster):
     assert not Path(TASK_MARK).exists(), "bob's task ran as alice"
 
     # VS Code's tab closed, the others left open and untouched: their pages' own background requests (MLflow
-    # refreshes, Streamlit checks its server) are no use of the session, so its last use stays put
+    # refreshes, Streamlit checks its server) are no use of the session, so its last use stays put.  JupyterLab's
+    # tab closes too: it reports alice's clicks in it (use, rightly) up to 30 s later, at a moment of its own
     code.close()
+    page.close()
 
     def last_use() -> str:
         return cluster.request("GET", "/user/alice/api/status")[1]["last_activity"]

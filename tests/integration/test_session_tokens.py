@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import secrets
 import time
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
 
-from tests.support.cluster import Cluster
-from tests.support.http import wait_until
+from spawner.contract import TOKEN_PUSH_PATH
+from tests.support.cluster import Cluster, url_for
+from tests.support.http import json_request, wait_until
 from tests.support.jobs import JobsClient
 from tests.support.jupyter import closed_after, run_code
 
@@ -88,6 +91,25 @@ def flood(tokens: list[str], path: str) -> list[int]:
         return list(pool.map(lambda token: call(token, "GET", path)[0], tokens))
 
 
+def token_questions(cluster: Cluster) -> int:
+    """How many times sessions asked the hub whose an offered token is (JupyterHub's request metric)."""
+    status, text = cluster.request("GET", "/hub/metrics")
+    assert status == 200
+    return sum(
+        round(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("jupyterhub_request_duration_seconds_count{") and "TokenCheckHandler" in line
+    )
+
+
+def stranger_offers(count: int) -> dict[int, int]:
+    """A stranger's token offers to alice's session through the proxy (anyone who reaches it may send them)."""
+    url = url_for("/user/alice/" + TOKEN_PUSH_PATH)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: json_request("POST", url, {"token": secrets.token_hex(16)})[0], range(count)))
+    return dict(Counter(answers))
+
+
 def last_activity(cluster: Cluster) -> datetime:
     return datetime.fromisoformat(cluster.server("alice")["last_activity"].replace("Z", "+00:00"))
 
@@ -139,3 +161,11 @@ def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
     # the session's activity reaches the hub (JupyterHub's own report, with the session's new token)
     assert run_code(cluster, "alice", "python3", "print(1)")[0] == "ok"
     wait_until(lambda: last_activity(cluster) > revoked_at, 60, "alice's activity reported after the revoke", every=1)
+
+    # a stranger floods alice's session with token offers: the session refuses each by itself (it carries no proof
+    # keyed by the session's token), and the hub is asked about none (each was a question to the hub, ~130 a
+    # second in the soak's flood, which slowed the hub for everyone)
+    asked = token_questions(cluster)
+    assert asked >= 1  # the hub's own offer above was asked about: the metric counts them
+    assert stranger_offers(200) == {403: 200}
+    assert token_questions(cluster) == asked

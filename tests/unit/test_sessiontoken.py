@@ -10,6 +10,8 @@ and the port keeper, and the answers about tokens a session keeps.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import os
 import time
 from types import SimpleNamespace
@@ -18,6 +20,7 @@ import pytest
 from jupyterhub import orm
 from tornado import web
 
+from spawner.contract import TOKEN_OFFER_HEADER, offer_proof, token_digest
 from spawner.hub.session import token as hub_tokens
 from spawner.jupyter.session import token as session_tokens
 from spawner.jupyter.session import tokenpipe
@@ -108,6 +111,31 @@ def test_an_offered_token_reads_or_is_refused_with_words():
     ]:
         with pytest.raises(ValueError, match=words):
             session_tokens.parse_offer(body)
+
+
+def test_only_an_offer_proven_with_the_held_tokens_digest_is_asked_about(monkeypatch):
+    monkeypatch.setattr(session_tokens, "_TOKEN", ["held-token"])
+    held = hashlib.sha256(b"held-token").hexdigest()
+    proof = hmac.new(held.encode(), b"dsportal-offer:new-token", hashlib.sha256).hexdigest()
+    assert offer_proof(held, "new-token") == proof
+    assert session_tokens.is_proven("new-token", proof)
+    assert not session_tokens.is_proven("new-token", "")  # a stranger's offer: no proof
+    assert not session_tokens.is_proven("other-token", proof)  # a proof of another offer
+    assert not session_tokens.is_proven("new-token", offer_proof(hashlib.sha256(b"a-guess").hexdigest(), "new-token"))
+
+
+def test_the_hub_keys_its_offers_with_the_token_the_session_still_holds():
+    record = SimpleNamespace(token_undelivered=False, held_token_sha256="", token_sha256="")
+    spawner = SimpleNamespace(api_token="token-0", record=record, server=SimpleNamespace(url="http://node:1/user/a/"))
+
+    def replaced_by(new: str) -> None:  # replace() without JupyterHub's tables
+        hub_tokens.keep_proof_key(spawner)
+        spawner.api_token, record.token_undelivered = new, True
+
+    replaced_by("token-1")
+    replaced_by("token-2")  # a second share ended before the first new token arrived: the session holds token-0
+    request = hub_tokens.delivery_request(spawner, "token-2")
+    assert request.headers[TOKEN_OFFER_HEADER] == offer_proof(token_digest("token-0"), "token-2")
 
 
 class FakeHubAuth:

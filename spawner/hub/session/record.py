@@ -33,6 +33,7 @@ class SessionRecord:
     token_sha256: str = ""  # the session's API token's digest: JupyterHub gives a restarted hub no token
     token_id: int = 0  # its row in JupyterHub's token table: the one server token of the session kept (sessiontoken)
     token_undelivered: bool = False  # a new token (a share ended) has not reached the session yet
+    held_token_sha256: str = ""  # meanwhile: the digest of the one the session holds, which keys the offer's proof
     start_done: bool = False  # start() returned: a job saved without it was abandoned by a dying hub
     stopping: bool = False  # a stop began: the job is the reconciler's until Slurm confirms it gone
     limit: str = ""  # the session's length in words ("8 h"), for the end's message
@@ -75,6 +76,8 @@ class SessionRecord:
                 state["token_id"] = self.token_id
             if self.token_undelivered:
                 state["token_undelivered"] = True
+            if self.held_token_sha256:
+                state["held_token_sha256"] = self.held_token_sha256
             if self.usage:
                 state["usage"] = dict(self.usage)
         if self.last_end:

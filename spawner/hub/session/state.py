@@ -9,21 +9,17 @@ by its digest only.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import hmac
 
 from batchspawner import JobStatus
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
 
+from ...contract import token_digest
 from ..base.logname import log_name
 from ..slurm.client import SlurmError
 from . import token as sessiontoken
 from .record import SessionRecord
-
-
-def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class StateMixin:

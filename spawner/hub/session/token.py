@@ -41,7 +41,7 @@ from sqlalchemy.orm import object_session
 from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
-from ...contract import TOKEN_PUSH_PATH
+from ...contract import TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proof, token_digest
 from ..base.logname import log_name
 from ..base.upstream_jupyterhub import default_server_scopes
 
@@ -156,6 +156,15 @@ def refuse_ended(handler, sessions) -> None:
         raise web.HTTPError(403, ENDED_WORDS)
 
 
+def keep_proof_key(spawner) -> None:
+    """Before the session's token is replaced: the digest of the token the session holds keys the proof of the
+    hub's offers (spawner/contract.py) until the session takes a new one; a second replacement before that keeps
+    it (the session still holds the same)."""
+    if not spawner.record.token_undelivered:
+        held = spawner.api_token
+        spawner.record.held_token_sha256 = token_digest(held) if held else spawner.record.token_sha256
+
+
 def replace(spawner) -> str:
     """A new server token for `spawner`'s running session, the only one: the OAuth client's secret with it,
     every other server token of the session deleted, the record's digest and id; -> the new token, which the
@@ -171,6 +180,7 @@ def replace(spawner) -> str:
         client.secret = hash_token(token)  # the session's OAuth logins use its token as the client's secret
     for row in old:
         db.delete(row)
+    keep_proof_key(spawner)
     spawner.api_token = token  # the spawner's observer keeps the record's digest and id
     spawner.record.token_undelivered = True
     spawner.save_state()  # commits the deletions too
@@ -184,7 +194,10 @@ def delivery_request(spawner, token: str) -> HTTPRequest:
         url_path_join(server.url, TOKEN_PUSH_PATH),
         method="POST",
         body=json.dumps({"token": token}),
-        headers={"Content-Type": "application/json"},
+        headers={
+            "Content-Type": "application/json",
+            TOKEN_OFFER_HEADER: offer_proof(spawner.record.held_token_sha256, token),
+        },
         request_timeout=DELIVERY_TIMEOUT,
         connect_timeout=5,
         follow_redirects=False,
@@ -216,6 +229,7 @@ async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
                 problem = str(e)
                 continue
             spawner.record.token_undelivered = False
+            spawner.record.held_token_sha256 = ""
             spawner.save_state()
             log.info("%s's session took its new token", log_name(spawner))
             return True

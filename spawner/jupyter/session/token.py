@@ -9,11 +9,16 @@ replaces it (spawner/hub/session/token.py: the old one is dead at once) and
 POSTs the new one here, to the server's own address:
 
     POST {base}dsportal/session/token   {"token": NEW}  -> 204 taken; 403 not this session's live token
+    X-DSPortal-Offer-Proof: offer_proof(SHA-256 of the token the session holds, NEW)   (spawner/contract.py)
 
-Anyone who reaches the port could post here, so an offered token is taken
-only once the hub, asked with it (GET {hub api}/dsportal/session/token),
-answers that it is the current token of this very session (its user and
-server name).  The guest holds only the old token, which the hub now refuses.
+Anyone who reaches the port could post here.  An offer without the proof is
+refused at once: the session asks the hub nothing about a stranger's offer
+(a flood of them, each a question to the hub, slowed the hub for everyone).
+A proven offer is taken only once the hub, asked with the token (GET {hub
+api}/dsportal/session/token), answers that it is the current token of this
+very session (its user and server name): whoever held the old token (a guest)
+can make a proof, but the guest holds only the old token, which the hub now
+refuses.
 Taken, the new token serves every call the session makes to the hub from then
 on (JupyterHub's HubOAuth objects, hubcall.py, the port keeper's end report
 through tokenpipe.py); the hub's cached answers about tokens are dropped and
@@ -36,7 +41,7 @@ from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop
 
-from ...contract import TOKEN_CHECK_PATH, TOKEN_PUSH_PATH
+from ...contract import TOKEN_CHECK_PATH, TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proof, token_digest
 from . import tokenpipe
 
 CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
@@ -54,6 +59,12 @@ def is_session_token(token: str) -> bool:
     """Whether `token` is the session's own token now (which a guest's code could have copied)."""
     own = current()
     return bool(token and own) and hmac.compare_digest(token.encode(), own.encode())
+
+
+def is_proven(offered: str, proof: str) -> bool:
+    """Whether an offer's proof is keyed by the token the session holds now (see the module's words)."""
+    own = current()
+    return bool(own and proof) and hmac.compare_digest(proof.encode(), offer_proof(token_digest(own), offered).encode())
 
 
 def parse_offer(body: bytes) -> str:
@@ -127,6 +138,8 @@ class TokenHandler(JupyterHandler):
             token = parse_offer(self.request.body)
         except ValueError as e:
             raise web.HTTPError(400, f"Not a token offer: {e}.") from None
+        if not (is_session_token(token) or is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, ""))):
+            raise web.HTTPError(403, "Not an offer of the hub's: it carries no proof keyed by the session's token.")
         async with self._taking:
             if not is_session_token(token):
                 if not await hub_says_ours(token):
