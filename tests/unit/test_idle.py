@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import logging
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from tornado.httpclient import HTTPClientError, HTTPRequest, HTTPResponse
 
 from portal.config import ConfigError, parse_config
 from spawner.hub.session.culler import PortalIdleCuller
+from spawner.hub.session.handlers import stop_beside_start_check
 from spawner.hub.session.idle import culler_services, group_for, idle_words, session_partition, timeout_for
 from spawner.job.session.start import usage_limits
 from spawner.jupyter.session.activity import GpuWatch, SessionActivity, busy_kernels, last_use
@@ -131,6 +136,38 @@ def test_each_culler_passes_over_the_sessions_of_another_timeout():
     assert not culls(long, {"partition": "debug"}, three_hours)
     assert not culls(long, {"partition": "pcie"}, ten_minutes)
     assert culls(long, {"partition": "pcie"}, three_hours) and culls(long, {}, three_hours)
+
+
+class Kept(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def test_a_stop_the_hub_answers_409_is_one_warning_line_and_other_failures_stay_errors():
+    """The hub answers 409 to a stop beside a start request's check of the same session (the soak met it): the
+    library logged an error with a traceback at every such pass."""
+    culler = PortalIdleCuller()
+    culler.initialize([])
+    kept = Kept()
+    culler.log.addHandler(kept)  # the application's logger does not propagate
+    words = stop_beside_start_check("")
+    answer = HTTPResponse(HTTPRequest("http://hub/"), 409, buffer=io.BytesIO(json.dumps({"message": words}).encode()))
+    for error in (HTTPClientError(409, response=answer), HTTPClientError(500)):
+        try:
+            raise error
+        except HTTPClientError:
+            culler.log.exception("Error processing alice")  # what the library logs
+    busy, failed = kept.records
+    assert (busy.levelname, busy.exc_info, busy.getMessage()) == (
+        "WARNING",
+        None,
+        f"Error processing alice: the hub answered 409 ({words}); the next pass tries again",
+    )
+    assert (failed.levelname, failed.exc_info[1].code) == ("ERROR", 500)
 
 
 @pytest.mark.parametrize(

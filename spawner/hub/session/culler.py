@@ -12,10 +12,42 @@ a session is this culler's when its partition is one of `partitions`.
 
 from __future__ import annotations
 
+import json
+import logging
+
 from jupyterhub_idle_culler import IdleCuller, default_cull_arbiter
+from tornado.httpclient import HTTPClientError
 from traitlets import List, Unicode, default
 
 from .idle import session_partition
+
+
+class BusyStopIsAWarning(logging.Filter):
+    """The hub answers a stop 409 while a start request checks the same session (spawner/hub/session/handlers.py);
+    the library logs any failed stop as an error with a traceback ("Error processing NAME").  This one is no
+    error: the session still runs and the next pass stops it.  Said in one warning line with the hub's words."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HTTPClientError) and error.code == 409:
+            record.msg, record.args = (
+                "%s: the hub answered 409 (%s); the next pass tries again",
+                (
+                    record.getMessage(),
+                    hub_words(error),
+                ),
+            )
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def hub_words(error: HTTPClientError) -> str:
+    """The message of the hub's JSON answer, or the HTTP reason (pure but for reading the answer's body)."""
+    try:
+        return str(json.loads(error.response.body)["message"])[:300]
+    except (AttributeError, TypeError, ValueError, KeyError):
+        return str(error)
 
 
 class PortalIdleCuller(IdleCuller):
@@ -34,6 +66,10 @@ class PortalIdleCuller(IdleCuller):
         "partitions": "PortalIdleCuller.partitions",
         "default-partition": "PortalIdleCuller.default_partition",
     }
+
+    def initialize(self, argv=None):
+        super().initialize(argv)
+        self.log.addFilter(BusyStopIsAWarning())
 
     @default("cull_arbiter_hook")
     def _own_sessions_only(self):
