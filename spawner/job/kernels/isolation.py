@@ -61,8 +61,8 @@ def server_args() -> list[str]:
         # side's subclass: spawner/jupyter/session/kernelspecs.py)
         "--ServerApp.kernel_spec_manager_class=spawner.jupyter.session.kernelspecs.SessionKernelSpecManager",
         # a folder's listing read again when one of its files went meanwhile (Jupyter Server answered 404 for the
-        # folder: spawner/jupyter/session/contents.py)
-        "--ServerApp.contents_manager_class=spawner.jupyter.session.contents.SessionContentsManager",
+        # folder: spawner/jupyter/session/upstream_jupyter_server.py)
+        "--ServerApp.contents_manager_class=spawner.jupyter.session.upstream_jupyter_server.SessionContentsManager",
         *(f"--MappingKernelManager.allowed_message_types={kind}" for kind in ALLOWED_MESSAGES),
         # jupyter-server-proxy, installed for its proxy handler (spawner/jupyter/apps/proxy.py), would also
         # proxy any loopback port of the node (/proxy/PORT), other users' listeners included, without an

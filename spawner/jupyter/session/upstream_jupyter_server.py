@@ -18,13 +18,28 @@ fails when Jupyter Server changes what a place below relies on.
   API request (an open tab's polling) as activity; its public hook, settings
   whose names end in `_last_activity`, can add sources but not leave one out
   (spawner/jupyter/session/activity.py).
+- `AsyncFileContentsManager._dir_model`, overridden on the session's contents
+  manager (`SessionContentsManager`, ServerApp.contents_manager_class): it lists
+  a folder by reading its names, then asking its own `get()` about each, and a
+  file that goes in between (SQLite's `mlflow.db-journal` while MLflow logs a
+  metric, a framework's temporary checkpoint) makes that `get()` raise a 404,
+  answered for the whole folder: JupyterLab's file browser says "Directory not
+  found" and goes back to the home folder while a notebook there trains.  The
+  listing's own `lstat` skips a name that is gone; its `get()` does not, so the
+  listing is read again (up to LISTING_TRIES times) when the folder is still there.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable, Collection
 from datetime import datetime
+
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from tornado import web
+
+LISTING_TRIES = 5  # a folder whose files come and go faster than it is read still fails after these, as before
 
 
 def serve_on_sockets(serverapp, sockets: list[socket.socket], listening: Callable[[], None]) -> None:
@@ -55,3 +70,19 @@ def last_activity_without(settings: dict, ignored: Collection[str]) -> datetime:
     sources += [value for name, value in settings.items() if name.endswith("_last_activity") and name not in ignored]
     sources += list(settings.get("last_activity_times", {}).values())
     return max(s for s in sources if s is not None)
+
+
+class SessionContentsManager(AsyncLargeFileManager):
+    """Jupyter Server's default contents manager, whose folder listing is read again when a file went meanwhile."""
+
+    async def _dir_model(self, path, content=True):
+        for attempt in range(1, LISTING_TRIES + 1):
+            try:
+                return await super()._dir_model(path, content=content)
+            except web.HTTPError as e:
+                # the folder itself gone, or not a listing: that 404 is the answer
+                if e.status_code != 404 or not content or attempt == LISTING_TRIES:
+                    raise
+                if not os.path.isdir(self._get_os_path(path)):
+                    raise
+                self.log.debug("dsportal: a file of %r went while it was listed; listing it again", path)
