@@ -41,11 +41,13 @@ USAGE_PATH = "/dsportal/session/usage"
 # session: only the current token of a running session gets that answer (spawner/hub/session/token.py).
 TOKEN_PUSH_PATH = "dsportal/session/token"
 TOKEN_CHECK_PATH = "/dsportal/session/token"
-# Each offer carries TOKEN_OFFER_HEADER: offer_proof(the SHA-256 hex digest of the token the session holds, the
-# offered token).  Only whoever held the session's token (the hub, its owner's code, its guests) can make one, so
-# the session refuses a stranger's offer by itself, without a question to the hub: a stranger's flood of offers
-# through a running session once made the hub answer ~130 token questions a second.
+# Each offer carries TOKEN_OFFER_HEADER: comma-separated offer_proof(digest, the offered token), one for each token
+# the session may hold (the SHA-256 hex digests the hub keeps: the one it took last, and each one handed since that
+# may have arrived unconfirmed), at most MAX_OFFER_PROOFS.  Only whoever held the session's token (the hub, its
+# owner's code, its guests) can make one, so the session refuses a stranger's offer by itself, without a question
+# to the hub: a stranger's flood of offers through a running session once made the hub answer ~130 a second.
 TOKEN_OFFER_HEADER = "X-DSPortal-Offer-Proof"
+MAX_OFFER_PROOFS = 4
 
 # Slurm's advance warning before the time limit (sbatch --signal=B:USR2@N): the
 # session's server then has JupyterLab save every open document.
@@ -79,8 +81,13 @@ def token_digest(token: str) -> str:
 
 
 def offer_proof(held_digest: str, offered: str) -> str:
-    """The proof a token offer carries (TOKEN_OFFER_HEADER): keyed by the digest of the token the session holds."""
+    """A proof a token offer carries (TOKEN_OFFER_HEADER): keyed by the digest of a token the session may hold."""
     return hmac.new(held_digest.encode(), f"dsportal-offer:{offered}".encode(), hashlib.sha256).hexdigest()
+
+
+def offer_proofs(held_digests: list[str], offered: str) -> str:
+    """TOKEN_OFFER_HEADER's value: a proof for each digest (empty ones left out), the last MAX_OFFER_PROOFS."""
+    return ",".join(offer_proof(d, offered) for d in [d for d in held_digests if d][-MAX_OFFER_PROOFS:])
 
 
 _PACKAGE = Path(__file__).resolve().parent

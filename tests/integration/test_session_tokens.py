@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from spawner.contract import TOKEN_PUSH_PATH
+from spawner.contract import TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proof, token_digest
 from tests.support.cluster import Cluster, url_for
 from tests.support.http import json_request, wait_until
 from tests.support.jobs import JobsClient
@@ -102,12 +102,18 @@ def token_questions(cluster: Cluster) -> int:
     )
 
 
-def stranger_offers(count: int) -> dict[int, int]:
-    """A stranger's token offers to alice's session through the proxy (anyone who reaches it may send them)."""
+def offers(count: int, held: str = "") -> dict[int, int]:
+    """Token offers to alice's session through the proxy (anyone who reaches it may send them): a stranger's, or,
+    with `held`, proven with that token, as whoever held it (a guest) can."""
     url = url_for("/user/alice/" + TOKEN_PUSH_PATH)
+
+    def offer(_) -> int:
+        token = secrets.token_hex(16)
+        headers = {TOKEN_OFFER_HEADER: offer_proof(token_digest(held), token)} if held else {}
+        return json_request("POST", url, {"token": token}, headers=headers)[0]
+
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        answers = list(pool.map(lambda _: json_request("POST", url, {"token": secrets.token_hex(16)})[0], range(count)))
-    return dict(Counter(answers))
+        return dict(Counter(pool.map(offer, range(count))))
 
 
 def last_activity(cluster: Cluster) -> datetime:
@@ -167,5 +173,7 @@ def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
     # second in the soak's flood, which slowed the hub for everyone)
     asked = token_questions(cluster)
     assert asked >= 1  # the hub's own offer above was asked about: the metric counts them
-    assert stranger_offers(200) == {403: 200}
+    assert offers(200) == {403: 200}
+    # ... and so are bob's, proven with the token he copied, which the session no longer holds
+    assert offers(20, held=copied) == {403: 20}
     assert token_questions(cluster) == asked

@@ -18,11 +18,17 @@ TLS = ssl.create_default_context()
 
 
 def json_request(
-    method: str, url: str, body=None, token: str | None = None, raw: bytes | None = None, timeout: float = 30
+    method: str,
+    url: str,
+    body=None,
+    token: str | None = None,
+    raw: bytes | None = None,
+    timeout: float = 30,
+    headers: dict | None = None,
 ) -> tuple[int, dict | list | str]:
     """(status, parsed JSON body, or the text when it is not JSON); HTTP errors are answers, not exceptions."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", **(headers or {})}
     if token:
         headers["Authorization"] = f"token {token}"
     req = urllib.request.Request(url, data=data, headers=headers, method=method)

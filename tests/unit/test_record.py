@@ -104,7 +104,7 @@ def test_the_session_tokens_row_and_an_undelivered_token_are_saved_with_the_job(
     assert (saved["token_id"], saved["token_undelivered"]) == (17, True)
     assert SessionRecord.from_state(saved) == record
     assert "token_id" not in SessionRecord(job_id="9").to_state()  # a record of a hub that did not keep it
-    held = SessionRecord(job_id="9", token_sha256="cd" * 32, token_undelivered=True, held_token_sha256="ab" * 32)
+    held = SessionRecord(job_id="9", token_sha256="cd" * 32, token_undelivered=True, held_digests=["ab" * 32])
     assert SessionRecord.from_state(held.to_state()) == held  # the proof's key outlives a hub restart
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import logging
 import os
 import time
 from types import SimpleNamespace
@@ -20,7 +21,7 @@ import pytest
 from jupyterhub import orm
 from tornado import web
 
-from spawner.contract import TOKEN_OFFER_HEADER, offer_proof, token_digest
+from spawner.contract import MAX_OFFER_PROOFS, TOKEN_OFFER_HEADER, offer_proof, offer_proofs, token_digest
 from spawner.hub.session import token as hub_tokens
 from spawner.jupyter.session import token as session_tokens
 from spawner.jupyter.session import tokenpipe
@@ -118,24 +119,68 @@ def test_only_an_offer_proven_with_the_held_tokens_digest_is_asked_about(monkeyp
     held = hashlib.sha256(b"held-token").hexdigest()
     proof = hmac.new(held.encode(), b"dsportal-offer:new-token", hashlib.sha256).hexdigest()
     assert offer_proof(held, "new-token") == proof
+    assert offer_proofs(["", "aa", held], "new-token") == f"{offer_proof('aa', 'new-token')},{proof}"
     assert session_tokens.is_proven("new-token", proof)
+    assert session_tokens.is_proven("new-token", f"{offer_proof('aa', 'new-token')}, {proof}")  # one of those sent
     assert not session_tokens.is_proven("new-token", "")  # a stranger's offer: no proof
     assert not session_tokens.is_proven("other-token", proof)  # a proof of another offer
     assert not session_tokens.is_proven("new-token", offer_proof(hashlib.sha256(b"a-guess").hexdigest(), "new-token"))
+    assert not session_tokens.is_proven("new-token", ",".join(["x"] * MAX_OFFER_PROOFS + [proof]))  # past the cap
 
 
-def test_the_hub_keys_its_offers_with_the_token_the_session_still_holds():
-    record = SimpleNamespace(token_undelivered=False, held_token_sha256="", token_sha256="")
-    spawner = SimpleNamespace(api_token="token-0", record=record, server=SimpleNamespace(url="http://node:1/user/a/"))
+def a_replaced_session(token: str) -> SimpleNamespace:
+    record = SimpleNamespace(token_undelivered=False, held_digests=[], token_sha256=token_digest(token))
+    return SimpleNamespace(api_token=token, record=record, server=SimpleNamespace(url="http://node:1/user/a/"))
 
-    def replaced_by(new: str) -> None:  # replace() without JupyterHub's tables
-        hub_tokens.keep_proof_key(spawner)
-        spawner.api_token, record.token_undelivered = new, True
 
-    replaced_by("token-1")
-    replaced_by("token-2")  # a second share ended before the first new token arrived: the session holds token-0
-    request = hub_tokens.delivery_request(spawner, "token-2")
-    assert request.headers[TOKEN_OFFER_HEADER] == offer_proof(token_digest("token-0"), "token-2")
+def replaced_by(spawner, new: str) -> None:  # replace() without JupyterHub's tables
+    hub_tokens.keep_proof_key(spawner)
+    spawner.api_token, spawner.record.token_undelivered = new, True
+    spawner.record.token_sha256 = token_digest(new)
+
+
+def accepted(spawner, held: str, offered: str) -> bool:
+    """Whether a session holding `held` finds the hub's offer of `offered` proven."""
+    header = hub_tokens.delivery_request(spawner, offered).headers[TOKEN_OFFER_HEADER]
+    proofs = header.split(",")
+    return any(p == offer_proof(token_digest(held), offered) for p in proofs) and len(proofs) <= MAX_OFFER_PROOFS
+
+
+def test_the_hubs_offer_is_proven_for_every_token_the_session_may_hold():
+    spawner = a_replaced_session("token-0")
+    replaced_by(spawner, "token-1")
+    assert accepted(spawner, "token-0", "token-1")
+    # a second share ended before the session's answer about token-1 came (or that answer was lost): the session
+    # holds token-0 or token-1, and either way takes token-2
+    replaced_by(spawner, "token-2")
+    assert accepted(spawner, "token-0", "token-2") and accepted(spawner, "token-1", "token-2")
+    assert not accepted(spawner, "token-9", "token-2")
+    # the answer about token-1 comes now: token-2 stays to be handed over, proven with token-1 only
+    hub_tokens.took(spawner, "token-1")
+    assert spawner.record.token_undelivered and spawner.record.held_digests == [token_digest("token-1")]
+    assert accepted(spawner, "token-1", "token-2") and not accepted(spawner, "token-0", "token-2")
+    # a hub restart (it never holds the token it made before): the next token is proven for token-1 and token-2
+    spawner.api_token = ""
+    replaced_by(spawner, "token-3")
+    assert accepted(spawner, "token-1", "token-3") and accepted(spawner, "token-2", "token-3")
+    hub_tokens.took(spawner, "token-3")
+    assert (spawner.record.token_undelivered, spawner.record.held_digests) == (False, [])
+    for n in range(4, 10):  # many replacements unconfirmed: the proofs stay within the cap, the newest kept
+        replaced_by(spawner, f"token-{n}")
+    assert accepted(spawner, "token-8", "token-9") and len(spawner.record.held_digests) == MAX_OFFER_PROOFS
+    assert accepted(spawner, "token-3", "token-9")  # the one it took last stays
+
+
+def test_strangers_offers_are_counted_in_one_line_a_minute(caplog):
+    refusals = session_tokens.Refusals(every=3600)
+    log = logging.getLogger("offers-test")
+    with caplog.at_level(logging.WARNING, "offers-test"):
+        for _ in range(500):
+            refusals.add(log)
+        assert caplog.text == ""
+        refusals.since -= 3600
+        refusals.add(log)
+    assert caplog.text.count("refused 501 token offers") == 1 and refusals.count == 0
 
 
 class FakeHubAuth:

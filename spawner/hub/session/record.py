@@ -33,7 +33,9 @@ class SessionRecord:
     token_sha256: str = ""  # the session's API token's digest: JupyterHub gives a restarted hub no token
     token_id: int = 0  # its row in JupyterHub's token table: the one server token of the session kept (sessiontoken)
     token_undelivered: bool = False  # a new token (a share ended) has not reached the session yet
-    held_token_sha256: str = ""  # meanwhile: the digest of the one the session holds, which keys the offer's proof
+    # meanwhile: the digests of the tokens the session may hold (it took the first; each later one was handed over
+    # unconfirmed), which key the offer's proofs (spawner/hub/session/token.py)
+    held_digests: list[str] = field(default_factory=list)
     start_done: bool = False  # start() returned: a job saved without it was abandoned by a dying hub
     stopping: bool = False  # a stop began: the job is the reconciler's until Slurm confirms it gone
     limit: str = ""  # the session's length in words ("8 h"), for the end's message
@@ -76,8 +78,8 @@ class SessionRecord:
                 state["token_id"] = self.token_id
             if self.token_undelivered:
                 state["token_undelivered"] = True
-            if self.held_token_sha256:
-                state["held_token_sha256"] = self.held_token_sha256
+            if self.held_digests:
+                state["held_digests"] = list(self.held_digests)
             if self.usage:
                 state["usage"] = dict(self.usage)
         if self.last_end:
@@ -138,6 +140,7 @@ class SessionRecord:
             e for e in values.get("usage_log", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)
         ]
         values["runs"] = [e for e in values.get("runs", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
+        values["held_digests"] = [d for d in values.get("held_digests", []) if isinstance(d, str)]
         return cls(**values)
 
 

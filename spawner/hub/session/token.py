@@ -41,7 +41,7 @@ from sqlalchemy.orm import object_session
 from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
-from ...contract import TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proof, token_digest
+from ...contract import MAX_OFFER_PROOFS, TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proofs, token_digest
 from ..base.logname import log_name
 from ..base.upstream_jupyterhub import default_server_scopes
 
@@ -157,12 +157,27 @@ def refuse_ended(handler, sessions) -> None:
 
 
 def keep_proof_key(spawner) -> None:
-    """Before the session's token is replaced: the digest of the token the session holds keys the proof of the
-    hub's offers (spawner/contract.py) until the session takes a new one; a second replacement before that keeps
-    it (the session still holds the same)."""
-    if not spawner.record.token_undelivered:
-        held = spawner.api_token
-        spawner.record.held_token_sha256 = token_digest(held) if held else spawner.record.token_sha256
+    """Before the session's token is replaced: the digest of the token being replaced joins the ones the session
+    may hold, which key the proofs of the hub's offers (spawner/contract.py), until the session confirms it took
+    one.  A token handed over unconfirmed (its answer lost, a hub restart) may be the session's: it stays a key."""
+    record = spawner.record
+    replaced = token_digest(spawner.api_token) if spawner.api_token else record.token_sha256
+    if not record.token_undelivered:
+        record.held_digests = [replaced]
+        return
+    took_last, *since = record.held_digests or [""]  # the one it took stays; the newest of those since
+    since = [d for d in since if d != replaced][-(MAX_OFFER_PROOFS - 2) :] + [replaced]
+    record.held_digests = [d for d in [took_last, *since] if d]
+
+
+def took(spawner, token: str) -> None:
+    """The session answered that it took `token`: the session's token unless a newer one was made meanwhile, which
+    is then offered with a proof keyed by this one (the record is saved by the caller)."""
+    record = spawner.record
+    if spawner.api_token and hmac.compare_digest(spawner.api_token, token):
+        record.token_undelivered, record.held_digests = False, []
+    else:
+        record.held_digests = [token_digest(token)]
 
 
 def replace(spawner) -> str:
@@ -196,7 +211,7 @@ def delivery_request(spawner, token: str) -> HTTPRequest:
         body=json.dumps({"token": token}),
         headers={
             "Content-Type": "application/json",
-            TOKEN_OFFER_HEADER: offer_proof(spawner.record.held_token_sha256, token),
+            TOKEN_OFFER_HEADER: offer_proofs(spawner.record.held_digests, token),
         },
         request_timeout=DELIVERY_TIMEOUT,
         connect_timeout=5,
@@ -228,11 +243,10 @@ async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
             except OSError as e:
                 problem = str(e)
                 continue
-            spawner.record.token_undelivered = False
-            spawner.record.held_token_sha256 = ""
+            took(spawner, token)
             spawner.save_state()
             log.info("%s's session took its new token", log_name(spawner))
-            return True
+            return not spawner.record.token_undelivered
     finally:
         client.close()
     log.warning("%s's session did not take its new token yet (%s); trying again", log_name(spawner), problem)

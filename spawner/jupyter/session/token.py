@@ -9,11 +9,13 @@ replaces it (spawner/hub/session/token.py: the old one is dead at once) and
 POSTs the new one here, to the server's own address:
 
     POST {base}dsportal/session/token   {"token": NEW}  -> 204 taken; 403 not this session's live token
-    X-DSPortal-Offer-Proof: offer_proof(SHA-256 of the token the session holds, NEW)   (spawner/contract.py)
+    X-DSPortal-Offer-Proof: PROOF,...   a proof keyed by each token the session may hold (spawner/contract.py)
 
-Anyone who reaches the port could post here.  An offer without the proof is
-refused at once: the session asks the hub nothing about a stranger's offer
-(a flood of them, each a question to the hub, slowed the hub for everyone).
+Anyone who reaches the port could post here.  An offer without a proof keyed
+by the session's token is refused at once, and counted in the log once a
+minute: the session asks the hub nothing about a stranger's offer (a flood of
+them, each a question to the hub, slowed the hub for everyone).  Proven offers
+are checked one at a time, at most MAX_WAITING waiting (the hub offers again).
 A proven offer is taken only once the hub, asked with the token (GET {hub
 api}/dsportal/session/token), answers that it is the current token of this
 very session (its user and server name): whoever held the old token (a guest)
@@ -32,7 +34,9 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import os
+import time
 
 from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import JupyterHandler
@@ -41,10 +45,19 @@ from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop
 
-from ...contract import TOKEN_CHECK_PATH, TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proof, token_digest
+from ...contract import (
+    MAX_OFFER_PROOFS,
+    TOKEN_CHECK_PATH,
+    TOKEN_OFFER_HEADER,
+    TOKEN_PUSH_PATH,
+    offer_proof,
+    token_digest,
+)
 from . import tokenpipe
 
 CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
+MAX_WAITING = 2  # proven offers waiting for the one being checked; more are answered 503 (the hub offers again)
+STRANGER_WORDS = "Not an offer of the hub's: it carries no proof keyed by the session's token."
 MAX_BODY = 1024
 
 _TOKEN: list[str] = []  # the token taken from the hub; the environment's until one is
@@ -61,10 +74,37 @@ def is_session_token(token: str) -> bool:
     return bool(token and own) and hmac.compare_digest(token.encode(), own.encode())
 
 
-def is_proven(offered: str, proof: str) -> bool:
-    """Whether an offer's proof is keyed by the token the session holds now (see the module's words)."""
+def is_proven(offered: str, proofs: str) -> bool:
+    """Whether one of an offer's proofs is keyed by the token the session holds now (see the module's words)."""
     own = current()
-    return bool(own and proof) and hmac.compare_digest(proof.encode(), offer_proof(token_digest(own), offered).encode())
+    if not own:
+        return False
+    expected = offer_proof(token_digest(own), offered).encode()
+    return any(hmac.compare_digest(p.strip().encode(), expected) for p in proofs.split(",")[:MAX_OFFER_PROOFS])
+
+
+class Refusals:
+    """A count of the strangers' offers refused, logged once a minute (each one logged, a flood of them would fill
+    the owner's log in their home)."""
+
+    def __init__(self, every: float = 60.0):
+        self.every, self.count, self.since = every, 0, time.monotonic()
+
+    def add(self, log) -> None:
+        self.count += 1
+        if time.monotonic() - self.since >= self.every:
+            log.warning(
+                "dsportal: refused %d token offers without the hub's proof in the last %.0f s (anyone who reaches "
+                "the session's port may send them; the hub was asked about none)",
+                self.count,
+                time.monotonic() - self.since,
+            )
+            self.count, self.since = 0, time.monotonic()
+
+
+QUIET = logging.getLogger("dsportal.session.token.refused")  # the strangers' refusals' request lines: counted instead
+QUIET.propagate = False
+QUIET.addHandler(logging.NullHandler())
 
 
 def parse_offer(body: bytes) -> str:
@@ -128,9 +168,25 @@ class TokenHandler(JupyterHandler):
     """The hub hands the session its new token (see the module's words)."""
 
     _taking = asyncio.Lock()  # one offer at a time: the hub's retries must not race each other
+    _waiting = [0]  # proven offers waiting for it
+    _refusals = Refusals()
+    _stranger = False
+
+    @property
+    def log(self):
+        # Jupyter Server logs each request's line through its handler's `log`: a stranger's are counted instead
+        return QUIET if self._stranger else super().log
 
     def check_xsrf_cookie(self):
         return None  # no cookie or login is used here: the offered token itself is checked with the hub
+
+    def answer(self, status: int, words: str = "") -> None:
+        self.set_status(status)
+        if words:
+            self.set_header("Content-Type", "application/json; charset=UTF-8")
+            self.finish(json.dumps({"status": status, "message": words}))
+        else:
+            self.finish()
 
     @allow_unauthenticated
     async def post(self):
@@ -138,17 +194,33 @@ class TokenHandler(JupyterHandler):
             token = parse_offer(self.request.body)
         except ValueError as e:
             raise web.HTTPError(400, f"Not a token offer: {e}.") from None
-        if not (is_session_token(token) or is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, ""))):
-            raise web.HTTPError(403, "Not an offer of the hub's: it carries no proof keyed by the session's token.")
-        async with self._taking:
-            if not is_session_token(token):
-                if not await hub_says_ours(token):
-                    self.log.warning("dsportal: refused a token offered as the session's new one (the hub denies it)")
-                    raise web.HTTPError(403, "The hub does not say this is the session's token.")
-                take(self.settings["serverapp"], token)
-                self.log.warning("dsportal: the hub replaced the session's token (a share ended); the old one is dead")
-        self.set_status(204)
-        self.finish()
+        if is_session_token(token):
+            return self.answer(204)
+        if not is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, "")):
+            self._stranger = True
+            self._refusals.add(super().log)
+            return self.answer(403, STRANGER_WORDS)
+        if self._waiting[0] >= MAX_WAITING:
+            return self.answer(503, "Other token offers are being checked; the hub offers again in a few seconds.")
+        self._waiting[0] += 1
+        try:
+            async with self._taking:
+                await self.take_if_ours(token)
+        finally:
+            self._waiting[0] -= 1
+
+    async def take_if_ours(self, token: str) -> None:
+        # asked again: an offer proven with a token the session held when it came may have waited for another
+        if is_session_token(token):
+            return self.answer(204)
+        if not is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, "")):
+            return self.answer(403, STRANGER_WORDS)
+        if not await hub_says_ours(token):
+            self.log.warning("dsportal: refused a token offered as the session's new one (the hub denies it)")
+            return self.answer(403, "The hub does not say this is the session's token.")
+        take(self.settings["serverapp"], token)
+        self.log.warning("dsportal: the hub replaced the session's token (a share ended); the old one is dead")
+        return self.answer(204)
 
 
 def load(serverapp) -> None:
