@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import shutil
 import socket
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -132,13 +133,24 @@ def test_the_sessions_listing_is_read_again_and_comes_out_whole(tmp_path):
     assert sorted(item["name"] for item in model["content"]) == ["mlflow.db", "mlflow.db-journal", "train.ipynb"]
 
 
-def test_a_folder_that_changes_at_every_read_still_fails_and_a_missing_one_at_once(tmp_path):
+def test_a_folder_that_changes_at_every_read_still_fails_and_one_that_went_at_once(tmp_path):
     root = a_folder(tmp_path)
     manager = vanishing(SessionContentsManager, "mlflow.db-journal", LISTING_TRIES)(root_dir=str(root))
     manager.root_path = root
     with pytest.raises(web.HTTPError):
         asyncio.run(manager.get("templates", content=True))
     assert manager.gone == LISTING_TRIES  # bounded: it stops trying
+
+    class FolderGoes(SessionContentsManager):  # the whole folder removed while it was listed
+        asked = 0
+
+        async def get(self, path, content=True, type=None, format=None, require_hash=False):
+            if path.startswith("templates/"):
+                self.asked += 1
+                shutil.rmtree(root / "templates")
+            return await super().get(path, content=content, type=type, format=format)
+
+    going = FolderGoes(root_dir=str(root))
     with pytest.raises(web.HTTPError) as refused:
-        asyncio.run(SessionContentsManager(root_dir=str(root)).get("nowhere", content=True))
-    assert refused.value.status_code == 404
+        asyncio.run(going.get("templates", content=True))
+    assert (refused.value.status_code, going.asked) == (404, 1)  # not read again: the 404 is the answer
