@@ -173,7 +173,9 @@ def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
     # second in the soak's flood, which slowed the hub for everyone)
     asked = token_questions(cluster)
     assert asked >= 1  # the hub's own offer above was asked about: the metric counts them
-    assert offers(200) == {403: 200}
+    started = time.monotonic()
+    assert offers(64) == {403: 64}
+    print(f"64 strangers' offers on 8 connections answered in {time.monotonic() - started:.1f} s (each held 0.5 s)")
     # ... and so are bob's, proven with the token he copied, which the session no longer holds
     assert offers(20, held=copied) == {403: 20}
     assert token_questions(cluster) == asked

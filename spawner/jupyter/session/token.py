@@ -14,7 +14,9 @@ POSTs the new one here, to the server's own address:
 Anyone who reaches the port could post here.  An offer without a proof keyed
 by the session's token is refused at once, and counted in the log once a
 minute: the session asks the hub nothing about a stranger's offer (a flood of
-them, each a question to the hub, slowed the hub for everyone).  Proven offers
+them, each a question to the hub, slowed the hub for everyone), and answers it
+after a pause (STRANGER_PAUSE, MAX_HELD at a time), so that a flood's
+connections send a few offers a second through the proxy, not hundreds.  Proven offers
 are checked one at a time, at most MAX_WAITING waiting (the hub offers again).
 A proven offer is taken only once the hub, asked with the token (GET {hub
 api}/dsportal/session/token), answers that it is the current token of this
@@ -57,6 +59,10 @@ from . import tokenpipe
 
 CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
 MAX_WAITING = 2  # proven offers waiting for the one being checked; more are answered 503 (the hub offers again)
+# A stranger's offer is answered after this pause, MAX_HELD of them at a time (more at once: at once): answered at
+# once, 8 connections sent ~390 a second through the proxy, whose work for them slowed every user's requests
+STRANGER_PAUSE = 0.5
+MAX_HELD = 64
 STRANGER_WORDS = "Not an offer of the hub's: it carries no proof keyed by the session's token."
 MAX_BODY = 1024
 
@@ -169,6 +175,7 @@ class TokenHandler(JupyterHandler):
 
     _taking = asyncio.Lock()  # one offer at a time: the hub's retries must not race each other
     _waiting = [0]  # proven offers waiting for it
+    _held = [0]  # strangers' offers held for STRANGER_PAUSE now
     _refusals = Refusals()
     _stranger = False
 
@@ -199,6 +206,12 @@ class TokenHandler(JupyterHandler):
         if not is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, "")):
             self._stranger = True
             self._refusals.add(super().log)
+            if self._held[0] < MAX_HELD:
+                self._held[0] += 1
+                try:
+                    await asyncio.sleep(STRANGER_PAUSE)
+                finally:
+                    self._held[0] -= 1
             return self.answer(403, STRANGER_WORDS)
         if self._waiting[0] >= MAX_WAITING:
             return self.answer(503, "Other token offers are being checked; the hub offers again in a few seconds.")
