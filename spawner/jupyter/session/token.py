@@ -58,7 +58,7 @@ from ...contract import (
 from . import tokenpipe
 
 CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
-MAX_WAITING = 2  # proven offers waiting for the one being checked; more are answered 503 (the hub offers again)
+MAX_WAITING = 2  # proven offers checked or waiting at once; more are answered 503 (the hub offers again)
 # A stranger's offer is answered after this pause, MAX_HELD of them at a time (more at once: at once): answered at
 # once, 8 connections sent ~390 a second through the proxy, whose work for them slowed every user's requests
 STRANGER_PAUSE = 0.5
