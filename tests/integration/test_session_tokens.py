@@ -17,6 +17,7 @@ import secrets
 import time
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +180,6 @@ def test_a_revoked_guest_keeps_nothing_and_the_owners_session_goes_on(cluster):
     # ... and so are bob's, proven with the token he copied, which the session no longer holds
     assert offers(20, held=copied) == {403: 20}
     assert token_questions(cluster) == asked
+    # ... and the refusals are not written one by one into alice's log (counted once a minute instead)
+    log = Path(f"/home/alice/.dsportal-session-{cluster.job_of('alice')}.log").read_text()
+    assert "403 POST /user/alice/dsportal/session/token" not in log

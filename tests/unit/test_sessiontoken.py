@@ -159,6 +159,8 @@ def test_the_hubs_offer_is_proven_for_every_token_the_session_may_hold():
     hub_tokens.took(spawner, "token-1")
     assert spawner.record.token_undelivered and spawner.record.held_digests == [token_digest("token-1")]
     assert accepted(spawner, "token-1", "token-2") and not accepted(spawner, "token-0", "token-2")
+    hub_tokens.took(spawner, "token-0")  # a late answer about an older token says nothing new
+    assert spawner.record.held_digests == [token_digest("token-1")]
     # a hub restart (it never holds the token it made before): the next token is proven for token-1 and token-2
     spawner.api_token = ""
     replaced_by(spawner, "token-3")

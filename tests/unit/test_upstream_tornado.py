@@ -104,3 +104,8 @@ def test_a_handlers_response_headers_are_this_object_which_flush_sends():
     assert session_tornado.response_headers(handler) is handler._headers
     assert session_tornado.finished(handler) is False
     assert "self._finished" in inspect.getsource(web.RequestHandler._execute)
+
+
+def test_tornado_logs_each_request_through_the_handlers_log_method():
+    assert "self._log()" in inspect.getsource(web.RequestHandler.finish)
+    assert "self.application.log_request(self)" in inspect.getsource(web.RequestHandler._log)

@@ -163,7 +163,7 @@ def keep_proof_key(spawner) -> None:
     record = spawner.record
     replaced = token_digest(spawner.api_token) if spawner.api_token else record.token_sha256
     if not record.token_undelivered:
-        record.held_digests = [replaced]
+        record.held_digests = [replaced] if replaced else []
         return
     took_last, *since = record.held_digests or [""]  # the one it took stays; the newest of those since
     since = [d for d in since if d != replaced][-(MAX_OFFER_PROOFS - 2) :] + [replaced]
@@ -176,8 +176,9 @@ def took(spawner, token: str) -> None:
     record = spawner.record
     if spawner.api_token and hmac.compare_digest(spawner.api_token, token):
         record.token_undelivered, record.held_digests = False, []
-    else:
+    elif token_digest(token) in record.held_digests:
         record.held_digests = [token_digest(token)]
+    # else a late answer about a token older than the one the session is known to hold: it says nothing new
 
 
 def replace(spawner) -> str:

@@ -12,12 +12,15 @@ POSTs the new one here, to the server's own address:
     X-DSPortal-Offer-Proof: PROOF,...   a proof keyed by each token the session may hold (spawner/contract.py)
 
 Anyone who reaches the port could post here.  An offer without a proof keyed
-by the session's token is refused at once, and counted in the log once a
-minute: the session asks the hub nothing about a stranger's offer (a flood of
-them, each a question to the hub, slowed the hub for everyone), and answers it
-after a pause (STRANGER_PAUSE, MAX_HELD at a time), so that a flood's
-connections send a few offers a second through the proxy, not hundreds.  Proven offers
-are checked one at a time, at most MAX_WAITING waiting (the hub offers again).
+by the session's token (or no offer at all) is refused, counted in the log
+once a minute, not line by line: the session asks the hub nothing about a
+stranger's offer (a flood of them, each a question to the hub, slowed the hub
+for everyone), and answers it after a pause (STRANGER_PAUSE, MAX_HELD at a
+time), so that a flood's connections send a few offers a second through the
+proxy, not hundreds.  Proven offers are checked one at a time, in turn, each
+proof again in its turn: a guest, who held the session's token, can make
+proofs until the session takes the new one; those queue with the hub's offer,
+never ahead of it for good.
 A proven offer is taken only once the hub, asked with the token (GET {hub
 api}/dsportal/session/token), answers that it is the current token of this
 very session (its user and server name): whoever held the old token (a guest)
@@ -36,14 +39,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import logging
 import os
 import time
 
 from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import url_path_join
-from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop
 
@@ -58,7 +59,6 @@ from ...contract import (
 from . import tokenpipe
 
 CHECK_TIMEOUT = 10  # seconds the hub has to say whose token an offered one is
-MAX_WAITING = 2  # proven offers checked or waiting at once; more are answered 503 (the hub offers again)
 # A stranger's offer is answered after this pause, MAX_HELD of them at a time (more at once: at once): answered at
 # once, 8 connections sent ~390 a second through the proxy, whose work for them slowed every user's requests
 STRANGER_PAUSE = 0.5
@@ -106,11 +106,6 @@ class Refusals:
                 time.monotonic() - self.since,
             )
             self.count, self.since = 0, time.monotonic()
-
-
-QUIET = logging.getLogger("dsportal.session.token.refused")  # the strangers' refusals' request lines: counted instead
-QUIET.propagate = False
-QUIET.addHandler(logging.NullHandler())
 
 
 def parse_offer(body: bytes) -> str:
@@ -173,16 +168,15 @@ def take(serverapp, token: str) -> None:
 class TokenHandler(JupyterHandler):
     """The hub hands the session its new token (see the module's words)."""
 
-    _taking = asyncio.Lock()  # one offer at a time: the hub's retries must not race each other
-    _waiting = [0]  # proven offers waiting for it
+    _taking = asyncio.Lock()  # one offer at a time, in turn: the hub's retries must not race each other
     _held = [0]  # strangers' offers held for STRANGER_PAUSE now
     _refusals = Refusals()
     _stranger = False
 
-    @property
-    def log(self):
-        # Jupyter Server logs each request's line through its handler's `log`: a stranger's are counted instead
-        return QUIET if self._stranger else super().log
+    def _log(self):
+        # tornado's per-request log line (its documented override): a stranger's are counted instead
+        if not self._stranger:
+            super()._log()
 
     def check_xsrf_cookie(self):
         return None  # no cookie or login is used here: the offered token itself is checked with the hub
@@ -195,32 +189,31 @@ class TokenHandler(JupyterHandler):
         else:
             self.finish()
 
+    async def refuse_stranger(self, words: str) -> None:
+        """Answered after a pause, counted, not logged one by one (see the module's words)."""
+        self._stranger = True
+        self.request.body = b""  # not kept through the pause
+        self._refusals.add(self.log)
+        if self._held[0] < MAX_HELD:
+            self._held[0] += 1
+            try:
+                await asyncio.sleep(STRANGER_PAUSE)
+            finally:
+                self._held[0] -= 1
+        self.answer(403 if words == STRANGER_WORDS else 400, words)
+
     @allow_unauthenticated
     async def post(self):
         try:
             token = parse_offer(self.request.body)
         except ValueError as e:
-            raise web.HTTPError(400, f"Not a token offer: {e}.") from None
+            return await self.refuse_stranger(f"Not a token offer: {e}.")
         if is_session_token(token):
             return self.answer(204)
         if not is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, "")):
-            self._stranger = True
-            self._refusals.add(super().log)
-            if self._held[0] < MAX_HELD:
-                self._held[0] += 1
-                try:
-                    await asyncio.sleep(STRANGER_PAUSE)
-                finally:
-                    self._held[0] -= 1
-            return self.answer(403, STRANGER_WORDS)
-        if self._waiting[0] >= MAX_WAITING:
-            return self.answer(503, "Other token offers are being checked; the hub offers again in a few seconds.")
-        self._waiting[0] += 1
-        try:
-            async with self._taking:
-                await self.take_if_ours(token)
-        finally:
-            self._waiting[0] -= 1
+            return await self.refuse_stranger(STRANGER_WORDS)
+        async with self._taking:  # in turn: whoever holds the session's token can make a proof (a guest)
+            await self.take_if_ours(token)
 
     async def take_if_ours(self, token: str) -> None:
         # asked again: an offer proven with a token the session held when it came may have waited for another
