@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import weakref
 
 from spawner.hub.wiring import gcpolicy
@@ -49,3 +50,23 @@ def test_the_rounds_run_on_the_loop_after_the_first_delay_and_then_each_interval
 
     first, between = asyncio.run(main())
     assert first >= 0.045 and between >= 0.195
+
+
+def test_a_long_automatic_collection_is_said_in_the_log_and_the_policys_own_is_not(caplog):
+    ticks = iter([0.0, 0.05, 1.0, 1.3])
+    timer = gcpolicy.CollectionTimer(long=0.2, clock=lambda: next(ticks))
+    with caplog.at_level(logging.WARNING, "JupyterHub"):
+        timer("start", {"generation": 0})
+        timer("stop", {"generation": 0, "collected": 3})  # 0.05 s: not worth a line
+        timer("start", {"generation": 2})
+        timer("stop", {"generation": 2, "collected": 41})  # 0.3 s
+        gcpolicy._OWN[0] = True
+        try:
+            timer("start", {"generation": 2})  # the policy's own: no clock read, no line
+            timer("stop", {"generation": 2, "collected": 0})
+        finally:
+            gcpolicy._OWN[0] = False
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["A garbage collection (generation 2, 41 objects freed) held the hub for 0.30 s"]
+    assert gcpolicy.watch_collections() in (True, False) and not gcpolicy.watch_collections()  # once per process
+    gc.callbacks[:] = [c for c in gc.callbacks if not isinstance(c, gcpolicy.CollectionTimer)]
