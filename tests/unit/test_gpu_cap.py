@@ -208,3 +208,37 @@ def test_a_fresh_listing_is_asked_anew_and_a_silent_slurm_keeps_the_older_answer
     first, fresh, silent, waited = asyncio.run(three())
     assert ([j.job_id for j in first], [j.job_id for j in fresh], [j.job_id for j in silent]) == (["1"], ["2"], ["2"])
     assert waited < 1
+
+
+def test_a_users_listing_asks_squeue_and_sacct_at_once_and_waits_for_a_busy_slurm_once():
+    """Under load both sources may be slow: one after the other, a page waited STALE_WAIT for each (the soak's
+    1-s promise broke on that); at once, sacct is asked as squeue is, not after squeue's wait has run out."""
+    asked: dict[str, float] = {}
+
+    class Client:
+        slow = False
+
+        async def asked(self, source, answer):
+            asked[source] = asyncio.get_running_loop().time()
+            if self.slow:
+                await asyncio.sleep(30)  # a busy Slurm: longer than any wait of the page's
+            return answer
+
+        async def all_jobs(self):
+            return await self.asked("squeue", [listed("1", "RUNNING")])
+
+        async def accounting(self, days):
+            return await self.asked("sacct", [])
+
+    client = Client()
+    listing = joblisting.JobListing(client, SimpleNamespace(history_days=1, list_seconds=0, accounting_seconds=0))
+
+    async def twice():
+        await listing.of_user("alice")  # the first answers, at hand from now on
+        client.slow = True
+        return await listing.of_user("alice")  # both older than their period: asked again, Slurm busy
+
+    queued, accounted, problems = asyncio.run(twice())
+    assert ([j.job_id for j in queued], accounted, problems) == (["1"], [], [])  # the older answers, shown
+    # asked in the same turn of the loop (one after the other: STALE_WAIT, 0.5 s, apart)
+    assert abs(asked["sacct"] - asked["squeue"]) < joblisting.STALE_WAIT / 5

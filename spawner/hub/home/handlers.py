@@ -24,6 +24,7 @@ server asks with its token when the user presses "extend" in JupyterLab.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -46,6 +47,10 @@ SESSION_URL = "/api/dsportal/session"
 FREE_WAIT = 3.0  # seconds a home page's refresh waits for what is free
 
 
+async def none() -> None:
+    return None
+
+
 class _Base(Bounded, APIHandler):
     def own_spawner(self):
         return own_spawner(self, "Log in to see your session.")
@@ -54,8 +59,9 @@ class _Base(Bounded, APIHandler):
 class SessionHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
-        for session in user_sessions(spawner.user):  # a queued session's place (one shared, cached squeue a partition)
-            await session.update_queue_place()
+        # each queued session's place (one shared, cached squeue a partition) and the jobs, asked at once
+        jobs = runs_service.jobs(self.portal_services, spawner) if self.get_argument("jobs", "") == "1" else none()
+        *_, listing = await asyncio.gather(*(s.update_queue_place() for s in user_sessions(spawner.user)), jobs)
         answer = home_data(spawner)
         if self.get_argument("free", "") == "1":
             # One request where an open home page made two: JupyterHub's authentication of each request
@@ -68,8 +74,7 @@ class SessionHandler(_Base):
                 answer["partitions_error"] = UNAVAILABLE
         if self.get_argument("shares", "") == "1":
             answer["shares"] = shares_view(self.users, spawner)
-        if self.get_argument("jobs", "") == "1":
-            listing = await runs_service.jobs(self.portal_services, spawner)
+        if listing is not None:
             answer["jobs"], answer["jobs_error"] = listing["jobs"], listing["error"]
         self.finish(json.dumps(answer))
 

@@ -10,6 +10,7 @@ indexed by user once.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TypeVar
@@ -77,14 +78,22 @@ class JobListing:
         under way), waited for RECHECK_WAIT at most (a refusal judged again)."""
         problems = []
         wait, max_age = (RECHECK_WAIT, 0.0) if fresh else (STALE_WAIT, None)
-        try:
-            self._keep("queue", await self._queue.get("queue", self._queued, wait=wait, max_age=max_age))
-        except SlurmError:
-            problems.append("Slurm is not answering; the jobs below may be out of date.")
-        try:
-            self._keep("accounting", await self._accounting.get("accounting", self._accounted, wait=STALE_WAIT))
-        except SlurmError:
-            problems.append("Slurm's accounting (slurmdbd) is not answering; finished jobs may be missing.")
+        # both at once: one after the other, a page waited STALE_WAIT twice for a busy Slurm (the soak's 1-s promise)
+        queue, accounting = await asyncio.gather(
+            self._queue.get("queue", self._queued, wait=wait, max_age=max_age),
+            self._accounting.get("accounting", self._accounted, wait=STALE_WAIT),
+            return_exceptions=True,
+        )
+        for source, answer, problem in (
+            ("queue", queue, "Slurm is not answering; the jobs below may be out of date."),
+            ("accounting", accounting, "Slurm's accounting (slurmdbd) is not answering; finished jobs may be missing."),
+        ):
+            if isinstance(answer, SlurmError):
+                problems.append(problem)
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                self._keep(source, answer)
         listed = self._last.get("queue", {}).get(username, [])
         accounted = self._last.get("accounting", {}).get(username, [])
         return listed, accounted, problems

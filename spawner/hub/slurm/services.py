@@ -35,6 +35,9 @@ ALL_NEW_ESTIMATES_PER_MINUTE = 120  # every user together: what the scheduler's 
 ALL_USERS = "*"  # the estimate counter's key for every user together (no username has a "*")
 
 
+ORDER_WAIT = 0.5  # s a place in the line waits for a new squeue when an older order is at hand
+
+
 class TooManyEstimates(Exception):
     """A user asked for more new estimates than Slurm should run for one person."""
 
@@ -76,8 +79,9 @@ class HubServices:
         return self._accounts.cached("all")
 
     async def queue_order(self, partition: str) -> list[str]:
-        """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds."""
-        return await self._orders.get(partition, lambda: self.client.queue_order(partition))
+        """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds; while a new
+        squeue is slow, the older order after ORDER_WAIT (a page that shows a place in the line waited for it)."""
+        return await self._orders.get(partition, lambda: self.client.queue_order(partition), wait=ORDER_WAIT)
 
     def partitions(self, nodes: list[NodeState]) -> list[dict]:
         slurm = self.settings.slurm
