@@ -189,7 +189,7 @@ class TokenHandler(JupyterHandler):
         else:
             self.finish()
 
-    async def refuse_stranger(self, words: str) -> None:
+    async def refuse_stranger(self, status: int, words: str) -> None:
         """Answered after a pause, counted, not logged one by one (see the module's words)."""
         self._stranger = True
         self.request.body = b""  # not kept through the pause
@@ -200,18 +200,18 @@ class TokenHandler(JupyterHandler):
                 await asyncio.sleep(STRANGER_PAUSE)
             finally:
                 self._held[0] -= 1
-        self.answer(403 if words == STRANGER_WORDS else 400, words)
+        self.answer(status, words)
 
     @allow_unauthenticated
     async def post(self):
         try:
             token = parse_offer(self.request.body)
         except ValueError as e:
-            return await self.refuse_stranger(f"Not a token offer: {e}.")
+            return await self.refuse_stranger(400, f"Not a token offer: {e}.")
         if is_session_token(token):
             return self.answer(204)
         if not is_proven(token, self.request.headers.get(TOKEN_OFFER_HEADER, "")):
-            return await self.refuse_stranger(STRANGER_WORDS)
+            return await self.refuse_stranger(403, STRANGER_WORDS)
         async with self._taking:  # in turn: whoever holds the session's token can make a proof (a guest)
             await self.take_if_ours(token)
 
