@@ -59,7 +59,9 @@ def parse_qos_limits(output: str) -> dict[str, int | None]:
 
 
 def default_accounts_argv(sacctmgr: str) -> list[str]:
-    return [sacctmgr, "--noheader", "--parsable2", "show", "users", "format=User,DefaultAccount"]
+    """Each user's default account, as their default association ('alice|vision'): a coordinator reads these
+    under PrivateData=users, where `show users` gives it its own record only (spawner/slurmprivacy.py)."""
+    return [sacctmgr, "--noheader", "--parsable2", "show", "associations", "onlydefaults", "format=User,Account"]
 
 
 def parse_pairs(output: str) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from .common import CLUSTER_NAME, LOGS, SLURMDBD_PORT, STATE, run, say, write_if_changed
+from .common import CLUSTER_NAME, LOGS, PRIVATE_DATA, SLURMDBD_PORT, STATE, run, say, write_if_changed
 from .supervisor import Program
 
 DB_DIR = Path("/var/lib/dsportal-mariadb")  # the mysql account's own (STATE is root's, 0750)
@@ -69,6 +69,9 @@ StoragePort={DB_PORT}
 StorageUser={DB_USER}
 StoragePass={password}
 StorageLoc={DB_NAME}
+# As many sites: sacct and sacctmgr show each user only their own jobs, usage, record and accounts.
+# The hub's account sees through it as a coordinator of root (deploy/dev/associations.py).
+PrivateData={PRIVATE_DATA}
 """
 
 

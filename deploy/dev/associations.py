@@ -14,7 +14,7 @@ each only if missing: `up` twice changes nothing.
 
 from __future__ import annotations
 
-from .common import CLUSTER_NAME, run, say
+from .common import CLUSTER_NAME, SERVICE_USER, run, say
 from .demo import USERS
 
 SACCTMGR = ["sacctmgr", "--immediate", "--noheader", "--parsable2"]
@@ -42,6 +42,11 @@ def _listed(what: str, fields: str) -> set[tuple[str, ...]]:
     return {tuple(line.split("|")) for line in out.stdout.splitlines() if line.strip()}
 
 
+def _coordinated(user: str) -> set[str]:
+    out = run([*SACCTMGR, "show", "user", user, "withcoord", "format=Coordinators"], timeout=30)
+    return {account for line in out.stdout.splitlines() for account in line.strip().split(",") if account}
+
+
 def ensure_associations() -> None:
     """The QOS, the projects and every demo user's associations, each added if missing."""
     have_qos = {name for (name,) in _listed("qos", "Name")}
@@ -56,6 +61,14 @@ def ensure_associations() -> None:
             say(f"adding the Slurm account {name}")
             run([*SACCTMGR, "add", "account", name, f"Cluster={CLUSTER_NAME}", *settings], timeout=30)
     held = {(account, user) for cluster, account, user in associations if cluster == CLUSTER_NAME and user}
+    if ("root", SERVICE_USER) not in held:  # the hub's account: a record in root that may submit nothing ...
+        say(f"making {SERVICE_USER} a coordinator of the root account (it sees every job through PrivateData)")
+        run(
+            [*SACCTMGR, "add", "user", SERVICE_USER, "Account=root", f"Cluster={CLUSTER_NAME}", "MaxSubmitJobs=0"],
+            timeout=30,
+        )
+    if "root" not in _coordinated(SERVICE_USER):  # ... and the least rank that sees every job (docs/admins/slurm.md)
+        run([*SACCTMGR, "add", "coordinator", "Account=root", f"Names={SERVICE_USER}"], timeout=30)
     for (account, qos), names in missing_users(held).items():  # one sacctmgr call per kind: 28 users in seconds
         run(
             [*SACCTMGR, "add", "user", ",".join(names), f"Account={account}", f"Cluster={CLUSTER_NAME}"]

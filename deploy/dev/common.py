@@ -26,6 +26,7 @@ NODES = {"node001": 6821, "node002": 6822, "node003": 6823}  # two GPU nodes, on
 SLURMCTLD_PORT = 6817
 SLURMDBD_PORT = 6819
 CLUSTER_NAME = "dsportal"  # slurm.conf's ClusterName, registered in the accounting database
+PRIVATE_DATA = "jobs,usage,users,accounts"  # slurm.conf's and slurmdbd.conf's: each user sees only their own
 LDAP_URI = "ldap://127.0.0.1:389/"
 HUB_URL = "https://localhost:8000"
 SERVICE_USER = "dsportal"  # the hub's and the proxy's unprivileged service account

@@ -20,7 +20,18 @@ import shutil
 import stat
 from pathlib import Path
 
-from .common import CLUSTER_NAME, LOGS, NODES, SLURMCTLD_PORT, SLURMDBD_PORT, SPOOL, STATE, run, write_if_changed
+from .common import (
+    CLUSTER_NAME,
+    LOGS,
+    NODES,
+    PRIVATE_DATA,
+    SLURMCTLD_PORT,
+    SLURMDBD_PORT,
+    SPOOL,
+    STATE,
+    run,
+    write_if_changed,
+)
 
 # Stand-ins for /dev/nvidiaN, one character device each, world-readable as the real ones are.  Numbers of their own
 # (NVIDIA's major, 195, with no driver behind it: an open that the cgroup allows fails with ENXIO) so that the
@@ -76,7 +87,9 @@ ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup
 # Every job goes to slurmdbd (deploy/dev/accounting.py), which keeps it in MariaDB: the
 # portal's jobs panel reads finished jobs with sacct as the hub's unprivileged account.
-# PrivateData is left unset on purpose: with it, that account would see only its own jobs.
+# As many sites: squeue, sshare and scontrol show each user only their own jobs, usage and accounts.  The hub's
+# account sees through it as a coordinator of the root account (deploy/dev/associations.py).
+PrivateData={PRIVATE_DATA}
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort={SLURMDBD_PORT}

@@ -344,8 +344,9 @@ def check_tls_files(ctx: Context) -> list[Result]:
 
 
 def check_slurm_site(ctx: Context) -> list[Result]:
-    """Confinement (cgroups), the config's GPU types and its account, against the site's Slurm."""
-    checks = (doctorslurm.cgroups, doctorslurm.gpu_types, doctorslurm.accounts)
+    """Confinement (cgroups), what PrivateData hides from the hub, the config's GPU types and its account, against
+    the site's Slurm."""
+    checks = (doctorslurm.cgroups, doctorslurm.privacy, doctorslurm.gpu_types, doctorslurm.accounts)
     return [Result(*finding) for check in checks for finding in check(ctx)]
 
 

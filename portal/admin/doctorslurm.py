@@ -14,6 +14,16 @@ from typing import Protocol
 
 from spawner.slurmassociations import associations_argv, parse_associations
 from spawner.slurmgres import gpus_by_type
+from spawner.slurmprivacy import (
+    Privilege,
+    hidden_from,
+    parse_privilege,
+    parse_show_config,
+    private_data,
+    privilege_argv,
+    show_config_argv,
+    what_to_change,
+)
 from spawner.slurmvocab import UnreadableAnswer, partitions_gres_argv
 
 from ..settings import PortalSettings
@@ -23,6 +33,7 @@ class Context(Protocol):
     """What these checks read of doctor's Context (a Protocol: doctor imports this module)."""
 
     settings: PortalSettings
+    service_account: str
     sample_user: str
     run: Callable[[list[str]], subprocess.CompletedProcess]
 
@@ -35,20 +46,6 @@ CONSTRAINTS = {
     "ConstrainCores": "a session's processes can run on the cores of other jobs",
     "ConstrainRAMSpace": "a session can take memory it did not ask for, and the node's other jobs are killed for it",
 }
-
-
-def show_config_argv(scontrol: str) -> list[str]:
-    return [scontrol, "show", "config"]
-
-
-def parse_show_config(output: str) -> dict[str, str]:
-    """`scontrol show config` ('Name = value' lines, cgroup.conf's among them) -> {name: value}."""
-    found = {}
-    for line in output.splitlines():
-        name, sep, value = line.partition("=")
-        if sep and name.strip() and " " not in name.strip():
-            found[name.strip()] = value.strip()
-    return found
 
 
 def cgroup_findings(config: dict[str, str]) -> list[Finding]:
@@ -91,6 +88,37 @@ def cgroups(ctx: Context) -> list[Finding]:
     if out.returncode != 0:
         return [("slurm config", False, f"scontrol show config failed: {out.stderr.strip()[:200]}")]
     return cgroup_findings(parse_show_config(out.stdout))
+
+
+def privacy_findings(account: str, flags: frozenset[str], privilege: Privilege | None) -> list[Finding]:
+    """Slurm's PrivateData against the hub account's rank: whether the hub still sees what it needs."""
+    if not flags or privilege is None:
+        return [("slurm private data", True, f"PrivateData is off: {account} sees every job and account")]
+    hidden = hidden_from(flags, privilege)
+    if hidden:
+        return [("slurm private data", False, what_to_change(account, hidden))]
+    rank = f"AdminLevel {privilege.admin_level}" + (
+        f", coordinator of {', '.join(sorted(privilege.coordinates))}" if privilege.coordinates else ""
+    )
+    return [("slurm private data", True, f"PrivateData={','.join(sorted(flags))}; {account} ({rank}) sees every job")]
+
+
+def privacy(ctx: Context) -> list[Finding]:
+    slurm = ctx.settings.slurm
+    out = ctx.run(show_config_argv(slurm.scontrol))
+    if out.returncode != 0:
+        return [("slurm private data", False, f"scontrol show config failed: {out.stderr.strip()[:200]}")]
+    flags = private_data(parse_show_config(out.stdout))
+    if not flags:
+        return privacy_findings(ctx.service_account, flags, None)
+    rank = ctx.run(privilege_argv(slurm.sacctmgr, ctx.service_account))
+    if rank.returncode != 0:
+        return [("slurm private data", False, f"{slurm.sacctmgr} failed: {rank.stderr.strip()[:200]}")]
+    try:
+        privilege = parse_privilege(rank.stdout, ctx.service_account)
+    except UnreadableAnswer as e:
+        return [("slurm private data", False, str(e))]
+    return privacy_findings(ctx.service_account, flags, privilege)
 
 
 def partition_types(output: str) -> dict[str, set[str]]:

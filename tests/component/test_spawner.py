@@ -140,6 +140,39 @@ async def test_poll_notices_a_job_slurm_has_forgotten(a_spawner, mock_slurm, a_w
     assert await a_spawner.poll() == 1
 
 
+async def test_private_jobs_the_hub_cannot_see_keep_a_running_session(
+    a_spawner, mock_slurm, a_web_server, caplog, monkeypatch
+):
+    """The admin turns on PrivateData=jobs (`scontrol reconfigure`) without giving the hub's account the rank to
+    see through it: squeue, as the hub, now lists none of the users' jobs.  The running session is kept (its
+    state unknown), the log tells the admin what to change, and once the hub may see the jobs again the same
+    session is followed as before."""
+    monkeypatch.setattr("spawner.hub.slurm.visibility.CHECK_SECONDS", 0.0)  # each question asked anew
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.set_private("jobs,usage,users,accounts")
+    a_spawner.poll_max_age = 0
+    assert await a_spawner.poll() is None
+    assert a_spawner.job_id == job_id and a_spawner.job_hidden
+    told = [r.getMessage() for r in caplog.records if "PrivateData" in r.getMessage()]
+    assert told and "sacctmgr add coordinator account=root names=" in told[0], told
+    a_spawner.record.stopping = True  # a stop began: unlisted is not "gone" where Slurm hides the jobs
+    assert not a_spawner._listed_gone()
+    a_spawner.record.stopping = False
+    mock_slurm.set_private("jobs,usage,users,accounts", "None|root")  # a coordinator of root sees every job
+    assert await a_spawner.poll() is None and not a_spawner.job_hidden
+    mock_slurm.purge(job_id)  # and a job Slurm has really forgotten is gone again
+    assert await a_spawner.poll() == 1
+
+
+async def test_a_visible_queue_asks_slurm_nothing_more(a_spawner, mock_slurm, a_web_server):
+    """Slurm's PrivateData is asked about only when a listing lacks a followed job: never while it is there."""
+    await start_running(a_spawner, mock_slurm, a_web_server)
+    a_spawner.poll_max_age = 0
+    for _ in range(3):
+        assert await a_spawner.poll() is None
+    assert mock_slurm.calls("scontrol") == []
+
+
 @pytest.mark.parametrize("mode", ["unreachable", "hang"])
 async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mode, a_web_server):
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)

@@ -33,6 +33,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
         "cgroup ConstrainDevices",
         "cgroup ConstrainCores",
         "cgroup ConstrainRAMSpace",
+        "slurm private data",
         "gpu types",
         "slurm accounts",
         "sudo sbatch as alice",

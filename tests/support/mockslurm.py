@@ -1,5 +1,7 @@
 """A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`,
-`sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`).
+`sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`), and `scontrol show config`
+(its PrivateData and the hub account's rank set with `MockSlurm.set_private`: squeue then lists only the jobs
+of that account, as Slurm does).
 
 Job arrays (`sbatch --array=0-N%M`, a sweep) are one entry of the table; its
 tasks are waiting until `MockSlurm.set_tasks` starts (or ends) some.  squeue
@@ -198,6 +200,9 @@ def squeue(state: Path, argv: list[str]) -> int:
     names = set(opts.get("name", "").split(",")) - {""}
     with _table(state) as t:
         listing = _listing(t["jobs"])
+    if _hides_jobs(_private(state)):  # as slurmctld: an account without the rank sees its own jobs only
+        me = pwd.getpwuid(os.getuid()).pw_name
+        listing = [(job_id, job) for job_id, job in listing if job["user"] == me]
     if opts.get("format") == "%i":  # ids only: a partition's pending jobs in priority order (here: submission
         # order), or the jobs of a name, in any state
         for job_id, job in listing:
@@ -400,9 +405,36 @@ def _accounting(state: Path, cmd: str, what: str) -> int:
     return 0
 
 
+def _private(state: Path) -> dict:
+    path = state / "private.json"
+    return json.loads(path.read_text()) if path.exists() else {"flags": "none", "rank": "None|"}
+
+
+def _hides_jobs(private: dict) -> bool:
+    """Slurm's rule: PrivateData=jobs hides other users' jobs unless the account is an Operator, an
+    Administrator or a coordinator of their accounts (here: of root, which covers all)."""
+    level, _, coordinated = private["rank"].partition("|")
+    return "jobs" in private["flags"].split(",") and not (
+        level in ("Operator", "Administrator") or "root" in coordinated.split(",")
+    )
+
+
 def sacctmgr(state: Path, argv: list[str]) -> int:
-    """`sacctmgr --noheader --parsable2 show associations|users|qos format=...`"""
-    return _accounting(state, "sacctmgr", argv[argv.index("show") + 1])
+    """`sacctmgr --noheader --parsable2 show associations|users|qos format=...`, and `show user NAME withcoord`
+    (the hub account's AdminLevel and coordinated accounts)."""
+    if "withcoord" in argv:
+        user = argv[argv.index("user") + 1]
+        _record(state, {"cmd": "sacctmgr", "what": "privilege"})
+        print(f"{user}|{_private(state)['rank']}")
+        return 0
+    return _accounting(state, "sacctmgr", "users" if "onlydefaults" in argv else argv[argv.index("show") + 1])
+
+
+def scontrol(state: Path, argv: list[str]) -> int:
+    """`scontrol show config`: its PrivateData line (what `set_private` set; none by default)."""
+    _record(state, {"cmd": "scontrol", "what": " ".join(argv[:2])})
+    print(f"Configuration data as of 2026-11-22T08:00:00\nPrivateData             = {_private(state)['flags']}")
+    return 0
 
 
 def sshare(state: Path, argv: list[str]) -> int:
@@ -412,6 +444,7 @@ def sshare(state: Path, argv: list[str]) -> int:
 COMMANDS = {
     "sacctmgr": sacctmgr,
     "sshare": sshare,
+    "scontrol": scontrol,
     "sbatch": sbatch,
     "squeue": squeue,
     "scancel": scancel,
@@ -481,6 +514,11 @@ class MockSlurm:
         """sacctmgr's and sshare's answers (keys of ACCOUNTING) instead of the defaults."""
         (self.state / "accounting.json").write_text(json.dumps(answers))
 
+    def set_private(self, flags: str, rank: str = "None|") -> None:
+        """slurm.conf's PrivateData ('jobs,usage') and the hub account's 'AdminLevel|coordinated,accounts'; with
+        jobs private and no rank that sees them, squeue lists none of the other users' jobs."""
+        (self.state / "private.json").write_text(json.dumps({"flags": flags, "rank": rank}))
+
     def purge(self, job_id: str) -> None:
         with _table(self.state) as table:
             del table["jobs"][job_id]
@@ -520,6 +558,7 @@ def config_data(mock: MockSlurm) -> dict:
             "sacct": mock.path("sacct"),
             "sacctmgr": mock.path("sacctmgr"),
             "sshare": mock.path("sshare"),
+            "scontrol": mock.path("scontrol"),
             "sudo": mock.path("sudo"),
             "extend_command": mock.path("dsportal-extend-session"),
             "allow_extend": True,

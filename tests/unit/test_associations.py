@@ -44,7 +44,8 @@ def test_the_queries_and_each_users_accounts_default_first():
         "associations",
         "format=User,Account,QOS",
     ]
-    assert default_accounts_argv("sacctmgr")[-2:] == ["users", "format=User,DefaultAccount"]
+    # the default associations, not `show users`: a coordinator lists no other user under PrivateData=users
+    assert default_accounts_argv("sacctmgr")[-3:] == ["associations", "onlydefaults", "format=User,Account"]
     assert qos_argv("sacctmgr")[-3:] == ["show", "qos", "format=Name,MaxWall"]
     accounts = accounts_of(parse_associations(ASSOCIATIONS), parse_pairs(DEFAULTS), parse_qos_limits(QOS))
     assert accounts.by_user == {"root": ("root",), "alice": ("vision", "nlp"), "bob": ("vision",)}

@@ -172,7 +172,7 @@ def test_the_dev_additions_join_the_yaml_and_are_checked_last(an_installed_hub_c
     ]  # report_ignored_settings ran after the site files
 
 
-def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
+def test_slurm_sends_every_job_to_slurmdbd_and_keeps_each_users_jobs_private():
     lines = [
         line
         for line in slurmconf.slurm_conf().splitlines()
@@ -180,6 +180,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
     ]
     assert lines == [
         "ClusterName=dsportal",
+        "PrivateData=jobs,usage,users,accounts",  # as many sites; the hub sees through it (tests/integration)
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=localhost",
         "AccountingStoragePort=6819",
@@ -187,7 +188,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_hides_no_users_jobs():
         "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",
-    ]  # no PrivateData: the hub's account reads every user's jobs
+    ]
 
 
 def test_slurmdbd_keeps_the_jobs_in_mariadb_over_loopback():
@@ -206,6 +207,9 @@ def test_slurmdbd_keeps_the_jobs_in_mariadb_over_loopback():
         "StorageUser=slurm\n"
         "StoragePass=0123abcd\n"
         "StorageLoc=slurm_acct_db\n"
+        "# As many sites: sacct and sacctmgr show each user only their own jobs, usage, record and accounts.\n"
+        "# The hub's account sees through it as a coordinator of root (deploy/dev/associations.py).\n"
+        "PrivateData=jobs,usage,users,accounts\n"
     )
 
 

@@ -171,8 +171,8 @@ class LimitsMixin:
         if began is None:
             return False
         info = watcher.last_known(self.job_id)
-        if info is None:
-            return began > self.submit_began
+        if info is None:  # unlisted; not gone where Slurm hides other users' jobs from the hub (PrivateData)
+            return began > self.submit_began and not self.slurm_client.visibility.hides_jobs_now
         return not info.in_queue
 
     def held_beside(self, in_slurm: dict[str, HeldJob] | None = None) -> list[Held]:

@@ -55,6 +55,7 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
         self.job_info: JobInfo | None = None  # the job as Slurm last listed it
         self.answering = False  # JupyterLab in the job answers HTTP
         self.gone_confirmed = False  # Slurm confirmed the job gone (a final state, or absent from a listing)
+        self.job_hidden = False  # the job is missing from a listing while Slurm hides other users' jobs from the hub
         self.idle_timeout = 0  # seconds without use before an idle culler stops this session; 0 = never
         self.stop_cause = (
             ""  # "idle": an idle culler asked (spawner/hub/session/handlers.py); "ended": the server exited

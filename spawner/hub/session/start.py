@@ -95,6 +95,12 @@ class StartMixin:
         ):  # the port keeper's report (spawner/hub/session/handlers.py): the job would run on, port held
             raise await self._exited_error()
         status = await self.query_job_status(max_age=self._start_listing_age())
+        if status == JobStatus.UNKNOWN and self.job_hidden:
+            raise RuntimeError(
+                f"The portal cannot follow your session (job {self.job_id}): the cluster's Slurm hides other users' "
+                "jobs from it (PrivateData). Your job is cancelled; tell the cluster admins (`dsportal doctor` says "
+                "what to change)."
+            )
         if status == JobStatus.UNKNOWN:
             raise RuntimeError(
                 f"Slurm stopped answering while your session (job {self.job_id}) was starting. "

@@ -17,7 +17,7 @@ from sqlalchemy.orm import object_session
 
 from ...contract import token_digest
 from ..base.logname import log_name
-from ..slurm.client import SlurmError
+from ..slurm.client import JobsHidden, SlurmError
 from . import token as sessiontoken
 from .record import SessionRecord
 
@@ -96,11 +96,15 @@ class StateMixin:
             return JobStatus.NOTFOUND
         try:
             info = await self.slurm_client.status(self.job_id, max_age)
+        except JobsHidden:
+            self.job_hidden = True  # the admins were told (spawner/hub/slurm/visibility.py); the session is kept
+            return JobStatus.UNKNOWN
         except SlurmError as e:
             self.log.warning(
                 "Slurm did not answer about job %s of %s (%s); keeping the session", self.job_id, log_name(self), e
             )
             return JobStatus.UNKNOWN
+        self.job_hidden = False
         self.job_info = info
         self.job_status = f"{info.state}|{info.reason}|{info.node}" if info else ""
         if info is None or not (info.pending or info.running):

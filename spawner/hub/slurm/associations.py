@@ -2,8 +2,8 @@
 
 A user in several projects picks the account a session charges (the form, the
 API's `account`); one they are not in is refused with their accounts named,
-before anything is submitted.  One `sacctmgr show associations` and one
-`sacctmgr show users` (for the default accounts) serve every user, reused for
+before anything is submitted.  One `sacctmgr show associations` and one more
+of the default associations only (each user's default account) serve every user, reused for
 `slurm.accounts_seconds`: the calls do not grow with the users looking.  The
 parsers (spawner/slurmassociations.py) are pure and tested by equality.
 """

@@ -63,6 +63,7 @@ from ..base.metrics import SLURM_FAILURES, SLURM_SECONDS
 from ..request.jobspec import as_user
 from .associations import Accounts, accounts_of
 from .held import HeldJob, held_jobs_argv, parse_held_jobs
+from .visibility import JobVisibility
 from .watcher import JobWatcher
 
 log = logging.getLogger("JupyterHub").getChild("slurm")  # in the hub's log, its format
@@ -84,6 +85,11 @@ class SlurmError(RuntimeError):
 
 class SlurmUnavailable(SlurmError):
     """The Slurm controller is unreachable or did not answer in time."""
+
+
+class JobsHidden(SlurmError):
+    """A job is missing from the hub's listing while Slurm hides other users' jobs from the hub (PrivateData=jobs):
+    its state is unknown, not "gone" (spawner/hub/slurm/visibility.py)."""
 
 
 class CommandStarts:
@@ -290,6 +296,7 @@ class SlurmClient:
     def __init__(self, slurm: SlurmSettings):
         self.slurm = slurm
         self.watcher = JobWatcher(self._squeue)
+        self.visibility = JobVisibility(self._read, slurm.scontrol, slurm.sacctmgr)
         self.submitting: dict[str, int] = {}  # username -> sbatch calls in flight
 
     async def submit(self, argv: list[str], script: str, env: dict[str, str]) -> str:
@@ -358,8 +365,19 @@ class SlurmClient:
         return parse_test_only(err)
 
     async def status(self, job_id: str, max_age: float = 0.0) -> JobInfo | None:
-        """The job as Slurm lists it; None means Slurm says it is gone (absent from a successful listing)."""
-        return await self.watcher.status(job_id, max_age)
+        """The job as Slurm lists it; None means Slurm says it is gone (absent from a successful listing that could
+        show it: JobsHidden when Slurm hides other users' jobs from the hub)."""
+        info = await self.watcher.status(job_id, max_age)
+        if info is None and await self.visibility.hides_jobs():
+            argv = jobs_argv(self.slurm.squeue)
+            raise JobsHidden(
+                argv,
+                0,
+                "",
+                f"job {job_id} is not in the hub's listing, and Slurm hides other users' "
+                "jobs from the hub (PrivateData=jobs)",
+            )
+        return info
 
     async def submit_as(self, username: str, argv: list[str], script: str, env: dict[str, str]) -> str:
         """submit(), marking `username` as having an sbatch in flight meanwhile (see busy_users)."""

@@ -1,0 +1,83 @@
+"""Whether Slurm hides other users' jobs from the hub's account (hub side; the rules: spawner/slurmprivacy.py).
+
+A session missing from a listing that succeeded is a session whose job has ended, unless the listing could
+not show it: with `PrivateData=jobs` an account without the privilege to see through it sees only its own
+jobs, and every running session would be taken for ended (its route removed, its token deleted, while its job
+kept its GPUs).  So before the hub believes a job gone it asks, at most every CHECK_SECONDS, whether Slurm
+hides jobs from it; if it does, the job's state is unknown (as in a Slurm outage: the session is kept) and the
+log says, once a minute, what the admin must change.  Asked only when a listing lacks a job the hub follows:
+nothing on the common path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from ...slurmprivacy import (
+    hidden_from,
+    parse_privilege,
+    parse_show_config,
+    private_data,
+    privilege_argv,
+    show_config_argv,
+    what_to_change,
+)
+
+log = logging.getLogger("dsportal.slurm")
+
+CHECK_SECONDS = 10.0  # a verdict is reused this long (a site may switch PrivateData on with `scontrol reconfigure`)
+TELL_SECONDS = 60.0  # the admin's error line at most this often
+
+Read = Callable[[list[str], Callable[[str], object]], Awaitable[object]]
+
+
+class JobVisibility:
+    """Asks `scontrol show config` and the account's own sacctmgr record; one question for every caller."""
+
+    def __init__(self, read: Read, scontrol: str, sacctmgr: str, account: str | None = None):
+        self._read = read
+        self._scontrol = scontrol
+        self._sacctmgr = sacctmgr
+        self.account = account or getpass.getuser()
+        self._verdict: tuple[float, list[str]] | None = None
+        self._inflight: asyncio.Future | None = None
+        self._told = 0.0
+        self.hides_jobs_now = False  # the latest verdict, for callers that cannot wait (spawner/hub/session/limits.py)
+
+    async def hidden(self) -> list[str]:
+        """The PrivateData flags that hide what the hub needs ([] when none); a SlurmError when it cannot tell."""
+        now = time.monotonic()
+        if self._verdict and now - self._verdict[0] < CHECK_SECONDS:
+            return self._verdict[1]
+        if self._inflight is None or self._inflight.done():
+            self._inflight = asyncio.ensure_future(self._ask())
+        return await asyncio.shield(self._inflight)
+
+    async def hides_jobs(self) -> bool:
+        """Whether a job missing from the hub's listing may be a job Slurm hides (then it is not gone)."""
+        hidden = await self.hidden()
+        if "jobs" in hidden and time.monotonic() - self._told >= TELL_SECONDS:
+            self._told = time.monotonic()
+            log.error(
+                "%s; until then the hub cannot tell a running session from an ended one and keeps them all",
+                what_to_change(self.account, hidden),
+            )
+        return "jobs" in hidden
+
+    async def _ask(self) -> list[str]:
+        began = time.monotonic()
+        config = await self._read(show_config_argv(self._scontrol), parse_show_config)
+        flags = private_data(config)
+        hidden: list[str] = []
+        if flags:
+            privilege = await self._read(
+                privilege_argv(self._sacctmgr, self.account), lambda out: parse_privilege(out, self.account)
+            )
+            hidden = hidden_from(flags, privilege)
+        self._verdict = (began, hidden)
+        self.hides_jobs_now = "jobs" in hidden
+        return hidden

@@ -1,0 +1,98 @@
+"""The dev cluster's Slurm keeps job data private (PrivateData=jobs,usage,users,accounts), as many sites do.
+
+Users see only their own jobs in Slurm; the hub's service account sees every job as a coordinator of the root
+account (deploy/dev/associations.py), the least rank that does (docs/admins/slurm.md).  Before the portal knew
+of PrivateData, a site that turned it on without that rank lost every session: the hub's squeue, as its own
+account, listed none of them, and a running session missing from a listing that succeeded was taken for ended
+(its route removed, its token deleted, its job running on with its GPUs).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.support.cluster import url_for
+from tests.support.http import json_request
+
+DSPORTAL = "/opt/dsportal/venv/bin/dsportal"
+HUB_LOG = "/var/log/dsportal-dev/jupyterhub.out"
+SACCTMGR = ["sacctmgr", "--immediate", "--noheader", "--parsable2"]
+
+
+def as_user(user: str, *argv: str) -> str:
+    done = subprocess.run(["runuser", "-u", user, "--", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def hub_log_lines() -> int:
+    with open(HUB_LOG, errors="replace") as log:
+        return sum(1 for _ in log)
+
+
+def hub_log_since(line: int) -> str:
+    with open(HUB_LOG, errors="replace") as log:
+        return "".join(log.readlines()[line:])
+
+
+def test_users_see_only_their_own_jobs_and_the_hub_sees_all(cluster):
+    alice = cluster.user_token("alice")
+    assert json_request("POST", url_for("/hub/api/users/alice/server"), {"gpus": 0, "hours": 1}, token=alice)[0] in (
+        201,
+        202,
+    )
+    cluster.wait_ready("alice")
+    job = cluster.job_of("alice")
+    assert "jobs" in as_user("bob", "scontrol", "show", "config").split("PrivateData", 1)[1].split("\n", 1)[0]
+    assert job in as_user("alice", "squeue", "--noheader", "--format=%i").split()
+    assert job not in as_user("bob", "squeue", "--noheader", "--format=%i").split()  # Slurm hides it from bob
+    assert job not in as_user("bob", "sacct", "--allusers", "--noheader", "--format=JobID").split()
+    assert job in as_user("dsportal", "squeue", "--noheader", "--format=%i").split()  # the hub's account sees it
+    # and through the portal, bob still sees none of alice's jobs
+    bob = cluster.user_token("bob")
+    status, panel = json_request("GET", url_for("/hub/api/dsportal/jobs"), token=bob)
+    assert status == 200 and job not in str(panel), panel
+    cluster.stop("alice")
+
+
+@pytest.mark.alone  # the hub cannot see anyone's jobs for a moment: nothing else may start meanwhile
+def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
+    alice = cluster.user_token("alice")
+    start = url_for("/hub/api/users/alice/server")
+    assert json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)[0] in (201, 202)
+    cluster.wait_ready("alice")
+    job = cluster.job_of("alice")
+    mark = hub_log_lines()
+    subprocess.run([*SACCTMGR, "remove", "coordinator", "account=root", "names=dsportal"], check=True, timeout=30)
+    try:
+        cluster.wait(
+            lambda: job not in as_user("dsportal", "squeue", "--noheader", "--format=%i").split(),
+            30,
+            "Slurm to hide alice's job from the hub's account",
+        )
+
+        def poked_and_told() -> bool:
+            json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)  # JupyterHub polls the session
+            return "PrivateData (jobs,usage,users,accounts) hides from dsportal" in hub_log_since(mark)
+
+        cluster.wait(poked_and_told, 60, "the hub's log to name PrivateData")
+        status, body = json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)
+        assert status == 400 and "already running" in body["message"], (status, body)
+        assert (cluster.server("alice") or {}).get("ready") and cluster.jobs("alice")[job]["state"] == "RUNNING"
+        said = hub_log_since(mark)
+        assert f"Session job {job} of alice has ended" not in said, said
+        assert "sacctmgr add coordinator account=root names=dsportal" in said
+        doctor = subprocess.run([DSPORTAL, "doctor"], capture_output=True, text=True, timeout=180)
+        assert "FIX  slurm private data: Slurm's PrivateData (jobs,usage,users,accounts) hides from dsportal" in (
+            doctor.stdout
+        ), doctor.stdout
+    finally:
+        subprocess.run([*SACCTMGR, "add", "coordinator", "account=root", "names=dsportal"], check=True, timeout=30)
+    # the rank back, the same session is the hub's to follow and to stop
+    cluster.stop("alice")
+    cluster.wait(lambda: job not in cluster.jobs("alice"), 60, f"alice's job {job} cancelled")
+    page = json_request("GET", url_for("/hub/api/dsportal/session"), token=alice)[1]
+    ended = next(h for h in page["history"] if h["job_id"] == job)
+    assert ended["why"].startswith("Stopped through the portal"), ended
