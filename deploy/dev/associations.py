@@ -31,6 +31,9 @@ ACCOUNTS = {
     # a project whose GPU allocation is used up: Slurm runs none of its GPU jobs (AssocGrpGRESMinutes)
     "spent": ["Fairshare=10", "Description=a finished project", "Organization=dsportal", "GrpTRESMins=gres/gpu=0"],
 }
+# the hub's own account's home: no job may run in it (GrpSubmitJobs=0), and the hub does not coordinate it
+HUB_ACCOUNT = "services"
+HUB_ACCOUNT_SETTINGS = ["Description=service accounts", "Organization=dsportal", "GrpSubmitJobs=0"]
 SECOND_ACCOUNTS = {"alice": ["nlp"], "carol": ["spent"]}  # alice and carol in two projects; the others in vision
 DEFAULT_ACCOUNT = "vision"
 USER_QOS = ["QOS=normal,short,long", "DefaultQOS=normal"]
@@ -61,20 +64,32 @@ def ensure_associations() -> None:
             say(f"adding the Slurm account {name}")
             run([*SACCTMGR, "add", "account", name, f"Cluster={CLUSTER_NAME}", *settings], timeout=30)
     held = {(account, user) for cluster, account, user in associations if cluster == CLUSTER_NAME and user}
-    if ("root", SERVICE_USER) not in held:  # the hub's account: a record in root that may submit nothing ...
-        say(f"making {SERVICE_USER} a coordinator of the root account (it sees every job through PrivateData)")
-        run(
-            [*SACCTMGR, "add", "user", SERVICE_USER, "Account=root", f"Cluster={CLUSTER_NAME}", "MaxSubmitJobs=0"],
-            timeout=30,
-        )
-    if "root" not in _coordinated(SERVICE_USER):  # ... and the least rank that sees every job (docs/admins/slurm.md)
-        run([*SACCTMGR, "add", "coordinator", "Account=root", f"Names={SERVICE_USER}"], timeout=30)
+    ensure_hub_rank(accounts, held)
     for (account, qos), names in missing_users(held).items():  # one sacctmgr call per kind: 28 users in seconds
         run(
             [*SACCTMGR, "add", "user", ",".join(names), f"Account={account}", f"Cluster={CLUSTER_NAME}"]
             + [f"DefaultAccount={DEFAULT_ACCOUNT}", *qos],
             timeout=30,
         )
+
+
+def ensure_hub_rank(accounts: set[str], held: set[tuple[str, str]]) -> None:
+    """The hub's account: a record of its own in HUB_ACCOUNT, where nothing may run, and a coordinator of the
+    projects (the least rank that sees their jobs through PrivateData: docs/admins/slurm.md).  It coordinates
+    neither its own account nor root, so it can lift no limit of its own."""
+    if HUB_ACCOUNT not in accounts:
+        run([*SACCTMGR, "add", "account", HUB_ACCOUNT, f"Cluster={CLUSTER_NAME}", *HUB_ACCOUNT_SETTINGS], timeout=30)
+    if (HUB_ACCOUNT, SERVICE_USER) not in held:
+        run([*SACCTMGR, "add", "user", SERVICE_USER, f"Account={HUB_ACCOUNT}", f"Cluster={CLUSTER_NAME}"], timeout=30)
+    coordinated = _coordinated(SERVICE_USER)
+    if "root" in coordinated:  # a dev cluster made before 2026-11-29 gave it root: more than it needs
+        run([*SACCTMGR, "remove", "coordinator", "Account=root", f"Names={SERVICE_USER}"], timeout=30)
+        coordinated = _coordinated(SERVICE_USER)
+    if ("root", SERVICE_USER) in held:
+        run([*SACCTMGR, "remove", "user", SERVICE_USER, "Account=root", f"Cluster={CLUSTER_NAME}"], timeout=30)
+    if missing := sorted(set(ACCOUNTS) - coordinated):
+        say(f"making {SERVICE_USER} a coordinator of {', '.join(missing)} (it sees their jobs through PrivateData)")
+        run([*SACCTMGR, "add", "coordinator", f"Account={','.join(missing)}", f"Names={SERVICE_USER}"], timeout=30)
 
 
 def missing_users(held: set[tuple[str, str]]) -> dict[tuple[str, tuple[str, ...]], list[str]]:

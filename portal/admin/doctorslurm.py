@@ -8,6 +8,8 @@ a function of doctor's Context; the parser is pure.
 
 from __future__ import annotations
 
+import contextlib
+import grp
 import subprocess
 from collections.abc import Callable
 from typing import Protocol
@@ -15,13 +17,18 @@ from typing import Protocol
 from spawner.slurmassociations import associations_argv, parse_associations
 from spawner.slurmgres import gpus_by_type
 from spawner.slurmprivacy import (
+    SEES_ALL,
+    Privacy,
     Privilege,
+    charged_accounts,
+    config_argv,
     hidden_from,
+    parse_privacy,
     parse_privilege,
     parse_show_config,
-    private_data,
     privilege_argv,
     show_config_argv,
+    uncoordinated,
     what_to_change,
 )
 from spawner.slurmvocab import UnreadableAnswer, partitions_gres_argv
@@ -90,35 +97,68 @@ def cgroups(ctx: Context) -> list[Finding]:
     return cgroup_findings(parse_show_config(out.stdout))
 
 
-def privacy_findings(account: str, flags: frozenset[str], privilege: Privilege | None) -> list[Finding]:
-    """Slurm's PrivateData against the hub account's rank: whether the hub still sees what it needs."""
-    if not flags or privilege is None:
+def privacy_findings(
+    account: str, privacy: Privacy, privilege: Privilege | None, charged: frozenset[str] | None, mcs: str = ""
+) -> list[Finding]:
+    """Slurm's PrivateData against the hub account's rank: whether the hub still sees what it needs (pure)."""
+    if not privacy.flags or privilege is None:
         return [("slurm private data", True, f"PrivateData is off: {account} sees every job and account")]
-    hidden = hidden_from(flags, privilege)
+    if "privatedata" in mcs.lower() and privilege.admin_level.lower() not in SEES_ALL:
+        return [
+            (
+                "slurm private data",
+                False,
+                f"MCSParameters={mcs} keeps jobs private by MCS label, which no coordinator sees through: make "
+                f"{account} an Operator (sacctmgr modify user {account} set AdminLevel=Operator) or drop privatedata",
+            )
+        ]
+    hidden = hidden_from(privacy, privilege, charged)
     if hidden:
-        return [("slurm private data", False, what_to_change(account, hidden))]
+        missing = uncoordinated(privilege, charged or frozenset())
+        return [("slurm private data", False, what_to_change(account, hidden, missing, privacy))]
     rank = f"AdminLevel {privilege.admin_level}" + (
         f", coordinator of {', '.join(sorted(privilege.coordinates))}" if privilege.coordinates else ""
     )
-    return [("slurm private data", True, f"PrivateData={','.join(sorted(flags))}; {account} ({rank}) sees every job")]
+    return [
+        (
+            "slurm private data",
+            True,
+            f"PrivateData={','.join(sorted(privacy.flags))}; {account} ({rank}) sees every job",
+        )
+    ]
 
 
 def privacy(ctx: Context) -> list[Finding]:
     slurm = ctx.settings.slurm
-    out = ctx.run(show_config_argv(slurm.scontrol))
-    if out.returncode != 0:
-        return [("slurm private data", False, f"scontrol show config failed: {out.stderr.strip()[:200]}")]
-    flags = private_data(parse_show_config(out.stdout))
-    if not flags:
-        return privacy_findings(ctx.service_account, flags, None)
+    config = ctx.run(config_argv(slurm.sacctmgr))
+    if config.returncode != 0:
+        return [("slurm private data", False, f"{slurm.sacctmgr} show config failed: {config.stderr.strip()[:200]}")]
+    private = parse_privacy(config.stdout)
+    if not private.flags:
+        return privacy_findings(ctx.service_account, private, None, None)
     rank = ctx.run(privilege_argv(slurm.sacctmgr, ctx.service_account))
-    if rank.returncode != 0:
-        return [("slurm private data", False, f"{slurm.sacctmgr} failed: {rank.stderr.strip()[:200]}")]
+    pairs = ctx.run(associations_argv(slurm.sacctmgr))  # as root (or an Operator): every user's associations
+    mcs = parse_show_config(ctx.run(show_config_argv(slurm.scontrol)).stdout).get("MCSParameters", "")
+    if rank.returncode != 0 or pairs.returncode != 0:
+        return [
+            ("slurm private data", False, f"{slurm.sacctmgr} failed: {(rank.stderr or pairs.stderr).strip()[:200]}")
+        ]
     try:
         privilege = parse_privilege(rank.stdout, ctx.service_account)
+        users = frozenset(portal_users(ctx.settings.slurm.user_groups)) or None
+        charged = charged_accounts([(u, a) for u, a, _ in parse_associations(pairs.stdout)], users)
     except UnreadableAnswer as e:
         return [("slurm private data", False, str(e))]
-    return privacy_findings(ctx.service_account, flags, privilege)
+    return privacy_findings(ctx.service_account, private, privilege, charged, mcs)
+
+
+def portal_users(groups: list[str]) -> set[str]:
+    """The members the portal's unix groups list (none where membership is by primary group only)."""
+    found: set[str] = set()
+    for group in groups:
+        with contextlib.suppress(KeyError):
+            found.update(grp.getgrnam(group).gr_mem)
+    return found
 
 
 def partition_types(output: str) -> dict[str, set[str]]:

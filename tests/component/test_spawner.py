@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import pwd
 import time
+from datetime import datetime, timedelta
 
 import pytest
 from batchspawner import JobStatus
@@ -149,19 +150,43 @@ async def test_private_jobs_the_hub_cannot_see_keep_a_running_session(
     session is followed as before."""
     monkeypatch.setattr("spawner.hub.slurm.visibility.CHECK_SECONDS", 0.0)  # each question asked anew
     _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
-    mock_slurm.set_private("jobs,usage,users,accounts")
     a_spawner.poll_max_age = 0
+    mock_slurm.set_job(job_id, end=(datetime.now() + timedelta(hours=1)).isoformat(timespec="seconds"))
+    assert await a_spawner.poll() is None  # seen with its time limit an hour ahead
+    mock_slurm.set_private("jobs,usage,users,accounts")
     assert await a_spawner.poll() is None
     assert a_spawner.job_id == job_id and a_spawner.job_hidden
     told = [r.getMessage() for r in caplog.records if "PrivateData" in r.getMessage()]
-    assert told and "sacctmgr add coordinator account=root names=" in told[0], told
+    assert told and "sacctmgr add coordinator account=ACCOUNTS names=" in told[0], told
     a_spawner.record.stopping = True  # a stop began: unlisted is not "gone" where Slurm hides the jobs
     assert not a_spawner._listed_gone()
     a_spawner.record.stopping = False
-    mock_slurm.set_private("jobs,usage,users,accounts", "None|root")  # a coordinator of root sees every job
+    mock_slurm.set_private("jobs,usage,users,accounts", "None|nlp,vision")  # a coordinator sees its accounts' jobs
     assert await a_spawner.poll() is None and not a_spawner.job_hidden
     mock_slurm.purge(job_id)  # and a job Slurm has really forgotten is gone again
     assert await a_spawner.poll() == 1
+
+
+async def test_a_session_slurm_hides_is_ended_once_past_its_time_limit(a_spawner, mock_slurm, a_web_server):
+    """Kept while it may run, never for ever: past its time limit (and a grace) a hidden job has ended, so a dead
+    session's route does not outlive its job (a port keeper killed with its node cannot say it ended)."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    a_spawner.poll_max_age = 0
+    mock_slurm.set_job(job_id, end=(datetime.now() - timedelta(minutes=6)).isoformat(timespec="seconds"))
+    assert await a_spawner.poll() is None  # still listed: running past its end is Slurm's word, not the hub's
+    mock_slurm.set_private("jobs")
+    assert await a_spawner.poll() == 1
+
+
+async def test_a_failed_privacy_question_does_not_keep_ended_sessions(a_spawner, mock_slurm, a_web_server, caplog):
+    """slurmdbd down (sacctmgr fails) when a job leaves the listing: the last verdict (none hidden) stands, and
+    the ended session is ended, not kept for ever as unknown."""
+    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+    mock_slurm.fail("sacctmgr", "error", "sacctmgr: error: Problem talking to the database: Connection refused")
+    mock_slurm.purge(job_id)
+    a_spawner.poll_max_age = 0
+    assert await a_spawner.poll() == 1
+    assert any("Could not ask Slurm what it keeps private" in r.getMessage() for r in caplog.records)
 
 
 async def test_a_visible_queue_asks_slurm_nothing_more(a_spawner, mock_slurm, a_web_server):
@@ -170,7 +195,7 @@ async def test_a_visible_queue_asks_slurm_nothing_more(a_spawner, mock_slurm, a_
     a_spawner.poll_max_age = 0
     for _ in range(3):
         assert await a_spawner.poll() is None
-    assert mock_slurm.calls("scontrol") == []
+    assert [c for c in mock_slurm.calls("sacctmgr") if c["what"] in ("config", "privilege")] == []
 
 
 @pytest.mark.parametrize("mode", ["unreachable", "hang"])

@@ -1,7 +1,7 @@
 """The dev cluster's Slurm keeps job data private (PrivateData=jobs,usage,users,accounts), as many sites do.
 
-Users see only their own jobs in Slurm; the hub's service account sees every job as a coordinator of the root
-account (deploy/dev/associations.py), the least rank that does (docs/admins/slurm.md).  Before the portal knew
+Users see only their own jobs in Slurm; the hub's service account sees every job as a coordinator of the
+projects (deploy/dev/associations.py), the least rank that does (docs/admins/slurm.md).  Before the portal knew
 of PrivateData, a site that turned it on without that rank lost every session: the hub's squeue, as its own
 account, listed none of them, and a running session missing from a listing that succeeded was taken for ended
 (its route removed, its token deleted, its job running on with its GPUs).
@@ -19,6 +19,7 @@ from tests.support.http import json_request
 DSPORTAL = "/opt/dsportal/venv/bin/dsportal"
 HUB_LOG = "/var/log/dsportal-dev/jupyterhub.out"
 SACCTMGR = ["sacctmgr", "--immediate", "--noheader", "--parsable2"]
+PROJECTS = "nlp,spent,vision"  # deploy/dev/associations.py: the accounts the hub's account coordinates
 
 
 def as_user(user: str, *argv: str) -> str:
@@ -65,7 +66,9 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
     mark = hub_log_lines()
-    subprocess.run([*SACCTMGR, "remove", "coordinator", "account=root", "names=dsportal"], check=True, timeout=30)
+    subprocess.run(
+        [*SACCTMGR, "remove", "coordinator", f"account={PROJECTS}", "names=dsportal"], check=True, timeout=30
+    )
     try:
         cluster.wait(
             lambda: job not in as_user("dsportal", "squeue", "--noheader", "--format=%i").split(),
@@ -83,13 +86,16 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
         assert (cluster.server("alice") or {}).get("ready") and cluster.jobs("alice")[job]["state"] == "RUNNING"
         said = hub_log_since(mark)
         assert f"Session job {job} of alice has ended" not in said, said
-        assert "sacctmgr add coordinator account=root names=dsportal" in said
+        assert "Make dsportal a coordinator of the accounts the portal's users charge" in said
         doctor = subprocess.run([DSPORTAL, "doctor"], capture_output=True, text=True, timeout=180)
         assert "FIX  slurm private data: Slurm's PrivateData (jobs,usage,users,accounts) hides from dsportal" in (
             doctor.stdout
         ), doctor.stdout
+        assert f"`sacctmgr add coordinator account={PROJECTS} names=dsportal`" in doctor.stdout, doctor.stdout
     finally:
-        subprocess.run([*SACCTMGR, "add", "coordinator", "account=root", "names=dsportal"], check=True, timeout=30)
+        subprocess.run(
+            [*SACCTMGR, "add", "coordinator", f"account={PROJECTS}", "names=dsportal"], check=True, timeout=30
+        )
     # the rank back, the same session is the hub's to follow and to stop
     cluster.stop("alice")
     cluster.wait(lambda: job not in cluster.jobs("alice"), 60, f"alice's job {job} cancelled")

@@ -1,7 +1,7 @@
 """A mock Slurm for the spawner's tests and the hub tests: `sbatch`, `squeue`, `scancel`, `sinfo`, `sacct`,
-`sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`), and `scontrol show config`
-(its PrivateData and the hub account's rank set with `MockSlurm.set_private`: squeue then lists only the jobs
-of that account, as Slurm does).
+`sacctmgr` and `sshare` (the accounts' answers set with `MockSlurm.set_accounting`; `sacctmgr show config`'s
+PrivateData and the hub account's rank set with `MockSlurm.set_private`: squeue then lists only the jobs of
+that account, as Slurm does).
 
 Job arrays (`sbatch --array=0-N%M`, a sweep) are one entry of the table; its
 tasks are waiting until `MockSlurm.set_tasks` starts (or ends) some.  squeue
@@ -412,29 +412,27 @@ def _private(state: Path) -> dict:
 
 def _hides_jobs(private: dict) -> bool:
     """Slurm's rule: PrivateData=jobs hides other users' jobs unless the account is an Operator, an
-    Administrator or a coordinator of their accounts (here: of root, which covers all)."""
+    Administrator or a coordinator of their accounts (here: of any account, as the test sets it)."""
     level, _, coordinated = private["rank"].partition("|")
-    return "jobs" in private["flags"].split(",") and not (
-        level in ("Operator", "Administrator") or "root" in coordinated.split(",")
-    )
+    return "jobs" in private["flags"].split(",") and not (level in ("Operator", "Administrator") or coordinated)
 
 
 def sacctmgr(state: Path, argv: list[str]) -> int:
     """`sacctmgr --noheader --parsable2 show associations|users|qos format=...`, and `show user NAME withcoord`
     (the hub account's AdminLevel and coordinated accounts)."""
+    if (argv[-2:] == ["show", "config"] or "withcoord" in argv) and (failed := _failure(state, "sacctmgr")):
+        return failed
+    if argv[-2:] == ["show", "config"]:  # slurm.conf's PrivateData, then slurmdbd.conf's
+        _record(state, {"cmd": "sacctmgr", "what": "config"})
+        flags = _private(state)["flags"]
+        print(f"PrivateData            = {flags}\n\nSlurmDBD configuration:\nPrivateData            = {flags}")
+        return 0
     if "withcoord" in argv:
         user = argv[argv.index("user") + 1]
         _record(state, {"cmd": "sacctmgr", "what": "privilege"})
         print(f"{user}|{_private(state)['rank']}")
         return 0
     return _accounting(state, "sacctmgr", "users" if "onlydefaults" in argv else argv[argv.index("show") + 1])
-
-
-def scontrol(state: Path, argv: list[str]) -> int:
-    """`scontrol show config`: its PrivateData line (what `set_private` set; none by default)."""
-    _record(state, {"cmd": "scontrol", "what": " ".join(argv[:2])})
-    print(f"Configuration data as of 2026-11-22T08:00:00\nPrivateData             = {_private(state)['flags']}")
-    return 0
 
 
 def sshare(state: Path, argv: list[str]) -> int:
@@ -444,7 +442,6 @@ def sshare(state: Path, argv: list[str]) -> int:
 COMMANDS = {
     "sacctmgr": sacctmgr,
     "sshare": sshare,
-    "scontrol": scontrol,
     "sbatch": sbatch,
     "squeue": squeue,
     "scancel": scancel,
@@ -558,7 +555,6 @@ def config_data(mock: MockSlurm) -> dict:
             "sacct": mock.path("sacct"),
             "sacctmgr": mock.path("sacctmgr"),
             "sshare": mock.path("sshare"),
-            "scontrol": mock.path("scontrol"),
             "sudo": mock.path("sudo"),
             "extend_command": mock.path("dsportal-extend-session"),
             "allow_extend": True,

@@ -6,12 +6,16 @@ import pytest
 
 from portal.admin.doctorslurm import privacy_findings
 from spawner.slurmprivacy import (
+    Privacy,
     Privilege,
+    charged_accounts,
     hidden_from,
+    parse_privacy,
     parse_privilege,
     parse_show_config,
     private_data,
     privilege_argv,
+    uncoordinated,
     what_to_change,
 )
 from spawner.slurmvocab import UnreadableAnswer
@@ -52,40 +56,90 @@ def test_the_hub_reads_its_own_rank():
         parse_privilege("dsportal\n", "dsportal")
 
 
+SACCTMGR_CONFIG = """\
+Configuration data as of 2026-11-29T04:50:35
+AccountingStorageType  = accounting_storage/slurmdbd
+PrivateData            = none
+
+SlurmDBD configuration:
+DbdHost                = head
+Parameters             = DisableCoordDBD
+PrivateData            = accounts,jobs,usage,users
+"""
+
+
+def test_both_configs_private_data_count():
+    """sacctmgr show config: slurm.conf's part (squeue, sshare) and slurmdbd.conf's (sacct, sacctmgr)."""
+    assert parse_privacy(SACCTMGR_CONFIG) == Privacy(ALL, coordinators_blind=True)
+    assert parse_privacy(SACCTMGR_CONFIG.replace("DisableCoordDBD", "(null)")) == Privacy(ALL, False)
+
+
+PRIVATE = Privacy(ALL)
+PROJECTS = frozenset({"nlp", "vision"})
+
+
 @pytest.mark.parametrize(
-    "privilege, hidden",
+    "privilege, charged, hidden",
     [
-        (Privilege(), ["jobs", "usage", "users", "accounts"]),
-        (Privilege("None", frozenset({"vision"})), ["jobs", "usage", "users", "accounts"]),  # not every account
-        (Privilege("None", frozenset({"root"})), []),
-        (Privilege("Operator"), []),
-        (Privilege("Administrator"), []),
+        (Privilege(), PROJECTS, ["jobs", "usage", "users", "accounts"]),
+        (Privilege(), None, ["jobs", "usage", "users", "accounts"]),
+        (Privilege("None", frozenset({"vision"})), PROJECTS, ["jobs", "usage", "users", "accounts"]),  # not nlp
+        (Privilege("None", frozenset({"vision"})), None, []),  # the hub cannot tell: doctor does
+        (Privilege("None", frozenset({"nlp", "vision"})), PROJECTS, []),
+        (Privilege("None", frozenset({"root", "nlp", "vision"})), PROJECTS, []),
+        (Privilege("Operator"), PROJECTS, []),
+        (Privilege("Administrator"), None, []),
     ],
 )
-def test_what_stays_hidden_from_each_rank(privilege, hidden):
-    assert hidden_from(ALL, privilege) == hidden
+def test_what_stays_hidden_from_each_rank(privilege, charged, hidden):
+    assert hidden_from(PRIVATE, privilege, charged) == hidden
+
+
+def test_a_coordinator_sees_nothing_more_under_disable_coord_dbd_nor_nodes_ever():
+    coordinator = Privilege("None", PROJECTS)
+    assert hidden_from(Privacy(ALL, coordinators_blind=True), coordinator, PROJECTS) == [
+        "jobs",
+        "usage",
+        "users",
+        "accounts",
+    ]
+    assert hidden_from(Privacy(ALL | {"nodes"}), coordinator, PROJECTS) == ["nodes"]
+    assert hidden_from(Privacy(ALL | {"nodes"}), Privilege("Operator"), PROJECTS) == []
 
 
 def test_without_private_data_nothing_is_hidden_from_anyone():
-    assert hidden_from(frozenset(), Privilege()) == []
+    assert hidden_from(Privacy(), Privilege(), PROJECTS) == []
 
 
-def test_the_admin_is_told_the_two_commands_that_fix_it():
-    assert what_to_change("dsportal", ["jobs"]) == (
+def test_the_accounts_to_coordinate_are_the_portal_users():
+    pairs = [("alice", "vision"), ("alice", "nlp"), ("root", "root"), ("zoe", "physics"), ("", "vision")]
+    assert charged_accounts(pairs, frozenset({"alice", "bob"})) == PROJECTS
+    assert charged_accounts(pairs) == PROJECTS | {"physics"}  # no group members listed: every user but root
+    assert uncoordinated(Privilege("None", frozenset({"vision"})), PROJECTS) == ["nlp"]
+
+
+def test_the_admin_is_told_the_command_that_fixes_it():
+    assert what_to_change("dsportal", ["jobs"], ["nlp", "vision"], PRIVATE) == (
         "Slurm's PrivateData (jobs) hides from dsportal every other user's job, so running sessions would be taken "
-        "for ended. Make dsportal a coordinator of Slurm's root account: `sacctmgr add user dsportal account=root "
-        "MaxSubmitJobs=0` then `sacctmgr add coordinator account=root names=dsportal`"
+        "for ended. Make dsportal a coordinator of the accounts the portal's users charge: `sacctmgr add "
+        "coordinator account=nlp,vision names=dsportal` (docs: admins/slurm, Private job data)"
     )
-    assert what_to_change("dsportal", []) == ""
+    blind = what_to_change("dsportal", ["jobs"], [], Privacy(ALL, True))
+    assert blind.endswith("Remove DisableCoordDBD from slurmdbd.conf's Parameters: with it no coordinator sees more")
+    assert what_to_change("dsportal", [], [], PRIVATE) == ""
 
 
-def test_doctor_passes_a_coordinator_of_root_and_fails_a_plain_account():
-    [(name, ok, words)] = privacy_findings("dsportal", ALL, Privilege("None", frozenset({"root"})))
+def test_doctor_passes_a_coordinator_of_every_project_and_fails_the_rest():
+    [(name, ok, words)] = privacy_findings("dsportal", PRIVATE, Privilege("None", PROJECTS), PROJECTS)
     assert (name, ok) == ("slurm private data", True)
-    assert (
-        words == "PrivateData=accounts,jobs,usage,users; dsportal (AdminLevel None, coordinator of root) sees every job"
+    assert words == (
+        "PrivateData=accounts,jobs,usage,users; dsportal (AdminLevel None, coordinator of nlp, vision) sees every job"
     )
-    [(_, ok, words)] = privacy_findings("dsportal", ALL, Privilege())
-    assert not ok and words == what_to_change("dsportal", ["jobs", "usage", "users", "accounts"])
-    [(_, ok, words)] = privacy_findings("dsportal", frozenset(), None)
+    [(_, ok, words)] = privacy_findings("dsportal", PRIVATE, Privilege("None", frozenset({"vision"})), PROJECTS)
+    assert not ok and "`sacctmgr add coordinator account=nlp names=dsportal`" in words
+    [(_, ok, words)] = privacy_findings("dsportal", PRIVATE, Privilege("Operator"), PROJECTS, mcs="privatedata")
+    assert ok
+    [(_, ok, words)] = privacy_findings("dsportal", PRIVATE, Privilege("None", PROJECTS), PROJECTS, mcs="privatedata")
+    assert not ok and words.startswith("MCSParameters=privatedata keeps jobs private by MCS label")
+    [(_, ok, words)] = privacy_findings("dsportal", Privacy(), None, None)
     assert ok and words == "PrivateData is off: dsportal sees every job and account"

@@ -117,17 +117,20 @@ def test_slurms_numbers_are_filled_into_the_history_and_the_log_once_the_job_has
     # the hub counted 1.9 GPU-hours (it saw the job run 57 min); Slurm's accounting says 2 x 1 h
     log = [log_entry("42", ENDED, "sxm2", history[0]["usage"], allocation_of(TWO_GPUS), 0.95)]
     assert waiting(history, log, ENDED, 31) == {"42"}
-    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})}, "alice") == (False, 0.0)  # running
+    later = datetime(2026, 11, 24, 12, 0, 30)  # JOB ended at 12:00:00
+    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "end": ""})}, "alice", later) == (False, 0.0)  # runs
     # the same id as another user's job (Slurm's ids started again): not alice's numbers
-    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "user": "bob"})}, "alice") == (False, 0.0)
-    changed, beyond = fill(history, log, {"42": JOB}, "alice")
+    assert fill(history, log, {"42": UsedJob(**{**JOB.__dict__, "user": "bob"})}, "alice", later) == (False, 0.0)
+    # ended a moment ago: its steps' figures may still be on their way to slurmdbd (the batch step's CPU time)
+    assert fill(history, log, {"42": JOB}, "alice", datetime(2026, 11, 24, 12, 0, 29)) == (False, 0.0)
+    changed, beyond = fill(history, log, {"42": JOB}, "alice", later)
     assert changed and beyond == pytest.approx(0.1)  # what the metrics' counter gains
     usage = history[0]["usage"]
     assert (usage["source"], usage["cpu_efficiency"], usage["memory_peak_mib"]) == ("slurm", 50, 20480)
     assert usage["advice"] == "1 of 2 GPUs did work; next time ask for 1."  # the GPUs are still the session's
     assert (log[0]["cpu_efficiency"], log[0]["accounted"], log[0]["hours"], log[0]["gpu_hours"]) == (50, True, 1.0, 2.0)
     assert waiting(history, log, ENDED, 31) == set()
-    assert fill(history, log, {"42": JOB}, "alice") == (False, 0.0)
+    assert fill(history, log, {"42": JOB}, "alice", later) == (False, 0.0)
     assert waiting(history, log, datetime(2027, 1, 1), 31) == set()  # too old to wait for
 
 

@@ -10,16 +10,33 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+from datetime import datetime, timedelta
 
 from batchspawner import JobStatus
 from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
 
 from ...contract import token_digest
+from ...slurmvocab import JobInfo
 from ..base.logname import log_name
 from ..slurm.client import JobsHidden, SlurmError
 from . import token as sessiontoken
 from .record import SessionRecord
+
+END_GRACE = timedelta(minutes=5)  # past its time limit (and Slurm's KillWait) a job has ended, seen or not
+
+
+def past_its_end(info: JobInfo | None, now: datetime) -> bool:
+    """Whether a job last seen running had its time limit more than END_GRACE before `now` (pure).  A session
+    Slurm hides from the hub is kept until then: never for ever, so a dead session's route does not outlive its
+    job's time by more than that (a port keeper killed with its node cannot say it ended)."""
+    if info is None or not info.end:
+        return False
+    try:
+        end = datetime.fromisoformat(info.end)
+    except ValueError:
+        return False
+    return now - end > END_GRACE
 
 
 class StateMixin:
@@ -97,8 +114,13 @@ class StateMixin:
         try:
             info = await self.slurm_client.status(self.job_id, max_age)
         except JobsHidden:
-            self.job_hidden = True  # the admins were told (spawner/hub/slurm/visibility.py); the session is kept
-            return JobStatus.UNKNOWN
+            self.job_hidden = True  # the admins were told (spawner/hub/slurm/visibility.py)
+            if not past_its_end(self.job_info, datetime.now()):
+                return JobStatus.UNKNOWN  # kept: it may be running
+            self.log.warning(
+                "Job %s of %s, hidden by Slurm, is past its time limit: ended", self.job_id, log_name(self)
+            )
+            info = None
         except SlurmError as e:
             self.log.warning(
                 "Slurm did not answer about job %s of %s (%s); keeping the session", self.job_id, log_name(self), e

@@ -129,7 +129,8 @@ class StopMixin:
         delay = 0.5
         while True:
             try:
-                await self.slurm_client.cancel(self.user.name, job_id)
+                if await self.slurm_client.cancel(self.user.name, job_id):
+                    return True  # Slurm no longer knows it, as its user asked
                 break
             except SlurmError as e:
                 if loop.time() + delay >= deadline:

@@ -296,7 +296,7 @@ class SlurmClient:
     def __init__(self, slurm: SlurmSettings):
         self.slurm = slurm
         self.watcher = JobWatcher(self._squeue)
-        self.visibility = JobVisibility(self._read, slurm.scontrol, slurm.sacctmgr)
+        self.visibility = JobVisibility(self._read, slurm.sacctmgr)
         self.submitting: dict[str, int] = {}  # username -> sbatch calls in flight
 
     async def submit(self, argv: list[str], script: str, env: dict[str, str]) -> str:
@@ -389,7 +389,9 @@ class SlurmClient:
             if not self.submitting[username]:
                 del self.submitting[username]
 
-    async def cancel(self, username: str, job_id: str) -> None:
+    async def cancel(self, username: str, job_id: str) -> bool:
+        """scancel as the user; True when Slurm no longer knows the job (gone, whatever PrivateData hides from
+        the hub: the user sees their own jobs)."""
         argv = scancel_argv(self.slurm, username, job_id)
         try:
             await run(argv, timeout=self.slurm.command_timeout)
@@ -397,6 +399,8 @@ class SlurmClient:
             if INVALID_JOB not in e.stderr:
                 raise
             log.info("scancel %s: Slurm no longer knows the job", job_id)
+            return True
+        return False
 
     async def extend(self, job_id: str, minutes: int) -> None:
         """Raise the job's time limit to `minutes`; SlurmError carries the helper's words on refusal."""

@@ -4,26 +4,28 @@ A session missing from a listing that succeeded is a session whose job has ended
 not show it: with `PrivateData=jobs` an account without the privilege to see through it sees only its own
 jobs, and every running session would be taken for ended (its route removed, its token deleted, while its job
 kept its GPUs).  So before the hub believes a job gone it asks, at most every CHECK_SECONDS, whether Slurm
-hides jobs from it; if it does, the job's state is unknown (as in a Slurm outage: the session is kept) and the
-log says, once a minute, what the admin must change.  Asked only when a listing lacks a job the hub follows:
+hides jobs from it; if it does, the job's state is unknown (as in a Slurm outage: the session is kept, until its
+time limit has passed: spawner/hub/session/state.py) and the log says, once a minute, what the admin must
+change.  Asked only when a listing lacks a job the hub follows:
 nothing on the common path.
 """
 
 from __future__ import annotations
 
 import asyncio
-import getpass
 import logging
+import os
+import pwd
 import time
 from collections.abc import Awaitable, Callable
 
 from ...slurmprivacy import (
+    Privacy,
+    config_argv,
     hidden_from,
+    parse_privacy,
     parse_privilege,
-    parse_show_config,
-    private_data,
     privilege_argv,
-    show_config_argv,
     what_to_change,
 )
 
@@ -36,23 +38,27 @@ Read = Callable[[list[str], Callable[[str], object]], Awaitable[object]]
 
 
 class JobVisibility:
-    """Asks `scontrol show config` and the account's own sacctmgr record; one question for every caller."""
+    """Asks `sacctmgr show config` (slurm.conf's and slurmdbd.conf's PrivateData) and, where something is private,
+    the account's own sacctmgr record; one question for every caller, its answer kept CHECK_SECONDS.
 
-    def __init__(self, read: Read, scontrol: str, sacctmgr: str, account: str | None = None):
+    A question that fails (slurmdbd down, a command missing) keeps the last verdict, or none hidden before the
+    first: a failed check must not turn every ended session into one the hub keeps for ever."""
+
+    def __init__(self, read: Read, sacctmgr: str, account: str | None = None):
         self._read = read
-        self._scontrol = scontrol
         self._sacctmgr = sacctmgr
-        self.account = account or getpass.getuser()
-        self._verdict: tuple[float, list[str]] | None = None
+        self.account = account or pwd.getpwuid(os.geteuid()).pw_name  # not $USER: the process's own account
+        self._asked = -CHECK_SECONDS
+        self._hidden: list[str] = []
+        self._privacy = Privacy()
         self._inflight: asyncio.Future | None = None
-        self._told = 0.0
+        self._told = -TELL_SECONDS
         self.hides_jobs_now = False  # the latest verdict, for callers that cannot wait (spawner/hub/session/limits.py)
 
     async def hidden(self) -> list[str]:
-        """The PrivateData flags that hide what the hub needs ([] when none); a SlurmError when it cannot tell."""
-        now = time.monotonic()
-        if self._verdict and now - self._verdict[0] < CHECK_SECONDS:
-            return self._verdict[1]
+        """The PrivateData flags that hide what the hub needs ([] when none)."""
+        if time.monotonic() - self._asked < CHECK_SECONDS:
+            return self._hidden
         if self._inflight is None or self._inflight.done():
             self._inflight = asyncio.ensure_future(self._ask())
         return await asyncio.shield(self._inflight)
@@ -64,20 +70,23 @@ class JobVisibility:
             self._told = time.monotonic()
             log.error(
                 "%s; until then the hub cannot tell a running session from an ended one and keeps them all",
-                what_to_change(self.account, hidden),
+                what_to_change(self.account, hidden, [], self._privacy),
             )
         return "jobs" in hidden
 
     async def _ask(self) -> list[str]:
-        began = time.monotonic()
-        config = await self._read(show_config_argv(self._scontrol), parse_show_config)
-        flags = private_data(config)
-        hidden: list[str] = []
-        if flags:
-            privilege = await self._read(
-                privilege_argv(self._sacctmgr, self.account), lambda out: parse_privilege(out, self.account)
-            )
-            hidden = hidden_from(flags, privilege)
-        self._verdict = (began, hidden)
+        self._asked = time.monotonic()
+        try:
+            privacy = await self._read(config_argv(self._sacctmgr), parse_privacy)
+            hidden: list[str] = []
+            if privacy.flags:
+                privilege = await self._read(
+                    privilege_argv(self._sacctmgr, self.account), lambda out: parse_privilege(out, self.account)
+                )
+                hidden = hidden_from(privacy, privilege)
+        except RuntimeError as e:  # a SlurmError (client.py's, which imports this module): the last verdict stands
+            log.warning("Could not ask Slurm what it keeps private (%s); keeping the last answer", e)
+            return self._hidden
+        self._privacy, self._hidden = privacy, hidden
         self.hides_jobs_now = "jobs" in hidden
         return hidden

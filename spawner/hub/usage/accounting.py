@@ -30,6 +30,8 @@ from ..slurm.clusterinfo import SharedAnswers
 
 log = logging.getLogger("JupyterHub").getChild("usage")
 
+SETTLE = timedelta(seconds=30)  # an ended job's accounting is taken this long after its end, its steps' in
+
 NO_ACCOUNTING = (
     "Slurm's accounting (slurmdbd) does not answer, so GPU-hours and Slurm's CPU and memory figures cannot be "
     "shown now; the sessions' own readings below still are. Try again later, or tell the cluster's admins."
@@ -66,22 +68,34 @@ def waiting(history: list[dict], usage_log: list[dict], now: datetime, days: int
     return pending
 
 
-def fill(history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], user: str) -> tuple[bool, float]:
-    """Slurm's numbers into the summaries and log lines of `user`'s ended jobs it has accounted: (whether any
-    changed, the GPU-hours Slurm counted beyond what the hub had counted of them, for the metrics).  A job of
-    the same id but another user (Slurm's ids start again after its state is lost) is not theirs."""
-    jobs = {job_id: job for job_id, job in jobs.items() if job.user == user}
+def settled(job: UsedJob, now: datetime) -> bool:
+    """Whether Slurm's accounting of an ended job is whole: its steps' figures (the batch step's CPU time) reach
+    slurmdbd from the node after the job's end, seconds later on a busy cluster, and a job read at once showed
+    0% CPU where its batch step had used more (pure)."""
+    try:
+        return bool(job.end) and now - datetime.fromisoformat(job.end) >= SETTLE
+    except ValueError:
+        return False
+
+
+def fill(
+    history: list[dict], usage_log: list[dict], jobs: dict[str, UsedJob], user: str, now: datetime
+) -> tuple[bool, float]:
+    """Slurm's numbers into the summaries and log lines of `user`'s ended jobs it has accounted, once settled:
+    (whether any changed, the GPU-hours Slurm counted beyond what the hub had counted of them, for the metrics).
+    A job of the same id but another user (Slurm's ids start again after its state is lost) is not theirs."""
+    jobs = {job_id: job for job_id, job in jobs.items() if job.user == user and settled(job, now)}
     changed = False
     beyond = 0.0
     for entry in history:
         job = jobs.get(entry.get("job_id", ""))
         usage = entry.get("usage")
-        if job and job.end and isinstance(usage, dict) and usage.get("source") == "session":
+        if job and isinstance(usage, dict) and usage.get("source") == "session":
             entry["usage"] = with_accounting(usage, job.use())
             changed = True
     for entry in usage_log:
         job = jobs.get(entry.get("job_id", ""))
-        if job and job.end and not entry.get("accounted"):
+        if job and not entry.get("accounted"):
             if "gpu_hours" in entry:  # counted by the hub at the session's end (a line of an older hub was not)
                 beyond += max(0.0, job.gpu_hours - entry["gpu_hours"])
                 entry["gpu_hours"] = max(job.gpu_hours, entry["gpu_hours"])
@@ -100,7 +114,7 @@ async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
     changed = 0
     for spawner in owners:
         try:
-            filled, beyond = fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name)
+            filled, beyond = fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name, now)
             if filled:
                 USER_GPU_HOURS.labels(spawner.user.name).inc(beyond)
                 spawner.save_state()
