@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from portal.admin.doctorslurm import privacy_findings
+from spawner.hub.slurm.visibility import JobVisibility
 from spawner.slurmprivacy import (
     Privacy,
     Privilege,
@@ -143,3 +146,23 @@ def test_doctor_passes_a_coordinator_of_every_project_and_fails_the_rest():
     assert not ok and words.startswith("MCSParameters=privatedata keeps jobs private by MCS label")
     [(_, ok, words)] = privacy_findings("dsportal", Privacy(), None, None)
     assert ok and words == "PrivateData is off: dsportal sees every job and account"
+
+
+async def test_every_session_missing_from_one_listing_waits_for_the_same_verdict():
+    """Ten sessions polled at once after PrivateData was switched on: the first one's question is in flight when
+    the others ask, and none of them may take the old verdict ("nothing hidden") and its session for ended."""
+    asked = []
+
+    async def read(argv, parse):
+        asked.append(argv[-2] if "config" in argv else "withcoord")
+        await asyncio.sleep(0.05)
+        return parse("PrivateData = jobs" if "config" in argv else "dsportal|None|\n")
+
+    visibility = JobVisibility(read, "sacctmgr", account="dsportal")
+    first = asyncio.ensure_future(visibility.hides_jobs())
+    await asyncio.sleep(0.01)  # its question is under way when the other nine ask
+    others = await asyncio.gather(*(visibility.hides_jobs() for _ in range(9)))
+    verdicts = [await first, *others]
+    assert verdicts == [True] * 10
+    assert asked == ["show", "withcoord"]  # one question for all ten
+    assert visibility.hides_jobs_now

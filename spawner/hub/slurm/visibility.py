@@ -6,8 +6,7 @@ jobs, and every running session would be taken for ended (its route removed, its
 kept its GPUs).  So before the hub believes a job gone it asks, at most every CHECK_SECONDS, whether Slurm
 hides jobs from it; if it does, the job's state is unknown (as in a Slurm outage: the session is kept, until its
 time limit has passed: spawner/hub/session/state.py) and the log says, once a minute, what the admin must
-change.  Asked only when a listing lacks a job the hub follows:
-nothing on the common path.
+change.  Asked only when a listing lacks a job the hub follows: nothing on the common path.
 """
 
 from __future__ import annotations
@@ -56,10 +55,11 @@ class JobVisibility:
         self.hides_jobs_now = False  # the latest verdict, for callers that cannot wait (spawner/hub/session/limits.py)
 
     async def hidden(self) -> list[str]:
-        """The PrivateData flags that hide what the hub needs ([] when none)."""
-        if time.monotonic() - self._asked < CHECK_SECONDS:
-            return self._hidden
+        """The PrivateData flags that hide what the hub needs ([] when none).  A caller while a question is in
+        flight waits for its answer: every session missing from one listing gets the same verdict."""
         if self._inflight is None or self._inflight.done():
+            if time.monotonic() - self._asked < CHECK_SECONDS:
+                return self._hidden
             self._inflight = asyncio.ensure_future(self._ask())
         return await asyncio.shield(self._inflight)
 
