@@ -7,6 +7,8 @@ import asyncio
 import inspect
 import shutil
 import socket
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
@@ -154,3 +156,18 @@ def test_a_folder_that_changes_at_every_read_still_fails_and_one_that_went_at_on
     with pytest.raises(web.HTTPError) as refused:
         asyncio.run(going.get("templates", content=True))
     assert (refused.value.status_code, going.asked) == (404, 1)  # not read again: the 404 is the answer
+
+
+def test_the_port_keeper_imports_no_contents_manager_before_the_sessions_preparation():
+    """The session's first process (spawner/jupyter/singleuser.py) imports this module before it prepares the
+    session; the contents manager's base class imports nbformat's validator, 1.9 s of every start here, so it is
+    made only when Jupyter Server loads it by name, in the forked server."""
+    probe = (
+        "import sys, spawner.jupyter.singleuser as s\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('nbformat', 'jupyter_server.services.contents'))))\n"
+        "from traitlets.utils.importstring import import_item\n"
+        "c = import_item('spawner.jupyter.session.upstream_jupyter_server.SessionContentsManager')\n"
+        "print(c.__name__, c.__mro__[1].__name__, 'nbformat' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == ["[]", "SessionContentsManager AsyncLargeFileManager True"]

@@ -36,7 +36,6 @@ import socket
 from collections.abc import Callable, Collection
 from datetime import datetime
 
-from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 from tornado import web
 
 LISTING_TRIES = 5  # a folder whose files come and go faster than it is read still fails after these, as before
@@ -72,17 +71,34 @@ def last_activity_without(settings: dict, ignored: Collection[str]) -> datetime:
     return max(s for s in sources if s is not None)
 
 
-class SessionContentsManager(AsyncLargeFileManager):
-    """Jupyter Server's default contents manager, whose folder listing is read again when a file went meanwhile."""
+def _contents_manager() -> type:
+    """Made at its first use, when Jupyter Server loads it by name: its base class imports nbformat's validator
+    (1.9 s of a session's start here), which the port keeper, importing this module before the session's
+    preparation, must not wait for."""
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
-    async def _dir_model(self, path, content=True):
-        for attempt in range(1, LISTING_TRIES + 1):
-            try:
-                return await super()._dir_model(path, content=content)
-            except web.HTTPError as e:
-                # the folder itself gone, or not a listing: that 404 is the answer
-                if e.status_code != 404 or not content or attempt == LISTING_TRIES:
-                    raise
-                if not os.path.isdir(self._get_os_path(path)):
-                    raise
-                self.log.debug("dsportal: a file of %r went while it was listed; listing it again", path)
+    class SessionContentsManager(AsyncLargeFileManager):
+        """Jupyter Server's default contents manager, whose folder listing is read again when a file went meanwhile."""
+
+        async def _dir_model(self, path, content=True):
+            for attempt in range(1, LISTING_TRIES + 1):
+                try:
+                    return await super()._dir_model(path, content=content)
+                except web.HTTPError as e:
+                    # the folder itself gone, or not a listing: that 404 is the answer
+                    if e.status_code != 404 or not content or attempt == LISTING_TRIES:
+                        raise
+                    if not os.path.isdir(self._get_os_path(path)):
+                        raise
+                    self.log.debug("dsportal: a file of %r went while it was listed; listing it again", path)
+
+    SessionContentsManager.__qualname__ = "SessionContentsManager"
+    return SessionContentsManager
+
+
+def __getattr__(name: str):
+    """`SessionContentsManager` (PEP 562): the class Jupyter Server is told to load by name (server_args)."""
+    if name == "SessionContentsManager":
+        globals()[name] = cls = _contents_manager()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
