@@ -17,7 +17,7 @@ from jupyterhub.spawner import Spawner
 from sqlalchemy.orm import object_session
 
 from ...contract import token_digest
-from ...slurmvocab import JobInfo
+from ...slurmvocab import JobInfo, parse_end
 from ..base.logname import log_name
 from ..slurm.client import JobsHidden, SlurmError
 from . import token as sessiontoken
@@ -30,13 +30,8 @@ def past_its_end(info: JobInfo | None, now: datetime) -> bool:
     """Whether a job last seen running had its time limit more than END_GRACE before `now` (pure).  A session
     Slurm hides from the hub is kept until then: never for ever, so a dead session's route does not outlive its
     job's time by more than that (a port keeper killed with its node cannot say it ended)."""
-    if info is None or not info.end:
-        return False
-    try:
-        end = datetime.fromisoformat(info.end)
-    except ValueError:
-        return False
-    return now - end > END_GRACE
+    end = parse_end(info.end) if info is not None else None
+    return end is not None and now - end > END_GRACE
 
 
 class StateMixin:

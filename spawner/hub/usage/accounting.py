@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from portal.settings import UsageSettings
 
 from ...slurmaccounting import UsedJob
+from ...slurmvocab import parse_end
 from ..base.metrics import USER_GPU_HOURS
 from ..session.usagelog import with_accounting
 from ..slurm.client import SlurmClient, SlurmError
@@ -72,10 +73,8 @@ def settled(job: UsedJob, now: datetime) -> bool:
     """Whether Slurm's accounting of an ended job is whole: its steps' figures (the batch step's CPU time) reach
     slurmdbd from the node after the job's end, seconds later on a busy cluster, and a job read at once showed
     0% CPU where its batch step had used more (pure)."""
-    try:
-        return bool(job.end) and now - datetime.fromisoformat(job.end) >= SETTLE
-    except ValueError:
-        return False
+    end = parse_end(job.end)
+    return end is not None and now - end >= SETTLE
 
 
 def fill(
