@@ -13,6 +13,7 @@ from . import (
     builds,
     demo,
     directory,
+    hosts,
     images,
     locks,
     machine,
@@ -60,6 +61,12 @@ SLAPD_DIR = STATE / "slapd"
 HUB_PORTS = {"proxy": (8000, 8001), "jupyterhub": (8081,)}
 
 
+def node_program(node: str, port: int) -> Program:
+    """The node's slurmd, on its own host (deploy/dev/hosts.py): every job step of the node is its child."""
+    slurmd = ["/usr/sbin/slurmd", "-D", "-N", node]
+    return Program(f"slurmd-{node}", hosts.onhost_argv(node, slurmd), f"{hosts.ADDRESSES[node]}:{port}", shows=slurmd)
+
+
 def programs() -> list[Program]:
     """The daemons; the hub and its proxy as the unprivileged service account, umask 077."""
     ready = (ETC / "crypt.key").exists()
@@ -67,7 +74,7 @@ def programs() -> list[Program]:
         Program("munged", ["/usr/sbin/munged", "-F"], "socket /run/munge/munge.socket.2", user="munge"),
         *accounting.programs(),
         Program("slurmctld", ["/usr/sbin/slurmctld", "-D"], str(SLURMCTLD_PORT)),
-        *[Program(f"slurmd-{n}", ["/usr/sbin/slurmd", "-D", "-N", n], str(p)) for n, p in NODES.items()],
+        *[node_program(n, p) for n, p in NODES.items()],
         Program("slapd", directory.slapd_argv(SLAPD_DIR, LDAP_URI), "389"),
         mail.program(),
         registry.program(),
@@ -200,7 +207,8 @@ def start_hub(restart: bool) -> None:
 
 
 def prepare_machine() -> bool:
-    """Host names, accounts, sudoers, TLS, storage, the demo module; True if the certificate is new."""
+    """The hosts and their names, accounts, sudoers, TLS, storage, the demo module; True if the certificate is new."""
+    hosts.ensure_network()
     machine.ensure_hosts()
     machine.ensure_accounts()
     machine.ensure_service_account()
@@ -222,11 +230,12 @@ def up() -> None:
     for folder in (STATE, LOGS):
         folder.mkdir(mode=0o750, parents=True, exist_ok=True)
         folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
-    with step("the machine (hosts, accounts, sudoers, TLS, storage, modules)"):
+    with step("the machine (hosts, their network, accounts, sudoers, TLS, storage, modules)"):
         tls_new = prepare_machine()
     with step("configuration files"):
         slurmconf.ensure_munge_key()
         slurm_changed = slurmconf.ensure_slurm_files()
+        slurm_changed |= hosts.ensure_disks()  # the nodes' wrapper changed: their slurmd start anew
         slurmdbd_changed = accounting.ensure_files()
         mail_changed = mail.ensure_config()
         nvml.ensure_fake_nvml()

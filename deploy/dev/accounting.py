@@ -70,7 +70,7 @@ StorageUser={DB_USER}
 StoragePass={password}
 StorageLoc={DB_NAME}
 # As many sites: sacct and sacctmgr show each user only their own jobs, usage, record and accounts.
-# The hub's account sees through it as a coordinator of root (deploy/dev/associations.py).
+# The hub's account sees through it as a coordinator of the users' accounts (deploy/dev/associations.py).
 PrivateData={PRIVATE_DATA}
 """
 

@@ -7,20 +7,32 @@ import pwd
 import shutil
 from pathlib import Path
 
+from . import hosts
 from .common import GROUPS, HUB_STATE, NODES, SERVICE_USER, USERS, ClusterError, run, say, write_if_changed
 
 STORAGE = Path("/mnt/isilon")
 MODULEFILES = Path("/opt/modulefiles")
+HOSTS_MARK = "# DS Portal dev cluster"  # on each line of /etc/hosts the dev cluster wrote (reset removes them)
+
+
+def hosts_text(text: str, wanted: list[str], mark: str = HOSTS_MARK) -> str:
+    """/etc/hosts with the nodes' `wanted` lines: earlier dev cluster lines naming a node replaced (pure)."""
+    kept = [
+        line
+        for line in text.splitlines()
+        if not (mark in line and any(n in line.split("#")[0].split()[1:] for n in NODES))
+    ]
+    return "\n".join([*kept, *(f"{line}  {mark}" for line in wanted)]) + "\n"
 
 
 def ensure_hosts() -> None:
-    hosts = Path("/etc/hosts")
-    text = hosts.read_text()
-    missing = [n for n in NODES if not any(n in line.split()[1:] for line in text.splitlines() if line.strip())]
-    if missing:
-        say(f"making {', '.join(missing)} resolve (/etc/hosts)")
-        with hosts.open("a") as f:
-            f.write(f"127.0.0.1 {' '.join(missing)}  # DS Portal dev cluster\n")
+    """Node names resolve to their hosts' addresses (deploy/dev/hosts.py), here and so on every node."""
+    path = Path("/etc/hosts")
+    text = path.read_text()
+    new = hosts_text(text, hosts.hosts_lines())
+    if new != text:
+        say("making the nodes' names resolve to their addresses (/etc/hosts)")
+        path.write_text(new)
 
 
 def ensure_accounts() -> None:

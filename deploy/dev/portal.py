@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from .common import ETC, HUB_STATE, HUB_URL, SERVICE_USER, STATE, VENV, ClusterError, run, say, write_if_changed
+from .hosts import HEAD_ADDRESS
 from .tls import CERT, KEY
 
 HERE = Path(__file__).resolve().parent.parent  # deploy/
@@ -106,9 +107,9 @@ def proxy_argv() -> list[str]:
         str(KEY),
         "--host-routing",
         "--default-target",
-        "http://127.0.0.1:8081",
+        f"http://{HEAD_ADDRESS}:8081",
         "--error-target",
-        "http://127.0.0.1:8081/hub/error",
+        f"http://{HEAD_ADDRESS}:8081/hub/error",
     ]
 
 

@@ -17,7 +17,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, builds, images, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
+from . import accounting, builds, hosts, images, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
 from .common import (
     CACHE,
     ETC,
@@ -33,9 +33,8 @@ from .common import (
     run,
     say,
 )
-from .machine import MODULEFILES, STORAGE
+from .machine import HOSTS_MARK, MODULEFILES, STORAGE
 
-HOSTS_MARK = "# DS Portal dev cluster"  # the lines machine.ensure_hosts and tls.ensure_host_names added
 FOLDERS = [
     STATE,
     SPOOL,
@@ -90,11 +89,11 @@ def remove_accounts() -> None:
 
 
 def remove_host_names() -> None:
-    hosts = Path("/etc/hosts")
-    lines = hosts.read_text().splitlines(keepends=True)
+    etc_hosts = Path("/etc/hosts")
+    lines = etc_hosts.read_text().splitlines(keepends=True)
     kept = [line for line in lines if HOSTS_MARK not in line]
     if kept != lines:
-        hosts.write_text("".join(kept))
+        etc_hosts.write_text("".join(kept))
 
 
 def reset() -> None:
@@ -113,6 +112,7 @@ def reset() -> None:
     run(["update-ca-certificates", "--fresh"], check=False, timeout=120)  # the dev CA out of the trust store
     run(["ldconfig"], check=False)  # the stand-in NVML library is gone
     remove_host_names()
+    hosts.remove()  # after every process of the nodes is gone
     run(["npm", "uninstall", "-g", "--loglevel=error", "configurable-http-proxy"], check=False, timeout=120)
     if "hidepid=invisible" in Path("/proc/mounts").read_text():
         run(["mount", "-o", "remount,hidepid=0", "/proc"], check=False)

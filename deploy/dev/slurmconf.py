@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import stat
 from pathlib import Path
 
+from . import hosts
 from .common import (
     CLUSTER_NAME,
     LOGS,
@@ -59,7 +61,7 @@ def ensure_munge_key() -> None:
 
 def slurm_conf() -> str:
     nodes = "\n".join(
-        f"NodeName={n} NodeAddr=127.0.0.1 NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
+        f"NodeName={n} NodeAddr={hosts.ADDRESSES[n]} NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
         f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216"
         + (f" Gres=gpu:{GPU_TYPES[n]}:4" if n in GPU_TYPES else "")
         + " State=UNKNOWN"
@@ -67,9 +69,10 @@ def slurm_conf() -> str:
     )
     return f"""\
 # Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine, 4 V100 and 4 A100, and a
-# CPU-only node.
+# CPU-only node, each a host of its own on the cluster network {hosts.SUBNET} (deploy/dev/hosts.py); slurmctld and
+# slurmdbd on the head node, this machine, reached at its address there.
 ClusterName={CLUSTER_NAME}
-SlurmctldHost=localhost(127.0.0.1)
+SlurmctldHost={socket.gethostname().split(".")[0]}({hosts.HEAD_ADDRESS})
 SlurmctldPort={SLURMCTLD_PORT}
 SlurmUser=root
 AuthType=auth/munge
@@ -88,10 +91,10 @@ TaskPlugin=task/cgroup
 # Every job goes to slurmdbd (deploy/dev/accounting.py), which keeps it in MariaDB: the
 # portal's jobs panel reads finished jobs with sacct as the hub's unprivileged account.
 # As many sites: squeue, sshare and scontrol show each user only their own jobs, usage and accounts.  The hub's
-# account sees through it as a coordinator of the root account (deploy/dev/associations.py).
+# account sees through it as a coordinator of the users' accounts (deploy/dev/associations.py).
 PrivateData={PRIVATE_DATA}
 AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=localhost
+AccountingStorageHost={hosts.HEAD_ADDRESS}
 AccountingStoragePort={SLURMDBD_PORT}
 # GPUs in the accounting too, in all and per type (sacct's AllocTRES shows gres/gpu=N,gres/gpu:a100=N): the usage
 # and status pages' GPU-hours per type

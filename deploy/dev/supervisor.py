@@ -42,6 +42,9 @@ class Program:
     # the account the daemon switches to by itself once started (exim drops root after binding port 25),
     # which its process then shows; None: `user`
     runs_as: str | None = None
+    # the command line the process shows once started, where `argv` is a wrapper that execs it (a node's slurmd
+    # through deploy/dev/hosts.py's onhost); None: `argv`
+    shows: list[str] | None = None
 
 
 def _quote(value: str) -> str:
@@ -125,7 +128,7 @@ def orphans(programs: list[Program]) -> list[tuple[Program, int]]:
         except OSError:
             continue
         for p in programs:
-            if cmdline and launched_as(p.argv, cmdline) and uid == pwd.getpwnam(p.runs_as or p.user).pw_uid:
+            if cmdline and launched_as(p.shows or p.argv, cmdline) and uid == pwd.getpwnam(p.runs_as or p.user).pw_uid:
                 found.append((p, int(entry.name)))
     return found
 

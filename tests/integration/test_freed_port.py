@@ -23,6 +23,8 @@ import time
 
 import pytest
 
+from tests.support.hosts import node_of, on_node, proc_net
+
 # the dev cluster to itself (tests/support/lanes.py): one case restarts the hub
 pytestmark = pytest.mark.alone
 
@@ -54,12 +56,12 @@ print(json.dumps({"bound": bound, "seen": seen}))
 """
 
 
-def alices_server_port() -> int:
-    """The one TCP port alice's processes listen on for everyone (her session's; kernels have none)."""
+def alices_server_port(node: str) -> int:
+    """The one TCP port alice's processes listen on for everyone on `node` (her session's; kernels have none)."""
     uid = str(pwd.getpwnam("alice").pw_uid)
     ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in open(table).read().splitlines()[1:]:
+    for table in ("tcp", "tcp6"):
+        for line in proc_net(node, table).splitlines()[1:]:
             f = line.split()
             if f[3] == "0A" and f[7] == uid and not f[1].startswith(("0100007F", "00000000000000000000000001000000")):
                 ports.add(int(f[1].split(":")[1], 16))
@@ -92,9 +94,10 @@ def test_bob_never_receives_traffic_for_alices_ended_session(cluster, end):
     assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
-    port = alices_server_port()
-    squatter = subprocess.Popen(
-        ["runuser", "-u", "bob", "--", sys.executable, "-c", SQUATTER, str(port)],
+    node = node_of(job)
+    port = alices_server_port(node)
+    squatter = subprocess.Popen(  # bob's terminal on her node
+        on_node(node, [sys.executable, "-c", SQUATTER, str(port)], user="bob"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

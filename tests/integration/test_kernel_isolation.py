@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tornado.websocket import websocket_connect
 
+from tests.support.hosts import node_of, on_node
 from tests.support.jupyter import _ws_request, run_code
 
 MARKER = f"alice-secret-{uuid.uuid4().hex[:8]}"
@@ -216,17 +217,18 @@ def test_bob_cannot_read_or_debug_alices_kernel(cluster):
     status, kernel = cluster.request("POST", "/user/alice/api/kernels", {"name": "python3"})
     assert status == 201, kernel
     alice = str(pwd.getpwnam("alice").pw_uid)
+    node = node_of(cluster.job_of("alice"))  # bob's terminal is on her node: the spy sees that host's ports
     spy = None
     try:
         spy = subprocess.Popen(
-            ["runuser", "-u", "bob", "--", sys.executable, "-c", SPY, alice],
+            on_node(node, [sys.executable, "-c", SPY, alice], user="bob"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
         debug_replies, printed = asyncio.run(alice_debugs_then_works(cluster, kernel["id"], spy))
         # which of alice's processes listens where, seen as root while her kernel runs (says what a finding is)
-        listeners = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=30).stdout
+        listeners = subprocess.run(on_node(node, ["ss", "-ltnpH"]), capture_output=True, text=True, timeout=30).stdout
         out = spy.stdout.read()  # the spy ends once its stdin is closed (at most 60 s)
         spy.wait(timeout=60)
     finally:

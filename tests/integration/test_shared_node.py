@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 
+from deploy.dev.slurmconf import GPU_NODES
+from tests.support.hosts import on_node
+
 # Binds port after port as carol (ports the OS hands out, as a session's server asks for), accepts and
 # records whatever connects, until its stdin closes (or 300 s); then prints what it saw as JSON.
 SQUATTER = r"""
@@ -24,12 +27,15 @@ print(json.dumps({"ports": len(held), "connections": seen}))
 
 
 def test_a_port_squatter_never_receives_a_sessions_traffic(cluster):
-    squatter = subprocess.Popen(
-        ["runuser", "-u", "carol", "--", sys.executable, "-c", SQUATTER],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    squatters = [  # carol in a terminal on each GPU node: alice's sessions land on one of them
+        subprocess.Popen(
+            on_node(node, [sys.executable, "-c", SQUATTER], user="carol"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for node in GPU_NODES
+    ]
     try:
         for _ in range(3):
             assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
@@ -38,7 +44,6 @@ def test_a_port_squatter_never_receives_a_sessions_traffic(cluster):
             assert status == 200 and "templates" in {i["name"] for i in home["content"]}  # alice's own server
             cluster.stop("alice")
     finally:
-        out, _ = squatter.communicate(timeout=120)
-    seen = json.loads(out)
-    assert seen["ports"] == 300  # it held ports throughout the starts
-    assert seen["connections"] == []  # and not one of the sessions' requests reached it
+        seen = [json.loads(squatter.communicate(timeout=120)[0]) for squatter in squatters]
+    assert [s["ports"] for s in seen] == [300] * len(GPU_NODES)  # each held ports throughout the starts
+    assert [s["connections"] for s in seen] == [[]] * len(GPU_NODES)  # not one of the sessions' requests reached them
