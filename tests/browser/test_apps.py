@@ -22,8 +22,10 @@ from tests.support.browser import log_in, shot
 from tests.support.cluster import url_for
 from tests.support.demo import password_of
 
-BOBS_FOLDER = "/tmp/bobs-project"
-TASK_MARK = "/tmp/bobs-task-ran"
+# on the shared storage, which alice's session on its node sees as this test on the head node does (a node's /tmp
+# is that node's alone: there, the folder would not exist for her code-server, and the mark never reach the test)
+BOBS_FOLDER = "/mnt/isilon/bobs-project"
+TASK_MARK = "/mnt/isilon/bobs-task-ran"
 BOBS_TASKS = json.dumps(
     {
         "version": "2.0.0",

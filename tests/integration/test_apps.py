@@ -21,28 +21,28 @@ import pytest
 
 from tests.support.apps import API, FOLDER, MLFLOW_RUN, STREAMLIT_APP, as_alice, prepare_folder, write_as_alice
 from tests.support.cluster import url_for
+from tests.support.hosts import node_of, on_node, proc_net
 from tests.support.http import json_request
 from tests.support.jupyter import closed_after
 
 
-def listening_ports(user: str) -> set[int]:
-    """The TCP ports processes of `user` listen on, as any account on the node reads them (/proc/net/tcp*)."""
+def listening_ports(user: str, node: str) -> set[int]:
+    """The TCP ports processes of `user` listen on, as any account on `node` reads them (/proc/net/tcp*)."""
     import pwd
 
     uid = str(pwd.getpwnam(user).pw_uid)
     ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in f.read().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and fields[7] == uid:
-                    ports.add(int(fields[1].split(":")[1], 16))
+    for table in ("tcp", "tcp6"):
+        for line in proc_net(node, table).splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[7] == uid:
+                ports.add(int(fields[1].split(":")[1], 16))
     return ports
 
 
-def app_sockets() -> list[str]:
-    """The Unix sockets alice's apps listen on (ss, as root)."""
-    out = subprocess.run(["ss", "-H", "-xl"], capture_output=True, text=True, timeout=30).stdout
+def app_sockets(node: str) -> list[str]:
+    """The Unix sockets alice's apps listen on (ss, as root on `node`: a host lists its own)."""
+    out = subprocess.run(on_node(node, ["ss", "-H", "-xl"]), capture_output=True, text=True, timeout=30).stdout
     return sorted({m.group(0) for m in re.finditer(r"/\S*/runtime/apps/[0-9a-f]{12}\.sock", out)})
 
 
@@ -101,13 +101,17 @@ def test_each_app_answers_through_the_proxy(apps_session):
 
 def test_no_app_listens_on_tcp_and_bob_reaches_none(apps_session):
     cluster, apps = apps_session
-    ports = listening_ports("alice")
+    node = node_of(cluster.job_of("alice"))
+    ports = listening_ports("alice", node)
     assert len(ports) == 1, ports  # the session's own port, nothing of its four apps
-    sockets = app_sockets()
+    sockets = app_sockets(node)
     assert len(sockets) == 4, sockets
     for path in sockets:  # bob, on the node, at the sockets themselves
         tried = subprocess.run(
-            ["sudo", "-u", "bob", "/usr/bin/python3", "-c", CONNECT, path], capture_output=True, text=True, timeout=30
+            on_node(node, ["/usr/bin/python3", "-c", CONNECT, path], user="bob"),
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert tried.stdout.strip() == "refused: PermissionError", (path, tried.stdout, tried.stderr)
     bob = cluster.user_token("bob")
@@ -287,8 +291,9 @@ def test_another_user_cannot_put_a_page_on_alices_origin_through_her_apps(apps_s
     """bob serves a page on a loopback port of the node, and writes an .html file: neither may come back from
     alice's origin (its script would drive her session), whatever page sent her browser there."""
     cluster, apps = apps_session
+    node = node_of(cluster.job_of("alice"))  # bob's terminal on her node: his server, his file in its /tmp
     bob_page = subprocess.Popen(
-        ["sudo", "-u", "bob", "/usr/bin/python3", "-c", BOBS_SERVER], stdout=subprocess.PIPE, text=True
+        on_node(node, ["/usr/bin/python3", "-c", BOBS_SERVER], user="bob"), stdout=subprocess.PIPE, text=True
     )
     try:
         port = int(bob_page.stdout.readline())
@@ -297,7 +302,7 @@ def test_another_user_cannot_put_a_page_on_alices_origin_through_her_apps(apps_s
             status, page = cluster.request("GET", vscode + route)
             assert "bob's script" not in str(page), (route, status)
         subprocess.run(
-            ["sudo", "-u", "bob", "tee", "/tmp/bob-page.html"],
+            on_node(node, ["tee", "/tmp/bob-page.html"], user="bob"),
             input="<script>bob</script>",
             text=True,
             stdout=subprocess.DEVNULL,
@@ -320,21 +325,22 @@ def test_another_user_cannot_put_a_page_on_alices_origin_through_her_apps(apps_s
     finally:
         bob_page.terminate()
         bob_page.wait(timeout=30)
-        subprocess.run(["rm", "-f", "/tmp/bob-page.html"], timeout=30)
+        subprocess.run(on_node(node, ["rm", "-f", "/tmp/bob-page.html"]), timeout=30)
 
 
 PLANTED = """
 import os, sys
-open("/tmp/team-planted-ran", "a").write(f"{os.getuid()} {sys.argv}\\n")
+open("/mnt/isilon/team-planted-ran", "a").write(f"{os.getuid()} {sys.argv}\\n")
 """
 
 
 def test_modules_planted_in_a_shared_folder_never_run_as_alice(apps_session):
     """A team folder others can write to, holding alice's runs and her app: bob plants mlflow.py, uvicorn.py and
     gunicorn.py and streamlit.py there.  Python, uvicorn and gunicorn started there would import them before the
-    installed ones (they did, as alice)."""
+    installed ones (they did, as alice).  On the shared storage, where a team keeps such a folder: a node's /tmp is
+    that node's alone (before separate hosts, this test's folder in /tmp was the same on every node only by chance)."""
     cluster, _ = apps_session
-    team, mark = "/tmp/team-folder", "/tmp/team-planted-ran"
+    team, mark = "/mnt/isilon/team-folder", "/mnt/isilon/team-planted-ran"
     subprocess.run(["rm", "-rf", team, mark], check=True, timeout=30)
     subprocess.run(["install", "-d", "-m", "1777", team], check=True, timeout=30)
     for name in ("mlflow.py", "uvicorn.py", "gunicorn.py", "streamlit.py"):
@@ -398,7 +404,7 @@ def test_an_app_stops_and_its_socket_goes_until_it_is_opened_again(apps_session)
     dash = apps["dash"]
     assert cluster.request("DELETE", f"{API}/{dash['id']}")[0] == 204
     assert cluster.request("GET", dash["url"] + "_dash-layout")[0] == 404
-    assert len(app_sockets()) == 3
+    assert len(app_sockets(node_of(cluster.job_of("alice")))) == 3
     gunicorns = subprocess.run(["pgrep", "-u", "alice", "gunicorn"], capture_output=True, text=True, timeout=30)
     assert gunicorns.stdout == ""  # its whole process group is gone
     status, page = cluster.request("GET", "/user/alice/dsportal/apps/")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy.dev.slurmconf import GPU_NODES
 from tests.support.demo import uid_of
 from tests.support.jobs import JobsClient
 from tests.support.neighbour import Neighbour
@@ -86,8 +87,9 @@ def alice() -> JobsClient:
 
 @pytest.fixture
 def marker() -> Iterator[Path]:
-    """Where bob's pickle writes, if it ever runs: a folder every account may write to."""
-    folder = tempfile.mkdtemp(prefix="dsportal-attack-", dir="/tmp")
+    """Where bob's pickle writes, if it ever runs: a folder every account may write to, on the shared storage (a
+    node's /tmp is that node's: a marker written there would never reach this test on the head node)."""
+    folder = tempfile.mkdtemp(prefix="dsportal-attack-", dir="/mnt/isilon")
     os.chmod(folder, 0o1777)
     yield Path(folder) / "pwned"
     shutil.rmtree(folder)
@@ -99,23 +101,25 @@ def ran_as(marker: Path) -> str:
 
 def test_a_neighbour_cannot_plant_a_pickle_in_a_multi_node_run_nor_take_its_port(alice, cluster, marker):
     alice.write("runs/rdzv/train.py", train_script(steps=50, delay=0))
-    bob = Neighbour("bob", uid_of("alice"), "alice", str(marker), seconds=400)
+    bobs = [Neighbour("bob", uid_of("alice"), "alice", str(marker), seconds=400, node=n) for n in GPU_NODES]
     try:
         run = alice.submit({"path": "runs/rdzv/train.py", "nodes": 2, "gpus": 2, "hours": 0.25})
         state = alice.wait_state(run["job_id"], ENDED, 300)  # Slurm's word: the hub may restart meanwhile
     finally:
-        seen = bob.result()
+        seens = [bob.result() for bob in bobs]
     log = alice.log(run["job_id"])
-    assert not marker.exists(), (ran_as(marker), seen, log)
-    assert (seen["stores"], seen["read_back"]) == ([], []), seen  # no store of alice's took bob's writes
-    assert (state, "dsportal-run: done" in log) == ("COMPLETED", True), (log, seen)
+    assert not marker.exists(), (ran_as(marker), seens, log)
+    for seen in seens:  # no store of alice's took bob's writes, on either node
+        assert (seen["stores"], seen["read_back"]) == ([], []), seen
+    assert (state, "dsportal-run: done" in log) == ("COMPLETED", True), (log, seens)
     ranks = re.findall(r"rank ([0-9]+) of 4 on (node[0-9]+)", log)
     assert sorted(ranks) == [("0", "node001"), ("1", "node001"), ("2", "node002"), ("3", "node002")], log
     assert "ALTERED" not in log and sorted(re.findall(r"^rank ([0-9]) done$", log, re.M)) == ["0", "1", "2", "3"], log
-    # the attack was real: bob found alice's listening sockets while the run ran, and hit each of them
-    assert seen["listeners"], seen
-    assert seen["raw_sent"] >= len(seen["listeners"]), seen
-    assert seen["ports_held"] == 200, seen
+    # the attack was real: on each node bob found alice's listening sockets while the run ran, and hit each
+    for seen in seens:
+        assert seen["listeners"], seen
+        assert seen["raw_sent"] >= len(seen["listeners"]), seen
+        assert seen["ports_held"] == 200, seen
     assert not list(alice.home.glob(".dsportal-dist-*"))  # the private folder went with the processes
 
 
@@ -123,19 +127,23 @@ def test_a_neighbour_who_takes_a_ranks_connection_reads_nothing_and_the_run_stop
     # rank r connects 3 r seconds after rank 0: the window in which bob, introducing himself to a rank's gloo
     # socket with the sequence number its peer will send, is handed the connection meant for that peer
     alice.write("runs/rdzv/late.py", train_script(steps=10, delay=3))
-    bob = Neighbour("bob", uid_of("alice"), "alice", str(marker), seconds=400, seq=True, patterns=patterns(4))
+    bobs = [
+        Neighbour("bob", uid_of("alice"), "alice", str(marker), seconds=400, node=n, seq=True, patterns=patterns(4))
+        for n in GPU_NODES
+    ]
     try:
         run = alice.submit({"path": "runs/rdzv/late.py", "nodes": 2, "gpus": 2, "hours": 0.25})
         state = alice.wait_state(run["job_id"], ENDED, 300)
     finally:
-        seen = bob.result()
+        seens = [bob.result() for bob in bobs]
     log = alice.log(run["job_id"])
-    assert not marker.exists(), (ran_as(marker), seen, log)
-    assert seen["patterns_seen"] == [], seen  # not one number of the training reached bob
+    assert not marker.exists(), (ran_as(marker), seens, log)
+    assert [seen["patterns_seen"] for seen in seens] == [[], []], seens  # not one number of the training reached bob
     assert "ALTERED" not in log, log
-    assert seen["listeners"], seen  # bob reached alice's gloo sockets while they waited for their peers
-    if seen["hijacked"]:  # gloo gave bob a connection: the rank that got it found no proof on it and stopped
-        assert (state, "did not prove" in log) == ("FAILED", True), (log, seen)
+    # bob reached alice's gloo sockets on each node while they waited for their peers
+    assert all(seen["listeners"] for seen in seens), seens
+    if any(seen["hijacked"] for seen in seens):  # gloo gave bob a connection: its rank found no proof and stopped
+        assert (state, "did not prove" in log) == ("FAILED", True), (log, seens)
     else:
-        assert (state, "dsportal-run: done" in log) == ("COMPLETED", True), (log, seen)
+        assert (state, "dsportal-run: done" in log) == ("COMPLETED", True), (log, seens)
     assert not list(alice.home.glob(".dsportal-dist-*"))

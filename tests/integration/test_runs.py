@@ -15,6 +15,7 @@ from datetime import datetime
 import pytest
 
 from spawner.contract import data_dir
+from tests.support.hosts import node_of, on_node
 from tests.support.jobs import JobsClient
 from tests.support.mail import wait_for_mail
 
@@ -219,9 +220,12 @@ def test_a_runs_kernel_is_out_of_reach_of_other_users_on_the_node(alice, bob, cl
         target = f"socket.AF_INET); s.connect(({kernel['ip']!r}, {kernel['shell']}))"
     else:  # a Unix socket: its path
         target = f"socket.AF_UNIX); s.connect({kernel['ip'] + '-' + str(kernel['shell'])!r})"
-    attack = subprocess.run(
-        ["runuser", "-u", "bob", "--", "/opt/dsportal/venv/bin/python", "-c"]
-        + [f"import socket; s = socket.socket({target}; print('CONNECTED')"],
+    attack = subprocess.run(  # bob in a terminal on the run's node
+        on_node(
+            node_of(run["job_id"]),
+            ["/opt/dsportal/venv/bin/python", "-c", f"import socket; s = socket.socket({target}; print('CONNECTED')"],
+            user="bob",
+        ),
         capture_output=True,
         text=True,
         timeout=30,

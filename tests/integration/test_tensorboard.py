@@ -10,6 +10,7 @@ import urllib.request
 import pytest
 
 from tests.support.cluster import url_for
+from tests.support.hosts import node_of, on_node
 
 WRITE_EVENTS = """
 from tensorboardX import SummaryWriter
@@ -88,7 +89,8 @@ def test_no_tensorboard_listener_exists(tb_session):
     cluster, instance = tb_session
     session = [line.split()[0] for line in alice_processes() if "dsportal-singleuser" in line]
     assert len(session) == 2, session  # the port keeper and the Jupyter server, sharing one socket per family
-    listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True, timeout=30).stdout
+    node = node_of(cluster.job_of("alice"))  # the host the session runs on lists its own listeners
+    listening = subprocess.run(on_node(node, ["ss", "-H", "-ltnp"]), capture_output=True, text=True, timeout=30).stdout
     sockets = [line for line in listening.splitlines() if any(f"pid={pid}," in line for pid in session)]
     ports = {line.split()[3].rsplit(":", 1)[1] for line in sockets}
     assert len(ports) == 1 and len(sockets) == 2, sockets  # JupyterLab's own port only, on IPv4 and IPv6

@@ -3,7 +3,8 @@
 The daemons are supervisord's programs (deploy/dev/supervisor.py, its private
 socket); each fault stops one, or kills it as a crash would, waits a moment
 and starts it again with the dev cluster's own start step (what `up` runs:
-deploy/dev/__main__.py), which waits until the daemon answers.  A fault's
+deploy/dev/__main__.py), which waits until the daemon answers.  One cuts a
+node's network instead (deploy/dev/hosts.py), and puts it back.  A fault's
 window runs from its start until that answer.
 """
 
@@ -13,23 +14,27 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
 
 from deploy.dev import __main__ as dev
-from deploy.dev import supervisor
+from deploy.dev import hosts, supervisor
 from deploy.dev.common import NODES, ClusterError, run
 
 from .model import FaultWindow, Ledger
 
-KINDS = ("hub restart", "proxy restart", "slurmctld stopped", "slapd stopped", "slurmd killed")
+KINDS = ("hub restart", "proxy restart", "slurmctld stopped", "slapd stopped", "slurmd killed", "node cut off")
 HOLD = {  # seconds a stopped daemon stays down
     "hub restart": (0.0, 0.0),  # stopped and started at once (`restart-hub`)
     "proxy restart": (1.0, 4.0),
     "slurmctld stopped": (10.0, 40.0),
     "slapd stopped": (10.0, 30.0),
     "slurmd killed": (5.0, 20.0),
+    # a node's network cable out (deploy/dev/hosts.py): shorter than Slurm's SlurmdTimeout, as a switch's
+    # restart or a flapping link is; the node's sessions stall meanwhile, and are neither ended nor lost
+    "node cut off": (3.0, 15.0),
 }
 SLURM = ("slurmctld", *(f"slurmd-{n}" for n in NODES))
 WATCHED = (*SLURM, "slapd", "proxy", "jupyterhub")  # what the faults touch: each restored by its start step
@@ -52,6 +57,22 @@ def _start_slurm() -> None:
     dev.wait_for(dev.slurmconf.controller_answers, 30, "slurmctld answering", "slurmctld.log")
     resume_nodes()  # a job launched on a node whose slurmd was away may have drained it: Slurm's doing, not the portal's
     dev.wait_for(nodes_respond, 60, "both Slurm nodes responding", "slurmctld.log")
+
+
+def node_reached(node: str) -> bool:
+    """The head reaches `node`'s slurmd at its address again."""
+    try:
+        with socket.create_connection((hosts.ADDRESSES[node], NODES[node]), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _mend_nodes() -> None:
+    """Every node's cable in again (a soak stopped during a cut leaves none out)."""
+    for node in NODES:
+        hosts.mend(node)
+    dev.wait_for(lambda: all(node_reached(n) for n in NODES), 30, "every node reached at its address")
 
 
 def _start_hub() -> None:
@@ -86,6 +107,10 @@ def resume_nodes() -> list[str]:
 def restore_all() -> list[str]:
     """Every daemon a fault touches running and answering again, its nodes usable; what could not be, in words."""
     problems = []
+    try:
+        _mend_nodes()
+    except (ClusterError, subprocess.SubprocessError, OSError) as e:
+        problems.append(f"mending the nodes' network: {e}")
     for programs, step in STEPS:
         try:
             if down(programs):
@@ -165,6 +190,14 @@ def inject(kind: str, rng: random.Random) -> FaultWindow:
             _kill(target)
             time.sleep(hold)
             _start_slurm()
+        elif kind == "node cut off":
+            target = rng.choice(sorted(NODES))
+            hosts.cut(target)
+            try:
+                time.sleep(hold)
+            finally:
+                hosts.mend(target)
+            dev.wait_for(lambda: node_reached(target), 30, f"{target} reached again")
         else:
             raise ValueError(f"no fault called {kind!r}; the faults are {', '.join(KINDS)}")
     except (ClusterError, subprocess.SubprocessError, OSError) as e:

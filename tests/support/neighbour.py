@@ -1,6 +1,6 @@
 """Another account on a run's nodes, attacking what the run's processes listen on (tests/integration/test_run_rendezvous.py).
 
-`Neighbour("bob", target="alice", ...)` starts NEIGHBOUR as bob with the session
+`Neighbour("bob", target="alice", node=..., ...)` starts NEIGHBOUR as bob on the node with the session
 environment's Python (which has torch, as every user's does) and, once told to
 stop, returns what it saw and did.  While it runs it, again and again:
 
@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+
+from .hosts import on_node
 
 PYTHON = "/opt/dsportal/venv/bin/python"
 
@@ -63,9 +65,17 @@ stdin_closed = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), stdin_closed.set()), daemon=True).start()
 
 
+def reachable(address, family):
+    # the table's address (the kernel's byte order, in 32-bit words), a wildcard's as the loopback's
+    if int(address, 16) == 0:
+        return "127.0.0.1" if family == socket.AF_INET else "::1"
+    raw = b"".join(bytes.fromhex(address[i:i + 8])[::-1] for i in range(0, len(address), 8))
+    return socket.inet_ntop(family, raw)
+
+
 def listeners():
     found = set()
-    for path, host in (("/proc/net/tcp", "127.0.0.1"), ("/proc/net/tcp6", "::1")):
+    for path, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
         with open(path) as f:
             for line in f.readlines()[1:]:
                 p = line.split()
@@ -73,7 +83,7 @@ def listeners():
                 # gloo binds the node's own address; srun binds every address, and is left out of the
                 # sequence-number attack, which holds its connections open (srun would stall for good)
                 if p[3] == "0A" and int(p[7]) == target_uid and not (seq_mode and int(address, 16) == 0):
-                    found.add((host, int(port, 16)))
+                    found.add((reachable(address, family), int(port, 16)))
     return found
 
 
@@ -209,6 +219,7 @@ class Neighbour:
         target: str,
         marker: str,
         seconds: float,
+        node: str,
         seq: bool = False,
         patterns: tuple[bytes, ...] = (),
         attacks: tuple[str, ...] = ("store", "raw"),
@@ -223,7 +234,7 @@ class Neighbour:
             "patterns": [p.hex() for p in patterns],
         }
         self.process = subprocess.Popen(
-            ["runuser", "-u", user, "--", PYTHON, "-c", NEIGHBOUR, json.dumps(config)],
+            on_node(node, [PYTHON, "-c", NEIGHBOUR, json.dumps(config)], user=user),  # a terminal of user's on node
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
