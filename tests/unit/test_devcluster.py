@@ -3,6 +3,7 @@ hub's config and its dev additions, the accounting's and the mail server's confi
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import shutil
@@ -12,7 +13,19 @@ import pytest
 import yaml
 from traitlets.config import PyFileConfigLoader
 
-from deploy.dev import accounting, associations, builds, common, demo, directory, images, mail, slurmconf
+from deploy.dev import (
+    accounting,
+    associations,
+    builds,
+    common,
+    demo,
+    directory,
+    hosts,
+    images,
+    machine,
+    mail,
+    slurmconf,
+)
 from deploy.dev.portal import hub_dev_settings
 from deploy.dev.supervisor import Program, launched_as, render
 from portal.admin.imagesafety import make_unprivileged, privileged_entries
@@ -182,7 +195,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_keeps_each_users_jobs_private():
         "ClusterName=dsportal",
         "PrivateData=jobs,usage,users,accounts",  # as many sites; the hub sees through it (tests/integration)
         "AccountingStorageType=accounting_storage/slurmdbd",
-        "AccountingStorageHost=localhost",
+        "AccountingStorageHost=10.77.0.1",  # the head node on the cluster network: jobs on the nodes run sacct
         "AccountingStoragePort=6819",
         "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:v100",
         "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
@@ -208,7 +221,7 @@ def test_slurmdbd_keeps_the_jobs_in_mariadb_over_loopback():
         "StoragePass=0123abcd\n"
         "StorageLoc=slurm_acct_db\n"
         "# As many sites: sacct and sacctmgr show each user only their own jobs, usage, record and accounts.\n"
-        "# The hub's account sees through it as a coordinator of root (deploy/dev/associations.py).\n"
+        "# The hub's account sees through it as a coordinator of the users' accounts (deploy/dev/associations.py).\n"
         "PrivateData=jobs,usage,users,accounts\n"
     )
 
@@ -350,3 +363,43 @@ def test_a_kept_image_loses_what_a_user_put_in_it_and_its_open_folders(tmp_path)
     make_unprivileged(image)
     assert privileged_entries(image) == [] and list((image / "var" / "tmp").iterdir()) == []
     assert (image / "etc" / "os-release").read_text() == "root's" and Path("/etc/passwd").exists()
+
+
+def test_the_nodes_names_resolve_to_their_own_addresses_and_an_older_loopback_line_goes():
+    older = "127.0.0.1 localhost\n127.0.0.1 node001 node002 node003  # DS Portal dev cluster\n"
+    users = "127.0.0.1 alice.localhost  # DS Portal dev cluster: one origin per user\n"
+    text = machine.hosts_text(older + users, hosts.hosts_lines())
+    assert text == (
+        "127.0.0.1 localhost\n"
+        "127.0.0.1 alice.localhost  # DS Portal dev cluster: one origin per user\n"
+        "10.77.0.11 node001  # DS Portal dev cluster\n"
+        "10.77.0.12 node002  # DS Portal dev cluster\n"
+        "10.77.0.13 node003  # DS Portal dev cluster\n"
+    )
+    assert machine.hosts_text(text, hosts.hosts_lines()) == text  # a second up changes nothing
+
+
+def test_each_node_is_on_the_cluster_network_and_its_slurmd_runs_on_its_host():
+    assert set(hosts.ADDRESSES) == set(common.NODES)
+    assert all(ipaddress.ip_address(a) in hosts.SUBNET for a in [hosts.HEAD_ADDRESS, *hosts.ADDRESSES.values()])
+    assert len({hosts.HEAD_ADDRESS, *hosts.ADDRESSES.values()}) == len(common.NODES) + 1
+    assert all(len(hosts.veth(n)) <= 15 for n in common.NODES)  # the kernel's limit on an interface's name
+    assert hosts.onhost_argv("node002", ["/usr/sbin/slurmd", "-D"]) == [
+        "/bin/sh",
+        str(hosts.ONHOST),
+        "node002",
+        "/usr/sbin/slurmd",
+        "-D",
+    ]
+    conf = slurmconf.slurm_conf()
+    assert "NodeName=node002 NodeAddr=10.77.0.12 NodeHostname=node002" in conf
+    assert "(10.77.0.1)\n" in conf.split("SlurmctldHost=", 1)[1].split("\n", 1)[0] + "\n"
+    assert "AccountingStorageHost=10.77.0.1\n" in conf
+    assert "127.0.0.1" not in conf
+
+
+def test_a_wrapped_daemon_is_found_by_the_command_line_it_shows():
+    slurmd = ["/usr/sbin/slurmd", "-D", "-N", "node001"]
+    program = Program("slurmd-node001", hosts.onhost_argv("node001", slurmd), "6821", shows=slurmd)
+    assert launched_as(program.shows, slurmd)
+    assert not launched_as(program.argv, slurmd)  # what supervisord starts is the wrapper, which execs slurmd
