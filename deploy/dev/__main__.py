@@ -206,9 +206,10 @@ def start_hub(restart: bool) -> None:
     wait_for(hub_answers, 90, "JupyterHub answering on port 8000", "jupyterhub.out")
 
 
-def prepare_machine() -> bool:
-    """The hosts and their names, accounts, sudoers, TLS, storage, the demo module; True if the certificate is new."""
-    hosts.ensure_network()
+def prepare_machine() -> tuple[bool, bool]:
+    """The hosts and their names, accounts, sudoers, TLS, storage, the demo module: whether the certificate is new,
+    and whether a node's host is."""
+    hosts_new = hosts.ensure_network()
     machine.ensure_hosts()
     machine.ensure_accounts()
     machine.ensure_service_account()
@@ -218,7 +219,7 @@ def prepare_machine() -> bool:
     machine.ensure_storage()
     machine.ensure_demo_module()
     machine.ensure_private_processes()
-    return tls_new
+    return tls_new, hosts_new
 
 
 def timed(name: str, function, *args) -> None:
@@ -231,11 +232,11 @@ def up() -> None:
         folder.mkdir(mode=0o750, parents=True, exist_ok=True)
         folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
     with step("the machine (hosts, their network, accounts, sudoers, TLS, storage, modules)"):
-        tls_new = prepare_machine()
+        tls_new, hosts_new = prepare_machine()
     with step("configuration files"):
         slurmconf.ensure_munge_key()
         slurm_changed = slurmconf.ensure_slurm_files()
-        slurm_changed |= hosts.ensure_disks()  # the nodes' wrapper changed: their slurmd start anew
+        slurm_changed |= hosts.ensure_disks() | hosts_new  # a node's wrapper or host is new: its slurmd starts anew
         slurmdbd_changed = accounting.ensure_files()
         mail_changed = mail.ensure_config()
         nvml.ensure_fake_nvml()

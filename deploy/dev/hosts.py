@@ -15,7 +15,8 @@ loopback, /tmp or /dev/shm.  The dev cluster imitates that on one machine:
   them on a real site.
 
 Traffic stays on this machine: the nodes' namespaces have no route beyond the bridge's subnet, and nothing
-forwards or translates their packets (the bridge has no uplink; `up` refuses a SUBNET another interface uses).
+forwards or translates their packets (the bridge has no uplink; `up` refuses a SUBNET another interface uses), and
+the machine's firewall drops whatever comes for SUBNET from anywhere but the machine itself and the bridge.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ HEAD_ADDRESS = "10.77.0.1"
 ADDRESSES = {node: f"10.77.0.{11 + i}" for i, node in enumerate(NODES)}  # node001: 10.77.0.11, ...
 NETNS = Path("/run/netns")
 DISKS = STATE / "hosts"  # NODE/tmp: the node's /tmp (STATE is root's: the head's users cannot walk in)
-SHM = Path("/dev/shm/dsportal-dev")  # NODE: the node's /dev/shm, on the machine's tmpfs (0700 root above)
+# NODE: the node's /dev/shm, a tmpfs of its own (half the memory, as a node's), under a folder of root's alone: the
+# machine's /dev/shm is everyone's, and a folder made there could be a user's or a link (made before `up`)
+SHM = Path("/run/dsportal-dev/shm")
+FIREWALL = "DSPORTAL-DEV"  # iptables' chain of the cluster network's rules (ensure_firewall)
 ONHOST = STATE / "onhost"
 
 
@@ -58,7 +62,8 @@ set -eu
 node=$1
 shift
 exec /usr/bin/nsenter --net={NETNS}/"$node" -- /usr/bin/unshare --mount --propagation slave --uts -- \\
-  /bin/sh -euc 'hostname "$1" && mount --bind "$2" /tmp && mount --bind "$3" /dev/shm && shift 3 && exec "$@"' \\
+  /bin/sh -euc '/usr/bin/hostname "$1" && /usr/bin/mount --bind "$2" /tmp && /usr/bin/mount --bind "$3" /dev/shm &&
+shift 3 && exec "$@"' \\
   onhost "$node" "{DISKS}/$node/tmp" "{SHM}/$node" "$@"
 """
 
@@ -86,8 +91,9 @@ def _subnet_taken() -> str:
     return ""
 
 
-def ensure_network() -> None:
-    """The bridge with the head's address, and each node's namespace with its cable, address and loopback."""
+def ensure_network() -> bool:
+    """The bridge with the head's address, and each node's namespace with its cable, address and loopback; True if
+    a node's namespace is new (its slurmd must start anew: one left running would be in a namespace now gone)."""
     taken = _subnet_taken()
     if taken:
         raise ClusterError(
@@ -101,10 +107,15 @@ def ensure_network() -> None:
     if HEAD_ADDRESS not in run(["ip", "-o", "-4", "addr", "show", "dev", BRIDGE]).stdout:
         run(["ip", "addr", "add", f"{HEAD_ADDRESS}/{SUBNET.prefixlen}", "dev", BRIDGE])
     run(["ip", "link", "set", BRIDGE, "up"])
+    made = False
     for node, address in ADDRESSES.items():
         if not (NETNS / node).exists():
             say(f"making the host {node} ({address})")
             run(["ip", "netns", "add", node])
+            made = True
+            if veth(node) in links:  # the cable of a namespace that went: its other end went with it
+                run(["ip", "link", "del", veth(node)])
+                links.discard(veth(node))
         inside = ["ip", "-n", node]
         if veth(node) not in links:
             run(["ip", "link", "add", veth(node), "type", "veth", "peer", "name", "eth0", "netns", node])
@@ -113,17 +124,60 @@ def ensure_network() -> None:
             run([*inside, "addr", "add", f"{address}/{SUBNET.prefixlen}", "dev", "eth0"])
         run([*inside, "link", "set", "lo", "up"])
         run([*inside, "link", "set", "eth0", "up"])
+    ensure_firewall()
+    return made
+
+
+def firewall_rules() -> list[list[str]]:
+    """The chain's rules (pure): the cluster network is reached from the machine itself and its hosts only, never
+    from the machine's other networks (Linux answers for a local address on any interface: a neighbour with a
+    route to SUBNET would reach the hub's plain-HTTP API); and the hosts reach each other across the bridge even
+    where the machine's FORWARD policy drops (a bridge's frames pass iptables with br_netfilter)."""
+    subnet = str(SUBNET)
+    return [
+        ["-d", subnet, "-i", "lo", "-j", "RETURN"],
+        ["-d", subnet, "-i", BRIDGE, "-j", "ACCEPT"],
+        ["-d", subnet, "-j", "DROP"],
+    ]
+
+
+def ensure_firewall() -> None:
+    """FIREWALL holds exactly firewall_rules(), and INPUT and FORWARD jump to it first."""
+    if run(["iptables", "-n", "-L", FIREWALL], check=False).returncode != 0:
+        run(["iptables", "-N", FIREWALL])
+    run(["iptables", "-F", FIREWALL])
+    for rule in firewall_rules():
+        run(["iptables", "-A", FIREWALL, *rule])
+    for chain in ("INPUT", "FORWARD"):
+        if run(["iptables", "-C", chain, "-j", FIREWALL], check=False).returncode != 0:
+            run(["iptables", "-I", chain, "1", "-j", FIREWALL])
+
+
+def remove_firewall() -> None:
+    for chain in ("INPUT", "FORWARD"):
+        while run(["iptables", "-D", chain, "-j", FIREWALL], check=False).returncode == 0:
+            pass
+    run(["iptables", "-F", FIREWALL], check=False)
+    run(["iptables", "-X", FIREWALL], check=False)
+
+
+def _mounted(path: Path) -> bool:
+    return any(line.split()[1] == str(path) for line in Path("/proc/mounts").read_text().splitlines())
 
 
 def ensure_disks() -> bool:
     """Each node's /tmp and /dev/shm (sticky, everyone's, as on a node) and the wrapper that binds them; True if
-    the wrapper changed (the nodes' daemons must start anew)."""
+    the wrapper changed (the nodes' daemons must start anew).  Every folder on the way is root's (STATE, /run)."""
+    SHM.parent.mkdir(mode=0o700, exist_ok=True)
+    SHM.parent.chmod(0o700)
     SHM.mkdir(mode=0o700, exist_ok=True)
-    SHM.chmod(0o700)
     for node in NODES:
-        for folder in (DISKS / node / "tmp", SHM / node):
-            folder.mkdir(parents=True, exist_ok=True)
-            folder.chmod(0o1777)
+        tmp, shm = DISKS / node / "tmp", SHM / node
+        tmp.mkdir(parents=True, exist_ok=True)
+        tmp.chmod(0o1777)
+        shm.mkdir(exist_ok=True)
+        if not _mounted(shm):
+            run(["mount", "-t", "tmpfs", "-o", "mode=1777,size=50%,nosuid,nodev", f"dsportal-{node}-shm", str(shm)])
     return write_if_changed(ONHOST, onhost_script(), mode=0o700)
 
 
@@ -142,4 +196,8 @@ def remove() -> None:
         run(["ip", "link", "del", veth(node)], check=False)  # its peer in the namespace goes with it
         run(["ip", "netns", "del", node], check=False)
     run(["ip", "link", "del", BRIDGE], check=False)
-    shutil.rmtree(SHM, ignore_errors=True)
+    remove_firewall()
+    for node in NODES:
+        run(["umount", str(SHM / node)], check=False)
+    if SHM.parent.exists():
+        shutil.rmtree(SHM.parent)

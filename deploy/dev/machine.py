@@ -16,13 +16,26 @@ HOSTS_MARK = "# DS Portal dev cluster"  # on each line of /etc/hosts the dev clu
 
 
 def hosts_text(text: str, wanted: list[str], mark: str = HOSTS_MARK) -> str:
-    """/etc/hosts with the nodes' `wanted` lines: earlier dev cluster lines naming a node replaced (pure)."""
-    kept = [
-        line
-        for line in text.splitlines()
-        if not (mark in line and any(n in line.split("#")[0].split()[1:] for n in NODES))
-    ]
-    return "\n".join([*kept, *(f"{line}  {mark}" for line in wanted)]) + "\n"
+    """/etc/hosts with the nodes' `wanted` lines, the rest in its order (pure): unchanged when they are there,
+    else an earlier dev cluster's lines naming a node (the loopback's, before separate hosts) replaced.  A line of
+    someone else's naming a node: ClusterError (glibc reads the first line that names a host)."""
+    lines = text.splitlines()
+    marked = [f"{line}  {mark}" for line in wanted]
+
+    def names_a_node(line: str) -> bool:
+        return any(n in line.split("#")[0].split()[1:] for n in NODES)
+
+    foreign = [line for line in lines if names_a_node(line) and mark not in line]
+    if foreign:
+        raise ClusterError(
+            f"/etc/hosts names a dev cluster node in a line of its own: {foreign[0]!r}; remove it "
+            "(the nodes' addresses are deploy/dev/hosts.py's)"
+        )
+    ours = [line for line in lines if names_a_node(line)]
+    if ours == marked:
+        return text
+    kept = [line for line in lines if not names_a_node(line)]
+    return "\n".join([*kept, *marked]) + "\n"
 
 
 def ensure_hosts() -> None:
@@ -32,7 +45,7 @@ def ensure_hosts() -> None:
     new = hosts_text(text, hosts.hosts_lines())
     if new != text:
         say("making the nodes' names resolve to their addresses (/etc/hosts)")
-        path.write_text(new)
+        path.write_text(new)  # in place: in a container /etc/hosts is a bind mount, which a rename cannot replace
 
 
 def ensure_accounts() -> None:

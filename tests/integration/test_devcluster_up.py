@@ -15,7 +15,18 @@ from tests.support.cluster import ROOT
 # the dev cluster to itself (tests/support/lanes.py): runs `up` and `down` of the whole dev cluster
 pytestmark = pytest.mark.alone
 
-WORK_WORDS = ("restarting", "wrote ", "issuing", "creating", "building", "installing", "pushing", "pulling", "outlived")
+WORK_WORDS = (
+    "restarting",
+    "wrote ",
+    "issuing",
+    "creating",
+    "building",
+    "installing",
+    "pushing",
+    "pulling",
+    "outlived",
+    "making",
+)
 
 
 def dev(command: str) -> subprocess.CompletedProcess:

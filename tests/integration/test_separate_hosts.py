@@ -24,22 +24,31 @@ from tests.support.http import json_request
 HUB_LOG = "/var/log/dsportal-dev/jupyterhub.out"
 CUT_SECONDS = 12  # below anything that would end a session: Slurm's SlurmdTimeout (300 s), the hub's poll
 
-# what a job sees of its host: its name and that name's address, its /tmp, and which of the head node's
-# loopback ports it reaches (the proxy's API 8001, MariaDB 3306, slapd 389, Prometheus 9090)
+# the head node's services that listen on its loopback only (the proxy 8000 and its API 8001, MariaDB 3306, slapd
+# 389, Prometheus 9090, the registry 5443, exim 25), and those the nodes need at its address (the hub's API 8081,
+# slurmctld 6817, slurmdbd 6819)
+HEADS_OWN = [8000, 8001, 3306, 389, 9090, 5443, 25]
+FOR_THE_NODES = [8081, 6817, 6819]
+
+# what a job sees of its host: its name and that name's address, its /tmp, and which of those ports it reaches on
+# its own loopback (a shared one would be the head's) and at the head's address
 LOOK = r"""
 import json, os, socket, sys
-mark = sys.argv[1]
-reached = []
-for port in (8001, 3306, 389, 9090):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=2).close()
-        reached.append(port)
-    except OSError:
-        pass
+mark, head, ports = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+def reached(host):
+    found = []
+    for port in ports:
+        try:
+            socket.create_connection((host, port), timeout=2).close()
+            found.append(port)
+        except OSError:
+            pass
+    return found
 name = socket.gethostname()
 first = not os.path.exists("/tmp/" + mark)
 open("/tmp/" + mark, "a").close()
-print(json.dumps({"name": name, "address": socket.gethostbyname(name), "first_in_tmp": first, "reached": reached}))
+print(json.dumps({"name": name, "address": socket.gethostbyname(name), "first_in_tmp": first,
+                  "loopback": reached("127.0.0.1"), "head": reached(head)}))
 """
 
 
@@ -50,7 +59,8 @@ def partition_of(node: str) -> str:
 def look_from(node: str, mark: str) -> dict:
     done = subprocess.run(
         ["runuser", "-u", "alice", "--", "srun", f"--nodelist={node}", f"--partition={partition_of(node)}"]
-        + ["--time=2", "--chdir=/home/alice", "/usr/bin/python3", "-c", LOOK, mark],
+        + ["--time=2", "--chdir=/home/alice", "/usr/bin/python3", "-c", LOOK, mark, HEAD_ADDRESS]
+        + [json.dumps(HEADS_OWN + FOR_THE_NODES)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -59,13 +69,14 @@ def look_from(node: str, mark: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_each_node_has_its_own_name_address_and_tmp_and_reaches_no_loopback_of_the_head():
+def test_each_node_has_its_own_name_address_and_tmp_and_reaches_of_the_head_only_what_nodes_need():
     mark = f"dsportal-host-{time.monotonic_ns()}"
     seen = {node: look_from(node, mark) for node in ADDRESSES}
     for node, look in seen.items():
         assert (look["name"], look["address"]) == (node, ADDRESSES[node]), look
         assert look["first_in_tmp"], (node, "another host's file was in this node's /tmp")  # each /tmp its own
-        assert look["reached"] == [], (node, look)  # the head's loopback services are another host's
+        assert look["loopback"] == [], (node, look)  # the head's loopback is another host's
+        assert look["head"] == FOR_THE_NODES, (node, look)  # at its address: what the nodes need, nothing else
     again = look_from("node001", mark)
     assert not again["first_in_tmp"]  # the node's /tmp is kept between its jobs, as a disk is
     for node in ADDRESSES:

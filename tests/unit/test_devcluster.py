@@ -377,6 +377,28 @@ def test_the_nodes_names_resolve_to_their_own_addresses_and_an_older_loopback_li
         "10.77.0.13 node003  # DS Portal dev cluster\n"
     )
     assert machine.hosts_text(text, hosts.hosts_lines()) == text  # a second up changes nothing
+    # ... also with the users' line written after the nodes' (a fresh up: tls.ensure_host_names comes later)
+    fresh = machine.hosts_text("127.0.0.1 localhost\n", hosts.hosts_lines()) + users
+    assert machine.hosts_text(fresh, hosts.hosts_lines()) == fresh
+    with pytest.raises(common.ClusterError, match="names a dev cluster node in a line of its own: '127.0.0.1 node001'"):
+        machine.hosts_text("127.0.0.1 node001\n", hosts.hosts_lines())
+
+
+def test_the_cluster_network_is_reached_from_the_machine_and_its_hosts_only():
+    assert hosts.firewall_rules() == [
+        ["-d", "10.77.0.0/24", "-i", "lo", "-j", "RETURN"],
+        ["-d", "10.77.0.0/24", "-i", "dsportal0", "-j", "ACCEPT"],
+        ["-d", "10.77.0.0/24", "-j", "DROP"],
+    ]
+
+
+def test_the_hub_trusts_the_forwarded_address_from_its_proxy_on_the_head_nodes_address_only():
+    """The proxy reaches the hub at the head's address on the cluster network, so the hub sees its connections come
+    from there: with the default 127.0.0.1 it would take every browser for one client (the login throttle and the
+    anonymous rate limit would put everyone in one bucket)."""
+    hub = yaml.safe_load((DEPLOY / "portal.dev.yaml").read_text())["hub"]
+    assert hub["internal_bind_url"] == hub["internal_connect_url"] == f"http://{hosts.HEAD_ADDRESS}:8081"
+    assert hub["proxy_addresses"] == [hosts.HEAD_ADDRESS]
 
 
 def test_each_node_is_on_the_cluster_network_and_its_slurmd_runs_on_its_host():
