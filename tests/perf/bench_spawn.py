@@ -18,6 +18,7 @@ from pathlib import Path
 from tests.perf.memory import MiB, idle_footprint, job_pids, user_tree_pids
 from tests.perf.timeline import hub_marks, job_marks, timeline
 from tests.support.cluster import TOKEN_FILE, Cluster
+from tests.support.hosts import HEAD_ADDRESS
 from tests.support.http import answers, free_port, wait_until
 
 USER = "alice"
@@ -73,7 +74,7 @@ def bare_singleuser(memory: list) -> float:
         "USER": USER,
         "LANG": "C.UTF-8",
         "JUPYTERHUB_API_TOKEN": "bench-not-a-real-token",
-        "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/hub/api",
+        "JUPYTERHUB_API_URL": f"http://{HEAD_ADDRESS}:8081/hub/api",  # the hub, at the head's cluster address
         "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}/user/{USER}/",
         "JUPYTERHUB_USER": USER,
         "JUPYTERHUB_SERVICE_PREFIX": f"/user/{USER}/",
