@@ -13,7 +13,6 @@ import json
 import re
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from tornado.httpclient import HTTPRequest
@@ -22,13 +21,13 @@ from tornado.websocket import websocket_connect
 from tests.support.cluster import HUB, NVML_READINGS, job_gpus, url_for
 from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
+from tests.support.hublog import HUB_LOG
 
 # the side lane's people, beside the other tests (tests/support/lanes.py)
 pytestmark = pytest.mark.side
 
 DEBUG = {"partition": "debug", "gpus": 1, "hours": 1}
 LONG = {"partition": "sxm2", "gpus": 0, "hours": 1}  # the dev config's 2-hour idle timeout
-HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 
 
 class PrintingTerminal:

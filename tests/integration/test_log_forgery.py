@@ -10,13 +10,12 @@ so the mail was dropped without a word to the user.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from tests.support.http import wait_until
+from tests.support.hublog import HUB_LOG
 from tests.support.jobs import JobsClient, notebook_text
 from tests.support.mail import subject_of, wait_for_mail
 
-HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 FORGED = "[W 2025-01-01 00:00:00.000 JupyterHub auth:1] admin token handed to mallory"
 # \r alone starts a line for a terminal and for str.splitlines; \n starts one everywhere; U+2028 for some viewers
 KEY = f"score\r{FORGED}\r\n{FORGED}\u2028{FORGED}"

@@ -18,12 +18,12 @@ import pytest
 from tests.support.cluster import HUB, ROOT, supervisorctl
 from tests.support.demo import password_of
 from tests.support.hub import FormBrowser
+from tests.support.hublog import HUB_LOG
 
 # the dev cluster to itself (tests/support/lanes.py): stops, pauses and kills Slurm, the hub and the supervisor;
 # counts every portal job
 pytestmark = pytest.mark.alone
 
-HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
 STOPPING = "is stopping (the scheduler is not answering yet)"
 
 

@@ -13,11 +13,11 @@ import subprocess
 
 import pytest
 
+from tests.support import hublog
 from tests.support.cluster import url_for
 from tests.support.http import json_request
 
 DSPORTAL = "/opt/dsportal/venv/bin/dsportal"
-HUB_LOG = "/var/log/dsportal-dev/jupyterhub.out"
 SACCTMGR = ["sacctmgr", "--immediate", "--noheader", "--parsable2"]
 PROJECTS = "nlp,spent,vision"  # deploy/dev/associations.py: the accounts the hub's account coordinates
 
@@ -26,16 +26,6 @@ def as_user(user: str, *argv: str) -> str:
     done = subprocess.run(["runuser", "-u", user, "--", *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-def hub_log_lines() -> int:
-    with open(HUB_LOG, errors="replace") as log:
-        return sum(1 for _ in log)
-
-
-def hub_log_since(line: int) -> str:
-    with open(HUB_LOG, errors="replace") as log:
-        return "".join(log.readlines()[line:])
 
 
 def test_users_see_only_their_own_jobs_and_the_hub_sees_all(cluster):
@@ -65,7 +55,7 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
     assert json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)[0] in (201, 202)
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
-    mark = hub_log_lines()
+    mark = hublog.mark()
     subprocess.run(
         [*SACCTMGR, "remove", "coordinator", f"account={PROJECTS}", "names=dsportal"], check=True, timeout=30
     )
@@ -78,13 +68,13 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
 
         def poked_and_told() -> bool:
             json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)  # JupyterHub polls the session
-            return "PrivateData (jobs,usage,users,accounts) hides from dsportal" in hub_log_since(mark)
+            return "PrivateData (jobs,usage,users,accounts) hides from dsportal" in hublog.since(mark)
 
         cluster.wait(poked_and_told, 60, "the hub's log to name PrivateData")
         status, body = json_request("POST", start, {"gpus": 0, "hours": 1}, token=alice)
         assert status == 400 and "already running" in body["message"], (status, body)
         assert (cluster.server("alice") or {}).get("ready") and cluster.jobs("alice")[job]["state"] == "RUNNING"
-        said = hub_log_since(mark)
+        said = hublog.since(mark)
         assert f"Session job {job} of alice has ended" not in said, said
         assert "Make dsportal a coordinator of the accounts the portal's users charge" in said
         doctor = subprocess.run([DSPORTAL, "doctor"], capture_output=True, text=True, timeout=180)

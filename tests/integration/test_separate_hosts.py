@@ -17,11 +17,11 @@ import pytest
 
 from deploy.dev import hosts
 from deploy.dev.slurmconf import CPU_NODES
+from tests.support import hublog
 from tests.support.cluster import url_for
 from tests.support.hosts import ADDRESSES, HEAD_ADDRESS, node_of
 from tests.support.http import json_request
 
-HUB_LOG = "/var/log/dsportal-dev/jupyterhub.out"
 CUT_SECONDS = 12  # below anything that would end a session: Slurm's SlurmdTimeout (300 s), the hub's poll
 
 # the head node's services that listen on its loopback only (the proxy 8000 and its API 8001, MariaDB 3306, slapd
@@ -83,27 +83,13 @@ def test_each_node_has_its_own_name_address_and_tmp_and_reaches_of_the_head_only
         subprocess.run(hosts.onhost_argv(node, ["rm", "-f", f"/tmp/{mark}"]), check=True, timeout=30)
 
 
-def hub_log_lines() -> int:
-    with open(HUB_LOG, errors="replace") as log:
-        return sum(1 for _ in log)
-
-
-def hub_log_since(line: int) -> str:
-    with open(HUB_LOG, errors="replace") as log:
-        return "".join(log.readlines()[line:])
-
-
 @pytest.mark.alone  # cuts a node's network: nothing else may run there meanwhile
 def test_a_session_stalls_through_a_cut_of_its_nodes_network_and_is_neither_ended_nor_lost(cluster):
-    alice = cluster.user_token("alice")
-    assert json_request("POST", url_for("/hub/api/users/alice/server"), {"gpus": 0, "hours": 1}, token=alice)[0] in (
-        201,
-        202,
-    )
+    assert cluster.start("alice", {"gpus": 0, "hours": 1}) in (201, 202)
     cluster.wait_ready("alice")
     job = cluster.job_of("alice")
     node = node_of(job)
-    mark = hub_log_lines()
+    mark = hublog.mark()
     answered: list[tuple[float, int]] = []  # another user's look at the hub while the node is away
     stop = threading.Event()
 
@@ -131,7 +117,7 @@ def test_a_session_stalls_through_a_cut_of_its_nodes_network_and_is_neither_ende
     cluster.wait(lambda: cluster.request("GET", "/user/alice/api/status")[0] == 200, 60, "alice's server again")
     assert cluster.job_of("alice") == job
     assert cluster.server("alice")["ready"]
-    log = hub_log_since(mark)
+    log = hublog.since(mark)
     assert f"Session job {job} of alice has ended" not in log, log[-3000:]
     assert answered and {status for _, status in answered} == {200}, answered  # the hub answered others throughout
     print(
