@@ -19,7 +19,7 @@ from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Integer, Unicode, default
 
-from .clientaddress import client_address, peer_of
+from .clientaddress import client_address, peer_of, proxies_of
 from .config import config_path, loaded_config
 from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
 from .loginhandler import SmallLoginHandler
@@ -106,7 +106,7 @@ class PortalLDAPAuthenticator(Authenticator):
         username, password = credentials
         client = (
             client_address(
-                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), self.settings.hub.proxy_addresses
+                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), proxies_of(self.settings.hub)
             )
             if handler is not None
             else ""

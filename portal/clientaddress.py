@@ -5,11 +5,20 @@ X-Real-Ip or X-Forwarded-For whoever sent them: a client going through the
 proxy sets X-Real-Ip itself, and one on a compute node can reach the hub's
 port directly.  Only the proxy's own addresses are believed, and only for
 the last X-Forwarded-For entry, the one the proxy appended.
+
+The proxy reaches the hub at the hub's internal URL (JupyterHub routes to the
+connect URL), so a proxy on the hub's host connects from that address: on a
+site whose hub listens on the cluster network, not from 127.0.0.1.  Its
+address there is believed too (`proxies_of`): were it not, every browser
+would be one client to the login throttle and the anonymous rate limit, and
+one user's flood would slow everyone's logins.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
+from urllib.parse import urlparse
 
 
 def _valid(address: str) -> bool:
@@ -20,7 +29,24 @@ def _valid(address: str) -> bool:
     return True
 
 
-def client_address(peer: str, forwarded_for: str | None, proxies: list[str]) -> str:
+@lru_cache(maxsize=8)
+def with_hub_address(configured: tuple[str, ...], internal_urls: tuple[str, ...]) -> tuple[str, ...]:
+    """`configured` and each IP address the hub's internal URLs name (none for a host name or a wildcard) (pure)."""
+    found = list(configured)
+    for url in internal_urls:
+        host = urlparse(url).hostname or ""
+        if _valid(host) and not ipaddress.ip_address(host).is_unspecified and host not in found:
+            found.append(host)
+    return tuple(found)
+
+
+def proxies_of(hub) -> tuple[str, ...]:
+    """The addresses whose X-Forwarded-For the hub believes: hub.proxy_addresses and the hub's own address on its
+    internal URLs (`hub`: the HubSettings)."""
+    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_connect_url or "", hub.internal_bind_url))
+
+
+def client_address(peer: str, forwarded_for: str | None, proxies: tuple[str, ...] | list[str]) -> str:
     """The peer, unless the peer is the proxy; then the address the proxy saw."""
     if peer not in proxies or not forwarded_for:
         return peer

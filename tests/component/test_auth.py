@@ -316,6 +316,23 @@ def test_the_client_address_is_believed_from_the_proxy_only():
     assert client_address("127.0.0.1", None, proxies) == "127.0.0.1"
 
 
+def test_a_proxy_on_the_hubs_host_is_believed_at_the_hubs_own_internal_address():
+    """A hub on the cluster network (hub.internal_connect_url http://10.1.0.5:8081, as the install guide asks) is
+    reached there by its proxy, whose connections then come from 10.1.0.5: without it every browser was one client
+    to the login throttle (found on the dev cluster's separate hosts: bob's flood slowed alice's login)."""
+    from portal.clientaddress import client_address, proxies_of, with_hub_address
+    from portal.settings import HubSettings
+
+    hub = HubSettings(internal_bind_url="http://10.1.0.5:8081", internal_connect_url="http://10.1.0.5:8081")
+    assert proxies_of(hub) == ("127.0.0.1", "::1", "10.1.0.5")
+    assert client_address("10.1.0.5", "203.0.113.9", proxies_of(hub)) == "203.0.113.9"  # the proxy's word
+    assert client_address("10.1.0.11", "203.0.113.9", proxies_of(hub)) == "10.1.0.11"  # a node's process: itself
+    # a wildcard bind or a host name adds nothing (a host name's address must be listed: no lookup per request)
+    assert with_hub_address(("127.0.0.1",), ("", "http://0.0.0.0:8081")) == ("127.0.0.1",)
+    assert with_hub_address(("127.0.0.1",), ("http://head.cluster:8081", "http://[::]:8081")) == ("127.0.0.1",)
+    assert with_hub_address(("10.1.0.5",), ("http://10.1.0.5:8081", "http://10.1.0.5:8081")) == ("10.1.0.5",)
+
+
 async def test_when_too_many_logins_wait_for_the_directory_more_are_told_so(tmp_path, a_hung_server):
     auth = make_authenticator(
         tmp_path,
