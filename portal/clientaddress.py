@@ -9,14 +9,16 @@ the last X-Forwarded-For entry, the one the proxy appended.
 The proxy reaches the hub at the hub's internal URL (JupyterHub routes to the
 connect URL), so a proxy on the hub's host connects from that address: on a
 site whose hub listens on the cluster network, not from 127.0.0.1.  Its
-address there is believed too (`proxies_of`): were it not, every browser
-would be one client to the login throttle and the anonymous rate limit, and
-one user's flood would slow everyone's logins.
+address there is believed too, where it is this host's own (`proxies_of`):
+were it not, every browser would be one client to the login throttle and the
+anonymous rate limit, and one user's flood would slow everyone's logins.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlparse
 
@@ -29,21 +31,39 @@ def _valid(address: str) -> bool:
     return True
 
 
+def is_local(address: str) -> bool:
+    """An address of this host's own (a socket binds to it): what connects from it runs on this host."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((address, 0))
+    except OSError:
+        return False
+    return True
+
+
 @lru_cache(maxsize=8)
-def with_hub_address(configured: tuple[str, ...], internal_urls: tuple[str, ...]) -> tuple[str, ...]:
-    """`configured` and each IP address the hub's internal URLs name (none for a host name or a wildcard) (pure)."""
+def with_hub_address(
+    configured: tuple[str, ...], internal_urls: tuple[str, ...], local: Callable[[str], bool] = is_local
+) -> tuple[str, ...]:
+    """`configured` and each IP address the hub's internal URLs name that is this host's own (`local`), in the
+    form a socket's peer takes.  None for a host name or a wildcard; none for an address of another host: a
+    connect URL may name a forwarder that every node's connection comes through, and that one must be listed."""
     found = list(configured)
     for url in internal_urls:
         host = urlparse(url).hostname or ""
-        if _valid(host) and not ipaddress.ip_address(host).is_unspecified and host not in found:
-            found.append(host)
+        if not _valid(host) or ipaddress.ip_address(host).is_unspecified:
+            continue
+        address = str(ipaddress.ip_address(host))
+        if address not in found and local(address):
+            found.append(address)
     return tuple(found)
 
 
 def proxies_of(hub) -> tuple[str, ...]:
     """The addresses whose X-Forwarded-For the hub believes: hub.proxy_addresses and the hub's own address on its
     internal URLs (`hub`: the HubSettings)."""
-    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_connect_url or "", hub.internal_bind_url))
+    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_bind_url, hub.internal_connect_url or ""))
 
 
 def client_address(peer: str, forwarded_for: str | None, proxies: tuple[str, ...] | list[str]) -> str:

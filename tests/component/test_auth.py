@@ -320,17 +320,46 @@ def test_a_proxy_on_the_hubs_host_is_believed_at_the_hubs_own_internal_address()
     """A hub on the cluster network (hub.internal_connect_url http://10.1.0.5:8081, as the install guide asks) is
     reached there by its proxy, whose connections then come from 10.1.0.5: without it every browser was one client
     to the login throttle (found on the dev cluster's separate hosts: bob's flood slowed alice's login)."""
-    from portal.clientaddress import client_address, proxies_of, with_hub_address
-    from portal.settings import HubSettings
+    from portal.clientaddress import client_address, with_hub_address
 
-    hub = HubSettings(internal_bind_url="http://10.1.0.5:8081", internal_connect_url="http://10.1.0.5:8081")
-    assert proxies_of(hub) == ("127.0.0.1", "::1", "10.1.0.5")
-    assert client_address("10.1.0.5", "203.0.113.9", proxies_of(hub)) == "203.0.113.9"  # the proxy's word
-    assert client_address("10.1.0.11", "203.0.113.9", proxies_of(hub)) == "10.1.0.11"  # a node's process: itself
-    # a wildcard bind or a host name adds nothing (a host name's address must be listed: no lookup per request)
-    assert with_hub_address(("127.0.0.1",), ("", "http://0.0.0.0:8081")) == ("127.0.0.1",)
-    assert with_hub_address(("127.0.0.1",), ("http://head.cluster:8081", "http://[::]:8081")) == ("127.0.0.1",)
-    assert with_hub_address(("10.1.0.5",), ("http://10.1.0.5:8081", "http://10.1.0.5:8081")) == ("10.1.0.5",)
+    def here(address):  # this host's addresses, as is_local finds them
+        return address in ("10.1.0.5", "fd00::5")
+
+    urls = ("http://0.0.0.0:8081", "http://10.1.0.5:8081")
+    proxies = with_hub_address(("127.0.0.1", "::1"), urls, here)
+    assert proxies == ("127.0.0.1", "::1", "10.1.0.5")
+    assert client_address("10.1.0.5", "203.0.113.9", proxies) == "203.0.113.9"  # the proxy's word
+    assert client_address("10.1.0.11", "203.0.113.9", proxies) == "10.1.0.11"  # a node's process: itself
+    # a wildcard or a host name adds nothing (a host name's address must be listed: no lookup per request); nor
+    # another host's address (a forwarder the nodes reach the hub through must be listed, not believed by itself)
+    assert with_hub_address(("127.0.0.1",), ("http://[::]:8081", "http://head.cluster:8081"), here) == ("127.0.0.1",)
+    assert with_hub_address(("127.0.0.1",), ("http://0.0.0.0:8081", "http://10.9.9.9:8081"), here) == ("127.0.0.1",)
+    # an IPv6 address in the form a socket's peer takes
+    assert with_hub_address((), ("http://[FD00:0::5]:8081",), here) == ("fd00::5",)
+
+
+async def test_logins_through_a_proxy_at_the_hubs_own_address_are_throttled_per_browser(tmp_path, a_slapd):
+    from portal.clientaddress import is_local
+
+    assert is_local("127.0.0.1") and not is_local("192.0.2.77")  # a socket binds to this host's own only
+    auth = make_authenticator(
+        tmp_path,
+        ldap_settings(a_slapd, max_failures=100, max_address_failures=4),
+        {"internal_bind_url": "http://127.0.0.2:8081", "proxy_addresses": []},  # 127.0.0.2: this host's, on lo
+    )
+    for i in range(4):  # four browsers, each one wrong password, through the proxy at the hub's own address
+        assert (
+            await login(auth, f"user{i}", "wrong", ip="127.0.0.2", headers={"X-Forwarded-For": f"198.51.100.{i}"})
+            is None
+        )
+    assert [auth.address_throttle.failures(f"198.51.100.{i}") for i in range(4)] == [1, 1, 1, 1]
+    assert auth.address_throttle.failures("127.0.0.2") == 0  # not one bucket for all
+    # a process elsewhere on the cluster network that claims an address is counted as itself
+    for i in range(4):
+        assert (
+            await login(auth, f"user{i}", "wrong", ip="10.1.0.11", headers={"X-Forwarded-For": "198.51.100.9"}) is None
+        )
+    assert auth.address_throttle.failures("10.1.0.11") == 4 and auth.address_throttle.failures("198.51.100.9") == 0
 
 
 async def test_when_too_many_logins_wait_for_the_directory_more_are_told_so(tmp_path, a_hung_server):
