@@ -142,12 +142,16 @@ def firewall_rules() -> list[list[str]]:
 
 
 def ensure_firewall() -> None:
-    """FIREWALL holds exactly firewall_rules(), and INPUT and FORWARD jump to it first."""
-    if run(["iptables", "-n", "-L", FIREWALL], check=False).returncode != 0:
+    """FIREWALL holds exactly firewall_rules(), and INPUT and FORWARD jump to it first.  Rewritten only when it
+    differs: a flush leaves the network open until the rules are back."""
+    listed = run(["iptables", "-S", FIREWALL], check=False)
+    if listed.returncode != 0:
         run(["iptables", "-N", FIREWALL])
-    run(["iptables", "-F", FIREWALL])
-    for rule in firewall_rules():
-        run(["iptables", "-A", FIREWALL, *rule])
+    wanted = [f"-A {FIREWALL} {' '.join(rule)}" for rule in firewall_rules()]
+    if [line for line in listed.stdout.splitlines() if line.startswith("-A ")] != wanted:
+        run(["iptables", "-F", FIREWALL])
+        for rule in firewall_rules():
+            run(["iptables", "-A", FIREWALL, *rule])
     for chain in ("INPUT", "FORWARD"):
         if run(["iptables", "-C", chain, "-j", FIREWALL], check=False).returncode != 0:
             run(["iptables", "-I", chain, "1", "-j", FIREWALL])

@@ -21,7 +21,7 @@ import pytest
 
 from tests.support.apps import API, FOLDER, MLFLOW_RUN, STREAMLIT_APP, as_alice, prepare_folder, write_as_alice
 from tests.support.cluster import url_for
-from tests.support.hosts import node_of, on_node, proc_net
+from tests.support.hosts import listening, node_of, on_node
 from tests.support.http import json_request
 from tests.support.jupyter import closed_after
 
@@ -30,14 +30,7 @@ def listening_ports(user: str, node: str) -> set[int]:
     """The TCP ports processes of `user` listen on, as any account on `node` reads them (/proc/net/tcp*)."""
     import pwd
 
-    uid = str(pwd.getpwnam(user).pw_uid)
-    ports = set()
-    for table in ("tcp", "tcp6"):
-        for line in proc_net(node, table).splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[7] == uid:
-                ports.add(int(fields[1].split(":")[1], 16))
-    return ports
+    return {port for _, port in listening(node, pwd.getpwnam(user).pw_uid)}
 
 
 def app_sockets(node: str) -> list[str]:

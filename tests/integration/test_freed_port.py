@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.support.hosts import node_of, on_node, proc_net
+from tests.support.hosts import listening, node_of, on_node
 
 # the dev cluster to itself (tests/support/lanes.py): one case restarts the hub
 pytestmark = pytest.mark.alone
@@ -58,13 +58,8 @@ print(json.dumps({"bound": bound, "seen": seen}))
 
 def alices_server_port(node: str) -> int:
     """The one TCP port alice's processes listen on for everyone on `node` (her session's; kernels have none)."""
-    uid = str(pwd.getpwnam("alice").pw_uid)
-    ports = set()
-    for table in ("tcp", "tcp6"):
-        for line in proc_net(node, table).splitlines()[1:]:
-            f = line.split()
-            if f[3] == "0A" and f[7] == uid and not f[1].startswith(("0100007F", "00000000000000000000000001000000")):
-                ports.add(int(f[1].split(":")[1], 16))
+    loopback = ("0100007F", "00000000000000000000000001000000")  # 127.0.0.1 and ::1, as the tables write them
+    ports = {port for address, port in listening(node, pwd.getpwnam("alice").pw_uid) if address not in loopback}
     assert len(ports) == 1, ports
     return ports.pop()
 

@@ -19,7 +19,7 @@ from deploy.dev import hosts
 from deploy.dev.slurmconf import CPU_NODES
 from tests.support import hublog
 from tests.support.cluster import url_for
-from tests.support.hosts import ADDRESSES, HEAD_ADDRESS, node_of
+from tests.support.hosts import ADDRESSES, HEAD_ADDRESS, node_of, on_node
 from tests.support.http import json_request
 
 CUT_SECONDS = 12  # below anything that would end a session: Slurm's SlurmdTimeout (300 s), the hub's poll
@@ -80,7 +80,7 @@ def test_each_node_has_its_own_name_address_and_tmp_and_reaches_of_the_head_only
     again = look_from("node001", mark)
     assert not again["first_in_tmp"]  # the node's /tmp is kept between its jobs, as a disk is
     for node in ADDRESSES:
-        subprocess.run(hosts.onhost_argv(node, ["rm", "-f", f"/tmp/{mark}"]), check=True, timeout=30)
+        subprocess.run(on_node(node, ["rm", "-f", f"/tmp/{mark}"]), check=True, timeout=30)
 
 
 @pytest.mark.alone  # cuts a node's network: nothing else may run there meanwhile

@@ -40,3 +40,16 @@ def proc_net(node: str, table: str) -> str:
     return subprocess.run(
         on_node(node, ["cat", f"/proc/net/{table}"]), capture_output=True, text=True, timeout=30, check=True
     ).stdout
+
+
+def listening(node: str, uid: int) -> set[tuple[str, int]]:
+    """What processes of `uid` listen on over TCP on `node`, as any account there reads it (/proc/net/tcp, tcp6):
+    (the local address as the table writes it, in hex; the port)."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in proc_net(node, table).splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[7] == str(uid):
+                address, port = fields[1].rsplit(":", 1)
+                found.add((address, int(port, 16)))
+    return found
