@@ -19,6 +19,7 @@ from . import (
     machine,
     mail,
     nvml,
+    platform,
     prometheus,
     registry,
     reset,
@@ -110,12 +111,12 @@ def free_or_ours(program: str, port: int) -> None:
         )
 
 
-def start_accounting(restart: bool) -> None:
+def start_accounting(restart: bool, chosen: platform.Platform) -> None:
     """MariaDB, then slurmdbd: slurmctld, started next, registers its cluster with it."""
     free_or_ours("mariadb", accounting.DB_PORT)
     supervisor.start("mariadb")
     wait_for(accounting.database_answers, 60, "MariaDB answering", "mariadb.out")
-    accounting.ensure_database_user()
+    accounting.ensure_database_user(chosen)
     if restart:
         supervisor.stop("slurmdbd")
     free_or_ours("slurmdbd", SLURMDBD_PORT)
@@ -222,22 +223,53 @@ def prepare_machine() -> tuple[bool, bool]:
     return tls_new, hosts_new
 
 
+def stop_slurm() -> None:
+    """Every job cancelled and Slurm's daemons stopped, before the machine's Slurm programs change under them (a
+    job's processes outliving its slurmd would hold its GPUs unknown to the other platform's controller)."""
+    if supervisor.states().get("slurmctld", ("",))[0] == "RUNNING":
+        jobs = run(["squeue", "--noheader", "--format=%A"], check=False, timeout=20).stdout.split()
+        if jobs:
+            say(f"cancelling the cluster's {len(jobs)} jobs before its Slurm changes")
+            run(["scancel", *jobs], check=False, timeout=30)
+            wait_for(
+                lambda: not run(["squeue", "--noheader"], check=False).stdout.strip(),
+                60,
+                "every job ended",
+                "slurmctld.log",
+            )
+    supervisor.stop(*[f"slurmd-{n}" for n in NODES], "slurmctld", "slurmdbd")
+
+
+def ensure_platform(chosen: platform.Platform) -> bool:
+    """The machine runs the chosen platform's Slurm; True if it switched (every Slurm daemon and the hub restart)."""
+    switching = platform.switching(chosen)
+    if switching:
+        say(f"switching the cluster to {chosen.name}'s Slurm {chosen.slurm}")
+        if supervisor.running():
+            stop_slurm()
+    platform.ensure(chosen)
+    return switching
+
+
 def timed(name: str, function, *args) -> None:
     with step(name):
         function(*args)
 
 
-def up() -> None:
+def up(platform_name: str | None = None) -> None:
+    chosen = platform.choose(platform_name) if platform_name else platform.chosen()
     for folder in (STATE, LOGS):
         folder.mkdir(mode=0o750, parents=True, exist_ok=True)
         folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords
     with step("the machine (hosts, their network, accounts, sudoers, TLS, storage, modules)"):
         tls_new, hosts_new = prepare_machine()
+    with step(f"Slurm's platform ({chosen.name}, Slurm {chosen.slurm})"):
+        switched = ensure_platform(chosen)
     with step("configuration files"):
         slurmconf.ensure_munge_key()
-        slurm_changed = slurmconf.ensure_slurm_files()
+        slurm_changed = slurmconf.ensure_slurm_files(chosen) | switched
         slurm_changed |= hosts.ensure_disks() | hosts_new  # a node's wrapper or host is new: its slurmd starts anew
-        slurmdbd_changed = accounting.ensure_files()
+        slurmdbd_changed = accounting.ensure_files(chosen) | switched
         mail_changed = mail.ensure_config()
         nvml.ensure_fake_nvml()
         registry_changed = registry.ensure_registry_files()
@@ -260,7 +292,7 @@ def up() -> None:
             timed, "the image registry (push, pull; beside Slurm and the hub)", start_registry, registry_changed
         )
         with step("MariaDB, slurmdbd"):
-            start_accounting(restart=slurmdbd_changed)
+            start_accounting(restart=slurmdbd_changed, chosen=chosen)
         with step("Slurm"):
             start_slurm(restart=slurm_changed)
         with step("slapd, exim"):
@@ -270,12 +302,13 @@ def up() -> None:
         with step("JupyterHub and the proxy"):
             if tls_new:
                 supervisor.stop("proxy")  # serve the new certificate
-            start_hub(restart=hub_changed or prometheus_changed or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
+            restart_hub_now = hub_changed or prometheus_changed or switched  # a hub that knew the other Slurm's jobs
+            start_hub(restart=restart_hub_now or bool(os.environ.get("DSPORTAL_RESTART_HUB")))
         with step("Prometheus"):
             start_prometheus(restart=prometheus_changed)
         registry_ready.result()
     print(f"""
-DS Portal is up: {HUB_URL}
+DS Portal is up: {HUB_URL}  ({chosen.name}, Slurm {chosen.slurm})
   trust:  the dev CA /etc/dsportal/dev-ca/ca.crt (already trusted by this machine's command-line clients)
   logins: {demo.logins()}
   logs:   {LOGS}
@@ -329,10 +362,15 @@ def main(argv: list[str]) -> int:
         "restore-builds": builds.restore_prefix_builds,  # before the bash side checks them against their locks
         "prune-venv": locks.prune,  # after the lock's install: what an earlier lock had goes
     }
+    platform_name = None
+    if argv[:1] == ["up"] and len(argv) == 3 and argv[1] == "--platform":
+        platform_name, argv = argv[2], argv[:1]
     if len(argv) != 1 or argv[0] not in commands:
-        print(f"usage: python3 -m deploy.dev {' | '.join(commands)}", file=sys.stderr)
+        print(f"usage: python3 -m deploy.dev {' | '.join(commands)}   (up [--platform NAME])", file=sys.stderr)
         return 2
     try:
+        if platform_name:
+            return up(platform.named(platform_name).name) or 0
         return commands[argv[0]]() or 0
     except ClusterError as e:
         print(f"devcluster: {e}", file=sys.stderr)

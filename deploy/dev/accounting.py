@@ -15,13 +15,14 @@ import shutil
 from pathlib import Path
 
 from .common import CLUSTER_NAME, LOGS, PRIVATE_DATA, SLURMDBD_PORT, STATE, run, say, write_if_changed
+from .platform import Platform
 from .supervisor import Program
 
 DB_DIR = Path("/var/lib/dsportal-mariadb")  # the mysql account's own (STATE is root's, 0750)
 DB_DATA = DB_DIR / "data"
 DB_SOCKET = DB_DIR / "mysqld.sock"  # not Debian's /run/mysqld: a system MariaDB may use that one
 DB_PORT = 3306
-DB_NAME = "slurm_acct_db"
+DB_NAME = "slurm_acct_db"  # with the platform's suffix (database_of): 24.11 converts 22.05's for good
 DB_USER = "slurm"
 DB_PASSWORD = STATE / "slurmdbd-db.pw"  # root's alone (0600): slurmdbd.conf holds it too
 SLURMDBD_CONF = Path("/etc/slurm/slurmdbd.conf")
@@ -53,7 +54,12 @@ def mariadb_argv() -> list[str]:
     ]
 
 
-def slurmdbd_conf(password: str) -> str:
+def database_of(platform: Platform) -> str:
+    """The platform's accounting database (pure): slurm_acct_db, slurm_acct_db_24_11."""
+    return DB_NAME + platform.suffix.replace("-", "_").replace(".", "_")
+
+
+def slurmdbd_conf(password: str, database: str = DB_NAME) -> str:
     """slurmdbd.conf: slurmdbd on localhost, its jobs in MariaDB over TCP as the `slurm` database user."""
     return f"""\
 # slurmdbd for the DS Portal dev cluster (written by deploy/devcluster): 0600, it holds the database password.
@@ -68,14 +74,14 @@ StorageHost=127.0.0.1
 StoragePort={DB_PORT}
 StorageUser={DB_USER}
 StoragePass={password}
-StorageLoc={DB_NAME}
+StorageLoc={database}
 # As many sites: sacct and sacctmgr show each user only their own jobs, usage, record and accounts.
 # The hub's account sees through it as a coordinator of the users' accounts (deploy/dev/associations.py).
 PrivateData={PRIVATE_DATA}
 """
 
 
-def database_user_sql(password: str) -> str:
+def database_user_sql(password: str, database: str = DB_NAME) -> str:
     """The `slurm` database user with this password and every right on the accounting database, idempotent.
 
     ALTER USER as well as CREATE: a password file made anew (after it was
@@ -86,7 +92,7 @@ def database_user_sql(password: str) -> str:
     return (
         f"CREATE USER IF NOT EXISTS {account} IDENTIFIED BY '{password}';\n"
         f"ALTER USER {account} IDENTIFIED BY '{password}';\n"
-        f"GRANT ALL PRIVILEGES ON `{DB_NAME}`.* TO {account};\n"
+        f"GRANT ALL PRIVILEGES ON `{database}`.* TO {account};\n"
     )
 
 
@@ -110,7 +116,7 @@ def programs() -> list[Program]:
     ]
 
 
-def ensure_files() -> bool:
+def ensure_files(platform: Platform) -> bool:
     """MariaDB's data folder, the database password and slurmdbd.conf; True if slurmdbd must restart."""
     DB_DIR.mkdir(mode=0o750, exist_ok=True)
     shutil.chown(DB_DIR, MARIADB_ACCOUNT, MARIADB_ACCOUNT)
@@ -134,7 +140,7 @@ def ensure_files() -> bool:
     password = DB_PASSWORD.read_text().strip()
     DB_PASSWORD.chmod(0o600)
     # SlurmUser is root: slurmdbd refuses a config that others may read, as it holds the password
-    return write_if_changed(SLURMDBD_CONF, slurmdbd_conf(password), mode=0o600)
+    return write_if_changed(SLURMDBD_CONF, slurmdbd_conf(password, database_of(platform)), mode=0o600)
 
 
 def database_answers() -> bool:
@@ -143,8 +149,8 @@ def database_answers() -> bool:
     )
 
 
-def ensure_database_user() -> None:
-    run(MARIADB_CLIENT, input=database_user_sql(DB_PASSWORD.read_text().strip()), timeout=30)
+def ensure_database_user(platform: Platform) -> None:
+    run(MARIADB_CLIENT, input=database_user_sql(DB_PASSWORD.read_text().strip(), database_of(platform)), timeout=30)
 
 
 def clusters() -> dict[str, str] | None:

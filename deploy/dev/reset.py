@@ -17,7 +17,21 @@ import pwd
 import shutil
 from pathlib import Path
 
-from . import accounting, builds, hosts, images, locks, mail, nvml, prometheus, registry, slurmconf, supervisor, tls
+from . import (
+    accounting,
+    builds,
+    hosts,
+    images,
+    locks,
+    mail,
+    nvml,
+    platform,
+    prometheus,
+    registry,
+    slurmconf,
+    supervisor,
+    tls,
+)
 from .common import (
     CACHE,
     ETC,
@@ -98,6 +112,7 @@ def remove_host_names() -> None:
 
 def reset() -> None:
     stop_everything()
+    platform.remove()  # the machine's own Slurm programs back, before STATE (the bound copies) goes
     slurmconf.remove_job_cgroups()
     remove_accounts()  # also the demo users' mailboxes in /var/mail
     mail.restore_debians()  # before STATE goes: it holds Debian's text

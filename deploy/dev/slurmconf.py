@@ -34,6 +34,7 @@ from .common import (
     run,
     write_if_changed,
 )
+from .platform import Platform
 
 # Stand-ins for /dev/nvidiaN, one character device each, world-readable as the real ones are.  Numbers of their own
 # (NVIDIA's major, 195, with no driver behind it: an open that the cgroup allows fails with ENXIO) so that the
@@ -59,7 +60,8 @@ def ensure_munge_key() -> None:
     shutil.chown("/run/munge", "munge", "munge")
 
 
-def slurm_conf() -> str:
+def slurm_conf(platform: Platform) -> str:
+    """slurm.conf for the platform's Slurm (pure but for the host's name): its own state and spool."""
     nodes = "\n".join(
         f"NodeName={n} NodeAddr={hosts.ADDRESSES[n]} NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
         f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216"
@@ -77,8 +79,8 @@ SlurmctldPort={SLURMCTLD_PORT}
 SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
-StateSaveLocation={STATE}/slurmctld
-SlurmdSpoolDir={SPOOL}/slurmd/%n
+StateSaveLocation={state_of(platform)}
+SlurmdSpoolDir={spool_of(platform)}/%n
 SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd-%n.pid
 SlurmctldLogFile={LOGS}/slurmctld.log
@@ -152,15 +154,24 @@ def gres_conf() -> str:
     )
 
 
-def ensure_slurm_files() -> bool:
+def state_of(platform: Platform) -> Path:
+    """slurmctld's state: one per platform (24.11 converts 22.05's for good)."""
+    return STATE / f"slurmctld{platform.suffix}"
+
+
+def spool_of(platform: Platform) -> Path:
+    return SPOOL / f"slurmd{platform.suffix}"
+
+
+def ensure_slurm_files(platform: Platform) -> bool:
     """State folders, GPU stand-ins and the config files; True if the daemons must restart."""
-    (STATE / "slurmctld").mkdir(parents=True, exist_ok=True)
+    state_of(platform).mkdir(parents=True, exist_ok=True)
     SPOOL.mkdir(mode=0o755, exist_ok=True)
     SPOOL.chmod(0o755)  # a job's user runs its script from the spool (STATE is root's alone)
     changed = ensure_gpu_devices()
     for n in NODES:
-        (SPOOL / "slurmd" / n).mkdir(mode=0o755, parents=True, exist_ok=True)
-    changed |= write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf())
+        (spool_of(platform) / n).mkdir(mode=0o755, parents=True, exist_ok=True)
+    changed |= write_if_changed(Path("/etc/slurm/slurm.conf"), slurm_conf(platform))
     changed |= write_if_changed(Path("/etc/slurm/gres.conf"), gres_conf())
     changed |= write_if_changed(CGROUP_CONF, cgroup_conf())
     return changed

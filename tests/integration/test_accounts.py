@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.support.cluster import Cluster
+
+pytestmark = pytest.mark.slurm  # run again on Slurm 24.11 (deploy/devcluster test, phase 3)
 
 NOT_PHYSICS = 'account: you are not in the Slurm account "physics"; yours are vision, nlp (vision is your default).'
 

@@ -18,6 +18,7 @@ def field(text: str, name: str) -> str:
     return match.group(1) if match else ""
 
 
+@pytest.mark.slurm
 def test_two_gpu_session_starts_answers_and_stops(cluster):
     assert cluster.start("alice", {"partition": "sxm2", "gpus": 2, "hours": 8}) in (201, 202)
     job_id = cluster.job_of("alice")
@@ -48,6 +49,7 @@ def test_cpu_only_session_has_no_gpus(cluster):
     cluster.wait_ready("bob")
 
 
+@pytest.mark.slurm
 def test_a_session_on_the_cpu_only_partition(cluster):
     # node003 has no GPU; its partition is CPU-only in the config (max_gpus: 0)
     status, answer = cluster.request("GET", "/hub/api/dsportal/partitions")
@@ -71,6 +73,7 @@ def test_a_session_on_the_cpu_only_partition(cluster):
     cluster.stop("bob")
 
 
+@pytest.mark.slurm
 @pytest.mark.alone  # needs all 8 GPUs: a third waits for Resources
 def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
     cluster.start("alice", {"gpus": 4})
@@ -108,6 +111,7 @@ def test_two_users_share_the_cluster_and_a_third_waits_in_the_queue(cluster):
     assert cluster.jobs("carol")[carol_job]["state"] == "RUNNING"
 
 
+@pytest.mark.slurm
 def test_refused_options_submit_nothing(cluster):
     cluster.ensure_user("alice")
     for options, message in (
@@ -121,6 +125,7 @@ def test_refused_options_submit_nothing(cluster):
     assert cluster.server("alice") is None
 
 
+@pytest.mark.slurm
 def test_a_job_cancelled_outside_the_portal_is_noticed(cluster):
     cluster.start("alice", {"gpus": 1})
     cluster.wait_ready("alice")

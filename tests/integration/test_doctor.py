@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slurm  # run again on Slurm 24.11 (deploy/devcluster test, phase 3)
+
 DSPORTAL = "/opt/dsportal/venv/bin/dsportal"
 PORTAL_YAML = Path("/etc/dsportal/portal.yaml")
 

@@ -7,8 +7,12 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from tests.support.cluster import url_for
 from tests.support.http import json_request, wait_until
+
+pytestmark = pytest.mark.slurm  # run again on Slurm 24.11 (deploy/devcluster test, phase 3)
 
 HELPER = "/opt/dsportal/venv/bin/dsportal-extend-session"
 

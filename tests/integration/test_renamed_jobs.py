@@ -45,6 +45,7 @@ def field_of(cluster, job_id: str, key: str) -> str:
     return text[start:].split(" ", 1)[0].split("\n", 1)[0]
 
 
+@pytest.mark.slurm
 @pytest.mark.alone  # a debug session beside the side lane's count of debug sessions
 def test_a_renamed_session_job_gets_no_time_past_its_partitions_limit(cluster):
     alice = cluster.user_token("alice")
@@ -71,6 +72,7 @@ def test_a_renamed_session_job_gets_no_time_past_its_partitions_limit(cluster):
     cluster.wait(lambda: job not in cluster.jobs("alice"), 60, f"alice's renamed job {job} cancelled")
 
 
+@pytest.mark.slurm
 def test_a_renamed_session_job_stays_the_hubs_to_track_and_cancel(cluster):
     alice = cluster.user_token("alice")
     start = url_for("/hub/api/users/alice/server")

@@ -61,6 +61,7 @@ def pending_seconds(job_id: str) -> float:
     return (datetime.now() - datetime.fromisoformat(submitted)).total_seconds() if submitted else 0.0
 
 
+@pytest.mark.slurm
 def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, cluster):
     alice.put_notebook("runs/params.ipynb", ["print(f'{name}: lr={lr} epochs={epochs}')"], PARAMS)
     status, form = alice.request("GET", "jobs/form?path=runs/params.ipynb")
@@ -127,6 +128,7 @@ def test_a_job_at_its_time_limit_keeps_its_partial_output(cluster):
     assert "stopped by Slurm" in grace.log(run["job_id"])
 
 
+@pytest.mark.slurm
 def test_the_multi_gpu_template_trains_across_both_nodes(alice, cluster):
     for name in ("multi-gpu-pytorch.ipynb", "ddp_train.py"):  # the templates as the portal ships them
         alice.write(f"runs/ddp/{name}", (data_dir("notebooks") / name).read_text())
@@ -250,6 +252,7 @@ def test_mail_when_a_job_ends_for_a_user_who_opted_in(alice, cluster):
         assert alice.request("POST", "notify", {"mail": False})[0] == 200
 
 
+@pytest.mark.slurm
 @pytest.mark.alone  # needs 2 GPUs free on each node
 def test_scripts_run_one_process_per_gpu_across_the_nodes(alice, cluster):
     alice.write(

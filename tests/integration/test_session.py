@@ -8,6 +8,8 @@ import pytest
 
 from tests.support.jupyter import run_code, run_in_terminal
 
+pytestmark = pytest.mark.slurm  # run again on Slurm 24.11 (deploy/devcluster test, phase 3)
+
 
 @pytest.fixture(scope="module")
 def alice_session(cluster_api):

@@ -212,6 +212,7 @@ def test_the_r_template_runs_with_a_changed_parameter(erin):
     assert "R-squared: 0.7528" in printed  # mpg ~ wt alone (with hp it is 0.8268)
 
 
+@pytest.mark.slurm
 def test_a_quote_heavy_value_reaches_every_task(erin):
     # the job script once passed the sweep as one argument: 20,000 quotes shell-quoted passed Linux's 128 KiB per
     # argument, and every task ended "Argument list too long" (exit 126)

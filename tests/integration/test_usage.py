@@ -143,6 +143,7 @@ def split_rows(page: str) -> set[tuple[str, str]]:
     return set(re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>[0-9.]+</td>", table.group(1) if table else ""))
 
 
+@pytest.mark.slurm
 def test_the_usage_and_status_pages_split_gpu_hours_by_account_and_type(cluster):
     # an A100 session charged to alice's second project: Slurm's accounting keeps its account and, with
     # AccountingStorageTRES naming each type, its GPUs' type (gres/gpu:a100)

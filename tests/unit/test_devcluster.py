@@ -24,6 +24,7 @@ from deploy.dev import (
     images,
     machine,
     mail,
+    platform,
     slurmconf,
 )
 from deploy.dev.portal import hub_dev_settings
@@ -188,7 +189,7 @@ def test_the_dev_additions_join_the_yaml_and_are_checked_last(an_installed_hub_c
 def test_slurm_sends_every_job_to_slurmdbd_and_keeps_each_users_jobs_private():
     lines = [
         line
-        for line in slurmconf.slurm_conf().splitlines()
+        for line in slurmconf.slurm_conf(platform.PLATFORMS["debian12"]).splitlines()
         if line.startswith(("ClusterName", "Accounting", "JobAcct", "PrivateData"))
     ]
     assert lines == [
@@ -414,7 +415,7 @@ def test_each_node_is_on_the_cluster_network_and_its_slurmd_runs_on_its_host():
         "/usr/sbin/slurmd",
         "-D",
     ]
-    conf = slurmconf.slurm_conf()
+    conf = slurmconf.slurm_conf(platform.PLATFORMS["debian12"])
     assert "NodeName=node002 NodeAddr=10.77.0.12 NodeHostname=node002" in conf
     assert "(10.77.0.1)\n" in conf.split("SlurmctldHost=", 1)[1].split("\n", 1)[0] + "\n"
     assert "AccountingStorageHost=10.77.0.1\n" in conf

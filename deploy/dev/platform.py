@@ -1,0 +1,290 @@
+"""The dev cluster's platform: which Slurm every host runs, Debian 12's 22.05 or Debian 13's 24.11.
+
+Sites run Slurm 23.11 and 24.x as often as 22.05, and the portal must meet each as it is.  `up --platform NAME`
+chooses (PLATFORMS), and the choice stays until another `up --platform` or `reset`:
+
+- debian12: this machine's own packages, Slurm 22.05.
+- debian13: Debian 13's Slurm 24.11.  Its controller talks to clients at most three releases older, so every Slurm
+  program of the cluster changes together: the daemons, the commands on the head node (the hub's `sudo sbatch`) and
+  on the nodes (a job's `srun`).  Debian 13's build needs Debian 13's C library, so `up` makes a Debian 13 root with
+  debootstrap from the mirror this machine's apt uses (under CACHE: `reset` keeps it, as every download), copies its
+  Slurm programs and plugins out with their loader and library path pointed into that root (patchelf), and binds
+  each over this machine's Slurm file of the same path.  Every process then runs 24.11 at the paths a Debian site
+  has, the sudoers rule's included; the jobs, the portal's Python and everything else stay Debian 12's, as on a
+  site that builds its own Slurm on an older system.  The daemons keep their state apart per platform (slurmctld's
+  state, slurmd's spool, the accounting database): 24.11 converts 22.05's for good.
+
+One exception in the root's libraries: Debian 13's slurmdbd 24.11.5 exits at its start with Debian 13's own
+libmariadb3 11.8 ("error 5027", measured) and runs with Debian 12's 10.11, so that one library is this machine's.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .common import CACHE, STATE, ClusterError, run, say
+
+HOST_LIBS = Path("/usr/lib/x86_64-linux-gnu")
+PLUGINS = HOST_LIBS / "slurm-wlm"  # Debian's PluginDir and the home of libslurmfull, on both platforms
+# The Debian packages whose programs are Slurm's, the same names on both platforms
+SLURM_PACKAGES = ("slurm-client", "slurmctld", "slurmd", "slurmdbd")
+MARIADB_LIBRARY = HOST_LIBS / "libmariadb.so.3"  # slurmdbd's, this machine's (the module's doc says why)
+CHOSEN = STATE / "platform"
+ROOTS = CACHE / "roots"  # a root per platform that needs one: a download, kept by `reset`
+# STAGES/NAME: the root's Slurm programs, patched to run from the root; kept with the root.  Both are read by every
+# account (the hub's runs the commands; a job's user srun), so neither is under STATE, which is root's alone
+STAGES = CACHE / "slurm"
+STAGE_FORMAT = 1  # raised when ensure_stage makes its copies otherwise: a kept stage is made anew
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    suite: str  # Debian's release name
+    slurm: str  # the Slurm release, as its commands print it
+    own: bool  # this machine's own packages: no root, nothing bound
+
+    @property
+    def suffix(self) -> str:
+        """What tells this platform's Slurm state apart (folders, the accounting database): none for the machine's
+        own, so a dev cluster made before platforms keeps its state."""
+        return "" if self.own else "-" + self.slurm
+
+
+PLATFORMS = {
+    "debian12": Platform("debian12", "bookworm", "22.05", own=True),
+    "debian13": Platform("debian13", "trixie", "24.11", own=False),
+}
+DEFAULT = "debian12"
+
+
+def named(name: str) -> Platform:
+    if name not in PLATFORMS:
+        raise ClusterError(f"no platform {name!r}: use one of {', '.join(PLATFORMS)} (deploy/dev/platform.py)")
+    return PLATFORMS[name]
+
+
+def chosen() -> Platform:
+    """The platform `up` last chose (DEFAULT before any choice)."""
+    return named(CHOSEN.read_text().strip() if CHOSEN.exists() else DEFAULT)
+
+
+def choose(name: str) -> Platform:
+    platform = named(name)
+    STATE.mkdir(mode=0o750, parents=True, exist_ok=True)
+    CHOSEN.write_text(platform.name + "\n")
+    return platform
+
+
+def mirror_of(sources: list[str]) -> str:
+    """The first Debian mirror of apt's sources (pure): a deb822 stanza's URIs or a one-line `deb` entry whose
+    components include main, neither a security nor a third party's archive ("" if none)."""
+    for text in sources:
+        for stanza in re.split(r"\n\s*\n", text):
+            fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, flags=re.MULTILINE))
+            uris, components = fields.get("URIs", "").split(), fields.get("Components", "").split()
+            suites = fields.get("Suites", "").split()
+            if uris and "main" in components and not any("security" in s or "/" in s for s in suites):
+                if uris[0].rstrip("/").endswith("/debian"):
+                    return uris[0]
+        for line in text.splitlines():
+            words = line.split("#")[0].split()
+            if (
+                len(words) >= 4
+                and words[0] == "deb"
+                and "main" in words[3:]
+                and words[1].rstrip("/").endswith("/debian")
+            ):
+                return words[1]
+    return ""
+
+
+def machine_mirror() -> str:
+    apt = Path("/etc/apt")
+    files = [
+        apt / "sources.list",
+        *sorted((apt / "sources.list.d").glob("*.sources")),
+        *sorted((apt / "sources.list.d").glob("*.list")),
+    ]
+    found = mirror_of([f.read_text() for f in files if f.is_file()])
+    if not found:
+        raise ClusterError("apt's sources name no Debian mirror with main (/etc/apt): add one, then run `up` again")
+    return found
+
+
+def root_of(platform: Platform) -> Path:
+    return ROOTS / platform.name
+
+
+def slurm_files(root: Path) -> list[str]:
+    """The paths of the Slurm packages' programs under `root` (/usr/bin/sbatch, /usr/sbin/slurmd-wlm, ...),
+    as dpkg lists them there."""
+    found = []
+    for package in SLURM_PACKAGES:
+        listing = root / "var/lib/dpkg/info" / f"{package}.list"
+        if not listing.exists():
+            raise ClusterError(
+                f"{root} lacks the package {package}: `deploy/devcluster reset` removes nothing of it; "
+                f"delete {root} and run `up` again to make it anew"
+            )
+        for line in listing.read_text().splitlines():
+            path = root / line.lstrip("/")
+            if re.fullmatch(r"/usr/s?bin/[\w.-]+", line) and path.is_file() and not path.is_symlink():
+                found.append(line)
+    return sorted(set(found))
+
+
+def ensure_root(platform: Platform) -> Path:
+    """The platform's Debian root with its Slurm packages, made by debootstrap once (a few minutes)."""
+    root = root_of(platform)
+    if (root / "var/lib/dpkg/info/slurmd.list").exists():
+        return root
+    part = root.with_name(root.name + ".part")
+    _remove_tree(part)  # of a debootstrap that failed
+    part.parent.mkdir(parents=True, exist_ok=True)
+    mirror = machine_mirror()
+    say(f"making a Debian {platform.suite} root for Slurm {platform.slurm} in {root} (debootstrap, a few minutes)")
+    run(["debootstrap", "--variant=minbase", platform.suite, str(part), mirror], timeout=1200)
+    # no daemon of the root starts while its packages install (they would take the cluster's ports)
+    policy = part / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 101\n")
+    policy.chmod(0o755)
+    env = ["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
+    run(["chroot", str(part), *env, "apt-get", "update", "-qq"], timeout=600)
+    run(
+        ["chroot", str(part), *env, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *SLURM_PACKAGES],
+        timeout=1200,
+    )
+    run(["chroot", str(part), *env, "apt-get", "clean"], timeout=120)
+    part.rename(root)
+    return root
+
+
+def _remove_tree(folder: Path) -> None:
+    """`folder` and all in it, once nothing is mounted inside: a debootstrap that failed may leave the machine's
+    /proc, /sys or /dev mounted in its root, and deleting through those would delete the machine's own files."""
+    inside = [
+        line.split()[1]
+        for line in Path("/proc/mounts").read_text().splitlines()
+        if line.split()[1].startswith(f"{folder}/")
+    ]
+    for point in sorted(inside, key=len, reverse=True):
+        run(["umount", "--lazy", point], check=False)
+    if any(line.split()[1].startswith(f"{folder}/") for line in Path("/proc/mounts").read_text().splitlines()):
+        raise ClusterError(f"something is still mounted under {folder}: unmount it, then run `up` again")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def patchelf_argv(path: Path, root: Path, stage: Path, program: bool) -> list[str]:
+    """patchelf's arguments that make one of the root's files run from the root on this machine (pure): its own
+    Slurm libraries first, then this machine's libmariadb (stage/compat), then the root's; a program's loader is
+    the root's.  DT_RPATH, not RUNPATH: it also holds for what a plugin loads in turn."""
+    search = f"{stage / 'slurm-wlm'}:{stage / 'compat'}:{root / 'usr/lib/x86_64-linux-gnu'}"
+    loader = ["--set-interpreter", str(root / "usr/lib64/ld-linux-x86-64.so.2")] if program else []
+    return ["patchelf", *loader, "--force-rpath", "--set-rpath", search, str(path)]
+
+
+def stage_of(platform: Platform) -> Path:
+    return STAGES / platform.name
+
+
+def _stamp(platform: Platform) -> tuple[Path, str]:
+    """The stage's stamp file and what it says when the stage is the root's as it is now."""
+    root = root_of(platform)
+    listing = root / "var/lib/dpkg/info/slurmd.list"
+    made = listing.stat().st_mtime_ns if listing.exists() else 0
+    return stage_of(platform) / ".made-from", f"{root}\n{made}\n{STAGE_FORMAT}\n"
+
+
+def stage_current(platform: Platform) -> bool:
+    stamp, wanted = _stamp(platform)
+    return stamp.exists() and stamp.read_text() == wanted
+
+
+def ensure_stage(platform: Platform, root: Path) -> Path:
+    """The root's Slurm programs and plugins, copied and patched (seconds), once per root."""
+    stage = stage_of(platform)
+    stamp, wanted = _stamp(platform)
+    if stage_current(platform):
+        return stage
+    say(f"making Slurm {platform.slurm}'s programs run from {root} ({stage})")
+    shutil.rmtree(stage, ignore_errors=True)
+    (stage / "compat").mkdir(parents=True)
+    shutil.copy2(MARIADB_LIBRARY, stage / "compat")
+    # without the PMIx plugins: they look for PMIx at the root's path, which this machine lacks, and slurmd 24.11
+    # loads every MPI plugin at its start (two error lines a start); no job of the dev cluster asks for PMIx
+    shutil.copytree(
+        root / PLUGINS.relative_to("/"), stage / "slurm-wlm", symlinks=True, ignore=shutil.ignore_patterns("mpi_pmix*")
+    )
+    for line in slurm_files(root):
+        target = stage / line.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / line.lstrip("/"), target)
+        run(patchelf_argv(target, root, stage, program=True))
+    for library in (stage / "slurm-wlm").rglob("*.so*"):
+        if library.is_file() and not library.is_symlink():
+            run(patchelf_argv(library, root, stage, program=False))
+    stage.chmod(0o755)
+    stamp.write_text(wanted)
+    return stage
+
+
+def bound_paths(staged: list[str], machine: list[str]) -> list[str]:
+    """The Slurm programs to bind: those of the root's that this machine's packages have too, by path (pure).  The
+    alternatives' links (/usr/sbin/slurmd -> /usr/sbin/slurmd-wlm) follow their files; a program new in the root's
+    release (scrun, scrontab) is left out: no site's 22.05 setup calls it."""
+    return sorted(set(staged) & set(machine))
+
+
+def binds(stage: Path) -> list[tuple[Path, Path]]:
+    """(source, mount point) of every bind a root's platform needs: the programs, then the plugins' folder."""
+    staged = [str(Path("/") / p.relative_to(stage)) for p in stage.glob("usr/*bin/*")]
+    paths = bound_paths(staged, slurm_files(Path("/")))
+    return [*((stage / p.lstrip("/"), Path(p)) for p in paths), (stage / "slurm-wlm", PLUGINS)]
+
+
+def mounted() -> list[Path]:
+    """The machine's Slurm paths that something is bound over, in mount order."""
+    ours = {Path(p) for p in slurm_files(Path("/"))} | {PLUGINS}
+    points = [Path(line.split()[1]) for line in Path("/proc/mounts").read_text().splitlines()]
+    return [p for p in points if p in ours]
+
+
+def switching(platform: Platform) -> bool:
+    """Whether `up` for `platform` changes the Slurm programs the machine runs (its daemons must stop first)."""
+    if platform.own:
+        return bool(mounted())
+    return not mounted() or not stage_current(platform)
+
+
+def ensure(platform: Platform) -> None:
+    """The machine runs `platform`'s Slurm programs: its root made, its programs bound (or every bind gone for
+    the machine's own).  The daemons must be stopped when this switches (`switching`)."""
+    if platform.own:
+        remove_binds()
+        return
+    if not stage_current(platform):
+        remove_binds()  # of an earlier stage
+    stage = ensure_stage(platform, ensure_root(platform))
+    points = set(mounted())
+    for source, point in binds(stage):
+        if point not in points:
+            run(["mount", "--bind", str(source), str(point)])
+            run(["mount", "-o", "remount,bind,ro", str(point)])
+
+
+def remove_binds() -> None:
+    for point in reversed(mounted()):
+        run(["umount", str(point)], check=False)
+    left = mounted()
+    if left:
+        raise ClusterError(f"could not unbind {left[0]} (a process still runs from it?): stop it, then run `up` again")
+
+
+def remove() -> None:
+    """Every bind and the choice (reset); the roots and their patched programs stay, as downloads."""
+    remove_binds()
+    CHOSEN.unlink(missing_ok=True)
