@@ -224,30 +224,37 @@ def prepare_machine() -> tuple[bool, bool]:
 
 
 def stop_slurm() -> None:
-    """Every job cancelled and Slurm's daemons stopped, before the machine's Slurm programs change under them (a
-    job's processes outliving its slurmd would hold its GPUs unknown to the other platform's controller)."""
+    """The hub stopped (no new job meanwhile; it restarts after), every job cancelled and Slurm's daemons stopped,
+    before the machine's Slurm programs change under them: a job's processes outliving its slurmd would hold its
+    GPUs unknown to the other platform's controller."""
+    supervisor.stop("jupyterhub")
     if supervisor.states().get("slurmctld", ("",))[0] == "RUNNING":
-        jobs = run(["squeue", "--noheader", "--format=%A"], check=False, timeout=20).stdout.split()
-        if jobs:
-            say(f"cancelling the cluster's {len(jobs)} jobs before its Slurm changes")
-            run(["scancel", *jobs], check=False, timeout=30)
-            wait_for(
-                lambda: not run(["squeue", "--noheader"], check=False).stdout.strip(),
-                60,
-                "every job ended",
-                "slurmctld.log",
-            )
+        listed = run(["squeue", "--noheader", "--format=%A"], check=False, timeout=20)
+        if listed.returncode != 0:
+            say(f"slurmctld did not list its jobs ({listed.stderr.strip()}): any it holds wait in its state")
+        elif listed.stdout.split():
+            say(f"cancelling the cluster's {len(listed.stdout.split())} jobs before its Slurm changes")
+            run(["scancel", *listed.stdout.split()], check=False, timeout=30)
+
+            def none_left() -> bool:
+                again = run(["squeue", "--noheader"], check=False, timeout=20)
+                return again.returncode == 0 and not again.stdout.strip()
+
+            wait_for(none_left, 60, "every job ended", "slurmctld.log")
     supervisor.stop(*[f"slurmd-{n}" for n in NODES], "slurmctld", "slurmdbd")
 
 
 def ensure_platform(chosen: platform.Platform) -> bool:
-    """The machine runs the chosen platform's Slurm; True if it switched (every Slurm daemon and the hub restart)."""
-    switching = platform.switching(chosen)
+    """The machine runs the chosen platform's Slurm, and the choice is kept; True if it switched (every Slurm
+    daemon and the hub start anew).  The root is made first, while the cluster still runs."""
+    stage = platform.prepare(chosen)
+    switching = platform.switching(chosen, stage)
     if switching:
         say(f"switching the cluster to {chosen.name}'s Slurm {chosen.slurm}")
         if supervisor.running():
             stop_slurm()
-    platform.ensure(chosen)
+        platform.ensure(chosen, stage)
+    platform.choose(chosen.name)
     return switching
 
 
@@ -257,7 +264,7 @@ def timed(name: str, function, *args) -> None:
 
 
 def up(platform_name: str | None = None) -> None:
-    chosen = platform.choose(platform_name) if platform_name else platform.chosen()
+    chosen = platform.named(platform_name) if platform_name else platform.chosen()
     for folder in (STATE, LOGS):
         folder.mkdir(mode=0o750, parents=True, exist_ok=True)
         folder.chmod(0o750)  # root's: logs hold user names and paths, STATE the directory's passwords

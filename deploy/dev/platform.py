@@ -20,6 +20,7 @@ libmariadb3 11.8 ("error 5027", measured) and runs with Debian 12's 10.11, so th
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ ROOTS = CACHE / "roots"  # a root per platform that needs one: a download, kept 
 # STAGES/NAME: the root's Slurm programs, patched to run from the root; kept with the root.  Both are read by every
 # account (the hub's runs the commands; a job's user srun), so neither is under STATE, which is root's alone
 STAGES = CACHE / "slurm"
-STAGE_FORMAT = 1  # raised when ensure_stage makes its copies otherwise: a kept stage is made anew
+STAGE_FORMAT = 2  # raised when ensure_stage makes its copies otherwise: a kept stage is made anew
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Platform:
     suite: str  # Debian's release name
     slurm: str  # the Slurm release, as its commands print it
     own: bool  # this machine's own packages: no root, nothing bound
+    # slurm.conf's FirstJobId: the hub's records (runs, sessions, usage) outlive a switch, so a platform's job ids
+    # never reach the other's (the ids a 22.05 cluster gives stay far below)
+    first_job_id: int = 1
 
     @property
     def suffix(self) -> str:
@@ -56,7 +60,7 @@ class Platform:
 
 PLATFORMS = {
     "debian12": Platform("debian12", "bookworm", "22.05", own=True),
-    "debian13": Platform("debian13", "trixie", "24.11", own=False),
+    "debian13": Platform("debian13", "trixie", "24.11", own=False, first_job_id=5_000_000),
 }
 DEFAULT = "debian12"
 
@@ -80,22 +84,29 @@ def choose(name: str) -> Platform:
 
 
 def mirror_of(sources: list[str]) -> str:
-    """The first Debian mirror of apt's sources (pure): a deb822 stanza's URIs or a one-line `deb` entry whose
-    components include main, neither a security nor a third party's archive ("" if none)."""
+    """The first Debian mirror of apt's sources (pure): an enabled deb822 stanza of binary packages, or a one-line
+    `deb [options] URI suite components` entry, whose URI ends in /debian and whose components include main; a
+    security suite is not a mirror ("" if none)."""
     for text in sources:
         for stanza in re.split(r"\n\s*\n", text):
             fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, flags=re.MULTILINE))
-            uris, components = fields.get("URIs", "").split(), fields.get("Components", "").split()
-            suites = fields.get("Suites", "").split()
-            if uris and "main" in components and not any("security" in s or "/" in s for s in suites):
-                if uris[0].rstrip("/").endswith("/debian"):
-                    return uris[0]
+            uris, suites = fields.get("URIs", "").split(), fields.get("Suites", "").split()
+            if (
+                "deb" in fields.get("Types", "").split()
+                and fields.get("Enabled", "yes").lower() != "no"
+                and "main" in fields.get("Components", "").split()
+                and not any("security" in suite or "/" in suite for suite in suites)
+                and uris
+                and uris[0].rstrip("/").endswith("/debian")
+            ):
+                return uris[0]
         for line in text.splitlines():
-            words = line.split("#")[0].split()
+            words = re.sub(r"\[[^\]]*\]", " ", line.split("#")[0]).split()  # [signed-by=...] and other options
             if (
                 len(words) >= 4
                 and words[0] == "deb"
                 and "main" in words[3:]
+                and "security" not in words[2]
                 and words[1].rstrip("/").endswith("/debian")
             ):
                 return words[1]
@@ -137,44 +148,70 @@ def slurm_files(root: Path) -> list[str]:
     return sorted(set(found))
 
 
+def root_folder(path: Path, mode: int = 0o755) -> Path:
+    """`path` as a folder of root's that no one else may write (made with `mode` if missing): what root runs and
+    every account loads Slurm from lies under it, so a folder someone else made or may write is refused."""
+    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    found = path.lstat()
+    if path.is_symlink() or found.st_uid != 0 or found.st_mode & 0o022:
+        raise ClusterError(
+            f"{path} is not a folder of root's alone to write (a link, or another's): remove it and run `up` again"
+        )
+    path.chmod(mode)
+    return path
+
+
+def harden(root: Path) -> None:
+    """What debootstrap's root holds that no one should reach through it: its device nodes (a console of its own,
+    0666), the set-id bits of its programs (su, mount, newgrp: copies the machine's updates never reach) and the
+    write bits for all (its /tmp).  Nothing of it runs but Slurm's programs, with the root's libraries."""
+    base = ["find", str(root), "-xdev"]
+    run([*base, "(", "-type", "c", "-o", "-type", "b", "-o", "-type", "p", "-o", "-type", "s", ")", "-delete"])
+    run([*base, "-type", "f", "-perm", "/6000", "-exec", "chmod", "ug-s", "{}", "+"])
+    run([*base, "-perm", "-0002", "!", "-type", "l", "-exec", "chmod", "o-w", "{}", "+"])
+
+
 def ensure_root(platform: Platform) -> Path:
-    """The platform's Debian root with its Slurm packages, made by debootstrap once (a few minutes)."""
+    """The platform's Debian root with its Slurm packages, made by debootstrap once (a minute or so), hardened."""
     root = root_of(platform)
-    if (root / "var/lib/dpkg/info/slurmd.list").exists():
-        return root
-    part = root.with_name(root.name + ".part")
-    _remove_tree(part)  # of a debootstrap that failed
-    part.parent.mkdir(parents=True, exist_ok=True)
-    mirror = machine_mirror()
-    say(f"making a Debian {platform.suite} root for Slurm {platform.slurm} in {root} (debootstrap, a few minutes)")
-    run(["debootstrap", "--variant=minbase", platform.suite, str(part), mirror], timeout=1200)
-    # no daemon of the root starts while its packages install (they would take the cluster's ports)
-    policy = part / "usr/sbin/policy-rc.d"
-    policy.write_text("#!/bin/sh\nexit 101\n")
-    policy.chmod(0o755)
-    env = ["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
-    run(["chroot", str(part), *env, "apt-get", "update", "-qq"], timeout=600)
-    run(
-        ["chroot", str(part), *env, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *SLURM_PACKAGES],
-        timeout=1200,
-    )
-    run(["chroot", str(part), *env, "apt-get", "clean"], timeout=120)
-    part.rename(root)
+    root_folder(ROOTS)
+    if not (root / "var/lib/dpkg/info/slurmd.list").exists():
+        part = root.with_name(root.name + ".part")
+        _remove_tree(part)  # of a debootstrap that failed
+        part.mkdir(mode=0o700)  # root's alone while it is made: its /tmp is everyone's until harden()
+        mirror = machine_mirror()
+        say(f"making a Debian {platform.suite} root for Slurm {platform.slurm} in {root} (debootstrap, a minute or so)")
+        run(["debootstrap", "--variant=minbase", platform.suite, str(part), mirror], timeout=1200)
+        # no daemon of the root starts while its packages install (they would take the cluster's ports)
+        policy = part / "usr/sbin/policy-rc.d"
+        policy.write_text("#!/bin/sh\nexit 101\n")
+        policy.chmod(0o755)
+        env = ["env", "DEBIAN_FRONTEND=noninteractive", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
+        run(["chroot", str(part), *env, "apt-get", "update", "-qq"], timeout=600)
+        install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *SLURM_PACKAGES]
+        run(["chroot", str(part), *env, *install], timeout=1200)
+        run(["chroot", str(part), *env, "apt-get", "clean"], timeout=120)
+        harden(part)
+        part.chmod(0o755)
+        part.rename(root)
+    harden(root)  # also a root an earlier `up` made before it hardened
     return root
 
 
+def mounts_under(folder: Path, mounts: str) -> list[str]:
+    """Mount points at or below `folder` in /proc/mounts' text, deepest first (pure)."""
+    points = [line.split()[1] for line in mounts.splitlines() if len(line.split()) > 1]
+    inside = [p for p in points if p == str(folder) or p.startswith(f"{folder}/")]
+    return sorted(inside, key=len, reverse=True)
+
+
 def _remove_tree(folder: Path) -> None:
-    """`folder` and all in it, once nothing is mounted inside: a debootstrap that failed may leave the machine's
+    """`folder` and all in it, once nothing is mounted there: a debootstrap that failed may leave the machine's
     /proc, /sys or /dev mounted in its root, and deleting through those would delete the machine's own files."""
-    inside = [
-        line.split()[1]
-        for line in Path("/proc/mounts").read_text().splitlines()
-        if line.split()[1].startswith(f"{folder}/")
-    ]
-    for point in sorted(inside, key=len, reverse=True):
+    for point in mounts_under(folder, Path("/proc/mounts").read_text()):
         run(["umount", "--lazy", point], check=False)
-    if any(line.split()[1].startswith(f"{folder}/") for line in Path("/proc/mounts").read_text().splitlines()):
-        raise ClusterError(f"something is still mounted under {folder}: unmount it, then run `up` again")
+    if mounts_under(folder, Path("/proc/mounts").read_text()):
+        raise ClusterError(f"something is still mounted in {folder}: unmount it, then run `up` again")
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -188,31 +225,23 @@ def patchelf_argv(path: Path, root: Path, stage: Path, program: bool) -> list[st
 
 
 def stage_of(platform: Platform) -> Path:
-    return STAGES / platform.name
-
-
-def _stamp(platform: Platform) -> tuple[Path, str]:
-    """The stage's stamp file and what it says when the stage is the root's as it is now."""
+    """The stage of the root as it is now: a folder per root's state (its Slurm packages, STAGE_FORMAT), so a new
+    one is made beside the one whose files are bound and running, never over it."""
     root = root_of(platform)
     listing = root / "var/lib/dpkg/info/slurmd.list"
-    made = listing.stat().st_mtime_ns if listing.exists() else 0
-    return stage_of(platform) / ".made-from", f"{root}\n{made}\n{STAGE_FORMAT}\n"
-
-
-def stage_current(platform: Platform) -> bool:
-    stamp, wanted = _stamp(platform)
-    return stamp.exists() and stamp.read_text() == wanted
+    made = f"{root}\n{listing.stat().st_mtime_ns if listing.exists() else 0}\n{STAGE_FORMAT}\n"
+    return STAGES / f"{platform.name}-{hashlib.sha256(made.encode()).hexdigest()[:12]}"
 
 
 def ensure_stage(platform: Platform, root: Path) -> Path:
-    """The root's Slurm programs and plugins, copied and patched (seconds), once per root."""
+    """The root's Slurm programs and plugins, copied and patched (seconds), once per root's state."""
     stage = stage_of(platform)
-    stamp, wanted = _stamp(platform)
-    if stage_current(platform):
+    done = stage / ".done"
+    if done.exists():
         return stage
     say(f"making Slurm {platform.slurm}'s programs run from {root} ({stage})")
-    shutil.rmtree(stage, ignore_errors=True)
-    (stage / "compat").mkdir(parents=True)
+    _remove_tree(stage)  # a copy that stopped half-way
+    root_folder(stage / "compat")
     shutil.copy2(MARIADB_LIBRARY, stage / "compat")
     # without the PMIx plugins: they look for PMIx at the root's path, which this machine lacks, and slurmd 24.11
     # loads every MPI plugin at its start (two error lines a start); no job of the dev cluster asks for PMIx
@@ -221,15 +250,24 @@ def ensure_stage(platform: Platform, root: Path) -> Path:
     )
     for line in slurm_files(root):
         target = stage / line.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        root_folder(target.parent)
         shutil.copy2(root / line.lstrip("/"), target)
         run(patchelf_argv(target, root, stage, program=True))
     for library in (stage / "slurm-wlm").rglob("*.so*"):
         if library.is_file() and not library.is_symlink():
             run(patchelf_argv(library, root, stage, program=False))
-    stage.chmod(0o755)
-    stamp.write_text(wanted)
+    run(["chmod", "-R", "go-w", str(stage)])
+    done.write_text(f"{root}\n")
     return stage
+
+
+def prepare(platform: Platform) -> Path | None:
+    """The platform's root and stage, made where missing (a minute or so the first time), nothing bound yet: what
+    may fail or take long happens while the cluster still runs.  None for the machine's own."""
+    if platform.own:
+        return None
+    root_folder(STAGES)
+    return ensure_stage(platform, ensure_root(platform))
 
 
 def bound_paths(staged: list[str], machine: list[str]) -> list[str]:
@@ -253,35 +291,50 @@ def mounted() -> list[Path]:
     return [p for p in points if p in ours]
 
 
-def switching(platform: Platform) -> bool:
-    """Whether `up` for `platform` changes the Slurm programs the machine runs (its daemons must stop first)."""
-    if platform.own:
-        return bool(mounted())
-    return not mounted() or not stage_current(platform)
+def _same_file(a: Path, b: Path) -> bool:
+    first, second = a.stat(), b.stat()
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
-def ensure(platform: Platform) -> None:
-    """The machine runs `platform`'s Slurm programs: its root made, its programs bound (or every bind gone for
-    the machine's own).  The daemons must be stopped when this switches (`switching`)."""
-    if platform.own:
+def in_place(stage: Path) -> bool:
+    """Every bind of `stage` is in place and nothing else is bound over Slurm's paths: each mount point is its
+    source's very file (a bind shows its source's device and inode)."""
+    wanted = binds(stage)
+    return set(mounted()) == {point for _, point in wanted} and all(_same_file(s, p) for s, p in wanted)
+
+
+def switching(platform: Platform, stage: Path | None) -> bool:
+    """Whether the machine's Slurm programs are not yet `platform`'s (stage: prepare's): its daemons must stop."""
+    return bool(mounted()) if stage is None else not in_place(stage)
+
+
+def ensure(platform: Platform, stage: Path | None) -> None:
+    """The machine runs `platform`'s Slurm programs (stage: prepare's): its programs bound read-only, or every
+    bind gone for the machine's own; the platform's older stages removed.  Its Slurm daemons must be stopped."""
+    if stage is None:
         remove_binds()
         return
-    if not stage_current(platform):
-        remove_binds()  # of an earlier stage
-    stage = ensure_stage(platform, ensure_root(platform))
-    points = set(mounted())
-    for source, point in binds(stage):
-        if point not in points:
-            run(["mount", "--bind", str(source), str(point)])
-            run(["mount", "-o", "remount,bind,ro", str(point)])
+    if not in_place(stage):
+        remove_binds()
+        for source, point in binds(stage):
+            run(["mount", "--bind", "-o", "ro", str(source), str(point)])
+        if not in_place(stage):
+            raise ClusterError(
+                f"binding {stage} over the machine's Slurm failed: see /proc/mounts, then run `up` again"
+            )
+    for older in STAGES.glob(f"{platform.name}-*"):
+        if older != stage:
+            _remove_tree(older)
 
 
 def remove_binds() -> None:
+    """Every bind over Slurm's paths gone.  Lazily: a process still running a bound program (a user's `squeue`, a
+    slurmstepd exiting) keeps its file, and nothing new starts from it."""
     for point in reversed(mounted()):
-        run(["umount", str(point)], check=False)
+        run(["umount", "--lazy", str(point)], check=False)
     left = mounted()
     if left:
-        raise ClusterError(f"could not unbind {left[0]} (a process still runs from it?): stop it, then run `up` again")
+        raise ClusterError(f"could not unbind {left[0]}: see /proc/mounts, then run `up` again")
 
 
 def remove() -> None:

@@ -112,7 +112,7 @@ def remove_host_names() -> None:
 
 def reset() -> None:
     stop_everything()
-    platform.remove()  # the machine's own Slurm programs back, before STATE (the bound copies) goes
+    platform.remove()  # the machine's own Slurm programs back (the bound copies stay, in CACHE)
     slurmconf.remove_job_cgroups()
     remove_accounts()  # also the demo users' mailboxes in /var/mail
     mail.restore_debians()  # before STATE goes: it holds Debian's text

@@ -69,6 +69,7 @@ def slurm_conf(platform: Platform) -> str:
         + " State=UNKNOWN"
         for n, p in NODES.items()
     )
+    first_job = f"FirstJobId={platform.first_job_id}\n" if platform.first_job_id > 1 else ""
     return f"""\
 # Slurm for the DS Portal dev cluster: two virtual C4140-like GPU nodes on this machine, 4 V100 and 4 A100, and a
 # CPU-only node, each a host of its own on the cluster network {hosts.SUBNET} (deploy/dev/hosts.py); slurmctld and
@@ -80,7 +81,7 @@ SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
 StateSaveLocation={state_of(platform)}
-SlurmdSpoolDir={spool_of(platform)}/%n
+{first_job}SlurmdSpoolDir={spool_of(platform)}/%n
 SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd-%n.pid
 SlurmctldLogFile={LOGS}/slurmctld.log

@@ -57,12 +57,16 @@ def test_a_session_of_one_gpu_type_and_of_any_type_while_the_other_type_is_busy(
         cluster.wait(lambda: [j for j in cluster.jobs("bob").values() if j["state"] == "RUNNING"], 60, "the blocker")
 
         def v100_busy() -> dict | None:
-            """No V100 free and every A100 free: a job of the test before may still be completing on the A100
-            node (seen on Slurm 24.11: its sbatch --test-only then expected the A100 free 10 s later)."""
+            """No V100 free and every A100 free, in the hub's answer and in Slurm's own state of the A100 node: a
+            job of the test before may still be completing there (seen on Slurm 24.11, whose sbatch --test-only
+            then expected the A100 free 10 s later)."""
             free = {t["gpu_type"]: t["gpus_free"] for t in sxm2(as_alice)["types"]}
-            return free if free == {"a100": 4, "v100": 0} else None
+            node = subprocess.run(
+                ["sinfo", "--noheader", "--nodes=node002", "--format=%T"], capture_output=True, text=True, timeout=30
+            ).stdout.split()
+            return free if free == {"a100": 4, "v100": 0} and set(node) == {"idle"} else None
 
-        cluster.wait(v100_busy, 30, "no V100 free and every A100 free in the hub's answer")
+        cluster.wait(v100_busy, 30, "no V100 free and the A100 node idle")
         for gpu_type, now in (("v100", False), ("a100", True), ("", True)):
             query = "partition=sxm2&gpus=1&hours=1" + (f"&gpu_type={gpu_type}" if gpu_type else "")
             status, when = as_alice.request("GET", f"/hub/api/dsportal/estimate?{query}")

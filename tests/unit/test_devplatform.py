@@ -25,18 +25,34 @@ Suites: bookworm-security
 Components: main
 """
 
+# each of these alone names no mirror to debootstrap from
+NOT_A_MIRROR = [
+    "Types: deb\nURIs: http://mirror.example.org/debian\nSuites: bookworm-security\nComponents: main\n",
+    "Types: deb-src\nURIs: http://mirror.example.org/debian\nSuites: bookworm\nComponents: main\n",
+    "Types: deb\nURIs: http://mirror.example.org/debian\nSuites: bookworm\nComponents: main\nEnabled: no\n",
+    "Types: deb\nURIs: http://mirror.example.org/debian\nSuites: bookworm\nComponents: contrib\n",
+    "Types: deb\nURIs: https://apt.example.com/node\nSuites: nodistro\nComponents: main\n",
+    "deb https://apt.example.com/node nodistro main\n",
+    "deb-src http://mirror.example.org/debian bookworm main\n",
+    "deb http://mirror.example.org/debian bookworm-security main\n",
+    "# deb http://mirror.example.org/debian bookworm main\n",
+]
+
 
 def test_the_root_is_made_from_the_machines_own_debian_mirror():
     assert platform.mirror_of([DEB822]) == "http://mirror.example.org/debian"
     assert platform.mirror_of(["deb http://mirror.example.org/debian bookworm main contrib\n"]) == (
         "http://mirror.example.org/debian"
     )
+    signed = "deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://m.example.org/debian bookworm main\n"
+    assert platform.mirror_of([signed]) == "http://m.example.org/debian"
+    assert [platform.mirror_of([text]) for text in NOT_A_MIRROR] == [""] * len(NOT_A_MIRROR)
+    assert platform.mirror_of([*NOT_A_MIRROR, DEB822]) == "http://mirror.example.org/debian"  # the first that is
     # a third party's archive, the security archive and a source line are not a Debian mirror
     assert (
         platform.mirror_of(["deb https://apt.example.com/node nodistro main\n", "deb-src http://x/debian b main\n"])
         == ""
     )
-    assert platform.mirror_of([DEB822.split("\n\n")[1]]) == ""
 
 
 def test_each_platform_keeps_its_own_slurm_state_and_the_first_keeps_the_names_it_had():
@@ -52,10 +68,15 @@ def test_each_platform_keeps_its_own_slurm_state_and_the_first_keeps_the_names_i
     assert "SlurmdSpoolDir=/var/spool/dsportal-dev/slurmd/%n\n" in old
     assert "StateSaveLocation=/var/lib/dsportal-dev/slurmctld-24.11\n" in new
     assert "SlurmdSpoolDir=/var/spool/dsportal-dev/slurmd-24.11/%n\n" in new
+    # job ids of their own: the hub's records of one platform's jobs outlive a switch
+    assert "FirstJobId" not in old and "FirstJobId=5000000\n" in new
     # nothing else differs: the same cluster, nodes, GPUs, partitions and PrivateData
-    assert [a for a, b in zip(old.splitlines(), new.splitlines(), strict=True) if a != b] == [
-        "StateSaveLocation=/var/lib/dsportal-dev/slurmctld",
+    assert sorted(set(new.splitlines()) ^ set(old.splitlines())) == [
+        "FirstJobId=5000000",
+        "SlurmdSpoolDir=/var/spool/dsportal-dev/slurmd-24.11/%n",
         "SlurmdSpoolDir=/var/spool/dsportal-dev/slurmd/%n",
+        "StateSaveLocation=/var/lib/dsportal-dev/slurmctld",
+        "StateSaveLocation=/var/lib/dsportal-dev/slurmctld-24.11",
     ]
 
 
@@ -88,3 +109,33 @@ def test_only_the_programs_both_releases_have_are_bound():
         "/usr/sbin/slurmd-wlm",
         "/usr/sbin/slurmstepd-wlm",
     ]
+
+
+def test_a_tree_is_removed_only_once_nothing_is_mounted_at_or_in_it():
+    mounts = (
+        "proc /proc proc rw 0 0\n"
+        "proc /var/cache/dsportal-dev/roots/debian13.part/proc proc rw 0 0\n"
+        "udev /var/cache/dsportal-dev/roots/debian13.part/dev/pts devpts rw 0 0\n"
+        "udev /var/cache/dsportal-dev/roots/debian13.part/dev devtmpfs rw 0 0\n"
+        "tmpfs /var/cache/dsportal-dev/roots/debian13.partial tmpfs rw 0 0\n"
+    )
+    part = Path("/var/cache/dsportal-dev/roots/debian13.part")
+    assert platform.mounts_under(part, mounts) == [
+        "/var/cache/dsportal-dev/roots/debian13.part/dev/pts",
+        "/var/cache/dsportal-dev/roots/debian13.part/proc",
+        "/var/cache/dsportal-dev/roots/debian13.part/dev",
+    ]  # deepest first; a sibling whose name starts alike is not inside
+    assert platform.mounts_under(part, f"tmpfs {part} tmpfs rw 0 0\n") == [str(part)]  # the folder itself too
+    assert platform.mounts_under(part, "proc /proc proc rw 0 0\n") == []
+
+
+def test_a_folder_slurm_runs_from_must_be_roots_alone(tmp_path, monkeypatch):
+    mine = tmp_path / "stage"
+    mine.mkdir(mode=0o777)
+    mine.chmod(0o777)  # a folder anyone may write: refused, whoever owns it
+    with pytest.raises(ClusterError, match="not a folder of root's alone"):
+        platform.root_folder(mine)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    with pytest.raises(ClusterError, match="not a folder of root's alone"):
+        platform.root_folder(link)
