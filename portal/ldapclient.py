@@ -232,33 +232,39 @@ class Directory:
     def _lookup_on(self, server: ldap3.Server, username: str) -> DirectoryUser | None:
         reader = self._service_bind(server)
         try:
-            dn = (
-                bind_dn(self.s.bind_dn_template, username)
-                if self.s.bind_dn_template
-                else self._find_dn(reader, username)
-            )
-            if dn is None:
-                return None
-            return self._read_user(reader, username, dn)
+            templates = self.s.bind_dn_template
+            if not templates:
+                dn = self._find_dn(reader, username)
+                return None if dn is None else self._read_user(reader, username, dn)
+            for template in templates:  # the first DN that exists, in the templates' order
+                found = self._read_user(reader, username, bind_dn(template, username))
+                if found is not None:
+                    return found
+            return None
         finally:
             reader.unbind()
 
     def _authenticate_on(self, server: ldap3.Server, username: str, password: str) -> DirectoryUser | None:
         with ExitStack() as opened:  # every connection is closed, whichever way this ends
-            reader = None
-            if self.s.bind_dn_template:
-                dn = bind_dn(self.s.bind_dn_template, username)
-            else:
-                reader = self._service_bind(server)
-                opened.callback(reader.unbind)
-                dn = self._find_dn(reader, username)
-                if dn is None:
-                    return None
+            templates = self.s.bind_dn_template
+            if templates:
+                # each template's DN in order, as jupyterhub-ldapauthenticator tries them: the first that binds
+                for dn in (bind_dn(template, username) for template in templates):
+                    conn = self._connect(server, dn, password)
+                    if conn is not None:
+                        opened.callback(conn.unbind)
+                        return self._read_user(conn, username, dn)
+                return None
+            reader = self._service_bind(server)
+            opened.callback(reader.unbind)
+            dn = self._find_dn(reader, username)
+            if dn is None:
+                return None
             conn = self._connect(server, dn, password)
             if conn is None:
                 return None
             opened.callback(conn.unbind)
-            return self._read_user(reader or conn, username, dn)
+            return self._read_user(reader, username, dn)
 
     def _search(
         self, conn: ldap3.Connection, base: str, flt: str, attributes: list[str], scope=ldap3.SUBTREE

@@ -48,6 +48,7 @@ from .common import (
 from .portal import (
     ADMIN_TOKEN,
     HUB_URL,
+    PROXY_COMMAND,
     ensure_portal_config,
     hub_answers,
     hub_environment,
@@ -82,11 +83,12 @@ def programs() -> list[Program]:
         prometheus.program(),
         Program(
             "proxy",
-            proxy_argv() if ready else ["configurable-http-proxy"],
+            PROXY_COMMAND,
             "8000, API 8001",
             user=SERVICE_USER,
             directory=str(HUB_STATE),
             environment=proxy_environment() if ready else {},
+            shows=proxy_argv() if ready else None,
             umask="077",
         ),
         Program(

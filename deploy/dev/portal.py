@@ -74,7 +74,16 @@ def ensure_portal_config() -> bool:
 
 
 def proxy_environment() -> dict[str, str]:
-    return {"CONFIGPROXY_AUTH_TOKEN": PROXY_TOKEN.read_text().strip(), "HOME": str(HUB_STATE)}
+    """The proxy's: its token, and the config `dsportal proxy` reads (as the shipped unit sets them)."""
+    return {
+        "CONFIGPROXY_AUTH_TOKEN": PROXY_TOKEN.read_text().strip(),
+        "DSPORTAL_CONFIG": str(ETC / "portal.yaml"),
+        "HOME": str(HUB_STATE),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",  # systemd's, where the proxy's link is
+    }
+
+
+PROXY_COMMAND = [str(VENV / "bin" / "dsportal"), "proxy"]  # deploy/systemd/dsportal-proxy.service's ExecStart
 
 
 def hub_environment() -> dict[str, str]:
@@ -86,9 +95,12 @@ def hub_environment() -> dict[str, str]:
     }
 
 
-def proxy_argv() -> list[str]:
-    """HTTPS on 8000 with the dev CA's certificate, routing by host name (one origin per user)."""
-    chp = shutil.which("configurable-http-proxy")
+def proxy_argv(chp: str | None = None) -> list[str]:
+    """What the proxy `dsportal proxy` starts shows (the supervisor finds it by this, also without its supervisord):
+    HTTPS on 8000 with the dev CA's certificate, routing by host name (one origin per user).  Built here with the
+    standard library alone (the portal's environment may not be there yet); a unit test holds it equal to what
+    `dsportal proxy` makes of deploy/portal.dev.yaml."""
+    chp = chp or shutil.which("configurable-http-proxy")
     if chp is None:
         raise ClusterError("configurable-http-proxy is not installed; run `deploy/devcluster up` to install it.")
     return [

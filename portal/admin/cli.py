@@ -88,6 +88,40 @@ def _images_pull(args: argparse.Namespace) -> int:
     return 0
 
 
+def _proxy(args: argparse.Namespace) -> int:
+    """Runs (execs) configurable-http-proxy as the config says, or prints its command line with --print."""
+    import shutil
+
+    from ..proxycommand import proxy_argv, proxy_problems
+
+    path = config_path(args.file or args.config)
+    try:
+        settings = load_config(path)
+    except ConfigError as e:
+        for line in e.errors:
+            print(line, file=sys.stderr)
+        print(f"dsportal proxy: {path} is not valid; fix it (dsportal check-config) and start again.", file=sys.stderr)
+        return 1
+    chp = args.chp or shutil.which("configurable-http-proxy") or ""
+    if not chp:
+        print(
+            "dsportal proxy: configurable-http-proxy is not on PATH; install it (npm) or name it with --chp.",
+            file=sys.stderr,
+        )
+        return 1
+    argv = proxy_argv(settings.hub, chp)
+    if args.print:
+        print(json.dumps(argv))
+        return 0
+    problems = proxy_problems(settings.hub, dict(os.environ))
+    for problem in problems:
+        print(f"dsportal proxy: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    sys.stdout.flush()
+    os.execv(chp, argv)  # the proxy takes this process's place: its service manager sees and stops it
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from .doctor import Context, Result, diagnose, run_command, sample_user
 
@@ -150,6 +184,7 @@ examples:
   dsportal example-config > portal.yaml          start a config from the commented example of every key
   sudo dsportal doctor                           check Slurm, sudo, the session environment, LDAP on this head node
   sudo dsportal --config /srv/test.yaml doctor   the same against another config file
+  dsportal proxy --print                         the proxy service's command line, as the config makes it
   dsportal images pull nvcr.io/nvidia/pytorch:24.01-py3 --dest /shared/images
   dsportal completion bash > /etc/bash_completion.d/dsportal
   dsportal --version
@@ -203,6 +238,13 @@ examples:
 It prints the kernels.containers lines to add to the admin config.
 """
 
+PROXY_EXAMPLES = """\
+examples:
+  dsportal proxy                the proxy service's command (deploy/systemd/dsportal-proxy.service), as the hub's
+                                account with CONFIGPROXY_AUTH_TOKEN set: HTTPS with hub.tls_cert at hub.bind_url
+  dsportal proxy --print        the command line it would run, as JSON
+"""
+
 COMPLETION_EXAMPLES = """\
 examples:
   dsportal completion bash > /etc/bash_completion.d/dsportal   every user's bash (bash-completion)
@@ -235,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     example = _subcommand(sub, "example-config", "print a commented example config with every key", EXAMPLE_EXAMPLES)
     example.set_defaults(func=_example_config)
     _add_doctor(sub)
+    _add_proxy(sub)
     _add_images(sub)
     completion = _subcommand(sub, "completion", "print a shell completion script", COMPLETION_EXAMPLES)
     completion.add_argument("shell", choices=SHELLS, help="the shell to complete in")
@@ -253,6 +296,15 @@ def _add_doctor(sub) -> None:
     doctor.add_argument("--service-account", default="dsportal", help="the hub's service account (default dsportal)")
     doctor.add_argument("--json", action="store_true", help=JSON_HELP)
     doctor.set_defaults(func=_doctor)
+
+
+def _add_proxy(sub) -> None:
+    summary = "run the proxy (configurable-http-proxy) as the admin config says: its address, TLS and origins"
+    proxy = _subcommand(sub, "proxy", summary, PROXY_EXAMPLES)
+    proxy.add_argument("file", nargs="?", help=f"the admin config (default: {DEFAULT_FILE})").complete = FILE
+    proxy.add_argument("--chp", help="the configurable-http-proxy program (default: the one on PATH)").complete = FILE
+    proxy.add_argument("--print", action="store_true", help="print its command line (JSON) instead of running it")
+    proxy.set_defaults(func=_proxy)
 
 
 def _add_images(sub) -> None:

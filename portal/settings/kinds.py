@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 
@@ -69,15 +69,37 @@ AbsPath = text(*_ABS_PATH)
 OptionalAbsPath = text(*_ABS_PATH, allow_empty=True)
 Command = text(r"[A-Za-z0-9_./+-]+", "must be a command name or an absolute path, without spaces")
 Size = text(r"[1-9][0-9]{0,6}[MGT]", "must be a size such as 512M, 48G or 1T")
-OptionalDN = text(
-    r"[^\x00-\x1f]+", "must be an LDAP DN on one line, e.g. ou=people,dc=example,dc=org", allow_empty=True
-)
+_DN = (r"[^\x00-\x1f]+", "must be an LDAP DN on one line, e.g. ou=people,dc=example,dc=org")
+DN = text(*_DN)
+OptionalDN = text(*_DN, allow_empty=True)
+
+
+def _one_or_more(value: Any) -> Any:
+    """One DN as a list of one, "" as none (the key's older form); anything else as given, for the list's check."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return value
+
+
+DNTemplates = Annotated[list[DN], BeforeValidator(_one_or_more)]
 LdapUri = text(
     r"ldaps?://[A-Za-z0-9.\[\]:_-]+(:[0-9]{1,5})?/?",
     "must be an LDAP URI such as ldap://ldap1.example.org:389 or ldaps://ldap1:636",
 )
 LdapAttribute = text(r"[A-Za-z][A-Za-z0-9-]{0,63}", "must be an LDAP attribute name such as uid")
 StorageName = text(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", "must be a link name: letters, digits, _ . -")
+ENV_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
+EnvName = text(ENV_NAME_PATTERN, "must be an environment variable's name: letters, digits, _")
+
+
+def is_env_name(name: str) -> bool:
+    return re.fullmatch(ENV_NAME_PATTERN, name) is not None
+
+
+ShellLine = text(
+    r"[^\x00-\x1f\x7f]{1,500}",
+    "must be one line of shell, at most 500 characters, without line breaks or control characters",
+)
 SbatchOption = text(
     r"--[a-z][a-z-]*(=[^\s'\"\\`$;|&<>]+)?",
     "must be one sbatch option such as --constraint=v100 (no spaces, quotes or shell characters)",

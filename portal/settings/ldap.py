@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .kinds import GroupName, LdapAttribute, LdapUri, OptionalAbsPath, OptionalDN, Timeout, integer, number
+from .kinds import DNTemplates, GroupName, LdapAttribute, LdapUri, OptionalAbsPath, OptionalDN, Timeout, integer, number
 from .section import Section, key, rule_error
 
 
@@ -23,9 +23,11 @@ class LdapSettings(Section):
     mail_attribute: LdapAttribute = key(
         "mail", "The attribute holding a user's e-mail address (the portal's mail goes there, when they opt in)."
     )
-    bind_dn_template: OptionalDN = key(
-        "",
-        "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org.",
+    bind_dn_template: DNTemplates = key(
+        [],
+        "Direct bind: the user's DN with {username}, e.g. uid={username},ou=people,dc=example,dc=org; or a list "
+        "of such DNs, tried in order until one binds (as jupyterhub-ldapauthenticator takes it: people in more "
+        "than one branch). One DN is a list of one; empty = none (search-then-bind).",
         example="uid={username},ou=people,dc=example,dc=org",
     )
     service_dn: OptionalDN = key("", "Search-then-bind: the service account that searches for users.")
@@ -80,8 +82,10 @@ class LdapSettings(Section):
             problems.append((".uris", ", ".join(self.uris), "with tls: ldaps every URI must start with ldaps://"))
         if self.tls not in ("ldaps", "auto") and any(ldaps):
             problems.append((".tls", self.tls, "ldaps:// URIs need tls: ldaps (or auto)"))
-        if self.bind_dn_template and "{username}" not in self.bind_dn_template:
-            problems.append((".bind_dn_template", self.bind_dn_template, "must contain {username}"))
+        for i, template in enumerate(self.bind_dn_template):
+            if "{username}" not in template:
+                where = ".bind_dn_template" if len(self.bind_dn_template) == 1 else f".bind_dn_template[{i}]"
+                problems.append((where, template, "must contain {username}"))
         if not self.bind_dn_template and not (self.service_dn and self.service_password_file and self.user_search_base):
             problems.append(
                 ": no way to find users (set bind_dn_template, or service_dn, "

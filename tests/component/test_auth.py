@@ -76,6 +76,25 @@ async def test_good_login_carries_account_and_groups(auth):
     }
 
 
+async def test_a_list_of_bind_templates_is_tried_in_order_until_one_binds(tmp_path, a_slapd):
+    """As jupyterhub-ldapauthenticator takes bind_dn_template: people in more than one branch."""
+    templates = [f"uid={{username}},ou=staff,{SUFFIX}", f"uid={{username}},ou=people,{SUFFIX}"]
+    auth = make_authenticator(
+        tmp_path,
+        ldap_settings(
+            a_slapd,
+            bind_dn_template=templates,
+            service_dn=f"cn=portal,ou=services,{SUFFIX}",
+            service_password_file=str(a_slapd.service_password_file),
+        ),
+    )
+    found = await login(auth, "alice", password_of("alice"))
+    assert found["auth_state"]["dn"] == f"uid=alice,ou=people,{SUFFIX}"  # the second template's: no ou=staff
+    assert await login(auth, "alice", "wrong-password") is None  # every template tried, none bound
+    looked_up = await asyncio.to_thread(auth.directory.lookup, "alice")  # the refresh, with the service account
+    assert looked_up is not None and looked_up.dn == f"uid=alice,ou=people,{SUFFIX}"
+
+
 async def test_search_then_bind_mode(search_auth):
     result = await login(search_auth, "carol", password_of("carol"))
     assert result["name"] == "carol" and result["admin"] is True

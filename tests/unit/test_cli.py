@@ -21,7 +21,7 @@ from portal.admin.doctor import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-SUBCOMMANDS = ["check-config", "example-config", "doctor", "images", "completion"]
+SUBCOMMANDS = ["check-config", "example-config", "doctor", "proxy", "images", "completion"]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -171,8 +171,8 @@ def test_the_main_help_lists_the_subcommands_and_examples(capsys):
     assert "--version" in examples
 
 
-@pytest.mark.parametrize("command", [["check-config"], ["example-config"], ["doctor"], ["images"], ["images", "pull"],
-                                     ["completion"]])  # fmt: skip
+@pytest.mark.parametrize("command", [["check-config"], ["example-config"], ["doctor"], ["proxy"], ["images"],
+                                     ["images", "pull"], ["completion"]])  # fmt: skip
 def test_each_subcommands_help_has_examples_of_itself(capsys, command):
     status, out, _ = run(capsys, *command, "--help")
     examples = out.split("\nexamples:\n", 1)[1].splitlines()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from portal.settings import SLURM_NAME, SlurmSettings
+from portal.settings import SLURM_NAME, EnvironmentSettings, SlurmSettings
 
 from ...contract import SESSION_VAR, WARNING_SIGNAL_NAME
 from ...slurmgres import GPU_TYPE
@@ -150,12 +150,27 @@ def sbatch_argv(
     return argv
 
 
-def job_script(slurm: SlurmSettings, account: Account, command: list[str]) -> str:
-    """The job script; `command[0]` is the session environment's dsportal-singleuser."""
+def site_lines(environment: EnvironmentSettings, variables: dict[str, str] | None = None) -> str:
+    """The site's own part of every portal job script (pure): its variables (environment.variables, then
+    `variables`: c.Spawner.environment's), then its prologue, with unset variables allowed (a module system's
+    init reads some); "" for a site without either."""
+    exported = {**environment.variables, **(variables or {})}
+    lines = [f"export {name}={shlex.quote(value)}" for name, value in sorted(exported.items())]
+    if lines:
+        lines.insert(0, "# the site's variables (environment.variables, c.Spawner.environment)")
+    if environment.prologue:
+        lines += ["# the site's prologue (environment.prologue), as the admin file says", "set +u"]
+        lines += [*environment.prologue, "set -u"]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def job_script(slurm: SlurmSettings, account: Account, command: list[str], site: str = "") -> str:
+    """The job script; `command[0]` is the session environment's dsportal-singleuser; `site`: site_lines'."""
     return TEMPLATES.get_template("job.sh.j2").render(
         username=account.name,
         bin_dir=str(Path(command[0]).parent),
         extra_sbatch=slurm.extra_sbatch,
         warning_signal=WARNING_SIGNAL_NAME,
         command=command,
+        site=site,
     )

@@ -17,7 +17,15 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log, sweep_log
 from ...slurmvocab import time_limit
-from ..request.jobspec import ACCOUNT_VARIABLES, Account, as_user, gres_option, script_templates, site_options
+from ..request.jobspec import (
+    ACCOUNT_VARIABLES,
+    Account,
+    as_user,
+    gres_option,
+    script_templates,
+    site_lines,
+    site_options,
+)
 from ..request.resources import Resources, allocation, duration_words, slurm_memory
 from .grid import Sweep
 from .request import RunRequest, run_name
@@ -123,4 +131,5 @@ def run_script(
         extra_sbatch=settings.slurm.extra_sbatch,
         runner=str(bin_dir / RUNNER),
         spec=json.dumps(spec, separators=(",", ":"), ensure_ascii=True),
+        site=site_lines(settings.environment),
     )

@@ -13,11 +13,14 @@ import shlex
 import time
 from datetime import datetime
 
+from portal.settings.environment import reserved
+from portal.settings.kinds import is_env_name
+
 from ...contract import SESSION_VAR
 from ..base.logname import log_name
 from ..base.metrics import count_user
 from ..request.accounts import AccountRefused, UnixAccount, lookup, refusal
-from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, sbatch_argv
+from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, sbatch_argv, site_lines
 from ..request.refusal import SessionRefused
 from ..request.resources import duration_words
 from ..request.sessionlimits import user_sessions
@@ -72,6 +75,20 @@ class SubmitMixin:
         """The typed session spec (spawner/sessionspec.py) the job reads once on the node."""
         return build_session_spec(self.settings, self.idle_timeout, self.resources.partition).to_json()
 
+    def site_variables(self) -> dict[str, str]:
+        """c.Spawner.environment (a site's own hub config), honoured: each variable the job script exports, but a
+        name the portal or Slurm owns, which is refused in the log (sudo passes the job only the hub's own)."""
+        given = {k: v for k, v in self.get_env().items() if k in self.environment}
+        kept = {k: v for k, v in given.items() if is_env_name(k) and not reserved(k) and "\x00" not in v}
+        for name in sorted(set(given) - set(kept)):
+            self.log.error(
+                "c.Spawner.environment's %s is not passed to %s's session: the portal or Slurm sets it, or it is "
+                "no variable's name (letters, digits, _). Remove it from the hub's config.",
+                name[:100],
+                log_name(self),
+            )
+        return kept
+
     def job_environment(self) -> dict[str, str]:
         """What the job gets: the hub's variables (API token included), the account's basics, the session spec."""
         env = {k: v for k, v in self.get_env().items() if k in HUB_VARIABLES or k in ACCOUNT_VARIABLES}
@@ -99,7 +116,8 @@ class SubmitMixin:
             self.settings.sessions.save_minutes,
             comment=start_comment(self.start_tag) if self.start_tag else "",
         )
-        script = job_script(self.settings.slurm, account, self.job_command())
+        site = site_lines(self.settings.environment, self.site_variables())
+        script = job_script(self.settings.slurm, account, self.job_command(), site)
         # sudo needs a PATH of its own; everything else reaches it only as named variables
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log.info("Submitting session of %s (%s): %s", log_name(self), self.resources.summary(), shlex.join(argv))
