@@ -118,7 +118,9 @@ def transport(setting: str, uri: str) -> str:
 
 
 def plain_remote_uris(settings: LdapSettings) -> list[str]:
-    """Servers to which passwords would travel in clear text over a network."""
+    """Servers to which passwords would travel in clear text over a network (none when the portal's login is off)."""
+    if not settings.enabled:
+        return []
     return [u for u in settings.uris if transport(settings.tls, u) == "plain" and not is_loopback(u)]
 
 

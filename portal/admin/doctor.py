@@ -298,6 +298,8 @@ def check_connect_url(ctx: Context) -> list[Result]:
 
 def check_ldap(ctx: Context) -> list[Result]:
     ldap = ctx.settings.ldap
+    if not ldap.enabled:
+        return [Result("ldap", True, "ldap.enabled is false: the hub's own authenticator logs users in")]
     if not ldap.service_dn:
         return [
             Result(

@@ -6,11 +6,27 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .kinds import DNTemplates, GroupName, LdapAttribute, LdapUri, OptionalAbsPath, OptionalDN, Timeout, integer, number
+from .kinds import (
+    DNTemplates,
+    Flag,
+    GroupName,
+    LdapAttribute,
+    LdapUri,
+    OptionalAbsPath,
+    OptionalDN,
+    Timeout,
+    integer,
+    number,
+)
 from .section import Section, key, rule_error
 
 
 class LdapSettings(Section):
+    enabled: Flag = key(
+        True,
+        "The portal's own LDAP login. false: the hub's config brings its own authenticator (a site's JupyterHub "
+        "with DS Portal's spawner, c.JupyterHub.authenticator_class), and the rest of this section is not used.",
+    )
     uris: Annotated[list[LdapUri], Field(min_length=1)] = key(
         ["ldap://127.0.0.1:389"], "Directory servers, tried in order (failover)."
     )
@@ -77,6 +93,8 @@ class LdapSettings(Section):
     @model_validator(mode="after")
     def _rules(self) -> LdapSettings:
         problems: list = []
+        if not self.enabled:  # the site's authenticator: nothing here is read
+            return self
         ldaps = [u.startswith("ldaps://") for u in self.uris]
         if self.tls == "ldaps" and not all(ldaps):
             problems.append((".uris", ", ".join(self.uris), "with tls: ldaps every URI must start with ldaps://"))

@@ -55,7 +55,15 @@ c.Authenticator.allowed_users = {"alice", "bob"}
 
 
 class HubProcess:
-    def __init__(self, root: Path, portal: dict, ldap: bool = False, before: str = "", after: str = ""):
+    def __init__(
+        self,
+        root: Path,
+        portal: dict,
+        ldap: bool = False,
+        before: str = "",
+        after: str = "",
+        deploy: Path = ROOT / "deploy" / "jupyterhub_config.py",
+    ):
         self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -78,7 +86,7 @@ class HubProcess:
         self.config = root / "jupyterhub_config.py"
         self.config.write_text(
             HUB_CONFIG.format(
-                deploy=str(ROOT / "deploy" / "jupyterhub_config.py"),
+                deploy=str(deploy),
                 homes=str(homes),
                 uids={name: uid_of(name) for name in USERS},
                 proxy_api_port=free_port(),
@@ -89,10 +97,11 @@ class HubProcess:
             )
         )
         self.log = root / "hub.log"
+        self.crypt_key = "ab" * 32  # JUPYTERHUB_CRYPT_KEY: encrypts auth_state (a test may change it before start)
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
-        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml), "JUPYTERHUB_CRYPT_KEY": "ab" * 32}
+        env = {**os.environ, "DSPORTAL_CONFIG": str(self.portal_yaml), "JUPYTERHUB_CRYPT_KEY": self.crypt_key}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(self.config)],
             cwd=self.root,

@@ -47,7 +47,8 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     _apply_addresses(c, settings, state)
     services = _install_portal(c, settings, path)
     _apply_sessions(c, settings, services)
-    _apply_login(c, settings, path)
+    if settings.ldap.enabled:  # else the site's own authenticator, set in its hub config (docs: admins/own-hub)
+        _apply_login(c, settings, path)
     _apply_idle_culling(c, settings)
     _apply_proxy(c, settings.hub)
     return settings
