@@ -16,7 +16,7 @@ apply_portal_config(c)  # the admin file: $DSPORTAL_CONFIG or /etc/dsportal/port
 # usernames mapped to accounts).  Sessions run as the account of the user's name (sudo -u NAME sbatch).
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = set()  # or allowed groups: c.PAMAuthenticator.allowed_groups = {"datasci"}
-c.Authenticator.admin_users = set()
+# the hub's admins are the admin file's hub.admin_users (the portal sets c.Authenticator.admin_users from it)
 
 # Variables every session gets (exported by the job script; names the portal or Slurm owns are refused in the
 # hub's log), as environment.variables in the admin file

@@ -19,7 +19,7 @@ from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Integer, Unicode, default
 
-from .clientaddress import client_address, peer_of, proxies_of
+from .clientaddress import address_of
 from .config import config_path, loaded_config
 from .ldapclient import Directory, DirectoryRefused, DirectoryUnavailable, DirectoryUser
 from .loginhandler import SmallLoginHandler
@@ -76,6 +76,12 @@ class PortalLDAPAuthenticator(Authenticator):
         super().__init__(**kwargs)
         self.settings: PortalSettings = loaded_config(self.config_file)
         ldap = self.settings.ldap
+        if not ldap.enabled:  # its checks were skipped: a template without {username} would log anyone in
+            raise ValueError(
+                "The portal's LDAP login is off (ldap.enabled: false) but the hub's config uses it "
+                "(authenticator_class 'dsportal'): set ldap.enabled: true with the directory's settings, "
+                "or set the hub's own authenticator_class."
+            )
         self.directory = Directory(ldap)
         # see "Login (LDAP)" in the README for the policy these three make
         self.pair_throttle = LoginThrottle(ldap.max_failures, ldap.failure_window, ldap.backoff)
@@ -104,13 +110,7 @@ class PortalLDAPAuthenticator(Authenticator):
         if credentials is None:
             return None
         username, password = credentials
-        client = (
-            client_address(
-                peer_of(handler), handler.request.headers.get("X-Forwarded-For"), proxies_of(self.settings.hub)
-            )
-            if handler is not None
-            else ""
-        )
+        client = address_of(handler, self.settings.hub) if handler is not None else ""
         pair = f"{username}|{client}"
         delay = self._throttle_delay(username, client, pair)
         # counted before the directory is asked: a burst of guesses cannot outrun the throttle
@@ -274,7 +274,9 @@ class PortalLDAPAuthenticator(Authenticator):
             return True  # nothing to look up with (no password at hand); checked at each login
         loop = asyncio.get_running_loop()
         try:
-            found = await loop.run_in_executor(self._refresh_pool, self.directory.lookup, user.name)
+            state = await user.get_auth_state() or {}
+            known = state.get("dn") if isinstance(state.get("dn"), str) else ""  # the entry the login bound as
+            found = await loop.run_in_executor(self._refresh_pool, self.directory.lookup, user.name, known)
         except (DirectoryUnavailable, DirectoryRefused) as e:
             self.log.warning("Refresh of %s skipped: the directory did not answer it (%s)", user.name, e)
             return True

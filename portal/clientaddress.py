@@ -66,12 +66,27 @@ def proxies_of(hub) -> tuple[str, ...]:
     return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_bind_url, hub.internal_connect_url or ""))
 
 
-def client_address(peer: str, forwarded_for: str | None, proxies: tuple[str, ...] | list[str]) -> str:
-    """The peer, unless the peer is the proxy; then the address the proxy saw."""
+def client_address(
+    peer: str, forwarded_for: str | None, proxies: tuple[str, ...] | list[str], front: bool = False
+) -> str:
+    """The peer, unless the peer is the proxy; then the address the proxy saw.  `front` (hub.behind_tls_proxy):
+    where the proxy saw one of `proxies` (the TLS proxy in front, on the hub's host), the address that one wrote
+    before it: the TLS proxy sets the header to its client's address (deploy/nginx/dsportal.conf), and the proxy
+    appends its own peer after it.  Otherwise every browser behind the TLS proxy would be one client."""
     if peer not in proxies or not forwarded_for:
         return peer
-    last = forwarded_for.split(",")[-1].strip()
-    return last if _valid(last) else peer
+    entries = [entry.strip() for entry in forwarded_for.split(",")]
+    if not _valid(entries[-1]):
+        return peer
+    if front and entries[-1] in proxies and len(entries) >= 2 and _valid(entries[-2]):
+        return entries[-2]
+    return entries[-1]
+
+
+def address_of(handler, hub) -> str:
+    """The client address of a request to the hub (`hub`: the HubSettings), as the throttles count it."""
+    forwarded = handler.request.headers.get("X-Forwarded-For")
+    return client_address(peer_of(handler), forwarded, proxies_of(hub), front=hub.behind_tls_proxy)
 
 
 UNIX_PEER = "0.0.0.0"  # tornado's own remote_ip for a peer without an IP address (a Unix socket)

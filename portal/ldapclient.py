@@ -170,8 +170,12 @@ class Directory:
         server.dsportal_starttls = mode == "starttls"
         return server
 
-    def _connect(self, server: ldap3.Server, user: str, password: str) -> ldap3.Connection | None:
-        """An open, bound connection, or None when the credentials are refused; closed on every other way out."""
+    def _connect(
+        self, server: ldap3.Server, user: str, password: str, absent_is_refusal: bool = False
+    ) -> ldap3.Connection | None:
+        """An open, bound connection, or None when the credentials are refused (`absent_is_refusal`: also when the
+        DN does not exist here, noSuchObject or a referral: one bind template of several); closed on every other
+        way out."""
         conn = ldap3.Connection(
             server,
             user=user,
@@ -193,8 +197,8 @@ class Directory:
             raise
         result = conn.result or {}
         conn.unbind()
-        if result.get("result") == 49:  # invalidCredentials
-            return None
+        if result.get("result") == 49 or (absent_is_refusal and result.get("result") in (10, 32)):
+            return None  # invalidCredentials; referral, noSuchObject
         _raise_refusal("bind", result)
 
     def _service_bind(self, server: ldap3.Server) -> ldap3.Connection:
@@ -223,23 +227,28 @@ class Directory:
         """The user, or None (wrong password, unknown user); DirectoryUnavailable if no server answers."""
         return self._on_each_server(lambda server: self._authenticate_on(server, username, password))
 
-    def lookup(self, username: str) -> DirectoryUser | None:
+    def lookup(self, username: str, known_dn: str = "") -> DirectoryUser | None:
         """The account as the directory has it now, read with the service account (None: it is gone).
 
         For the periodic refresh of a logged-in user: no password is at hand, so
-        this needs ldap.service_dn.
+        this needs ldap.service_dn.  `known_dn`: the entry the user's login bound
+        as; with bind templates, that entry is read again (the same uid may be in
+        two branches, two people), when it is one of the templates'.
         """
-        return self._on_each_server(lambda server: self._lookup_on(server, username))
+        return self._on_each_server(lambda server: self._lookup_on(server, username, known_dn))
 
-    def _lookup_on(self, server: ldap3.Server, username: str) -> DirectoryUser | None:
+    def _lookup_on(self, server: ldap3.Server, username: str, known_dn: str = "") -> DirectoryUser | None:
         reader = self._service_bind(server)
         try:
             templates = self.s.bind_dn_template
             if not templates:
                 dn = self._find_dn(reader, username)
                 return None if dn is None else self._read_user(reader, username, dn)
-            for template in templates:  # the first DN that exists, in the templates' order
-                found = self._read_user(reader, username, bind_dn(template, username))
+            candidates = [bind_dn(template, username) for template in templates]
+            if known_dn in candidates:  # the entry this person logged in as, and no other's
+                return self._read_user(reader, username, known_dn)
+            for dn in candidates:  # no login's entry at hand: the first that exists, in the templates' order
+                found = self._read_user(reader, username, dn)
                 if found is not None:
                     return found
             return None
@@ -252,7 +261,7 @@ class Directory:
             if templates:
                 # each template's DN in order, as jupyterhub-ldapauthenticator tries them: the first that binds
                 for dn in (bind_dn(template, username) for template in templates):
-                    conn = self._connect(server, dn, password)
+                    conn = self._connect(server, dn, password, absent_is_refusal=len(templates) > 1)
                     if conn is not None:
                         opened.callback(conn.unbind)
                         return self._read_user(conn, username, dn)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
+import yaml
+
+from .config import ConfigError, config_path, load_config, parse_config
 from .huburl import connect_url
 from .settings import HubSettings
 
@@ -19,9 +22,13 @@ TOKEN_VARIABLE = "CONFIGPROXY_AUTH_TOKEN"  # the proxy's API token, in both serv
 
 
 def _host(url: str) -> str:
-    """A URL's host as configurable-http-proxy's --ip takes it: a wildcard is every address (an empty --ip)."""
-    host = urlsplit(url).hostname or ""
-    return "" if host in ("0.0.0.0", "::", "*") else host
+    """A URL's host as configurable-http-proxy's --ip takes it, as JupyterHub's own proxy start passes it: 0.0.0.0
+    is IPv4's every address, :: IPv6's too (node's listen), a name the address it resolves to."""
+    return urlsplit(url).hostname or ""
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _port(url: str) -> int:
@@ -33,9 +40,12 @@ def hub_target(hub: HubSettings) -> str:
     """The hub's own address as the proxy reaches it: where it listens, a wildcard read as this host's loopback
     (the proxy runs beside the hub), else the address given."""
     bound = urlsplit(hub.internal_bind_url)
-    if bound.hostname in ("0.0.0.0", "::", ""):
-        return f"{bound.scheme}://127.0.0.1:{bound.port or 8081}"
-    return connect_url(hub) if hub.internal_connect_url else f"{bound.scheme}://{bound.hostname}:{bound.port or 8081}"
+    port = bound.port or 8081
+    if bound.hostname in ("0.0.0.0", ""):
+        return f"{bound.scheme}://127.0.0.1:{port}"
+    if bound.hostname == "::":  # tornado binds IPv6 alone then: its loopback, not IPv4's
+        return f"{bound.scheme}://[::1]:{port}"
+    return connect_url(hub) if hub.internal_connect_url else f"{bound.scheme}://{_url_host(bound.hostname)}:{port}"
 
 
 def proxy_argv(hub: HubSettings, chp: str) -> list[str]:
@@ -66,3 +76,18 @@ def proxy_problems(hub: HubSettings, environ: dict[str, str], readable=os.access
                 "with it as the hub's service account; make it readable by that account alone"
             )
     return problems
+
+
+def proxy_settings(path) -> HubSettings:
+    """The admin file's hub section for the proxy: the whole file when it is valid, else the hub section alone, so a
+    mistake elsewhere (the next restart's check-config names it) does not keep the proxy, and every session's
+    route, down.  ConfigError when the hub section itself is wrong, or the file unreadable."""
+    try:
+        return load_config(path).hub
+    except ConfigError as whole:
+        try:
+            data = yaml.safe_load(config_path(path).read_text())
+            hub = data.get("hub") if isinstance(data, dict) else None
+            return parse_config({"hub": hub, "ldap": {"enabled": False}}, str(path)).hub
+        except (OSError, yaml.YAMLError, ConfigError):
+            raise whole from None

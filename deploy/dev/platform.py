@@ -176,9 +176,12 @@ def ensure_root(platform: Platform) -> Path:
     root = root_of(platform)
     root_folder(ROOTS)
     if not (root / "var/lib/dpkg/info/slurmd.list").exists():
-        part = root.with_name(root.name + ".part")
+        # made in a folder of root's alone: the root's own /tmp is everyone's until harden(), and the root itself
+        # must be open to all (its packages' scripts run programs in it as other accounts: su -s /bin/sh ...)
+        building = root_folder(ROOTS / ".building", mode=0o700)
+        part = building / root.name
         _remove_tree(part)  # of a debootstrap that failed
-        part.mkdir(mode=0o700)  # root's alone while it is made: its /tmp is everyone's until harden()
+        part.mkdir(mode=0o755)
         mirror = machine_mirror()
         say(f"making a Debian {platform.suite} root for Slurm {platform.slurm} in {root} (debootstrap, a minute or so)")
         run(["debootstrap", "--variant=minbase", platform.suite, str(part), mirror], timeout=1200)
@@ -192,7 +195,6 @@ def ensure_root(platform: Platform) -> Path:
         run(["chroot", str(part), *env, *install], timeout=1200)
         run(["chroot", str(part), *env, "apt-get", "clean"], timeout=120)
         harden(part)
-        part.chmod(0o755)
         part.rename(root)
     harden(root)  # also a root an earlier `up` made before it hardened
     return root

@@ -92,15 +92,15 @@ def _proxy(args: argparse.Namespace) -> int:
     """Runs (execs) configurable-http-proxy as the config says, or prints its command line with --print."""
     import shutil
 
-    from ..proxycommand import proxy_argv, proxy_problems
+    from ..proxycommand import proxy_argv, proxy_problems, proxy_settings
 
     path = config_path(args.file or args.config)
     try:
-        settings = load_config(path)
+        hub = proxy_settings(path)
     except ConfigError as e:
         for line in e.errors:
             print(line, file=sys.stderr)
-        print(f"dsportal proxy: {path} is not valid; fix it (dsportal check-config) and start again.", file=sys.stderr)
+        print(f"dsportal proxy: {path}'s hub section is not valid; fix it (dsportal check-config).", file=sys.stderr)
         return 1
     chp = args.chp or shutil.which("configurable-http-proxy") or ""
     if not chp:
@@ -109,11 +109,11 @@ def _proxy(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    argv = proxy_argv(settings.hub, chp)
+    argv = proxy_argv(hub, chp)
     if args.print:
         print(json.dumps(argv))
         return 0
-    problems = proxy_problems(settings.hub, dict(os.environ))
+    problems = proxy_problems(hub, dict(os.environ))
     for problem in problems:
         print(f"dsportal proxy: {problem}", file=sys.stderr)
     if problems:

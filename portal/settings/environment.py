@@ -11,7 +11,11 @@ from .section import Section, key, rule_error
 
 # Variables the portal or Slurm sets for every job: a site's value would break the session or the hub's trust in it
 RESERVED_PREFIXES = ("JUPYTERHUB_", "JPY_", "DSPORTAL_", "SLURM_", "SRUN_", "SBATCH_")
-RESERVED_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "UMASK", "CUDA_VISIBLE_DEVICES")
+RESERVED_NAMES = (
+    *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "CUDA_VISIBLE_DEVICES"),
+    # bash's own: read-only (an export of one fails, and every job with it) or read by bash as it runs the script
+    *("UID", "EUID", "PPID", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO", "BASH_ENV", "ENV", "IFS"),
+)
 MAX_PROLOGUE_LINES = 50
 
 
@@ -21,11 +25,17 @@ def reserved(name: str) -> bool:
 
 
 def shell_syntax_error(lines: list[str]) -> str:
-    """bash's own word on the lines' syntax ("" when they parse); nothing of them runs."""
-    checked = subprocess.run(
-        ["bash", "-n"], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=10, check=False
-    )
-    return "" if checked.returncode == 0 else checked.stderr.strip().replace("bash: ", "", 1)
+    """bash's own word on the lines' syntax, with what follows them in a job script ("" when they parse alone and
+    leave it alone); nothing of them runs.  A warning counts: an unclosed here-document or a trailing backslash
+    parses, and would swallow the session's own lines that follow."""
+    script = "\n".join(lines) + "\nset -u\n: the session starts\n"
+    checked = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=10, check=False)
+    said = checked.stderr.strip().replace("bash: ", "", 1)
+    if checked.returncode != 0 or said:
+        return said or f"bash -n exited {checked.returncode}"
+    if lines[-1].endswith("\\"):
+        return "its last line ends in a backslash, which would join it to the job's next line"
+    return ""
 
 
 class EnvironmentSettings(Section):

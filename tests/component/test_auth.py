@@ -93,6 +93,16 @@ async def test_a_list_of_bind_templates_is_tried_in_order_until_one_binds(tmp_pa
     assert await login(auth, "alice", "wrong-password") is None  # every template tried, none bound
     looked_up = await asyncio.to_thread(auth.directory.lookup, "alice")  # the refresh, with the service account
     assert looked_up is not None and looked_up.dn == f"uid=alice,ou=people,{SUFFIX}"
+    # the refresh reads the entry the login bound as, not merely the first that exists (two people, one uid)
+    again = await asyncio.to_thread(auth.directory.lookup, "alice", f"uid=alice,ou=people,{SUFFIX}")
+    assert again is not None and again.dn == f"uid=alice,ou=people,{SUFFIX}"
+
+
+def test_the_portals_login_refuses_to_run_with_the_login_turned_off(tmp_path):
+    """ldap.enabled: false skips the section's checks (a template without {username} would log anyone in): a hub
+    config that still names the portal's authenticator stops at its start, saying what to change."""
+    with pytest.raises(ValueError, match=r"The portal's LDAP login is off \(ldap.enabled: false\)"):
+        make_authenticator(tmp_path, {"enabled": False, "bind_dn_template": "cn=everyone,dc=x"})
 
 
 async def test_search_then_bind_mode(search_auth):
@@ -333,6 +343,21 @@ def test_the_client_address_is_believed_from_the_proxy_only():
     assert client_address("192.0.2.10", "198.51.100.7", proxies) == "192.0.2.10"  # a direct client names itself
     assert client_address("127.0.0.1", "not-an-address", proxies) == "127.0.0.1"
     assert client_address("127.0.0.1", None, proxies) == "127.0.0.1"
+
+
+def test_behind_a_tls_proxy_the_address_it_saw_is_believed():
+    """hub.behind_tls_proxy: nginx on the hub's host sets X-Forwarded-For to its client, the proxy appends nginx's
+    address (one of the proxies): the entry before it is the browser's (tests/component/test_front_proxy_addresses.py
+    runs it through a real nginx)."""
+    from portal.clientaddress import client_address
+
+    proxies = ["127.0.0.1", "::1"]
+    assert client_address("127.0.0.1", "198.51.100.7, 127.0.0.1", proxies, front=True) == "198.51.100.7"
+    assert client_address("127.0.0.1", "198.51.100.7, 127.0.0.1", proxies) == "127.0.0.1"  # no TLS proxy: its own
+    # a browser that reaches the proxy past nginx (not from one of the proxies) is itself, whatever it wrote
+    assert client_address("127.0.0.1", "203.0.113.9, 192.0.2.10", proxies, front=True) == "192.0.2.10"
+    assert client_address("127.0.0.1", "127.0.0.1", proxies, front=True) == "127.0.0.1"  # nothing before it
+    assert client_address("127.0.0.1", "bogus, 127.0.0.1", proxies, front=True) == "127.0.0.1"
 
 
 def test_a_proxy_on_the_hubs_host_is_believed_at_the_hubs_own_internal_address():

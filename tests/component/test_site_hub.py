@@ -19,7 +19,7 @@ SITES_OWN = """
 c.JupyterHub.authenticator_class = "dummy"
 c.DummyAuthenticator.password = "the-sites-password"
 c.Authenticator.allowed_users = {"alice", "bob"}
-c.Spawner.environment = {"TEAM": "vision", "PATH": "/elsewhere"}
+c.Spawner.environment = {"TEAM": "vision", "not a name": "x"}
 """
 
 
@@ -38,9 +38,9 @@ def test_a_sites_own_hub_logs_in_with_its_authenticator_and_starts_the_portals_s
         assert hub.api("POST", "/users/alice/server", {"gpus": 1, "hours": 1})[0] in (201, 202)
         wait_until(lambda: mock.calls("sbatch"), what="the session's job submitted")
         script = mock.calls("sbatch")[-1]["script"]
-        assert "export TEAM=vision\n" in script and "/elsewhere" not in script  # the site's variable, not PATH
-        wait_until(lambda: "c.Spawner.environment's PATH is not passed to alice's session" in hub.log.read_text(),
-                   what="the refusal in words")  # fmt: skip
+        assert "export TEAM=vision\n" in script and "not a name" not in script  # the site's variable alone
+        wait_until(lambda: "c.Spawner.environment's 'not a name' is not passed to alice's session" in hub.log.read_text(),
+                   what="the key left out, in words")  # fmt: skip
         assert "routes are not installed" not in hub.log.read_text()
         assert hub.api("DELETE", "/users/alice/server")[0] in (202, 204)
     finally:

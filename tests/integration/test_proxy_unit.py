@@ -33,7 +33,7 @@ def serve_and_connect(config: Path, caps: list[str]) -> subprocess.CompletedProc
         '"$@" > /tmp/proxy-unit.log 2>&1 & pid=$!\n'
         "for i in $(seq 50); do ss -Hltn 'sport = :443' | grep -q . && break; kill -0 $pid 2>/dev/null || break; sleep 0.2; done\n"
         f"openssl s_client -connect 127.0.0.1:443 -CAfile {CA_CERT} -brief </dev/null 2>&1 | head -20\n"
-        "kill $pid 2>/dev/null; wait $pid; echo exit=$?; cat /tmp/proxy-unit.log | tail -5\n"
+        "kill $pid 2>/dev/null; wait $pid; echo exit=$?; cat /tmp/proxy-unit.log\n"
     )
     return subprocess.run(
         on_node("node003", ["sh", "-c", script, "sh", *proxy]), capture_output=True, text=True, timeout=60

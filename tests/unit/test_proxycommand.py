@@ -75,7 +75,11 @@ def test_https_on_443_behind_a_name_and_plain_http_behind_a_tls_proxy():
     fronted = HubSettings(bind_url="http://127.0.0.1:8000", behind_tls_proxy=True)
     assert proxy_argv(fronted, CHP)[1:5] == ["--ip", "127.0.0.1", "--port", "8000"]
     assert "--ssl-cert" not in proxy_argv(fronted, CHP)
-    assert proxy_argv(HubSettings(), CHP)[1:5] == ["--ip", "", "--port", "8000"]  # 0.0.0.0: every address
+    assert proxy_argv(HubSettings(), CHP)[1:5] == ["--ip", "0.0.0.0", "--port", "8000"]  # IPv4's every address
+    # the hub's own API on IPv6: its loopback there (tornado binds :: for IPv6 alone), a literal in brackets
+    assert proxy_argv(HubSettings(internal_bind_url="http://[::]:8081"), CHP)[-3:] == [
+        "http://[::1]:8081", "--error-target", "http://[::1]:8081/hub/error"]  # fmt: skip
+    assert proxy_argv(HubSettings(internal_bind_url="http://[fd00::1]:8081"), CHP)[-3] == "http://[fd00::1]:8081"
 
 
 def test_the_proxy_refuses_to_start_without_its_token_or_a_key_it_cannot_read():
@@ -111,3 +115,15 @@ def test_check_config_refuses_an_https_address_without_a_certificate(tmp_path, b
     config.write_text(f"hub:\n  bind_url: {bind_url}\n")
     assert main(["check-config", str(config)]) == 1
     assert "an https:// bind_url needs tls_cert and tls_key" in capsys.readouterr().out
+
+
+def test_a_mistake_outside_the_hub_section_does_not_keep_the_proxy_down(tmp_path, capsys):
+    """The proxy routes every running session: a restart of it reads the hub section alone when the rest of the
+    file is wrong (the hub's own restart, with check-config, names the mistake)."""
+    config = tmp_path / "portal.yaml"
+    config.write_text("hub:\n  bind_url: http://127.0.0.1:8000\nslurm:\n  max_hours: -3\n")
+    assert main(["proxy", str(config), "--chp", CHP, "--print"]) == 0
+    assert capsys.readouterr().out.startswith(f'["{CHP}", "--ip", "127.0.0.1", "--port", "8000"')
+    config.write_text("hub:\n  bind_url: ftp://127.0.0.1\n")
+    assert main(["proxy", str(config), "--chp", CHP, "--print"]) == 1
+    assert "hub.bind_url" in capsys.readouterr().err

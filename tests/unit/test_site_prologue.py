@@ -3,7 +3,6 @@ written by equality, refused in words, and run by real bash."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -94,6 +93,9 @@ def _slurm():
         ({"prologue": ["module load a\nmodule load b"]}, "must be one line of shell"),
         ({"prologue": ["if true; then"]}, "bash cannot parse it"),
         ({"prologue": ["true"] * 51}, "at most 50 lines; source a script"),
+        ({"prologue": ["cat <<EOF"]}, "here-document at line 1 delimited by end-of-file"),
+        ({"prologue": ["module load cuda \\"]}, "ends in a backslash"),
+        ({"variables": {"UID": "5"}}, "the portal or Slurm sets it"),
     ],
 )
 def test_a_bad_variable_or_prologue_is_refused_with_what_to_do(environment, words):
@@ -102,23 +104,35 @@ def test_a_bad_variable_or_prologue_is_refused_with_what_to_do(environment, word
     assert any(words in line for line in refused.value.errors), refused.value.errors
 
 
-def test_the_spawners_own_environment_is_honoured_and_what_the_portal_owns_refused(caplog):
+def a_spawner(environment: dict):
     from types import SimpleNamespace
 
-    from spawner.hub.session.submit import SubmitMixin
-
-    fake = SimpleNamespace(
-        environment={"TEAM": "vision", "PATH": "/evil", "JUPYTERHUB_API_TOKEN": "x", "BAD NAME": "1"},
-        get_env=lambda: {"TEAM": "vision", "PATH": "/evil", "JUPYTERHUB_API_TOKEN": "x", "BAD NAME": "1", "HOME": "/h"},
+    hubs = {"JUPYTERHUB_API_TOKEN": "the-hubs-token", "HOME": "/h"}
+    return SimpleNamespace(
+        environment=environment,
+        get_env=lambda: {**hubs, **environment},  # as JupyterHub's: the site's values over the hub's
         log=__import__("logging").getLogger("test"),
         user=SimpleNamespace(name="alice"),
         name="",
     )
+
+
+def test_the_spawners_own_environment_is_honoured_and_a_key_that_is_no_name_left_out(caplog):
+    from spawner.hub.session.submit import SubmitMixin
+
     with caplog.at_level("ERROR"):
-        assert SubmitMixin.site_variables(fake) == {"TEAM": "vision"}
-    assert sorted(r.getMessage().split(" is not passed")[0] for r in caplog.records) == [
-        "c.Spawner.environment's BAD NAME",
-        "c.Spawner.environment's JUPYTERHUB_API_TOKEN",
-        "c.Spawner.environment's PATH",
-    ]
-    assert os.environ.get("TEAM") is None
+        assert SubmitMixin.site_variables(a_spawner({"TEAM": "vision", "SEATS": 3, "BAD NAME": "1"})) == {
+            "TEAM": "vision",
+            "SEATS": "3",  # a callable's or a number's value, as text
+        }
+    assert [r.getMessage().split(" is not passed")[0] for r in caplog.records] == ["c.Spawner.environment's 'BAD NAME'"]
+
+
+@pytest.mark.parametrize("name", ["PATH", "JUPYTERHUB_API_TOKEN", "SLURM_JOB_ID", "BASH_ENV"])
+def test_a_spawner_environment_over_what_the_portal_owns_refuses_the_start_in_words(name):
+    """JupyterHub puts c.Spawner.environment over the hub's own variables: the session would get the site's
+    JUPYTERHUB_API_TOKEN, so the start is refused rather than a broken session started."""
+    from spawner.hub.session.submit import SubmitMixin
+
+    with pytest.raises(RuntimeError, match=rf"This hub's configuration sets {name} for sessions"):
+        SubmitMixin.site_variables(a_spawner({name: "x"}))

@@ -43,7 +43,7 @@ from functools import partial
 from tornado import web
 from tornado.httpserver import HTTPServer
 
-from portal.clientaddress import client_address, peer_of, proxies_of
+from portal.clientaddress import address_of
 from portal.refusedbody import DRAIN_BYTES, RefusesAfterBody, declared_size
 
 from .upstream_tornado import finished
@@ -198,7 +198,7 @@ class Bounded(RefusesAfterBody):
             return None
         if not self.rate_limited and (self.current_user is not None or not self.limit_anonymous):
             return None  # else nobody logged in (a forged token) is limited by address
-        address = client_address(peer_of(self), self.request.headers.get("X-Forwarded-For"), proxies_of(hub))
+        address = address_of(self, hub)
         token_of = getattr(self, "get_auth_token", None)  # JupyterHub's handlers; a plain static file has none
         key = caller_key(self.current_user, token_of() if token_of else None, address)
         if key is None:

@@ -76,14 +76,22 @@ class SubmitMixin:
         return build_session_spec(self.settings, self.idle_timeout, self.resources.partition).to_json()
 
     def site_variables(self) -> dict[str, str]:
-        """c.Spawner.environment (a site's own hub config), honoured: each variable the job script exports, but a
-        name the portal or Slurm owns, which is refused in the log (sudo passes the job only the hub's own)."""
-        given = {k: v for k, v in self.get_env().items() if k in self.environment}
-        kept = {k: v for k, v in given.items() if is_env_name(k) and not reserved(k) and "\x00" not in v}
+        """c.Spawner.environment (a site's own hub config), honoured: each variable the job script exports.  A name
+        the portal or Slurm owns refuses the start, in words: JupyterHub puts the site's value over the hub's own
+        (its API token, its URL), which the session needs.  A key that is no variable's name is left out, logged."""
+        given = {k: str(v) for k, v in self.get_env().items() if k in self.environment}
+        owned = sorted(k for k in given if reserved(k))
+        if owned:
+            self.log.error("c.Spawner.environment sets %s, which the portal or Slurm sets itself", ", ".join(owned))
+            raise RuntimeError(
+                f"This hub's configuration sets {', '.join(owned)} for sessions (c.Spawner.environment), which "
+                "the portal sets itself, so no session can start; tell the cluster admins to remove it."
+            )
+        kept = {k: v for k, v in given.items() if is_env_name(k) and "\x00" not in v}
         for name in sorted(set(given) - set(kept)):
             self.log.error(
-                "c.Spawner.environment's %s is not passed to %s's session: the portal or Slurm sets it, or it is "
-                "no variable's name (letters, digits, _). Remove it from the hub's config.",
+                "c.Spawner.environment's %r is not passed to %s's session: no variable's name (letters, digits, _) "
+                "or a value with a NUL. Remove it from the hub's config.",
                 name[:100],
                 log_name(self),
             )

@@ -47,6 +47,8 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     _apply_addresses(c, settings, state)
     services = _install_portal(c, settings, path)
     _apply_sessions(c, settings, services)
+    c.Authenticator.admin_users = set(settings.hub.admin_users)  # whoever logs people in
+    c.JupyterHub.token_expires_in_max_seconds = int(settings.hub.token_max_days * 86400)
     if settings.ldap.enabled:  # else the site's own authenticator, set in its hub config (docs: admins/own-hub)
         _apply_login(c, settings, path)
     _apply_idle_culling(c, settings)
@@ -113,13 +115,16 @@ def _apply_sessions(c, settings: PortalSettings, services: HubServices) -> None:
     # after 1 s (refused options fail well within it and still get their 400),
     # and let the progress page follow the job.
     c.JupyterHub.tornado_settings = {"slow_spawn_timeout": 1, SERVICES_KEY: services}
+    if settings.hub.behind_tls_proxy:
+        # the browser's side is HTTPS, though the proxy tells the hub "http" (it appends its own scheme to the
+        # TLS proxy's X-Forwarded-Proto, and tornado reads the last): the hub's cookies are Secure all the same
+        c.JupyterHub.tornado_settings["cookie_options"] = {"secure": True}
 
 
 def _apply_login(c, settings: PortalSettings, path: Path) -> None:
     """The portal's LDAP login, its admins, and how often an account is looked up again."""
     c.JupyterHub.authenticator_class = "dsportal"
     c.PortalLDAPAuthenticator.config_file = str(path)
-    c.Authenticator.admin_users = set(settings.hub.admin_users)
     # auth_state (the account's uid, uidNumber, gidNumber, home and groups) is
     # stored encrypted; JupyterHub needs JUPYTERHUB_CRYPT_KEY for that.
     c.Authenticator.enable_auth_state = bool(os.environ.get("JUPYTERHUB_CRYPT_KEY"))
@@ -130,7 +135,6 @@ def _apply_login(c, settings: PortalSettings, path: Path) -> None:
     c.Authenticator.auth_refresh_age = ldap.refresh_seconds
     c.Authenticator.auth_refresh_strict = True
     c.Authenticator.refresh_pre_spawn = bool(ldap.refresh_seconds)
-    c.JupyterHub.token_expires_in_max_seconds = int(settings.hub.token_max_days * 86400)
 
 
 def _apply_idle_culling(c, settings: PortalSettings) -> None:

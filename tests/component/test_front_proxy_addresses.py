@@ -1,0 +1,128 @@
+"""Behind the shipped nginx example (deploy/nginx/dsportal.conf, as written: its upstream plain HTTP) and a hub with
+hub.behind_tls_proxy: the login throttle counts each browser's own address, never one it forged nor nginx's, and the
+hub's cookies are Secure though its proxy tells it "http" (a real nginx, a real hub with its proxy and the portal's
+LDAP login against a real slapd, the mock Slurm).
+
+The browser connects from 127.0.0.2, an address of this machine that is none of the hub's proxies: what the hub
+logs for a failed login is the address the throttle counted."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from tests.support.http import free_port
+from tests.support.hub import HubProcess
+from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.slapd import ldap_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "deploy" / "nginx" / "dsportal.conf"
+BROWSER = "127.0.0.2"
+
+
+def rendered(example: str, http_port: int, https_port: int, hub_port: int, cert: Path, key: Path) -> str:
+    """The example with this test's names, ports, certificate and upstream port (pure): its directives as shipped."""
+    swaps = {
+        "*.portal.example.org": "*.localhost",
+        "portal.example.org": "localhost",
+        "listen 80 default_server;": f"listen 127.0.0.1:{http_port} default_server;",
+        "listen [::]:80 default_server;": "",
+        "listen 443 ssl http2 default_server;": f"listen 127.0.0.1:{https_port} ssl http2 default_server;",
+        "listen [::]:443 ssl http2 default_server;": "",
+        "listen 80;": f"listen 127.0.0.1:{http_port};",
+        "listen [::]:80;": "",
+        "listen 443 ssl http2;": f"listen 127.0.0.1:{https_port} ssl http2;",
+        "listen [::]:443 ssl http2;": "",
+        "/etc/ssl/dsportal/portal.crt": str(cert),
+        "/etc/ssl/dsportal/portal.key": str(key),
+        "proxy_pass http://127.0.0.1:8000;": f"proxy_pass http://127.0.0.1:{hub_port};",
+    }
+    for old, new in swaps.items():
+        assert old in example, f"the example no longer has {old!r}: update this test with it"
+        example = example.replace(old, new)
+    return example
+
+
+@pytest.fixture
+def behind_nginx(tmp_path, a_slapd):
+    folder = Path(tempfile.mkdtemp(prefix="dsportal-nginx-"))
+    cert, key = folder / "portal.crt", folder / "portal.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    portal = config_data(MockSlurm(tmp_path / "mockslurm"))
+    portal["ldap"] = ldap_settings(a_slapd)
+    portal["hub"] = {**portal.get("hub", {}), "behind_tls_proxy": True}
+    hub = HubProcess(tmp_path, portal, ldap=True)
+    hub.start()
+    https_port = free_port()
+    for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (folder / temp).mkdir()
+        shutil.chown(folder / temp, "www-data", "www-data")
+    (folder / "site.conf").write_text(rendered(EXAMPLE.read_text(), free_port(), https_port, hub.port, cert, key))
+    (folder / "nginx.conf").write_text(
+        f"user www-data;\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log {folder}/error.log;\nevents {{}}\n"
+        f"http {{\n  access_log {folder}/access.log;\n"
+        + "".join(f"  {t}_temp_path {folder}/{t};\n" for t in ("fastcgi", "uwsgi", "scgi", "proxy"))
+        + f"  client_body_temp_path {folder}/body;\n  include {folder}/site.conf;\n}}\n"
+    )
+    conf = ["nginx", "-c", str(folder / "nginx.conf"), "-e", str(folder / "error.log")]
+    server = subprocess.Popen([*conf, "-g", "daemon off;"])
+    try:
+        deadline = time.monotonic() + 20
+        while not subprocess.run(["ss", "-Hltn", f"sport = :{https_port}"], capture_output=True, text=True).stdout:
+            assert server.poll() is None and time.monotonic() < deadline, (folder / "error.log").read_text()
+            time.sleep(0.1)
+        yield hub, https_port, cert
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        hub.stop()
+        shutil.rmtree(folder)
+
+
+def browse(port: int, cert: Path, method: str, path: str, body: str = "", headers: dict | None = None):
+    """One request from BROWSER's address over nginx's HTTPS: (status, headers, text)."""
+    context = ssl.create_default_context(cafile=str(cert))
+    conn = http.client.HTTPSConnection("localhost", port, source_address=(BROWSER, 0), context=context, timeout=30)
+    try:
+        conn.request(method, path, body=body or None, headers=headers or {})
+        answer = conn.getresponse()
+        return answer.status, answer.getheaders(), answer.read().decode(errors="replace")
+    finally:
+        conn.close()
+
+
+def test_behind_nginx_the_throttle_counts_each_browser_and_the_cookies_are_secure(behind_nginx):
+    hub, port, cert = behind_nginx
+    status, headers, page = browse(port, cert, "GET", "/hub/login")
+    assert status == 200, page
+    cookies = [value for name, value in headers if name.lower() == "set-cookie"]
+    assert cookies and all("Secure" in c for c in cookies), cookies  # the browser's side is HTTPS
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+    jar = "; ".join(c.split(";", 1)[0] for c in cookies)
+    form = urllib.parse.urlencode({"_xsrf": xsrf, "username": "alice", "password": "not-alices"})
+    status, _, _ = browse(
+        port,
+        cert,
+        "POST",
+        "/hub/login",
+        form,
+        {"Content-Type": "application/x-www-form-urlencoded", "Cookie": jar, "X-Forwarded-For": "203.0.113.9"},
+    )
+    assert status == 403
+    said = hub.log.read_text()
+    # the browser's own address: not the one it forged, not nginx's (127.0.0.1), which every browser would share
+    assert f"Login failed for alice from {BROWSER}" in said and "203.0.113.9" not in said, said[-3000:]
