@@ -73,20 +73,41 @@ def client_address(
     where the proxy saw one of `proxies` (the TLS proxy in front, on the hub's host), the address that one wrote
     before it: the TLS proxy sets the header to its client's address (deploy/nginx/dsportal.conf), and the proxy
     appends its own peer after it.  Otherwise every browser behind the TLS proxy would be one client."""
-    if peer not in proxies or not forwarded_for:
+    peer, trusted = plain(peer), {plain(p) for p in proxies}
+    if peer not in trusted or not forwarded_for:
         return peer
-    entries = [entry.strip() for entry in forwarded_for.split(",")]
+    entries = [plain(entry.strip()) for entry in forwarded_for.split(",")]
     if not _valid(entries[-1]):
         return peer
-    if front and entries[-1] in proxies and len(entries) >= 2 and _valid(entries[-2]):
+    if front and entries[-1] in trusted and len(entries) >= 2 and _valid(entries[-2]):
         return entries[-2]
     return entries[-1]
 
 
+def plain(address: str) -> str:
+    """An address in one form (pure): an IPv4-mapped IPv6 address (a dual-stack socket's peer, ::ffff:127.0.0.1) as
+    its IPv4, every address as ipaddress writes it; anything else unchanged."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    return str(ip.ipv4_mapped) if ip.version == 6 and ip.ipv4_mapped else str(ip)
+
+
+def bucket(address: str) -> str:
+    """The throttles' key for a client's address (pure): an IPv6 client's /64, the network one host or one home
+    gets (a new source address for every login would otherwise be a new client each time); an IPv4 address itself."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
+
+
 def address_of(handler, hub) -> str:
-    """The client address of a request to the hub (`hub`: the HubSettings), as the throttles count it."""
+    """The client of a request to the hub (`hub`: the HubSettings) as the throttles and rate limits count it."""
     forwarded = handler.request.headers.get("X-Forwarded-For")
-    return client_address(peer_of(handler), forwarded, proxies_of(hub), front=hub.behind_tls_proxy)
+    return bucket(client_address(peer_of(handler), forwarded, proxies_of(hub), front=hub.behind_tls_proxy))
 
 
 UNIX_PEER = "0.0.0.0"  # tornado's own remote_ip for a peer without an IP address (a Unix socket)

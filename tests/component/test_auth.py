@@ -358,6 +358,17 @@ def test_behind_a_tls_proxy_the_address_it_saw_is_believed():
     assert client_address("127.0.0.1", "203.0.113.9, 192.0.2.10", proxies, front=True) == "192.0.2.10"
     assert client_address("127.0.0.1", "127.0.0.1", proxies, front=True) == "127.0.0.1"  # nothing before it
     assert client_address("127.0.0.1", "bogus, 127.0.0.1", proxies, front=True) == "127.0.0.1"
+    # a dual-stack proxy's peer (::ffff:127.0.0.1) is the same trusted proxy
+    assert client_address("::ffff:127.0.0.1", "198.51.100.7, ::ffff:127.0.0.1", proxies, front=True) == "198.51.100.7"
+
+
+def test_an_ipv6_client_is_one_client_for_its_whole_64():
+    """A new source address for every login, from one /64, would otherwise be a new client to the throttles."""
+    from portal.clientaddress import bucket
+
+    assert bucket("2001:db8:1:2:aaaa::1") == bucket("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert bucket("2001:db8:1:3::1") != bucket("2001:db8:1:2::1")
+    assert bucket("198.51.100.7") == "198.51.100.7" and bucket("0.0.0.0") == "0.0.0.0"
 
 
 def test_a_proxy_on_the_hubs_host_is_believed_at_the_hubs_own_internal_address():

@@ -110,7 +110,8 @@ def test_behind_nginx_the_throttle_counts_each_browser_and_the_cookies_are_secur
     status, headers, page = browse(port, cert, "GET", "/hub/login")
     assert status == 200, page
     cookies = [value for name, value in headers if name.lower() == "set-cookie"]
-    assert cookies and all("Secure" in c for c in cookies), cookies  # the browser's side is HTTPS
+    attributes = [{part.strip().lower() for part in c.split(";")[1:]} for c in cookies]
+    assert cookies and all("secure" in each for each in attributes), cookies  # the browser's side is HTTPS
     xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
     jar = "; ".join(c.split(";", 1)[0] for c in cookies)
     form = urllib.parse.urlencode({"_xsrf": xsrf, "username": "alice", "password": "not-alices"})
@@ -126,3 +127,22 @@ def test_behind_nginx_the_throttle_counts_each_browser_and_the_cookies_are_secur
     said = hub.log.read_text()
     # the browser's own address: not the one it forged, not nginx's (127.0.0.1), which every browser would share
     assert f"Login failed for alice from {BROWSER}" in said and "203.0.113.9" not in said, said[-3000:]
+
+    # past nginx, straight to the portal's proxy from an address that is no proxy's: itself, whatever it wrote
+    direct = http.client.HTTPConnection("127.0.0.1", hub.port, source_address=("127.0.0.3", 0), timeout=30)
+    try:
+        direct.request("GET", "/hub/login")
+        answer = direct.getresponse()
+        page, jar = (
+            answer.read().decode(),
+            "; ".join(c.split(";", 1)[0] for name, c in answer.getheaders() if name.lower() == "set-cookie"),
+        )
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+        form = urllib.parse.urlencode({"_xsrf": xsrf, "username": "bob", "password": "not-bobs"})
+        direct.request("POST", "/hub/login", body=form, headers={
+            "Content-Type": "application/x-www-form-urlencoded", "Cookie": jar, "X-Forwarded-For": "203.0.113.7"})  # fmt: skip
+        assert direct.getresponse().status == 403
+    finally:
+        direct.close()
+    said = hub.log.read_text()
+    assert "Login failed for bob from 127.0.0.3" in said and "203.0.113.7" not in said, said[-3000:]

@@ -39,7 +39,7 @@ def test_a_sites_own_hub_logs_in_with_its_authenticator_and_starts_the_portals_s
         wait_until(lambda: mock.calls("sbatch"), what="the session's job submitted")
         script = mock.calls("sbatch")[-1]["script"]
         assert "export TEAM=vision\n" in script and "not a name" not in script  # the site's variable alone
-        wait_until(lambda: "c.Spawner.environment's 'not a name' is not passed to alice's session" in hub.log.read_text(),
+        wait_until(lambda: "c.Spawner.environment's 'not a name' is not set in alice's session" in hub.log.read_text(),
                    what="the key left out, in words")  # fmt: skip
         assert "routes are not installed" not in hub.log.read_text()
         assert hub.api("DELETE", "/users/alice/server")[0] in (202, 204)

@@ -76,24 +76,29 @@ class SubmitMixin:
         return build_session_spec(self.settings, self.idle_timeout, self.resources.partition).to_json()
 
     def site_variables(self) -> dict[str, str]:
-        """c.Spawner.environment (a site's own hub config), honoured: each variable the job script exports.  A name
-        the portal or Slurm owns refuses the start, in words: JupyterHub puts the site's value over the hub's own
-        (its API token, its URL), which the session needs.  A key that is no variable's name is left out, logged."""
+        """c.Spawner.environment (a site's own hub config), honoured: what the job script exports.  A name the job
+        gets through sudo (JUPYTERHUB_*, HOME, ...) is JupyterHub's to resolve, as in any hub (job_environment); a
+        name the portal or Slurm sets in the job, or no variable's name, is left out, with words in the log."""
         given = {k: str(v) for k, v in self.get_env().items() if k in self.environment}
-        owned = sorted(k for k in given if reserved(k))
-        if owned:
-            self.log.error("c.Spawner.environment sets %s, which the portal or Slurm sets itself", ", ".join(owned))
-            raise RuntimeError(
-                f"This hub's configuration sets {', '.join(owned)} for sessions (c.Spawner.environment), which "
-                "the portal sets itself, so no session can start; tell the cluster admins to remove it."
+        through_sudo = set(HUB_VARIABLES) | set(ACCOUNT_VARIABLES)
+        kept = {
+            k: v
+            for k, v in given.items()
+            if k not in through_sudo and is_env_name(k) and not reserved(k) and "\x00" not in v
+        }
+        for name in sorted(set(given) - set(kept) - through_sudo):
+            why = (
+                "it is no variable's name (letters, digits, _)"
+                if not is_env_name(name)
+                else "the portal's sessions take only the hub's own JupyterHub variables"
+                if name.startswith(("JUPYTERHUB_", "JPY_"))
+                else "the portal or Slurm sets it in the job"
             )
-        kept = {k: v for k, v in given.items() if is_env_name(k) and "\x00" not in v}
-        for name in sorted(set(given) - set(kept)):
             self.log.error(
-                "c.Spawner.environment's %r is not passed to %s's session: no variable's name (letters, digits, _) "
-                "or a value with a NUL. Remove it from the hub's config.",
+                "c.Spawner.environment's %r is not set in %s's session: %s. Remove it from the hub's config.",
                 name[:100],
                 log_name(self),
+                why,
             )
         return kept
 

@@ -243,7 +243,10 @@ def keep_services(c) -> str:
     settings = c.JupyterHub.tornado_settings
     if not isinstance(settings, dict) or SERVICES_KEY in settings:
         return ""
-    c.JupyterHub.tornado_settings = {**settings, SERVICES_KEY: services_for(str(c.SlurmGPUSpawner.config_file))}
+    kept = {SERVICES_KEY: services_for(str(c.SlurmGPUSpawner.config_file))}
+    if loaded_config(c.SlurmGPUSpawner.config_file).hub.behind_tls_proxy and "cookie_options" not in settings:
+        kept["cookie_options"] = {"secure": True}  # _apply_sessions' Secure cookies behind a TLS proxy
+    c.JupyterHub.tornado_settings = {**settings, **kept}
     return (
         "c.JupyterHub.tornado_settings was set after the portal's config and dropped the portal's services: "
         "added them back. Use c.JupyterHub.tornado_settings.update({...}) instead."
