@@ -278,9 +278,15 @@ def test_the_copys_names_never_leave_the_notebooks_folder():
 def test_the_readers_patterns_read_a_text_one_way(pattern, text):
     # The hub parses every user's cell; a pattern that backtracks holds the interpreter for everyone.  Compared,
     # not timed against a clock: ten times the text costs about ten times more (the old patterns ~100 times).
+    # The cheapest of five tries at each size: one try could be a moment the machine gave to something else (a run
+    # of the suite on a busy machine measured 44 ms once for a read that takes 0.2 ms)
     costs = []
     for n in (2_000, 20_000):
-        started = time.perf_counter_ns()
-        pattern(text(n))
-        costs.append(time.perf_counter_ns() - started)
+        given = text(n)
+        tries = []
+        for _ in range(5):
+            started = time.perf_counter_ns()
+            pattern(given)
+            tries.append(time.perf_counter_ns() - started)
+        costs.append(min(tries))
     assert costs[1] < 40 * max(costs[0], 1_000_000)  # linear: well under a millisecond; the old ones took seconds
