@@ -17,6 +17,16 @@ def alice_session(cluster_api):
     cluster_api.clean()
     cluster_api.start("alice", {"gpus": 2, "hours": 1})
     cluster_api.wait_ready("alice")
+
+    # the session writes its kernels beside the server's start; the first kernel list waits for them 5 s at most
+    # and then offers the environment's until they are there (tests/browser/test_first_launcher.py holds that
+    # first list complete on an idle node).  On a node busy with the other lane's jobs the writing took longer
+    # than that once (a CI replica): these tests look at the kernels themselves, once written.
+    def written():
+        specs = cluster_api.request("GET", "/user/alice/api/kernelspecs")[1].get("kernelspecs", {})
+        return "demo-module" in specs and specs
+
+    cluster_api.wait(written, 60, "the session's kernels written")
     yield cluster_api
     cluster_api.clean()
 
