@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import http.client
 import re
-import shutil
 import ssl
 import subprocess
-import tempfile
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -23,40 +20,15 @@ import pytest
 from tests.support.http import free_port
 from tests.support.hub import HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
+from tests.support.nginx import EXAMPLE, rendered, running_nginx
 from tests.support.slapd import ldap_settings
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "deploy" / "nginx" / "dsportal.conf"
 BROWSER = "127.0.0.2"
-
-
-def rendered(example: str, http_port: int, https_port: int, hub_port: int, cert: Path, key: Path) -> str:
-    """The example with this test's names, ports, certificate and upstream port (pure): its directives as shipped."""
-    swaps = {
-        "*.portal.example.org": "*.localhost",
-        "portal.example.org": "localhost",
-        "listen 80 default_server;": f"listen 127.0.0.1:{http_port} default_server;",
-        "listen [::]:80 default_server;": "",
-        "listen 443 ssl http2 default_server;": f"listen 127.0.0.1:{https_port} ssl http2 default_server;",
-        "listen [::]:443 ssl http2 default_server;": "",
-        "listen 80;": f"listen 127.0.0.1:{http_port};",
-        "listen [::]:80;": "",
-        "listen 443 ssl http2;": f"listen 127.0.0.1:{https_port} ssl http2;",
-        "listen [::]:443 ssl http2;": "",
-        "/etc/ssl/dsportal/portal.crt": str(cert),
-        "/etc/ssl/dsportal/portal.key": str(key),
-        "proxy_pass http://127.0.0.1:8000;": f"proxy_pass http://127.0.0.1:{hub_port};",
-    }
-    for old, new in swaps.items():
-        assert old in example, f"the example no longer has {old!r}: update this test with it"
-        example = example.replace(old, new)
-    return example
 
 
 @pytest.fixture
 def behind_nginx(tmp_path, a_slapd):
-    folder = Path(tempfile.mkdtemp(prefix="dsportal-nginx-"))
-    cert, key = folder / "portal.crt", folder / "portal.key"
+    cert, key = tmp_path / "portal.crt", tmp_path / "portal.key"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
          "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
@@ -67,30 +39,15 @@ def behind_nginx(tmp_path, a_slapd):
     portal["hub"] = {**portal.get("hub", {}), "behind_tls_proxy": True}
     hub = HubProcess(tmp_path, portal, ldap=True)
     hub.start()
-    https_port = free_port()
-    for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-        (folder / temp).mkdir()
-        shutil.chown(folder / temp, "www-data", "www-data")
-    (folder / "site.conf").write_text(rendered(EXAMPLE.read_text(), free_port(), https_port, hub.port, cert, key))
-    (folder / "nginx.conf").write_text(
-        f"user www-data;\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log {folder}/error.log;\nevents {{}}\n"
-        f"http {{\n  access_log {folder}/access.log;\n"
-        + "".join(f"  {t}_temp_path {folder}/{t};\n" for t in ("fastcgi", "uwsgi", "scgi", "proxy"))
-        + f"  client_body_temp_path {folder}/body;\n  include {folder}/site.conf;\n}}\n"
-    )
-    conf = ["nginx", "-c", str(folder / "nginx.conf"), "-e", str(folder / "error.log")]
-    server = subprocess.Popen([*conf, "-g", "daemon off;"])
     try:
-        deadline = time.monotonic() + 20
-        while not subprocess.run(["ss", "-Hltn", f"sport = :{https_port}"], capture_output=True, text=True).stdout:
-            assert server.poll() is None and time.monotonic() < deadline, (folder / "error.log").read_text()
-            time.sleep(0.1)
-        yield hub, https_port, cert
+        https_port = free_port()
+        site = rendered(
+            EXAMPLE.read_text(), free_port(), https_port, str(cert), str(key), f"http://127.0.0.1:{hub.port}"
+        )
+        with running_nginx(site, https_port):
+            yield hub, https_port, cert
     finally:
-        server.terminate()
-        server.wait(timeout=20)
         hub.stop()
-        shutil.rmtree(folder)
 
 
 def browse(port: int, cert: Path, method: str, path: str, body: str = "", headers: dict | None = None):
