@@ -22,6 +22,7 @@ from . import (
     platform,
     prometheus,
     registry,
+    release,
     reset,
     slurmconf,
     supervisor,
@@ -371,6 +372,8 @@ def main(argv: list[str]) -> int:
         "restore-builds": builds.restore_prefix_builds,  # before the bash side checks them against their locks
         "prune-venv": locks.prune,  # after the lock's install: what an earlier lock had goes
     }
+    if argv[:1] == ["release"]:
+        return release.main(argv[1:])
     platform_name = None
     if argv[:1] == ["up"] and len(argv) == 3 and argv[1] == "--platform":
         platform_name, argv = argv[2], argv[:1]

@@ -37,12 +37,30 @@ def _check_config(args: argparse.Namespace) -> int:
         )
         return 1
     findings = config_findings(settings)
+    refused = state_refusal(settings)
+    if refused:
+        if args.json:
+            return _print_json(config_report(path, [refused], []))
+        print(refused)
+        print(f"the hub's state in {settings.hub.data_dir} is refused; see above.", file=sys.stderr)
+        return 1
     if args.json:
         return _print_json(config_report(path, [], findings))
     print("OK")
     for level, text in findings:
         print(f"{level}: {text}", file=sys.stderr)
     return 0
+
+
+def state_refusal(settings) -> str:
+    """Why the hub would refuse its state (portal/statestamp.py), "" where it would not, or cannot be read here."""
+    from .. import statestamp
+
+    try:
+        found = statestamp.verdict(statestamp.read_stamp(settings.hub.data_dir), version())
+    except OSError:  # a data_dir this account cannot read: the hub's start says it
+        return ""
+    return "" if found.ok else f"hub.data_dir: {found.message}"
 
 
 def config_findings(settings) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import grp
 import os
+import pwd
 import shutil
 import socket
 import stat
@@ -337,12 +338,40 @@ def check_ldap(ctx: Context) -> list[Result]:
     ]
 
 
+def readable_by(path: str, account: str) -> bool:
+    """Whether `account` may read `path` by its owner, group and mode (the doctor runs as root, which reads
+    everything, so os.access would answer for root)."""
+    try:
+        found, entry = os.stat(path), pwd.getpwnam(account)
+    except (OSError, KeyError):
+        return False
+    if found.st_uid == entry.pw_uid:
+        return bool(found.st_mode & stat.S_IRUSR)
+    if found.st_gid in os.getgrouplist(account, entry.pw_gid):
+        return bool(found.st_mode & stat.S_IRGRP)
+    return bool(found.st_mode & stat.S_IROTH)
+
+
 def check_tls_files(ctx: Context) -> list[Result]:
-    files = [f for f in (ctx.settings.ldap.ca_file, ctx.settings.notify.ca_file) if f]
-    unreadable = [f for f in files if not os.access(f, os.R_OK)]
+    """The CA files the hub reads, and the proxy's certificate and key: readable by the service account (the
+    proxy refuses to start otherwise), and the key by no one else."""
+    hub = ctx.settings.hub
+    files = [f for f in (ctx.settings.ldap.ca_file, ctx.settings.notify.ca_file, hub.tls_cert, hub.tls_key) if f]
+    can_read = (
+        (lambda f: readable_by(f, ctx.service_account)) if os.geteuid() == 0 else (lambda f: os.access(f, os.R_OK))
+    )
+    unreadable = [f for f in files if not can_read(f)]
     if unreadable:
-        return [Result("tls files", False, f"cannot read {', '.join(unreadable)}; fix the path or its mode")]
-    return [Result("tls files", True, f"{len(files)} file(s) readable")]
+        return [
+            Result(
+                "tls files",
+                False,
+                f"{ctx.service_account} cannot read {', '.join(unreadable)}; fix the path, or the owner and mode",
+            )
+        ]
+    if hub.tls_key and os.stat(hub.tls_key).st_mode & stat.S_IROTH:
+        return [Result("tls files", False, f"hub.tls_key {hub.tls_key} is readable by everyone: chmod 0600 it")]
+    return [Result("tls files", True, f"{len(files)} file(s) readable by {ctx.service_account}")]
 
 
 def check_slurm_site(ctx: Context) -> list[Result]:

@@ -13,6 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parents[2]
 LABEXT = ROOT / "spawner" / "labext"
 BIN = Path(sys.executable).parent
@@ -66,7 +68,8 @@ def test_the_extension_is_named_and_versioned_for_the_portal():
     install = json.loads((LABEXT / "install.json").read_text())
     shared = project["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
     assert package["name"] == "dsportal"
-    assert package["version"] == project["project"]["version"]  # `jupyter labextension list` shows it
+    # `jupyter labextension list` shows it: npm's spelling of the same version (0.2.0-dev.0 for 0.2.0.dev0)
+    assert Version(package["version"]) == Version(project["project"]["version"])
     assert shared["spawner/labext/dist"] == f"share/jupyter/labextensions/{package['name']}"
     assert shared["spawner/labext/install.json"] == f"share/jupyter/labextensions/{package['name']}/install.json"
     assert install["packageName"] == project["project"]["name"]

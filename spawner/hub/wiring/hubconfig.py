@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from portal import statestamp
 from portal.cleartext import cleartext_warnings
 from portal.config import config_path, loaded_config
 from portal.huburl import connect_url
@@ -44,6 +45,7 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     logging.getLogger("JupyterHub").info("DS Portal %s", version())
     state = Path(settings.hub.data_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_state(state)
     _apply_addresses(c, settings, state)
     services = _install_portal(c, settings, path)
     _apply_sessions(c, settings, services)
@@ -54,6 +56,17 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     _apply_idle_culling(c, settings)
     _apply_proxy(c, settings.hub)
     return settings
+
+
+def _check_state(state: Path) -> None:
+    """The state's stamp against this version (portal/statestamp.py): refused, or upgraded and stamped."""
+    found = statestamp.verdict(statestamp.read_stamp(state), version())
+    if not found.ok:
+        logging.getLogger("JupyterHub").error("DS Portal will not start: %s", found.message)
+        raise SystemExit(f"DS Portal will not start: {found.message}")
+    if found.upgrade_from:
+        logging.getLogger("JupyterHub").warning("DS Portal: %s", found.message)
+    statestamp.stamp(state, version())
 
 
 def _apply_addresses(c, settings: PortalSettings, state: Path) -> None:
