@@ -4,11 +4,15 @@ The hub's database and data folder are read by each release in turn.  At every s
 check-config`, the unit's ExecStartPre) compares the stamp with its own version:
 
 - none: a new hub, or 0.1.0's state (0.1.0 wrote no stamp); the same as the running version: nothing to do;
-- a release this version knows (RELEASES), or a pre-release of one or of this version, older: an upgrade, which
-  the hub logs and stamps (the upgrade steps of every release in between are CHANGELOG's);
+- older, and a release this version knows (RELEASES, CHANGELOG's released sections), a pre-release of one, or
+  of this version's own release (0.2.0.dev0 under 0.2.0, 0.2.0 under 0.2.0.post1): an upgrade, which the hub
+  logs and stamps (the upgrade steps of every release in between are CHANGELOG's);
 - newer than this version: refused.  A newer portal may have changed the database in ways this one cannot read;
   going back means the backup taken before that upgrade (docs: admins/upgrade, "Rolling back");
 - anything else (no version, or an older version that was never released): refused, with what to do.
+
+Versions compare without their local part (0.2.0+site1 is 0.2.0): a site's own build of a release reads its state.
+A portal whose own version is no version (a broken install: "unknown") checks nothing and writes no stamp.
 """
 
 from __future__ import annotations
@@ -34,13 +38,13 @@ def verdict(stamped: str | None, running: str, releases: tuple[str, ...] = RELEA
     """What a start of version `running` does with a state stamped `stamped` (None: no stamp) (pure)."""
     backup = "restore the backup taken before that upgrade (docs: admins/upgrade, Rolling back)"
     try:
-        now = Version(running)
+        now = Version(Version(running).public)
     except InvalidVersion:
         return Verdict(True, None, f"this portal's version {running!r} is not a release's: the state is not checked")
     if stamped is None:
         return Verdict(True, None, f"no stamp: a new state, or {UNSTAMPED}'s")
     try:
-        then = Version(stamped)
+        then = Version(Version(stamped).public)
     except InvalidVersion:
         return Verdict(
             False,
@@ -57,8 +61,8 @@ def verdict(stamped: str | None, running: str, releases: tuple[str, ...] = RELEA
             f"the state was last used by DS Portal {stamped}, newer than this {running}: a newer portal may have "
             f"changed the database in ways this one cannot read. Install {stamped} again, or {backup}",
         )
-    known = {Version(r) for r in releases} | {now}
-    if then in known or (then.is_prerelease and Version(then.base_version) in known):
+    known = {Version(r).release for r in releases}
+    if then.release in known or then.release == now.release:
         return Verdict(True, stamped, f"upgrading the portal's state from {stamped} to {running}")
     return Verdict(
         False,
@@ -77,7 +81,12 @@ def read_stamp(data_dir: str | Path) -> str | None:
 
 
 def stamp(data_dir: str | Path, running: str) -> None:
-    """The running version, written as the state's (the service account's alone, as the rest of data_dir)."""
+    """The running version, written as the state's (the service account's alone, as the rest of data_dir); none
+    for a version that is no version (it would lock out every later start)."""
+    try:
+        Version(running)
+    except InvalidVersion:
+        return
     path = Path(data_dir) / STAMP
     part = path.with_name(STAMP + ".new")
     part.write_text(running + "\n")

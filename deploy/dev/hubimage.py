@@ -27,6 +27,9 @@ WORK = STATE / "release-image"  # root's alone (0700): the root is built here be
 PIP_CACHE = CACHE / "pip-hubimage"  # downloads, kept by `reset`: a second build downloads nothing
 IN_ROOT = "/tmp/release"  # where the lock, the wheel and the CA bundle lie while pip runs in the root
 PREFIX = "/opt/dsportal/venv"
+# the service account's uid and gid in the image, fixed: the hub's state and the munge socket are the host's, so the
+# head node's `dsportal` must be the same number (docs: admins/releases), not whatever useradd found free here
+ACCOUNT_ID = 990
 
 
 def config_argv(layout: str, version: str) -> list[str]:
@@ -83,7 +86,8 @@ def _make_root(rootfs: Path) -> None:
     base.mkdir(exist_ok=True)
     argv = ["debootstrap", "--variant=minbase", f"--cache-dir={base}", f"--include={','.join(PACKAGES)}"]
     run([*argv, SUITE, str(rootfs), platform.machine_mirror()], timeout=1200)
-    account = ["useradd", "--system", "--user-group", "--home-dir", "/var/lib/dsportal"]
+    run(["chroot", str(rootfs), "groupadd", "--system", "--gid", str(ACCOUNT_ID), "dsportal"])
+    account = ["useradd", "--system", "--uid", str(ACCOUNT_ID), "--gid", "dsportal", "--home-dir", "/var/lib/dsportal"]
     run(["chroot", str(rootfs), *account, "--shell", "/usr/sbin/nologin", "dsportal"])
     run(["chroot", str(rootfs), "install", "-d", "-m", "0700", "-o", "dsportal", "-g", "dsportal", "/var/lib/dsportal"])
     run(["chroot", str(rootfs), "install", "-d", "-m", "0755", "/etc/dsportal", "/mnt/isilon"])
@@ -112,6 +116,11 @@ def _install(rootfs: Path, wheel: Path, locks: Path) -> None:
         run(["umount", str(stage / "cache")])  # before anything is removed: the cache is a download, kept
     shutil.rmtree(stage)
     resolv.write_text("")  # the runtime binds the host's
+    # nothing of the machine that built it: its name, its hosts, its mirror (which may hold a password), its log
+    (rootfs / "etc/hostname").write_text("")
+    (rootfs / "etc/hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
+    (rootfs / "etc/apt/sources.list").write_text(f"deb http://deb.debian.org/debian {SUITE} main\n")
+    (rootfs / "var/log/bootstrap.log").unlink(missing_ok=True)
     for leftover in ["var/cache/apt/archives", "var/lib/apt/lists"]:
         run(["find", str(rootfs / leftover), "-type", "f", "-delete"])
     # no device nodes (the runtime makes /dev); set-id bits only on sudo, which the hub runs
@@ -153,7 +162,10 @@ def _pack(rootfs: Path, version: str, archive: Path) -> None:
 def build(wheel: Path, locks: Path, version: str, archive: Path) -> Path:
     if shutil.which("umoci") is None or shutil.which("skopeo") is None:
         raise ClusterError("the hub's image needs umoci and skopeo (Debian's packages): run `deploy/devcluster up`")
-    if WORK.exists():  # of a build that stopped half-way: made anew
+    if WORK.exists():  # of a build that stopped half-way: made anew, never through what is still mounted there
+        left = platform.mounts_under(WORK.resolve(), Path("/proc/mounts").read_text())
+        if left:
+            raise ClusterError(f"{left[0]} is still mounted in an earlier build's folder: umount it, then again")
         shutil.rmtree(WORK)
     WORK.mkdir(mode=0o700, parents=True)
     rootfs = WORK / "rootfs"
@@ -163,7 +175,7 @@ def build(wheel: Path, locks: Path, version: str, archive: Path) -> Path:
         _install(rootfs, wheel, locks)
         _pack(rootfs, version, archive)
     finally:
-        if not platform.mounts_under(WORK, Path("/proc/mounts").read_text()):  # never through a bound folder
+        if not platform.mounts_under(WORK.resolve(), Path("/proc/mounts").read_text()):  # never through a bound folder
             shutil.rmtree(WORK, ignore_errors=True)
     size = os.path.getsize(archive) // (1 << 20)
     say(f"the hub's image: {archive.name} ({size} MB)")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import grp
-import hashlib
 import pwd
 import shutil
 from pathlib import Path
 
-from . import demo, hosts
-from .common import GROUPS, HUB_STATE, NODES, SERVICE_USER, STATE, USERS, ClusterError, run, say, write_if_changed
+from . import hosts
+from .common import GROUPS, HUB_STATE, NODES, SERVICE_USER, USERS, ClusterError, run, say, write_if_changed
 
 STORAGE = Path("/mnt/isilon")
 MODULEFILES = Path("/opt/modulefiles")
@@ -73,23 +72,6 @@ def ensure_accounts() -> None:
         home.mkdir(mode=0o700, exist_ok=True)
         shutil.chown(home, user, user)
         home.chmod(0o700)
-    ensure_local_passwords()
-
-
-def ensure_local_passwords() -> None:
-    """The demo people's passwords, the directory's, for the machine's own PAM too: a site's head node knows its
-    accounts through PAM (sssd, pam_ldap) as well as LDAP, and a site's own hub may log in with JupyterHub's stock
-    PAMAuthenticator (tests/integration/test_site_hub_pam.py).  chpasswd reads them on stdin, never a command
-    line; once per set of people (a stamp), since each hash is slow on purpose."""
-    people = [u for u in demo.USERS if u.name in USERS]
-    lines = "".join(f"{u.name}:{u.password}\n" for u in people)
-    stamp = STATE / "local-passwords.sha256"
-    digest = hashlib.sha256(lines.encode()).hexdigest()
-    if stamp.exists() and stamp.read_text() == digest:
-        return
-    run(["chpasswd"], input=lines, timeout=120)
-    STATE.mkdir(mode=0o750, parents=True, exist_ok=True)
-    stamp.write_text(digest)
 
 
 def ensure_service_account() -> None:

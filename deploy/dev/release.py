@@ -37,7 +37,7 @@ DEPLOY_GLOBS = [
     "nginx/*.conf",
     "proxy/package.json",
     "proxy/package-lock.json",
-    "locks/runtime-py*.txt",
+    "locks/*.txt",
     "session/*",
     "portal.example.yaml",
     "jupyterhub_config.py",

@@ -352,6 +352,18 @@ def readable_by(path: str, account: str) -> bool:
     return bool(found.st_mode & stat.S_IROTH)
 
 
+def key_private(path: str, account: str) -> bool:
+    """No one but root and `account` may read the key: not everyone, and not a group `account` is not in."""
+    found = os.stat(path)
+    if found.st_mode & stat.S_IROTH:
+        return False
+    try:
+        entry = pwd.getpwnam(account)
+    except KeyError:
+        return False
+    return not (found.st_mode & stat.S_IRGRP) or found.st_gid in os.getgrouplist(account, entry.pw_gid)
+
+
 def check_tls_files(ctx: Context) -> list[Result]:
     """The CA files the hub reads, and the proxy's certificate and key: readable by the service account (the
     proxy refuses to start otherwise), and the key by no one else."""
@@ -369,8 +381,15 @@ def check_tls_files(ctx: Context) -> list[Result]:
                 f"{ctx.service_account} cannot read {', '.join(unreadable)}; fix the path, or the owner and mode",
             )
         ]
-    if hub.tls_key and os.stat(hub.tls_key).st_mode & stat.S_IROTH:
-        return [Result("tls files", False, f"hub.tls_key {hub.tls_key} is readable by everyone: chmod 0600 it")]
+    if hub.tls_key and not key_private(hub.tls_key, ctx.service_account):
+        return [
+            Result(
+                "tls files",
+                False,
+                f"hub.tls_key {hub.tls_key} is readable by others than {ctx.service_account}: "
+                f"chown {ctx.service_account}: and chmod 0600 it",
+            )
+        ]
     return [Result("tls files", True, f"{len(files)} file(s) readable by {ctx.service_account}")]
 
 

@@ -39,6 +39,7 @@ def restored(tmp_path: Path, web: FakeJupyter | None = None) -> tuple[HubProcess
         sql += f"UPDATE servers SET port = {web.port} WHERE base_url = '/user/alice/';\n"
     subprocess.run(["sqlite3", str(state / "jupyterhub.sqlite")], input=sql, text=True, check=True, timeout=60)
     shutil.copy2(RELEASE / "jupyterhub_cookie_secret", state / "jupyterhub_cookie_secret")
+    (state / "jupyterhub_cookie_secret").chmod(0o600)  # as a restore puts it back; a checkout's copy is 0644
     return hub, mock, json.loads((RELEASE / "facts.json").read_text())
 
 
@@ -90,7 +91,7 @@ def test_the_previous_releases_example_admin_file_is_valid_here():
 )
 def test_a_state_of_a_newer_or_unknown_version_is_refused_in_words(tmp_path, stamped, said):
     hub, _, _ = restored(tmp_path)
-    statestamp.stamp(tmp_path / "state", stamped)
+    (tmp_path / "state" / statestamp.STAMP).write_text(stamped + "\n")  # as a newer portal, or a hand, wrote it
     with pytest.raises(RuntimeError, match="exited"):
         hub.start(timeout=30)
     assert f"DS Portal will not start: {said}" in hub.log.read_text()

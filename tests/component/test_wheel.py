@@ -12,6 +12,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from deploy.dev.release import npm_version
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 EXTENSION = "share/jupyter/labextensions/dsportal/package.json"
@@ -94,4 +96,5 @@ def test_a_wheel_from_a_clean_checkout_carries_the_extension(tmp_path):
     section = out.split(str(data / "labextensions"), 1)
     assert len(section) == 2, out  # the fresh environment's folder is listed...
     # ...with it, at the project's version, as a Python package's
-    assert f"dsportal v{VERSION} enabled OK (python, dsportal)" in section[1].split("\n\n")[0], out
+    # (in npm's spelling of the version: 0.2.0-dev.0 for 0.2.0.dev0)
+    assert f"dsportal v{npm_version(VERSION)} enabled OK (python, dsportal)" in section[1].split("\n\n")[0], out

@@ -91,13 +91,15 @@ def test_the_hub_image_runs_the_releases_hub_as_the_service_account(release, tmp
         "-f",
         "/etc/dsportal/jupyterhub_config.py",
     ]
-    assert config["process"]["user"]["uid"] != 0  # the service account, never root
+    assert config["process"]["user"]["uid"] == 990  # the service account, never root, at its documented uid
     rootfs = tmp_path / "bundle" / "rootfs"
     said = subprocess.run(
         ["chroot", str(rootfs), "/opt/dsportal/venv/bin/dsportal", "--version"], capture_output=True, text=True
     )
     assert said.stdout.strip().endswith(version), said
-    assert "dsportal:" in (rootfs / "etc/passwd").read_text()
+    assert "dsportal:x:990:990:" in (rootfs / "etc/passwd").read_text()
+    # nothing of the machine that built it
+    assert (rootfs / "etc/hostname").read_text() == "" and not (rootfs / "var/log/bootstrap.log").exists()
     # no device nodes (the runtime makes /dev), and of the set-id programs sudo alone (the hub runs it)
     devices = [p for p in rootfs.rglob("*") if stat.S_ISCHR(p.lstat().st_mode) or stat.S_ISBLK(p.lstat().st_mode)]
     assert not devices, devices  # (lstat: /dev/stdout is a link, to the test's own terminal)

@@ -1,15 +1,20 @@
 """DS Portal's spawner in a site's own JupyterHub with JupyterHub's stock PAMAuthenticator, as the site example
 writes it (deploy/jupyterhub_config.site-example.py): the dev cluster's accounts log in through the machine's own
-PAM (pam_unix: `up` gives the demo people their directory passwords, as a site's sssd or pam_ldap would), and the
-portal's session starts (a real hub and proxy, the mock Slurm).
+PAM (pam_unix), and the portal's session starts (a real hub and proxy, the mock Slurm).
 
-An integration test for the accounts alone: PAM reads /etc/shadow, which only `deploy/devcluster up` fills.  The
-hub runs as root here, as the tests do; a site's hub as `dsportal` needs the `shadow` group for PAM
-(docs: admins/own-hub)."""
+An integration test for the accounts alone, which `deploy/devcluster up` makes (passwordless, locked).  For the
+test's minutes, three of them get their directory passwords on the machine too, as a site's sssd would know them,
+and are locked again after it (`passwords`): the demo passwords are public, and no one should `su` to a demo
+account with them.  The hub runs as root here, as the tests do (docs: admins/own-hub says what a hub run as
+`dsportal` needs for PAM)."""
 
 from __future__ import annotations
 
+import pwd
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from deploy.dev.demo import USERS
 from tests.support.http import wait_until
@@ -24,11 +29,28 @@ c.PAMAuthenticator.open_sessions = False  # no login session per hub request (Ju
 """
 
 
+PEOPLE = ("alice", "bob", "dave")
+
+
 def password(name: str) -> str:
     return next(u.password for u in USERS if u.name == name)
 
 
-def test_a_sites_own_hub_logs_in_through_pam_and_starts_the_portals_session(tmp_path):
+@pytest.fixture
+def passwords():
+    """The three people's directory passwords for pam_unix (chpasswd reads them on stdin), locked again after."""
+    for name in PEOPLE:  # the dev cluster's own accounts, never an account of that name made otherwise
+        assert pwd.getpwnam(name).pw_uid == next(u.uid for u in USERS if u.name == name), name
+    lines = "".join(f"{name}:{password(name)}\n" for name in PEOPLE)
+    subprocess.run(["chpasswd"], input=lines, text=True, check=True, timeout=60)
+    try:
+        yield
+    finally:
+        for name in PEOPLE:
+            subprocess.run(["usermod", "-p", "!", name], check=True, timeout=30)  # as useradd left it: locked
+
+
+def test_a_sites_own_hub_logs_in_through_pam_and_starts_the_portals_session(tmp_path, passwords):
     mock = MockSlurm(tmp_path / "mockslurm")
     portal = {**config_data(mock), "ldap": {"enabled": False}}
     hub = HubProcess(tmp_path, portal, ldap=True, after=SITES_OWN, deploy=SITE_EXAMPLE)

@@ -89,8 +89,8 @@ def merged(unit: str, dropins: list[str]) -> dict[str, list[str]]:
 
 
 def service_argv(settings: dict[str, list[str]], command: str) -> list[str]:
-    """What runs `command` as the unit says: setpriv for the account and the capabilities, env -i for the
-    environment (the files read by the shell in the root), UMask and WorkingDirectory (pure)."""
+    """What runs `command` as the unit says: setpriv for the account and the capabilities, then UMask and
+    WorkingDirectory; the environment is service_env's (pure)."""
     caps = [c.strip() for v in settings.get("AmbientCapabilities", []) for c in v.split()]
     names = ",".join("+" + c.lower().removeprefix("cap_") for c in caps)
     user, group = settings["User"][-1], settings.get("Group", settings["User"])[-1]
@@ -101,15 +101,37 @@ def service_argv(settings: dict[str, list[str]], command: str) -> list[str]:
         argv.append("--bounding-set=-all" + ("," + names if caps else ""))
     if settings.get("NoNewPrivileges", ["no"])[-1] == "yes":
         argv.append("--no-new-privs")
-    script = (
-        f"umask {settings.get('UMask', ['0022'])[-1]}\ncd {shlex.quote(settings.get('WorkingDirectory', ['/'])[-1])}\n"
-    )
+    umask, folder = settings.get("UMask", ["0022"])[-1], settings.get("WorkingDirectory", ["/"])[-1]
+    return [*argv, "sh", "-c", f"umask {umask}\ncd {shlex.quote(folder)}\nexec {command}\n"]
+
+
+def environment_file(text: str) -> dict[str, str]:
+    """An EnvironmentFile's variables: KEY=VALUE lines, comments and blank lines skipped (pure)."""
+    found = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", ";")) and "=" in line:
+            key, value = line.split("=", 1)
+            found[key.strip()] = value.strip().strip('"')
+    return found
+
+
+def service_env(settings: dict[str, list[str]], read) -> dict[str, str]:
+    """The unit's environment as systemd gives it: its EnvironmentFiles, read as root before the service drops to
+    its account (`read(path)`: the file's text in the root; a leading - makes a missing file no error), then its
+    Environment= lines; nothing of the caller's."""
+    env = {"PATH": PATH, "LANG": "C.UTF-8"}
     for path in settings.get("EnvironmentFile", []):
-        script += f"set -a; . {shlex.quote(path.lstrip('-'))}; set +a\n"
+        try:
+            env.update(environment_file(read(path.lstrip("-"))))
+        except FileNotFoundError:
+            if not path.startswith("-"):
+                raise
     for assignment in settings.get("Environment", []):
-        script += f"export {shlex.quote(assignment)}\n"
-    script += f"exec {command}\n"
-    return ["env", "-i", f"PATH={PATH}", "LANG=C.UTF-8", *argv, "sh", "-c", script]
+        for word in shlex.split(assignment):
+            key, value = word.split("=", 1)
+            env[key] = value
+    return env
 
 
 @dataclass
@@ -187,7 +209,7 @@ class HeadNode:
         self.bind(archives, "/var/cache/apt/archives")
         self.sh("apt-get update -qq && apt-get install -y -qq --no-install-recommends slurm-client munge", timeout=900)
         self.bind(Path("/etc/slurm"), "/etc/slurm", read_only=True)
-        self.bind(Path("/run/munge"), "/run/munge")
+        self.bind(Path("/run/munge"), "/run/munge", read_only=True)  # its socket connects all the same
         self.bind(Path("/home"), "/home", read_only=True)
         self.bind(Path("/mnt/isilon"), "/mnt/isilon", read_only=True)
 
@@ -210,6 +232,9 @@ class HeadNode:
         dropins = sorted((folder / f"{name}.service.d").glob("*.conf"))
         return merged((folder / f"{name}.service").read_text(), [p.read_text() for p in dropins])
 
+    def service_env(self, settings: dict[str, list[str]]) -> dict[str, str]:
+        return service_env(settings, lambda path: (self.root / path.lstrip("/")).read_text())
+
     def start(self, name: str) -> None:
         """The unit's ExecStartPre commands, each to its end, then its ExecStart in the background."""
         settings = self.unit(name)
@@ -224,7 +249,7 @@ class HeadNode:
         log = (self.logs / f"{name}.log").open("ab")
         self.services[name] = subprocess.Popen(
             ["chroot", str(self.root), *service_argv(settings, settings["ExecStart"][-1])],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env=self.service_env(settings), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 
     def stop(self, name: str) -> None:
@@ -260,11 +285,12 @@ class HeadNode:
     def close(self, keep_lock: bool = False) -> None:
         for name in list(self.services):
             self.stop(name)
+        root = self.root.resolve()  # /proc/mounts names resolved paths
         mounts = Path("/proc/mounts").read_text()
-        for point in platform.mounts_under(self.root, mounts):
+        for point in platform.mounts_under(root, mounts):
             subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
         self.binds.clear()
-        left = platform.mounts_under(self.root, Path("/proc/mounts").read_text())
+        left = platform.mounts_under(root, Path("/proc/mounts").read_text())
         if left:
             raise AssertionError(f"still mounted under the head node's root, which stays: {left}")
         if self.root.exists():

@@ -49,3 +49,20 @@ def test_each_lock_holds_the_runtime_alone_every_pin_hashed_at_the_tested_versio
         assert {normalized(r) for r in PROJECT["optional-dependencies"][extra]} & set(locked) == set(), extra
     # what the tests ran, where they ran it: spawner/*/upstream_*.py checks private names of these versions
     assert {n: v for n, v in locked.items() if n in TESTED and TESTED[n].split("+")[0] != v} == {}
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_each_frameworks_lock_adds_torch_and_tensorflow_at_the_runtime_locks_versions(python):
+    """deploy/locks/frameworks-pyX.Y.txt installs after runtime-pyX.Y.txt into the same venv: every package both
+    hold is at the same version, so the second install changes nothing of the first."""
+    text = (ROOT / "deploy" / "locks" / f"frameworks-py{python}.txt").read_text()
+    assert text.startswith(
+        f"# DS Portal {PROJECT['version']}: PyTorch and TensorFlow, PyPI's CUDA builds, for Python {python}"
+    )
+    frameworks = pins(text)
+    runtime = pins((ROOT / "deploy" / "locks" / f"runtime-py{python}.txt").read_text())
+    assert {"torch", "tensorflow"} <= set(frameworks)
+    assert any(name.startswith("nvidia-") for name in frameworks)  # the CUDA libraries come with the wheels
+    assert {n: (v, runtime[n]) for n, v in frameworks.items() if n in runtime and runtime[n] != v} == {}
+    entries = re.split(r"\n(?=[A-Za-z0-9_.-]+==)", text.split("\n", 3)[3].strip())
+    assert len(entries) == len(frameworks) and all("--hash=sha256:" in entry for entry in entries)
