@@ -66,9 +66,10 @@ def blocks(markdown: str) -> list[Block]:
     return found
 
 
-def unit_settings(text: str) -> dict[str, list[str]]:
-    """A unit's (or drop-in's) [Service] settings, each key's values in order; an empty value resets (pure)."""
-    section, found = "", {}
+def unit_settings(text: str, before: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """A unit's [Service] settings, each key's values in order, read over `before` (a drop-in over its unit): an
+    empty value resets the key's list, as systemd's does, but for CapabilityBoundingSet, where it means none (pure)."""
+    section, found = "", {k: list(v) for k, v in (before or {}).items()}
     for line in text.replace("\\\n", " ").splitlines():
         line = line.strip()
         if line.startswith("["):
@@ -80,11 +81,10 @@ def unit_settings(text: str) -> dict[str, list[str]]:
 
 
 def merged(unit: str, dropins: list[str]) -> dict[str, list[str]]:
-    """The unit's settings with its drop-ins' after them (pure)."""
+    """The unit's settings with its drop-ins' read after them, in order (pure)."""
     settings = unit_settings(unit)
     for text in dropins:
-        for key, values in unit_settings(text).items():
-            settings[key] = values if not values or key.startswith("Exec") else [*settings.get(key, []), *values]
+        settings = unit_settings(text, settings)
     return settings
 
 

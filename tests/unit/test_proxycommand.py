@@ -15,23 +15,15 @@ from portal.admin.cli import main
 from portal.config import load_config
 from portal.proxycommand import proxy_argv, proxy_problems
 from portal.settings import HubSettings
+from tests.support.guide import unit_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHP = "/usr/local/bin/configurable-http-proxy"
 
 
 def service(name: str) -> dict[str, list[str]]:
-    """A shipped unit's [Service] settings, each key's values in order (continued lines joined)."""
-    text = (ROOT / "deploy" / "systemd" / name).read_text().replace("\\\n", " ")
-    section, found = "", {}
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            section = line
-        elif section == "[Service]" and "=" in line and not line.startswith("#"):
-            key, value = line.split("=", 1)
-            found.setdefault(key, []).append(value)
-    return found
+    """A shipped unit's [Service] settings, each key's values in order (the install guide's test reads units so)."""
+    return unit_settings((ROOT / "deploy" / "systemd" / name).read_text())
 
 
 def test_the_dev_cluster_runs_the_shipped_units_commands():

@@ -48,8 +48,8 @@ class SessionRecord:
     # whom the session is shared with: {"kind": "user"|"group", "name", "expires": ISO UTC}; ends with the session
     shares: list[dict] = field(default_factory=list)
     # The user's, not the session's (kept when a session ends):
-    runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/record)
-    # what each of the user's last sessions used, newest first (spawner/hub/usage/ended.py): the usage page's
+    runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/service.py)
+    # what each of the user's last sessions used, newest first (spawner/hub/session/usagelog.py): the usage page's
     # efficiency over time; kept in the unnamed session's record, as the history is
     usage_log: list[dict] = field(default_factory=list)
     notify_mail: bool = False  # the user opted in to e-mail (a job ended, a queued session started, time runs out)

@@ -4,7 +4,7 @@ efficiency over time (hub side, pure).
 GPU-hours are Slurm's (every job of the user's, sessions and runs and their
 own sbatch jobs: GPUs allocated times the time they ran, within each window);
 GPU utilisation is the portal's sessions' own (Slurm does not measure it),
-from the user's usage log (spawner/hub/usage/ended.py).
+from the user's usage log (spawner/hub/session/usagelog.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Guests in a shared session: who joined, what only the owner may do, and a revoked share ending at once.
 
 Runs in the session's Jupyter server (JupyterHub's single-user server, in the
-Slurm job, as the owner).  A session the owner shared (spawner/hub/shares.py)
+Slurm job, as the owner).  A session the owner shared (spawner/hub/sharing/shares.py)
 lets the guests JupyterHub names in (its `access:servers` scope through the
 share); everything they do runs as the owner.  JupyterHub's identity
 provider is kept and extended where it falls short for guests:

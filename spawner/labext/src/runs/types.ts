@@ -1,4 +1,4 @@
-// What the runs API answers and takes (spawner/hub/runs/api.py, forwarded by spawner/jupyter/runs/handlers.py).
+// What the runs API answers and takes (spawner/hub/runs/handlers.py, forwarded by spawner/jupyter/runs/handlers.py).
 
 // One row of GET dsportal/jobs: a Slurm job of the user's, run by the portal or not (spawner/hub/runs/board.py).
 export interface IJob {
