@@ -433,18 +433,6 @@ def test_what_cannot_be_opened_says_what_to_choose(apps, kind, target, message):
         run(apps.open(kind, target))
 
 
-def test_jupyter_server_proxy_still_records_activity_through_the_method_replaced():
-    """proxy.py replaces ProxyHandler._record_activity (the app's own traffic is no use of the session): this
-    fails when jupyter-server-proxy records activity some other way (checked against 4.6.0)."""
-    import inspect
-
-    from jupyter_server_proxy.handlers import ProxyHandler
-
-    for method in (ProxyHandler.proxy, ProxyHandler._proxy_buffered, ProxyHandler.proxy_open, ProxyHandler.on_message):
-        assert "self._record_activity()" in inspect.getsource(method), method
-    assert "last_activity_times" in inspect.getsource(ProxyHandler._record_activity)
-
-
 # --- the apps' own origin (spawner/jupyter/apps/origin.py, spawner/hub/apps/proxy.py) ---
 
 

@@ -31,13 +31,12 @@ any port): what the proxy leaves to the app is kept here.
   Code's page answers its server every second or two while its tab is open
   (RPC replies, besides its keep-alives), which the proxy cannot tell from
   typing: an open VS Code tab is use (the users' docs say so).
-  jupyter-server-proxy counts every byte either way; that is its private
-  `_record_activity`, replaced (checked against
-  jupyter-server-proxy 4.6.0, pinned <5; tests/unit/test_apps.py fails when it
-  records activity some other way).
+  jupyter-server-proxy counts every byte either way; its private
+  `_record_activity` is replaced (upstream_jupyter_server_proxy.py).
 - Responses are read whole (jupyter-server-proxy streams an event stream as it
   comes, past the header rules above and for up to 2 hours, beyond a guest's
-  revoked share); no offered app uses event streams.
+  revoked share); no offered app uses event streams
+  (upstream_jupyter_server_proxy.py).
 """
 
 from __future__ import annotations
@@ -56,6 +55,7 @@ from ..session.origin import same_origin
 from ..session.upstream_tornado import finished, response_headers
 from .instances import App, Apps
 from .origin import APPS_HOST, COOKIE_PREFIX, ENTER_QUERY
+from .upstream_jupyter_server_proxy import ProxyOverrides
 
 SETTINGS_KEY = "dsportal_apps"
 ACTIVITY_KEY = "dsportal-apps"  # in Jupyter Server's last_activity_times: the session's idle check reads it
@@ -153,7 +153,7 @@ def fetch_verdict(headers, kind: str, path: str, with_token: bool) -> str:
     return "ok"
 
 
-class AppProxyHandler(ProxyHandler):
+class AppProxyHandler(ProxyOverrides, ProxyHandler):
     def initialize(self):
         self.app: App | None = None
 
@@ -294,15 +294,8 @@ class AppProxyHandler(ProxyHandler):
     def proxy_request_options(self):
         return {**super().proxy_request_options(), "request_timeout": REQUEST_SECONDS}
 
-    async def _proxy_progressive(self, host, port, proxied_path, body, client):
-        return await self._proxy_buffered(host, port, proxied_path, body, client)
-
     def _is_websocket(self) -> bool:
         return self.request.headers.get("Upgrade", "").lower() == "websocket"
-
-    def _record_activity(self):
-        # jupyter-server-proxy calls this for the app's traffic too; the browser's is recorded below
-        pass
 
     def _browser_used_it(self):
         self.settings.setdefault("last_activity_times", {})[ACTIVITY_KEY] = utcnow()

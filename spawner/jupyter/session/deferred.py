@@ -17,7 +17,8 @@ whose npm registry default runs `node yarn.js config --json` wherever Node.js
 is on PATH: 0.3 s of every start on a node with Node.js.  The registry is
 used to build or install extensions (`jupyter lab build`, which computes its
 own options), never by the version read at import; so that one import runs
-with the probe answering "no yarn configuration", and it is put back after.
+with the probe answering "no yarn configuration", and it is put back after
+(upstream_jupyterlab.py: the one private name of JupyterLab it replaces).
 
 3. The cyclic garbage collector, held while the server starts.  Its imports
 and extensions make some 270,000 objects that live as long as the server, and
@@ -39,7 +40,8 @@ import importlib.util
 import sys
 import threading
 import types
-from contextlib import contextmanager
+
+from .upstream_jupyterlab import no_yarn_probe
 
 MODULE = "rfc3987_syntax"
 
@@ -83,29 +85,11 @@ def defer_rfc3987_syntax() -> bool:
     return True
 
 
-NO_YARN_CONFIG = {"yarn config": {}, "npm config": {}}  # what jupyterlab's probe answers without Node.js
-
-
-@contextmanager
-def _no_yarn_probe():
-    import jupyterlab.commands as commands
-
-    probe = getattr(commands, "_yarn_config", None)
-    if probe is None:  # a JupyterLab without the probe: nothing to leave out
-        yield
-        return
-    commands._yarn_config = lambda logger: NO_YARN_CONFIG
-    try:
-        yield
-    finally:
-        commands._yarn_config = probe
-
-
 def import_labapp_without_yarn_probe() -> bool:
     """Import `jupyterlab.labapp` with the probe left out, unless imported already; True if it was imported here."""
     if "jupyterlab.labapp" in sys.modules or importlib.util.find_spec("jupyterlab") is None:
         return False
-    with _no_yarn_probe():
+    with no_yarn_probe():
         importlib.import_module("jupyterlab.labapp")
     return True
 

@@ -9,11 +9,8 @@ authenticated handlers: no TensorBoard listener exists at all.  `--load_fast
 false` keeps TensorBoard's Rust data server (a gRPC TCP listener) out of it.
 
 TensorBoard offers its application only with its server, so two private names
-of it are used here (pinned tensorboard>=2.16,<3; checked against 2.21.0):
-`TensorBoard._make_data_provider`, the step of `TensorBoard.main` that reads the
-folder, and `_ingester._reload_interval`, which its reload thread reads after
-each pass (0: it ends).  tests/unit/test_tensorboard.py serves a real folder
-and waits for the reload thread's end: it fails when TensorBoard changes them.
+of it are used, both in upstream_tensorboard.py: the step that reads the
+folder, and the stop of its reload thread.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...sessionspec import TensorBoardSpec
+from . import upstream_tensorboard
 
 log = logging.getLogger("dsportal.tensorboard")
 
@@ -105,14 +103,12 @@ def make_tensorboard_app(logdir: Path, path_prefix: str) -> tuple[Any, Callable[
         reload_interval=RELOAD_SECONDS,
         reload_task="thread",
     )
-    provider, multiplexer = tb._make_data_provider()  # the same steps as TensorBoard.main, minus the server
+    provider, multiplexer = upstream_tensorboard.data_provider(tb)  # TensorBoard.main's steps, minus the server
     app = application.TensorBoardWSGIApp(tb.flags, tb.plugin_loaders, provider, tb.assets_zip_provider, multiplexer)
     app = fonts_under_prefix(app, path_prefix)
 
     def stop() -> None:
-        # The reload thread ends after its next pass when the interval is 0
-        # (TensorBoard's "load once" mode); it has no other stop.
-        tb._ingester._reload_interval = 0
+        upstream_tensorboard.stop_reloading(tb)
 
     return app, stop
 
