@@ -22,7 +22,7 @@ from .common import CACHE, STATE, ClusterError, run, say
 
 SUITE = "bookworm"  # Debian 12: its python3 is 3.11, the lock used below
 PYTHON = "3.11"
-PACKAGES = ["python3", "python3-venv", "sudo", "ca-certificates", "passwd", "openssl"]
+PACKAGES = ("python3", "python3-venv", "sudo", "ca-certificates", "passwd", "openssl")
 WORK = STATE / "release-image"  # root's alone (0700): the root is built here before it is packed
 PIP_CACHE = CACHE / "pip-hubimage"  # downloads, kept by `reset`: a second build downloads nothing
 IN_ROOT = "/tmp/release"  # where the lock, the wheel and the CA bundle lie while pip runs in the root
@@ -81,11 +81,7 @@ def pip_env() -> dict[str, str]:
 
 
 def _make_root(rootfs: Path) -> None:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    base = CACHE / "debootstrap"  # shared with the dev image's build (images.py): a download
-    base.mkdir(exist_ok=True)
-    argv = ["debootstrap", "--variant=minbase", f"--cache-dir={base}", f"--include={','.join(PACKAGES)}"]
-    run([*argv, SUITE, str(rootfs), platform.machine_mirror()], timeout=1200)
+    platform.debootstrap(SUITE, rootfs, include=PACKAGES)
     run(["chroot", str(rootfs), "groupadd", "--system", "--gid", str(ACCOUNT_ID), "dsportal"])
     account = ["useradd", "--system", "--uid", str(ACCOUNT_ID), "--gid", "dsportal", "--home-dir", "/var/lib/dsportal"]
     run(["chroot", str(rootfs), *account, "--shell", "/usr/sbin/nologin", "dsportal"])
@@ -163,10 +159,7 @@ def build(wheel: Path, locks: Path, version: str, archive: Path) -> Path:
     if shutil.which("umoci") is None or shutil.which("skopeo") is None:
         raise ClusterError("the hub's image needs umoci and skopeo (Debian's packages): run `deploy/devcluster up`")
     if WORK.exists():  # of a build that stopped half-way: made anew, never through what is still mounted there
-        left = platform.mounts_under(WORK.resolve(), Path("/proc/mounts").read_text())
-        if left:
-            raise ClusterError(f"{left[0]} is still mounted in an earlier build's folder: umount it, then again")
-        shutil.rmtree(WORK)
+        platform.remove_tree(WORK)
     WORK.mkdir(mode=0o700, parents=True)
     rootfs = WORK / "rootfs"
     say(f"building the hub's image (debootstrap {SUITE}, the runtime lock for Python {PYTHON}, umoci; minutes)")
@@ -175,8 +168,10 @@ def build(wheel: Path, locks: Path, version: str, archive: Path) -> Path:
         _install(rootfs, wheel, locks)
         _pack(rootfs, version, archive)
     finally:
-        if not platform.mounts_under(WORK.resolve(), Path("/proc/mounts").read_text()):  # never through a bound folder
-            shutil.rmtree(WORK, ignore_errors=True)
+        try:
+            platform.remove_tree(WORK)  # never through a bound folder
+        except ClusterError as e:  # the build's own failure, if any, is the one to tell
+            say(str(e))
     size = os.path.getsize(archive) // (1 << 20)
     say(f"the hub's image: {archive.name} ({size} MB)")
     return archive

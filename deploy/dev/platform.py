@@ -180,7 +180,7 @@ def ensure_root(platform: Platform) -> Path:
         # must be open to all (its packages' scripts run programs in it as other accounts: su -s /bin/sh ...)
         building = root_folder(ROOTS / ".building", mode=0o700)
         part = building / root.name
-        _remove_tree(part)  # of a debootstrap that failed
+        remove_tree(part)  # of a debootstrap that failed
         part.mkdir(mode=0o755)
         mirror = machine_mirror()
         say(f"making a Debian {platform.suite} root for Slurm {platform.slurm} in {root} (debootstrap, a minute or so)")
@@ -207,14 +207,26 @@ def mounts_under(folder: Path, mounts: str) -> list[str]:
     return sorted(inside, key=len, reverse=True)
 
 
-def _remove_tree(folder: Path) -> None:
+def remove_tree(folder: Path) -> None:
     """`folder` and all in it, once nothing is mounted there: a debootstrap that failed may leave the machine's
-    /proc, /sys or /dev mounted in its root, and deleting through those would delete the machine's own files."""
+    /proc, /sys or /dev mounted in its root, and deleting through those would delete the machine's own files.
+    Mounts are looked up by the resolved path, as /proc/mounts names them."""
+    folder = folder.resolve()
     for point in mounts_under(folder, Path("/proc/mounts").read_text()):
         run(["umount", "--lazy", point], check=False)
     if mounts_under(folder, Path("/proc/mounts").read_text()):
         raise ClusterError(f"something is still mounted in {folder}: unmount it, then run `up` again")
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def debootstrap(suite: str, target: Path, include: tuple[str, ...] = (), timeout: float = 1200) -> None:
+    """A minbase Debian `suite` in `target` (with `include`'s packages), from the mirror this machine's apt uses,
+    its packages kept in CACHE/debootstrap: a download, kept by `reset`, so a second root downloads nothing."""
+    cache = CACHE / "debootstrap"
+    cache.mkdir(parents=True, exist_ok=True)
+    argv = ["debootstrap", "--variant=minbase", f"--cache-dir={cache}"]
+    argv += [f"--include={','.join(include)}"] if include else []
+    run([*argv, suite, str(target), machine_mirror()], timeout=timeout)
 
 
 def patchelf_argv(path: Path, root: Path, stage: Path, program: bool) -> list[str]:
@@ -242,7 +254,7 @@ def ensure_stage(platform: Platform, root: Path) -> Path:
     if done.exists():
         return stage
     say(f"making Slurm {platform.slurm}'s programs run from {root} ({stage})")
-    _remove_tree(stage)  # a copy that stopped half-way
+    remove_tree(stage)  # a copy that stopped half-way
     root_folder(stage / "compat")
     shutil.copy2(MARIADB_LIBRARY, stage / "compat")
     # without the PMIx plugins: they look for PMIx at the root's path, which this machine lacks, and slurmd 24.11
@@ -326,7 +338,7 @@ def ensure(platform: Platform, stage: Path | None) -> None:
             )
     for older in STAGES.glob(f"{platform.name}-*"):
         if older != stage:
-            _remove_tree(older)
+            remove_tree(older)
 
 
 def remove_binds() -> None:

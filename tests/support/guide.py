@@ -188,12 +188,7 @@ class HeadNode:
             raise AssertionError(f"another test's head node holds {WORK}: one at a time") from None
         self.close(keep_lock=True)  # of a run that stopped half-way
         self.logs.mkdir(mode=0o700, exist_ok=True)
-        debs = CACHE / "debootstrap"  # a download, kept by `reset`
-        debs.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["debootstrap", "--variant=minbase", f"--cache-dir={debs}", SUITE, str(self.root), platform.machine_mirror()],
-            check=True, capture_output=True, timeout=1200,
-        )  # fmt: skip
+        platform.debootstrap(SUITE, self.root)
         self.root.chmod(0o755)
         policy = self.root / "usr/sbin/policy-rc.d"  # no daemon of the root starts (munge's would)
         policy.write_text("#!/bin/sh\nexit 101\n")
@@ -285,16 +280,8 @@ class HeadNode:
     def close(self, keep_lock: bool = False) -> None:
         for name in list(self.services):
             self.stop(name)
-        root = self.root.resolve()  # /proc/mounts names resolved paths
-        mounts = Path("/proc/mounts").read_text()
-        for point in platform.mounts_under(root, mounts):
-            subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
+        platform.remove_tree(self.root)  # unbound first; the root stays if anything is still mounted in it
         self.binds.clear()
-        left = platform.mounts_under(root, Path("/proc/mounts").read_text())
-        if left:
-            raise AssertionError(f"still mounted under the head node's root, which stays: {left}")
-        if self.root.exists():
-            shutil.rmtree(self.root)
         if self.lock is not None and not keep_lock:
             os.close(self.lock)
             self.lock = None
