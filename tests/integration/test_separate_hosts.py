@@ -59,7 +59,19 @@ def partition_of(node: str) -> str:
 def look_from(node: str, mark: str) -> dict:
     done = subprocess.run(
         ["runuser", "-u", "alice", "--", "srun", f"--nodelist={node}", f"--partition={partition_of(node)}"]
-        + ["--time=2", "--chdir=/home/alice", "/usr/bin/python3", "-c", LOOK, mark, HEAD_ADDRESS]
+        # one core and a little memory: without --mem a job is given its whole node's (the cluster sets no
+        # DefMemPerCPU) and waits until the node is empty
+        + [
+            "--time=2",
+            "--cpus-per-task=1",
+            "--mem=64M",
+            "--chdir=/home/alice",
+            "/usr/bin/python3",
+            "-c",
+            LOOK,
+            mark,
+            HEAD_ADDRESS,
+        ]
         + [json.dumps(HEADS_OWN + FOR_THE_NODES)],
         capture_output=True,
         text=True,
@@ -69,6 +81,7 @@ def look_from(node: str, mark: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.alone  # a job on every node, GPU nodes too: beside the lanes a node may stay full past the timeout
 def test_each_node_has_its_own_name_address_and_tmp_and_reaches_of_the_head_only_what_nodes_need():
     mark = f"dsportal-host-{time.monotonic_ns()}"
     seen = {node: look_from(node, mark) for node in ADDRESSES}
