@@ -8,7 +8,8 @@ from datetime import datetime
 import pytest
 
 from portal.config import load_config
-from spawner.hub.request.jobspec import Account, gres_option, job_script, sbatch_argv
+from spawner.hub.request.jobrequest import gres_option
+from spawner.hub.request.jobspec import Account, job_script, sbatch_argv
 from spawner.hub.request.options import SessionRequest
 from spawner.hub.request.resources import resources_for
 from spawner.hub.slurm.client import scancel_argv
@@ -60,7 +61,8 @@ def test_a_session_of_one_gpu_type_asks_slurm_for_that_type(slurm):
     res = resources_for(SessionRequest("sxm2", 2, 8, "a100"), slurm)
     argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
     assert [a for a in argv if a.startswith("--gres")] == ["--gres=gpu:a100:2"]
-    assert gres_option(resources_for(SessionRequest("sxm2", 1, 8), slurm)) == "--gres=gpu:1"  # any type
+    res = resources_for(SessionRequest("sxm2", 1, 8), slurm)
+    assert gres_option(res.gpus, res.gpu_type) == "--gres=gpu:1"  # any type
     forged = dataclasses.replace(res, gpu_type="a100,gpu:8")  # never reaches a command line, checked or not
     with pytest.raises(ValueError):
         sbatch_argv(slurm, forged, ALICE, ["HOME"])

@@ -1,8 +1,7 @@
 """Pure builders for a run (a notebook or script as a Slurm job): the sbatch arguments and the job script.
 
-The same shape as a session's (spawner/hub/request/jobspec.py): sbatch runs as the
-user through sudo, every value is on the command line or quoted into the
-script, nothing passes through a shell unquoted.  Per node a run gets what a
+A run asks for its job as a session does, as a JobRequest (spawner/hub/request/jobrequest.py); every value is
+on the command line or quoted into the script, nothing passes through a shell unquoted.  Per node a run gets what a
 session of that many GPUs gets (spawner/hub/request/resources.py).
 """
 
@@ -17,16 +16,9 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log, sweep_log
 from ...slurmvocab import time_limit
-from ..request.jobspec import (
-    ACCOUNT_VARIABLES,
-    Account,
-    as_user,
-    gres_option,
-    script_templates,
-    site_lines,
-    site_options,
-)
-from ..request.resources import Resources, allocation, duration_words, slurm_memory
+from ..request.jobrequest import Account, JobRequest, sbatch_argv
+from ..request.jobspec import ACCOUNT_VARIABLES, script_templates, site_lines
+from ..request.resources import allocation, duration_words, slurm_memory
 from .grid import Sweep
 from .request import RunRequest, run_name
 
@@ -62,39 +54,39 @@ def shape_of(request: RunRequest, settings: PortalSettings) -> RunShape:
     return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes)
 
 
-def run_sbatch_argv(
-    settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None
-) -> list[str]:
-    """sbatch as the user, one task per node (the runner starts the processes per GPU itself); a sweep is
-    one job array of that shape per point, at most `at_once` running (Slurm's %N)."""
-    slurm = settings.slurm
+def run_job(settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None) -> JobRequest:
+    """A run's job: one task per node (the runner starts the processes per GPU itself); a sweep is one job array
+    of that shape per point, at most `at_once` running (Slurm's %N)."""
     shape = shape_of(request, settings)
-    argv = as_user(slurm, account.name, ACCOUNT_VARIABLES) + [
-        slurm.sbatch,
-        "--parsable",
+    home = account.home.rstrip("/")
+    return JobRequest(
+        user=account,
+        name=run_name(request.path, settings.slurm.job_name),
+        partition=shape.partition,
+        time=time_limit(shape.minutes),
+        cpus=shape.cpus,
+        memory=slurm_memory(shape.memory_mib),
+        gpus=shape.gpus,
+        gpu_type=request.gpu_type,
+        nodes=shape.nodes,
+        account=request.account,
+        qos=request.qos,
+        output=sweep_log(home) if sweep is not None else run_log(home),
+        chdir=posixpath.dirname(f"{home}/{request.path}"),
+        env_names=ACCOUNT_VARIABLES,  # what sudo hands sbatch: its basics and the account's variables
         # a run a node's failure ended is not run again behind its user's back (Slurm requeued one that had
         # completed when its node's slurmd died, and ran the notebook a second time): it ends NODE_FAIL, in
         # words, with "Run again"
-        "--no-requeue",
-        f"--job-name={run_name(request.path, slurm.job_name)}",
-        f"--nodes={shape.nodes}",
-        "--ntasks-per-node=1",
-        f"--cpus-per-task={shape.cpus}",
-        f"--mem={slurm_memory(shape.memory_mib)}",
-    ]
-    if shape.gpus:
-        argv.append(gres_option(Resources(shape.partition, shape.gpus, 0, 0, 0, gpu_type=request.gpu_type)))
-    argv += [f"--time={time_limit(shape.minutes)}", f"--partition={shape.partition}"]
-    argv += site_options(slurm, request.account, request.qos)
-    home = account.home.rstrip("/")
-    if sweep is not None:
-        argv.append(f"--array=0-{sweep.tasks - 1}%{sweep.at_once}")
-    argv += [
-        f"--output={sweep_log(home) if sweep is not None else run_log(home)}",
-        f"--chdir={posixpath.dirname(f'{home}/{request.path}')}",
-        "--export=ALL",  # what sudo hands sbatch: its basics and the account's variables
-    ]
-    return argv
+        requeue=False,
+        array=f"0-{sweep.tasks - 1}%{sweep.at_once}" if sweep is not None else "",
+    )
+
+
+def run_sbatch_argv(
+    settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None
+) -> list[str]:
+    """A run's sbatch as the user (spawner/hub/request/jobrequest.py builds every job's)."""
+    return sbatch_argv(settings.slurm, run_job(settings, request, account, sweep))
 
 
 def run_spec(

@@ -60,7 +60,7 @@ from ...slurmvocab import (
     sinfo_nodes_argv,
 )
 from ..base.metrics import SLURM_FAILURES, SLURM_SECONDS
-from ..request.jobspec import as_user
+from ..request.jobrequest import as_user
 from .associations import Accounts, accounts_of
 from .held import HeldJob, held_jobs_argv, parse_held_jobs
 from .visibility import JobVisibility
