@@ -96,15 +96,15 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
     import_labapp_without_yarn_probe()
     from jupyter_server.services.shutdown import ShutdownHandler
 
-    from .clock import handlers as sessionapi
-    from .runs import handlers as jobs
+    from .clock import handlers as clock
+    from .runs import handlers as runs
     from .runs.defaults import DefaultsHandler
     from .session.upstream_jupyterhub import launch_singleuser
     from .sharing import guests
 
     # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs, or act on
     # the owner's runs (their sweeps' best parameters made a notebook's defaults)
-    guests.install((ShutdownHandler, sessionapi.ExtendHandler, jobs.JobsHandler, DefaultsHandler))
+    guests.install((ShutdownHandler, clock.ExtendHandler, runs.JobsHandler, DefaultsHandler))
     launch_singleuser([*server_args(), *argv], prepare=lambda serverapp: hold_port(serverapp, sockets))
 
 

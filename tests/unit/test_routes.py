@@ -12,7 +12,8 @@ from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCode
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from spawner.hub.apps.handlers import AppRouteHandler, AppRoutesHandler
-from spawner.hub.home import handlers as sessionapi
+from spawner.hub.clock import handlers as clockapi
+from spawner.hub.home import handlers as homeapi
 from spawner.hub.home import script as homescript
 from spawner.hub.runs import handlers as runsapi
 from spawner.hub.session import handlers as portapi
@@ -56,8 +57,8 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/port", portapi.PortHandler),
         ("/api/dsportal/ended", portapi.EndedHandler),
         ("/api/dsportal/session/token", portapi.TokenCheckHandler),
-        ("/api/dsportal/session", sessionapi.SessionHandler),
-        ("/api/dsportal/session/extend", sessionapi.ExtendHandler),
+        ("/api/dsportal/session", homeapi.SessionHandler),
+        ("/api/dsportal/session/extend", clockapi.ExtendHandler, {"answer": homeapi.extended}),
         ("/api/dsportal/partitions", clusterapi.PartitionsHandler),
         ("/api/dsportal/estimate", clusterapi.EstimateHandler),
         ("/api/dsportal/alternatives", clusterapi.AlternativesHandler),
@@ -76,8 +77,8 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/dsportal/usage", usagepages.UsagePageHandler),
         ("/dsportal/status", usagepages.StatusPageHandler),
         (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),
-        (r"/dsportal/static/(home\.js)", sessionapi.ScriptHandler, {"path": str(homescript.folder())}),
-        (r"/dsportal/static/(homerules\.js)", sessionapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(home\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(homerules\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

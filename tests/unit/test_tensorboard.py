@@ -121,6 +121,6 @@ def test_real_tensorboard_serves_the_scalars_and_stops_reloading(tmp_path):
     ],
 )
 def test_tensorboard_posts_skip_the_xsrf_token_only_from_the_same_origin(headers, same):
-    from spawner.jupyter.extension import same_origin
+    from spawner.jupyter.tensorboard.handlers import same_origin
 
     assert same_origin(headers) is same

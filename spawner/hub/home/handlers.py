@@ -11,8 +11,7 @@
                                              GET /hub/api/dsportal/shares answers (spawner/hub/sharing/handlers.py)
          ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/jobs answers
                                              (and "jobs_error": a sentence when a Slurm source did not answer)
-    POST /hub/api/dsportal/session/extend   one more slurm.extend_step_hours -> {"session": card}
-         ?server=NAME                       of the named session NAME (a session's own token: that session)
+    POST /hub/api/dsportal/session/extend   the clock's (spawner/hub/clock/handlers.py), answered with the card
     GET  /hub/dsportal/static/home.js       the page's script and its rules (templates/static/, to anyone:
          /hub/dsportal/static/homerules.js  it holds no secret), kept for years when asked with ?v=
                                             (spawner/hub/home/script.py)
@@ -31,9 +30,7 @@ import re
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
-from ...contract import EXTEND_PATH
 from ..base.requestlimits import Bounded
-from ..clock.extension import ExtendRefused, extend_session
 from ..request.sessionlimits import user_sessions
 from ..runs import service as runs_service
 from ..session.lookup import own_spawner
@@ -79,29 +76,6 @@ class SessionHandler(_Base):
         self.finish(json.dumps(answer))
 
 
-class ExtendHandler(_Base):
-    def chosen_session(self, default):
-        """The session to extend: the one whose own token asks (JupyterLab's button), else `?server=NAME`."""
-        token = self.get_auth_token() or ""
-        sessions = user_sessions(default.user)
-        by_token = next((s for s in sessions if s.holds_token(token)), None)
-        if by_token is not None:
-            return by_token
-        name = self.get_argument("server", "")
-        found = next((s for s in sessions if s.name == name), None)
-        if found is None:
-            raise web.HTTPError(404, f"You have no session called {name!r}.")
-        return found
-
-    async def post(self):
-        spawner = self.chosen_session(self.own_spawner())
-        try:
-            await extend_session(spawner)
-        except ExtendRefused as e:
-            raise web.HTTPError(e.status, str(e)) from None
-        self.finish(json.dumps({"session": card(spawner)}))
-
-
 class ScriptHandler(Bounded, web.StaticFileHandler):
     rate_limited = limit_anonymous = False  # a public file: bodies bounded, callers not (requestlimits)
 
@@ -109,10 +83,12 @@ class ScriptHandler(Bounded, web.StaticFileHandler):
         return "text/javascript; charset=utf-8"  # what a module script needs, whatever the OS's mime types say
 
 
-HANDLERS = [
-    (SESSION_URL, SessionHandler),
-    ("/api" + EXTEND_PATH, ExtendHandler),
-]  # installed by spawner/hub/wiring/routes.py
+HANDLERS = [(SESSION_URL, SessionHandler)]  # installed by spawner/hub/wiring/routes.py
+
+
+def extended(spawner) -> dict:
+    """What the clock's extend answers (spawner/hub/clock/handlers.py): the session's new card, as this API's."""
+    return {"session": card(spawner)}
 
 
 def handlers() -> list[tuple]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..apps import handlers as apps
 from ..base.upstream_jupyterhub import change_api_handlers
+from ..clock import handlers as clock
 from ..home import handlers as home
 from ..runs import handlers as runs
 from ..session import handlers as session
@@ -24,6 +25,8 @@ from ..usage import handlers as usage
 ADDED = (
     *session.HANDLERS,
     *home.HANDLERS,
+    # a session's time, answered with the home page's card of it (clock sits below home and cannot draw it)
+    (clock.EXTEND_URL, clock.ExtendHandler, {"answer": home.extended}),
     *slurm.HANDLERS,
     *runs.HANDLERS,
     *sharing.HANDLERS,

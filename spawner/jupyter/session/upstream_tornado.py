@@ -9,7 +9,7 @@ below relies on.
 - `RequestHandler._finished`, set (`answered_by_container`): TensorBoard's
   WSGI application answers a request through tornado's WSGIContainer, which
   writes the whole response to the connection itself
-  (spawner/jupyter/extension.py); the handler, an authenticated Jupyter
+  (spawner/jupyter/tensorboard/handlers.py); the handler, an authenticated Jupyter
   handler, must then count as finished, as tornado's own FallbackHandler
   marks itself after its container has answered.
 - `RequestHandler._finished` and `WebSocketHandler._on_close_called`, read

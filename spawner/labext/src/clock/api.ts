@@ -1,4 +1,4 @@
-// The session's server API (dsportal/session/*, spawner/jupyter/clock/handlers.py), as the page calls it.
+// The session's server API (dsportal/session/*: spawner/jupyter/{clock,session,usage}/handlers.py).
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
