@@ -110,15 +110,9 @@ def caller_key(user, token: str | None, address: str) -> str | None:
     return f"user {user.name}"
 
 
-_LIMITERS: dict[tuple[int, int], RateLimiter] = {}
-
-
-def rate_limiter(rate_per_minute: int, burst: int) -> RateLimiter:
-    """The hub's one limiter for these settings (shared by every portal handler)."""
-    key = (rate_per_minute, burst)
-    if key not in _LIMITERS:
-        _LIMITERS[key] = RateLimiter(rate_per_minute, burst)
-    return _LIMITERS[key]
+def rate_limiter(services, rate_per_minute: int, burst: int) -> RateLimiter:
+    """The hub's one limiter for these settings (shared by every portal handler), kept by its services."""
+    return services.shared(("rate limiter", rate_per_minute, burst), lambda: RateLimiter(rate_per_minute, burst))
 
 
 def limit_hub_bodies(max_body_bytes: int) -> None:
@@ -203,7 +197,7 @@ class Bounded(RefusesAfterBody):
         key = caller_key(self.current_user, token_of() if token_of else None, address)
         if key is None:
             return None
-        wait = rate_limiter(hub.api_rate_per_minute, hub.api_burst).take(key)
+        wait = rate_limiter(self.portal_services, hub.api_rate_per_minute, hub.api_burst).take(key)
         if wait:
             log.warning("%s %s refused: %s over the portal's request rate", self.request.method, self.request.path, key)
             words = RATE_WORDS.format(rate=hub.api_rate_per_minute, burst=hub.api_burst, wait=max(1, round(wait)))

@@ -41,7 +41,6 @@ from .service import RunRefused
 # their jobs; the panel's live log asks every 3 s, its list every 10 s, a person opens the dialog and submits a
 # few times a minute.  Parses are bounded at once too (spawner/hub/slurm/fileparse.py).
 READS_PER_MINUTE = {"read": 30, "log": 60, "list": 240}
-_reads = {kind: LoginThrottle(limit, 60, 0) for kind, limit in READS_PER_MINUTE.items()}  # counters only
 
 JOBS_URL = "/api/dsportal/jobs"
 NOTIFY_URL = "/api/dsportal/notify"
@@ -61,12 +60,14 @@ class _Base(Bounded, APIHandler):
     def count(self, kind: str) -> None:
         """429 with words when this user asked for more file reads of `kind` than a minute allows."""
         name = self.current_user.name
-        if _reads[kind].failures(name) >= READS_PER_MINUTE[kind]:
+        limit = READS_PER_MINUTE[kind]
+        reads = self.portal_services.shared(("run file reads", kind), lambda: LoginThrottle(limit, 60, 0))  # counts
+        if reads.failures(name) >= limit:
             raise web.HTTPError(
                 429,
                 f"Too many requests for your files in a minute (at most {READS_PER_MINUTE[kind]}); try again shortly.",
             )
-        _reads[kind].attempt([name])
+        reads.attempt([name])
 
     async def answer(self, call, status: int = 200) -> None:
         try:

@@ -216,7 +216,7 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
         except Exception:  # a 400 of JupyterHub's, or the spawner's refusal that JupyterHub turns into one
             # a new name whose start was refused (one session too many, bad options) leaves no kept session behind
             if new and server_name in user.orm_spawners:
-                _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name)))
+                self.portal_services.keep(asyncio.ensure_future(forget_refused(user, server_name)))
             raise
 
     async def delete(self, user_name, server_name=""):
@@ -250,7 +250,7 @@ class PortalUserServerAPIHandler(Bounded, UserServerAPIHandler):
             state = "stopped" if stopped else "stopping"
             self.log.info("%s/%s was already %s (its own end report)", user_name, server_name, state)
             if server_name and (self.get_json_body() or {}).get("remove"):
-                _FORGETTING.add(asyncio.ensure_future(forget_refused(user, server_name, wait=STOP_WAIT)))
+                self.portal_services.keep(asyncio.ensure_future(forget_refused(user, server_name, wait=STOP_WAIT)))
             self.set_header("Content-Type", "text/plain")
             self.set_status(204 if stopped else 202)
 
@@ -273,7 +273,6 @@ def stopped_while_starting(server_name: str) -> str:
     )
 
 
-_FORGETTING: set = set()  # held until done: the loop keeps only weak references to tasks
 STOP_WAIT = 120.0  # seconds a named session asked to be removed may take to stop before it is
 
 
@@ -295,7 +294,6 @@ async def forget_refused(user, server_name: str, wait: float = 5.0) -> None:
         user.db.delete(spawner.orm_spawner)
         user.spawners.pop(server_name, None)
         user.db.commit()
-    _FORGETTING.discard(asyncio.current_task())
 
 
 REPLACED = {UserServerAPIHandler: PortalUserServerAPIHandler}  # JupyterHub's -> ours, by spawner/hub/wiring/routes.py

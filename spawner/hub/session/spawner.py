@@ -29,7 +29,7 @@ from ..request.options import SessionRequest
 from ..request.refusal import quiet_refusals
 from ..request.resources import Resources
 from ..slurm.client import JobInfo, SlurmClient, SlurmError
-from ..slurm.services import services_for
+from ..slurm.services import HubServices, services_for
 from .limits import LimitsMixin
 from .progress import place_in_queue, start_progress
 from .record import SessionRecord
@@ -41,6 +41,8 @@ from .submit import SubmitMixin
 
 class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixin, SlurmSpawner):
     """JupyterLab in a Slurm job: partition, GPUs and hours from the form or REST API."""
+
+    token_delivery: asyncio.Task | None = None  # a new token on its way to the session (session/token.py)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -121,6 +123,11 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
             self._remember(change.new)
 
     # --- configuration -------------------------------------------------------
+    @property
+    def services(self) -> HubServices:
+        """The hub's shared services of this session's admin file (spawner/hub/slurm/services.py)."""
+        return services_for(self.config_file)
+
     @property
     def settings(self) -> PortalSettings:
         return services_for(self.config_file).settings

@@ -26,7 +26,6 @@ from .readiness import wait_for_proof
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
 QUEUED_LISTING_AGE = (2.0, 15.0)
-_TELLING: set[asyncio.Task] = set()
 
 
 class StartMixin:
@@ -182,8 +181,7 @@ class StartMixin:
             url = public_home(self.settings).rsplit("/hub/", 1)[0] + url
         subject, body = session_started_mail(self.job_id, self.ip, waited_words(waited), url)
         told = asyncio.ensure_future(tell(self.settings.notify, self.user, True, subject, body))
-        _TELLING.add(told)  # held until sent: the loop keeps only weak references to tasks
-        told.add_done_callback(_TELLING.discard)
+        self.services.keep(told)  # held until sent: the loop keeps only weak references to tasks
 
     def server_exited_while_starting(self) -> None:
         """The port keeper's report came while the start is pending (spawner/hub/session/handlers.py).

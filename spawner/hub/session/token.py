@@ -254,18 +254,20 @@ async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
     return False
 
 
-_DELIVERING: dict[asyncio.Task, object] = {}  # delivery -> its spawner, held until done (the loop keeps weak refs)
-
-
 def replace_in_session(spawner) -> asyncio.Task | None:
     """A running session's token replaced now (the old one is dead when this returns) and handed to the session
     in a task, which a revoke's answer awaits; None for a session that is not running (its tokens end with it)."""
     if not (spawner.ready and running(spawner)):
         return None
     task = asyncio.ensure_future(deliver(spawner, replace(spawner)))
-    _DELIVERING[task] = spawner
-    task.add_done_callback(lambda done: _DELIVERING.pop(done, None))
+    spawner.token_delivery = task  # held by its session until done (the loop keeps only weak references)
     return task
+
+
+def delivering(spawner) -> bool:
+    """Whether a new token is on its way to the session now (replace_in_session's task, not yet done)."""
+    task = getattr(spawner, "token_delivery", None)
+    return task is not None and not task.done()
 
 
 async def keep_tokens(spawners, db, interval: float = KEEP_SECONDS, sweep_every: float = SWEEP_SECONDS) -> None:
@@ -287,9 +289,8 @@ async def keep_tokens(spawners, db, interval: float = KEEP_SECONDS, sweep_every:
                     swept = time.monotonic()
                     if deleted:
                         log.warning("Deleted %d server token(s) of no running session", deleted)
-            delivering = {id(s) for s in _DELIVERING.values()}
             waiting = [s for s in held if s.record.token_undelivered and s.ready and not s.pending]
-            for spawner in [s for s in waiting if id(s) not in delivering]:
+            for spawner in [s for s in waiting if not delivering(s)]:
                 try:
                     if spawner.api_token:
                         await deliver(spawner, spawner.api_token, pauses=(0.0,))

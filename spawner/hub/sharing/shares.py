@@ -174,21 +174,20 @@ def choice_model(choice: dict, server: str, now: datetime) -> dict:
     }
 
 
-_MEMBERS: dict[str, tuple[float, set[str]]] = {}  # directory group -> (when read, the hub's users in it)
-
-
-async def members_of(groups: set[str], hub_users, fresh: bool = False) -> dict[str, set[str]]:
+async def members_of(
+    groups: set[str], hub_users, known: dict[str, tuple[float, set[str]]], fresh: bool = False
+) -> dict[str, set[str]]:
     """The hub's users (`hub_users()`, asked only when a group is read) in each directory group, read in a
-    thread (NSS may ask LDAP), kept GROUP_SECONDS."""
+    thread (NSS may ask LDAP), kept GROUP_SECONDS in `known` (group -> (when read, the hub's users in it))."""
     now = time.monotonic()
     result = {}
     users: list[str] | None = None
     for group in sorted(groups):
-        when, names = _MEMBERS.get(group, (-GROUP_SECONDS, set()))
+        when, names = known.get(group, (-GROUP_SECONDS, set()))
         if fresh or now - when >= GROUP_SECONDS:
             users = hub_users() if users is None else users
             names = await asyncio.to_thread(group_members, group, users)
-            _MEMBERS[group] = (now, names)
+            known[group] = (now, names)
         result[group] = names
     return result
 
@@ -218,7 +217,8 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> asyncio.Task | No
         spawner.record.shares = choices
         spawner.save_state()
     groups = {c["name"] for c in choices if c["kind"] == "group"}
-    members = await members_of(groups, lambda: [name for (name,) in db.query(orm.User.name)], fresh_groups)
+    known = spawner.services.shared(("directory group members",), dict)  # one for the hub, kept by its services
+    members = await members_of(groups, lambda: [name for (name,) in db.query(orm.User.name)], known, fresh_groups)
     wanted = wanted_users(choices, members, spawner.user.name)
     existing = {share.user.name: share for share in list(orm_spawner.shares) if share.user is not None}
     changed = ended = False

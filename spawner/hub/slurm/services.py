@@ -4,13 +4,18 @@ Runs in the hub.  One `HubServices` per admin YAML file: the spawners, the
 background loops (spawner/hub/wiring/lifecycle.py) and the REST handlers all use
 it, so every user shares the same cached Slurm answers.  Handlers reach it
 through tornado's settings (`Bounded.services`, spawner/hub/base/requestlimits.py),
-spawners through their config file (`services_for`).
+spawners through their config file (`services_for`).  What a concept above this folder shares across the hub
+(the usage listing, the rate limiters, the directory groups' members, the tasks kept until done) hangs here too,
+made at first use (`shared`, `keep`): no concept keeps a registry of its own in a module.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import pwd
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from portal.config import loaded_config
 from portal.settings import PortalSettings, is_username
@@ -63,6 +68,26 @@ class HubServices:
         self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
         self.file_parses = FileParses(slurm)  # users' notebooks read and parsed outside the hub, a few at once
         self.gpu_claims = GpuClaims()  # runs and sweeps on their way to sbatch, under sessions.max_gpus_per_user
+        self._shared: dict[Hashable, Any] = {}  # the concepts' own shared objects (`shared`)
+        self._kept: dict[asyncio.Task, Any] = {}  # tasks held until done (`keep`), each with what it serves
+
+    def shared(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The hub's one object under `key`, made by `make` at first use: a concept above slurm/ keeps what every
+        user shares here (its key names it: ("usage listing",), ("rate limiter", 60, 10))."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
+
+    def keep(self, task: asyncio.Task, serves: Any = None) -> asyncio.Task:
+        """Hold `task` until it is done (the event loop keeps only weak references to tasks); `serves`: what it
+        works for, as `kept` lists it."""
+        self._kept[task] = serves
+        task.add_done_callback(lambda done: self._kept.pop(done, None))
+        return task
+
+    def kept(self) -> list[Any]:
+        """What the tasks held now serve (`keep`'s `serves`)."""
+        return list(self._kept.values())
 
     def __copy__(self) -> HubServices:
         return self  # shared by design: JupyterHub's config copies tornado_settings, where the handlers find it

@@ -135,11 +135,6 @@ async def keep_filling(listing: UsageListing, spawners: Callable[[], list], seco
             log.exception("Filling Slurm's accounting into the sessions' summaries failed")
 
 
-_LISTINGS: dict[int, UsageListing] = {}
-
-
 def usage_listing(services) -> UsageListing:
-    """The one shared listing of the hub's services (spawner/hub/slurm/services.py)."""
-    if id(services) not in _LISTINGS:
-        _LISTINGS[id(services)] = UsageListing(services.client, services.settings.usage)
-    return _LISTINGS[id(services)]
+    """The one shared listing, kept by the hub's services (spawner/hub/slurm/services.py)."""
+    return services.shared(("usage listing",), lambda: UsageListing(services.client, services.settings.usage))
