@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import html as html_text
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from portal.config import load_config
+from spawner.hub.base.pagescripts import script_path
 from spawner.hub.request.form import render_options_form
 from spawner.hub.request.options import OptionsError, SessionRequest, options_from_form, parse_options
-from spawner.hub.request.resources import resources_for
+from spawner.hub.request.resources import duration_words, resources_for
 
 
 @pytest.fixture
@@ -109,10 +115,20 @@ def test_options_form(slurm):
     assert 'id="dsportal-gpus-1" value="1" checked' in html
     assert 'max="12"' in html and 'value="8"' in html
     assert "1 GPU · 8 cores · 48 GB RAM · 8 h on sxm2" in html  # before any script runs
-    # the page's script looks up what each GPU count brings, computed by the hub's one rule
-    assert '"0": {"cores": 4, "gb": 16.0}' in html and '"2": {"cores": 16, "gb": 96.0}' in html
-    assert '"max_gpus": {"sxm2": 4, "pcie": 2}' in html
+    # the page's script looks up what each GPU count brings, computed by the hub's one rule (an attribute, escaped)
+    limits = json.loads(html_text.unescape(re.search(r'data-limits="([^"]*)"', html).group(1)))
+    assert limits["shapes"]["0"] == {"cores": 4, "gb": 16.0} and limits["shapes"]["2"] == {"cores": 16, "gb": 96.0}
+    assert limits["max_gpus"] == {"sxm2": 4, "pcie": 2}
     assert '<label for="dsportal-hours"' in html
+    # the script is the versioned module the hub serves under its base URL (spawner/hub/base/pagescripts.py)
+    assert f'<script type="module" src="/hub/{script_path("form.js")}"></script>' in html
+    assert "<script>" not in html  # no inline script: its rules are tested (tests/js/form.test.mjs)
+
+
+def test_a_sessions_length_is_said_in_the_words_the_forms_script_uses():
+    # one table for both: spawner/hub/request/resources.py here, templates/static/formrules.js in tests/js
+    table = json.loads((Path(__file__).parents[1] / "data" / "durations.json").read_text())
+    assert [duration_words(minutes) for minutes, _ in table] == [words for _, words in table]
 
 
 def test_form_escapes_admin_labels(slurm):

@@ -12,9 +12,9 @@ from jupyterhub.apihandlers.shares import ServerShareAPIHandler, ServerShareCode
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 
 from spawner.hub.apps.handlers import AppRouteHandler, AppRoutesHandler
+from spawner.hub.base import pagescripts as homescript
 from spawner.hub.clock import handlers as clockapi
 from spawner.hub.home import handlers as homeapi
-from spawner.hub.home import script as homescript
 from spawner.hub.runs import handlers as runsapi
 from spawner.hub.session import handlers as portapi
 from spawner.hub.session import handlers as stopapi
@@ -79,6 +79,8 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/dsportal/static/(plotly\.min\.js)", usagepages.PlotlyHandler, {"path": usagepages.plotly_folder()}),
         (r"/dsportal/static/(home\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
         (r"/dsportal/static/(homerules\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(form\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(formrules\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -66,6 +67,15 @@ def test_ranges_linear_and_log_whole_numbers_rounded_once_each():
     assert range_values({"from": 32, "to": 256, "steps": 4, "scale": "log"}, DECLARED[1]) == [32, 64, 128, 256]
     assert range_values({"from": 1, "to": 2, "steps": 5}, DECLARED[1]) == [1, 2]
     assert range_values({"from": 1e-4, "to": 1e-2, "steps": 3, "scale": "log"}, DECLARED[0]) == [0.0001, 0.001, 0.01]
+
+
+def test_the_grid_is_what_the_run_dialog_shows():
+    # one table for both: spawner/labext/src/runs/sweep.ts is held to it too (src/__tests__/sweep.spec.ts)
+    table = json.loads((Path(__file__).parents[1] / "data" / "sweepgrid.json").read_text())
+    for case in table["ranges"]:
+        spec = {key: case[key] for key in ("from", "to", "steps", "scale")}
+        assert range_values(spec, Parameter(name="x", type=case["type"], default="1")) == case["values"], case
+    assert [gpu_hours(*case[:4]) for case in table["gpu_hours"]] == [case[4] for case in table["gpu_hours"]]
 
 
 def test_a_random_sample_is_the_same_for_the_same_seed_and_within_the_grid():

@@ -30,6 +30,7 @@ import re
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
+from ..base import pagescripts as script
 from ..base.requestlimits import Bounded
 from ..request.sessionlimits import user_sessions
 from ..runs import service as runs_service
@@ -37,7 +38,6 @@ from ..session.lookup import own_spawner
 from ..sharing.handlers import shares_view
 from ..slurm.client import SlurmError
 from ..slurm.handlers import UNAVAILABLE, what_is_free
-from . import script
 from .page import card, home_data
 
 SESSION_URL = "/api/dsportal/session"

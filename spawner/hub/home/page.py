@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..base.pagescripts import script_path
 from ..clock.extension import limits_of
 from ..request.sessionlimits import NAME_PATTERN, NAME_RULE, user_sessions
 from ..session.lookup import is_portal_spawner, portal_spawner
@@ -19,7 +20,6 @@ from ..session.progress import start_progress
 from ..session.usagelog import live_usage
 from ..slurm.services import services_for
 from .dashboard import session_card
-from .script import script_path
 
 if TYPE_CHECKING:
     from ..request.resources import Resources

@@ -9,6 +9,7 @@ import jinja2
 from portal.settings import SlurmSettings
 
 from ...contract import data_dir
+from ..base.pagescripts import script_path
 from .options import SessionRequest
 from .resources import allocation, resources_for
 
@@ -25,8 +26,9 @@ def shape(gpus: int, slurm: SlurmSettings) -> dict:
     return {"cores": cores, "gb": memory_mib / 1024}
 
 
-def form_context(slurm: SlurmSettings) -> dict:
-    """What the form shows and what its live line computes with."""
+def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:
+    """What the form shows and what its script computes with; `hub_base`: the hub's base URL, under which it
+    serves the script (spawner/hub/base/pagescripts.py)."""
     chosen = slurm.default_partition
     most = max(p.max_gpus for p in slurm.partitions)
     limits = {
@@ -48,10 +50,11 @@ def form_context(slurm: SlurmSettings) -> dict:
         "default_gpus": default_gpus,
         "default_hours": f"{slurm.default_hours:g}",
         "max_hours": f"{slurm.max_hours:g}",
-        "limits_json": json.dumps(limits),
+        "limits_json": json.dumps(limits),  # an attribute's value: the template escapes it
+        "form_script": hub_base + script_path("form.js"),
         "qos_choices": slurm.qos_choices,
     }
 
 
-def render_options_form(slurm: SlurmSettings) -> str:
-    return _env.get_template("options_form.html").render(**form_context(slurm))
+def render_options_form(slurm: SlurmSettings, hub_base: str = "/hub/") -> str:
+    return _env.get_template("options_form.html").render(**form_context(slurm, hub_base))

@@ -142,7 +142,7 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
 
     @default("options_form")
     def _default_options_form(self):
-        return lambda spawner: render_options_form(spawner.settings.slurm)
+        return lambda spawner: render_options_form(spawner.settings.slurm, spawner.hub.base_url)
 
     @default("apply_user_options")
     def _default_apply_user_options(self):

@@ -1,5 +1,9 @@
 // A sweep from the run dialog (runs/sweep.ts): lists parsed by type, ranges, the count of runs and
 // GPU-hours, and the POST body.
+/// <reference types="node" />  // fs and path: the table the hub is held to too
+import { readFileSync } from 'fs';
+import { join } from 'path';
+
 import { initialValues } from '../runs/parameters';
 import {
   buildSweepRequest,
@@ -8,6 +12,7 @@ import {
   modeChoices,
   parseList,
   rangeValues,
+  roundHalfEven,
   splitList,
   sweepEstimate,
   sweepGrid,
@@ -185,6 +190,41 @@ describe('a range', () => {
     expect(rangeValues(INT, field({ from: '1', to: '2', steps: '5' }))).toEqual(
       [1, 2]
     );
+  });
+
+  it('is what the hub runs: the values and GPU-hours of tests/data/sweepgrid.json', () => {
+    // the same table holds spawner/hub/runs/grid.py (tests/unit/test_sweeps.py): the dialog shows what runs
+    const table = JSON.parse(
+      readFileSync(
+        join(
+          __dirname,
+          '..',
+          '..',
+          '..',
+          '..',
+          'tests',
+          'data',
+          'sweepgrid.json'
+        ),
+        'utf8'
+      )
+    );
+    for (const c of table.ranges) {
+      const parameter: IParameter = { name: 'x', type: c.type, default: '1' };
+      const range = field({
+        from: String(c.from),
+        to: String(c.to),
+        steps: String(c.steps),
+        scale: c.scale
+      });
+      expect([c, rangeValues(parameter, range)]).toEqual([c, c.values]);
+    }
+    for (const [tasks, nodes, gpus, hours, total] of table.gpu_hours) {
+      expect(gpuHours(tasks, nodes, gpus, hours)).toEqual(total);
+    }
+    expect([2.5, 3.5, -2.5, -3.5, 2.4].map(roundHalfEven)).toEqual([
+      2, 4, -2, -4, 2
+    ]);
   });
 
   it('says what is wrong', () => {

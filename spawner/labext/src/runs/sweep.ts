@@ -141,8 +141,18 @@ function rangeNumber(parameter: IParameter, raw: string, what: string): number {
   return value;
 }
 
-// A range's numbers as the hub makes them: evenly spaced (on a log scale, evenly by ratio); an int
-// parameter's are rounded and repeats dropped. Throws an Error in words.
+// Python's round(): halves to the even neighbour (2.5 -> 2), as the hub rounds an int parameter's range.
+export function roundHalfEven(value: number): number {
+  const rounded = Math.round(value);
+  return Math.abs(value % 1) === 0.5 && rounded % 2 !== 0
+    ? rounded - 1
+    : rounded;
+}
+
+// A range's numbers as the hub makes them (spawner/hub/runs/grid.py, range_values; both are held to
+// tests/data/sweepgrid.json): evenly spaced (on a log scale, evenly by ratio) by the same formulas; a float
+// parameter's to 12 significant digits (0.1 + 0.2 shows as 0.3), an int parameter's rounded as Python rounds,
+// repeats dropped. Throws an Error in words.
 export function rangeValues(
   parameter: IParameter,
   field: ISweepField
@@ -162,18 +172,17 @@ export function rangeValues(
   }
   const values: number[] = [];
   for (let i = 0; i < steps; i++) {
-    const t = i / (steps - 1);
-    let value =
+    const value =
       field.scale === 'log'
-        ? from * Math.pow(to / from, t)
-        : from + (to - from) * t;
-    if (parameter.type === 'int') {
-      value = Math.round(value);
-      if (values.includes(value)) {
-        continue;
-      }
+        ? Math.exp(
+            Math.log(from) + (i * (Math.log(to) - Math.log(from))) / (steps - 1)
+          )
+        : from + (i * (to - from)) / (steps - 1);
+    if (parameter.type !== 'int') {
+      values.push(Number(value.toPrecision(12)));
+    } else if (!values.includes(roundHalfEven(value))) {
+      values.push(roundHalfEven(value));
     }
-    values.push(value);
   }
   return values;
 }

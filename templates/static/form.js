@@ -1,0 +1,175 @@
+// The session form's script (templates/options_form.html, inside JupyterHub's spawn page): the DOM side.  A module
+// the form loads with its version as ?v= (spawner/hub/base/pagescripts.py); what its lines say and what it asks
+// the hub are formrules.js's pure functions (tests/js/form.test.mjs).  The form's limits (what each GPU count
+// brings, each partition's most GPUs, the admin's account) are the fieldset's data-limits, computed by the hub.
+
+const {
+  accountOptions, chargedAccount, costLine, estimateQuery, gpuChoices, qosOption, startWords, summaryLine,
+  typeOptionText,
+} = await import(new URL("formrules.js" + new URL(import.meta.url).search, import.meta.url).href);
+
+const fieldset = document.getElementById("dsportal-options");
+const limits = JSON.parse(fieldset.dataset.limits);
+const form = document.getElementById("dsportal-partition").form;
+const byId = (id) => document.getElementById(id);
+
+function checkedGpus() { return (form.querySelector('input[name="gpus"]:checked') || {}).value || "0"; }
+
+function rebuildGpus() {
+  const box = byId("dsportal-gpus");
+  const {counts, chosen} = gpuChoices(limits.max_gpus[form.partition.value],
+                                      (form.querySelector('input[name="gpus"]:checked') || {}).value);
+  box.querySelectorAll(".form-check").forEach((el) => el.remove());
+  for (const n of counts) {
+    const wrap = document.createElement("div");
+    wrap.className = "form-check form-check-inline";
+    const input = document.createElement("input");
+    input.className = "form-check-input"; input.type = "radio"; input.name = "gpus";
+    input.id = "dsportal-gpus-" + n; input.value = String(n); input.checked = n === chosen;
+    const label = document.createElement("label");
+    label.className = "form-check-label"; label.htmlFor = input.id; label.textContent = String(n);
+    wrap.appendChild(input); wrap.appendChild(label); box.appendChild(wrap);
+  }
+}
+
+function summary() {
+  const gpus = parseInt(checkedGpus(), 10), typed = form.gpu_type.selectedOptions[0];
+  byId("dsportal-summary").textContent = summaryLine({
+    gpus, hours: parseFloat(form.hours.value), shape: limits.shapes[String(gpus)], partition: form.partition.value,
+    typeLabel: form.gpu_type.value && typed ? typed.dataset.label || "" : "",
+    account: form.account.value, qos: form.qos ? form.qos.value : "",
+  });
+}
+
+// What is free and when this shape would start: the hub's shared, cached answers
+// (GET /hub/api/dsportal/partitions and /estimate), asked at most once per pause in typing.
+const api = ((window.jhdata && window.jhdata.base_url) || "/hub/") + "api/dsportal/";
+const free = {};
+function getJSON(path) {
+  // JupyterHub refuses a cookie-authenticated API call without its XSRF token, GET included
+  const xsrf = (window.jhdata && window.jhdata.xsrf_token) || "";
+  return fetch(api + path, {credentials: "same-origin", headers: {"Accept": "application/json", "X-XSRFToken": xsrf}})
+    .then((r) => r.json().then((body) => (r.ok ? body : Promise.reject(body))));
+}
+
+function showFree() {
+  const p = free[form.partition.value];
+  byId("dsportal-free").textContent = p ? p.summary : "";
+  showTypes(p ? p.types : []);
+}
+
+function showTypes(types) {  // a choice only where the partition has GPUs of several types (Slurm's gres.conf)
+  const select = form.gpu_type, kept = select.value;
+  select.querySelectorAll("option[value]:not([value=''])").forEach((el) => el.remove());
+  for (const t of types) {
+    const option = document.createElement("option");
+    option.value = t.gpu_type; option.dataset.label = t.label;
+    option.textContent = typeOptionText(t);
+    option.selected = t.gpu_type === kept;
+    select.appendChild(option);
+  }
+  if (types.length < 2) { select.value = ""; }
+  byId("dsportal-type-box").hidden = types.length < 2;
+  typeForGpus();
+}
+
+function typeForGpus() {  // no type with 0 GPUs: a disabled select is not sent
+  form.gpu_type.disabled = checkedGpus() === "0";
+}
+
+let timer = null, asked = 0;  // asked: the newest question; an answer to an older one is dropped
+function estimate() {
+  clearTimeout(timer);
+  timer = setTimeout(() => {
+    const line = byId("dsportal-when"), seq = ++asked;
+    // hours the field itself refuses (above its max, say) are the browser's to explain: no question to the hub
+    if (!form.hours.validity.valid) { line.textContent = form.hours.validationMessage; showAlternatives([]); return; }
+    const query = estimateQuery({
+      partition: form.partition.value, gpus: checkedGpus(), hours: form.hours.value,
+      gpuType: form.gpu_type.disabled ? "" : form.gpu_type.value,
+      account: form.account.value, qos: form.qos ? form.qos.value : "",
+    });
+    getJSON("estimate?" + query).then((a) => {
+      if (seq !== asked) { return; }
+      line.textContent = a.message;
+      if (a.starts_now) { showAlternatives([]); return; }
+      getJSON("alternatives?" + query)
+        .then((d) => { if (seq === asked) { showAlternatives(d.alternatives); } })
+        .catch(() => { if (seq === asked) { showAlternatives([]); } });
+    }).catch((e) => { if (seq === asked) { line.textContent = (e && e.message) || ""; showAlternatives([]); } });
+  }, 500);
+}
+
+function showAlternatives(found) {  // each with a button that puts it in the form; DOM text only, no HTML
+  const box = byId("dsportal-alternatives"), list = box.querySelector("ul");
+  list.replaceChildren();
+  for (const a of found.filter((f) => !f.asked)) {
+    const item = document.createElement("li"), use = document.createElement("button");
+    item.className = "d-flex align-items-center gap-2 mb-1";
+    use.type = "button"; use.className = "btn btn-sm btn-outline-secondary"; use.textContent = "Use this";
+    use.addEventListener("click", () => useOptions(a.options));
+    const words = document.createElement("span");
+    words.textContent = a.difference + ": " + startWords(a);
+    item.appendChild(use); item.appendChild(words); list.appendChild(item);
+  }
+  box.hidden = list.children.length === 0;
+}
+
+function useOptions(o) {
+  form.partition.value = o.partition; rebuildGpus(); showFree();
+  const radio = form.querySelector('input[name="gpus"][value="' + (parseInt(o.gpus, 10) || 0) + '"]');
+  if (radio) { radio.checked = true; }
+  typeForGpus();
+  form.gpu_type.value = o.gpu_type || "";
+  form.hours.value = o.hours;
+  summary(); cost(); estimate();
+}
+
+let qos = null, allocations = null;  // the user's QOS offered and accounts' allocations (GET accounts)
+
+function account() { return chargedAccount(form.account.value, limits.site_account, qos["default"]); }
+
+function cost() {  // what the session may use of the charged account, read from Slurm (sshare)
+  if (!allocations || !qos) { return; }
+  const charged = account();
+  byId("dsportal-cost").textContent =
+    costLine(parseInt(checkedGpus(), 10), parseFloat(form.hours.value) || 0, charged, allocations[charged]);
+}
+
+function showQos() {  // each QOS with its longest session; one the charged account does not allow, disabled
+  if (!form.qos || !qos) { return; }
+  const charged = account();
+  for (const q of qos.offered) {
+    const option = Array.prototype.find.call(form.qos.options, (o) => o.value === q.name);
+    if (!option) { continue; }
+    const shown = qosOption(option.dataset.label, q, charged);
+    option.textContent = shown.text;
+    option.disabled = shown.disabled;
+  }
+  if (form.qos.selectedOptions[0] && form.qos.selectedOptions[0].disabled) { form.qos.value = ""; }
+}
+
+getJSON("partitions").then((d) => {
+  d.partitions.forEach((p) => { free[p.partition] = p; });
+  showFree();
+  summary();
+}).catch((e) => { byId("dsportal-free").textContent = (e && e.message) || ""; });
+
+getJSON("accounts").then((d) => {  // a choice only for a user in several Slurm accounts
+  for (const {value, text} of accountOptions(d.accounts)) {
+    const option = document.createElement("option");
+    option.value = value; option.textContent = text;
+    form.account.appendChild(option);
+  }
+  byId("dsportal-account-box").hidden = d.accounts.length < 2;
+  qos = {default: d["default"], offered: d.qos || []};
+  allocations = d.allocations || {};
+  showQos();
+  cost();
+}).catch(() => { /* no choice shown: the session charges the default account */ });
+
+form.partition.addEventListener("change", () => { rebuildGpus(); summary(); showFree(); });
+form.addEventListener("change", () => { typeForGpus(); showQos(); summary(); cost(); estimate(); });
+form.hours.addEventListener("input", () => { summary(); cost(); estimate(); });
+summary();
+estimate();

@@ -1,0 +1,75 @@
+// The session form's rules (templates/static/formrules.js), with node's own test runner: `node --test tests/js`
+// (tests/unit/test_home_script.py runs it with the suite).
+
+import assert from "node:assert/strict";
+import {readFileSync} from "node:fs";
+import {describe, test} from "node:test";
+
+import * as rules from "../../templates/static/formrules.js";
+
+// the hub's words for a length (spawner/hub/request/resources.py, duration_words) are held to the same table
+const DURATIONS = JSON.parse(readFileSync(new URL("../data/durations.json", import.meta.url), "utf8"));
+
+describe("words", () => {
+  test("a session's length as Slurm counts it, in the hub's words", () => {
+    for (const [minutes, words] of DURATIONS) { assert.equal(rules.duration(minutes / 60), words, String(minutes)); }
+    assert.equal(rules.duration(0.001), "1 min");  // Slurm's least
+    assert.equal(rules.duration(NaN), "? h");  // the field is empty or not a number
+  });
+  test("the summary line, with the type, account and QOS where chosen", () => {
+    const shape = {cores: 16, gb: 96};
+    assert.equal(rules.summaryLine({gpus: 2, hours: 8, shape, partition: "sxm2", typeLabel: "A100", account: "nlp",
+                                    qos: "short"}),
+                 "2 GPUs (A100) \u00b7 16 cores \u00b7 96 GB RAM \u00b7 8 h on sxm2, charged to nlp, QOS short");
+    assert.equal(rules.summaryLine({gpus: 0, hours: 1.5, shape: {cores: 4, gb: 16}, partition: "cpu",
+                                    typeLabel: "A100"}),
+                 "no GPU \u00b7 4 cores \u00b7 16 GB RAM \u00b7 1 h 30 min on cpu");  // no type without GPUs
+    assert.equal(rules.summaryLine({gpus: 9, hours: 1, partition: "x"}),
+                 "9 GPUs \u00b7 ? cores \u00b7 ? GB RAM \u00b7 1 h on x");  // a count the hub computed nothing for
+  });
+  test("a GPU type, an alternative's start", () => {
+    assert.equal(rules.typeOptionText({label: "A100", gpus_free: 3, gpus_total: 8, largest_block: 2}),
+                 "A100: 3 of 8 free, largest block 2");
+    assert.equal(rules.startWords({starts_now: true}), "can start now");
+    assert.equal(rules.startWords({start: "2026-11-29T10:00:00"}), "Slurm expects 2026-11-29 10:00:00");
+    assert.equal(rules.startWords({start: null}), "no estimate from Slurm");
+  });
+});
+
+describe("what the form asks the hub", () => {
+  test("the estimate's query, encoded, with what was chosen only", () => {
+    assert.equal(rules.estimateQuery({partition: "sxm2", gpus: "1", hours: "8", gpuType: "", account: "", qos: ""}),
+                 "partition=sxm2&gpus=1&hours=8");
+    assert.equal(rules.estimateQuery({partition: "a&b", gpus: "2", hours: "0.25", gpuType: "a100", account: "n l",
+                                      qos: "short"}),
+                 "partition=a%26b&gpus=2&hours=0.25&gpu_type=a100&account=n%20l&qos=short");
+  });
+});
+
+describe("choices", () => {
+  test("the GPU counts of a partition, the chosen one kept below its most", () => {
+    assert.deepEqual(rules.gpuChoices(4, "2"), {counts: [0, 1, 2, 3, 4], chosen: 2});
+    assert.deepEqual(rules.gpuChoices(0, "2"), {counts: [0], chosen: 0});
+    assert.deepEqual(rules.gpuChoices(2, undefined), {counts: [0, 1, 2], chosen: 1});
+  });
+  test("accounts: the default first, sent as none", () => {
+    assert.deepEqual(rules.accountOptions(["ds", "nlp"]),
+                     [{value: "", text: "ds (your default)"}, {value: "nlp", text: "nlp"}]);
+    assert.equal(rules.chargedAccount("", "site", "ds"), "site");
+    assert.equal(rules.chargedAccount("nlp", "site", "ds"), "nlp");
+    assert.equal(rules.chargedAccount("", "", "ds"), "ds");
+  });
+  test("a QOS with its longest session, disabled where the account may not use it", () => {
+    const q = {name: "short", max_hours: 2, accounts: ["ds"]};
+    assert.deepEqual(rules.qosOption("Short", q, "ds"), {text: "Short (at most 2 h)", disabled: false});
+    assert.deepEqual(rules.qosOption("Short", q, "nlp"),
+                     {text: "Short (at most 2 h): not allowed for the account nlp", disabled: true});
+  });
+  test("the cost line: GPU-hours, what is left, the fairshare", () => {
+    assert.equal(rules.costLine(0, 8, "ds", undefined), "No GPU-hours of ds.");
+    assert.equal(rules.costLine(2, 1.25, "ds", {gpu_hours: 100, gpu_hours_left: 40, fairshare: 0.5}),
+                 "Up to 2.5 GPU-hours of ds; 40 of its 100 GPU-hours left; your fairshare there 0.50.");
+    assert.equal(rules.costLine(1, 1, "ds", {gpu_hours: 10, gpu_hours_left: 0, fairshare: null}),
+                 "Up to 1 GPU-hours of ds; 0 of its 10 GPU-hours left: used up, choose another account or 0 GPUs.");
+  });
+});
