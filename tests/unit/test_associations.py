@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from portal.config import load_config
-from spawner.hub.request.jobspec import Account, sbatch_argv
+from spawner.hub.request.jobrequest import sbatch_argv
+from spawner.hub.request.jobspec import Account, session_job
 from spawner.hub.request.options import AccountFacts, OptionsError, SessionRequest, parse_options
 from spawner.hub.request.resources import resources_for
 from spawner.hub.slurm.associations import Accounts, accounts_of
@@ -101,9 +102,11 @@ def test_a_session_charges_the_account_the_user_chose(slurm):
     assert request == SessionRequest("sxm2", 2, 8.0, account="nlp")
     res = resources_for(request, slurm)
     assert res.summary() == "2 GPUs · 16 cores · 96 GB RAM · 8 h on sxm2, charged to nlp"
-    argv = sbatch_argv(slurm, res, Account("alice", "/home/alice"), ["HOME"])
+    argv = sbatch_argv(slurm, session_job(slurm, res, Account("alice", "/home/alice"), ["HOME"]))
     assert [a for a in argv if a.startswith("--account")] == ["--account=nlp"]  # instead of the admin's (ds)
-    default = sbatch_argv(slurm, resources_for(parse_options({}, slurm), slurm), Account("alice", "/home/a"), [])
+    default = sbatch_argv(
+        slurm, session_job(slurm, resources_for(parse_options({}, slurm), slurm), Account("alice", "/home/a"), [])
+    )
     assert [a for a in default if a.startswith("--account")] == ["--account=ds"]
     # Slurm's accounting did not answer: the name's form is checked; sbatch refuses an account the user is not in
     assert parse_options({"account": "other"}, slurm, accounts=None).account == "other"
@@ -152,10 +155,12 @@ def test_a_session_runs_in_the_qos_the_user_chose(offering):
     assert request == SessionRequest("sxm2", 1, 1.0, qos="short")
     res = resources_for(request, offering)
     assert res.summary() == "1 GPU · 8 cores · 48 GB RAM · 1 h on sxm2, QOS short"
-    argv = sbatch_argv(offering, res, Account("alice", "/home/alice"), [])
+    argv = sbatch_argv(offering, session_job(offering, res, Account("alice", "/home/alice"), []))
     assert [a for a in argv if a.startswith("--qos")] == ["--qos=short"]
     # none chosen: the admin's slurm.qos (none here): Slurm's association default
-    plain = sbatch_argv(offering, resources_for(parse_options({}, offering), offering), Account("a", "/h"), [])
+    plain = sbatch_argv(
+        offering, session_job(offering, resources_for(parse_options({}, offering), offering), Account("a", "/h"), [])
+    )
     assert not [a for a in plain if a.startswith("--qos")]
     # Slurm's accounting did not answer: the offer is checked; sbatch refuses the rest
     assert parse_options({"hours": 8, "qos": "short"}, offering, facts=None).qos == "short"

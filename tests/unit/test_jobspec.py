@@ -8,8 +8,8 @@ from datetime import datetime
 import pytest
 
 from portal.config import load_config
-from spawner.hub.request.jobrequest import gres_option
-from spawner.hub.request.jobspec import Account, job_script, sbatch_argv
+from spawner.hub.request.jobrequest import gres_option, sbatch_argv
+from spawner.hub.request.jobspec import Account, job_script, session_job
 from spawner.hub.request.options import SessionRequest
 from spawner.hub.request.resources import resources_for
 from spawner.hub.slurm.client import scancel_argv
@@ -25,7 +25,7 @@ def slurm(a_config_file):
 
 def test_sbatch_arguments_for_two_gpus(slurm):
     res = resources_for(SessionRequest("sxm2", 2, 8), slurm)
-    argv = sbatch_argv(slurm, res, ALICE, ["HOME", "JUPYTERHUB_API_TOKEN"])
+    argv = sbatch_argv(slurm, session_job(slurm, res, ALICE, ["HOME", "JUPYTERHUB_API_TOKEN"]))
     assert argv == [
         slurm.sudo,
         "-n",
@@ -52,26 +52,26 @@ def test_sbatch_arguments_for_two_gpus(slurm):
 
 def test_cpu_only_session_has_no_gres(slurm):
     res = resources_for(SessionRequest("pcie", 0, 2), slurm)
-    argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
+    argv = sbatch_argv(slurm, session_job(slurm, res, ALICE, ["HOME"]))
     assert not [a for a in argv if a.startswith("--gres")]
     assert "--cpus-per-task=4" in argv and "--mem=16G" in argv and "--time=02:00:00" in argv
 
 
 def test_a_session_of_one_gpu_type_asks_slurm_for_that_type(slurm):
     res = resources_for(SessionRequest("sxm2", 2, 8, "a100"), slurm)
-    argv = sbatch_argv(slurm, res, ALICE, ["HOME"])
+    argv = sbatch_argv(slurm, session_job(slurm, res, ALICE, ["HOME"]))
     assert [a for a in argv if a.startswith("--gres")] == ["--gres=gpu:a100:2"]
     res = resources_for(SessionRequest("sxm2", 1, 8), slurm)
     assert gres_option(res.gpus, res.gpu_type) == "--gres=gpu:1"  # any type
     forged = dataclasses.replace(res, gpu_type="a100,gpu:8")  # never reaches a command line, checked or not
     with pytest.raises(ValueError):
-        sbatch_argv(slurm, forged, ALICE, ["HOME"])
+        sbatch_argv(slurm, session_job(slurm, forged, ALICE, ["HOME"]))
 
 
 def test_env_names_are_checked(slurm):
     res = resources_for(SessionRequest("sxm2", 1, 1), slurm)
     with pytest.raises(ValueError):
-        sbatch_argv(slurm, res, ALICE, ["OK", "BAD,NAME"])
+        sbatch_argv(slurm, session_job(slurm, res, ALICE, ["OK", "BAD,NAME"]))
 
 
 def test_job_script(slurm):
@@ -204,7 +204,7 @@ def test_an_end_on_another_day_says_the_day():
 
 def test_a_starts_comment_comes_after_the_sites_options(slurm):
     res = resources_for(SessionRequest("sxm2", 1, 1.0), slurm)
-    site = sbatch_argv(slurm, res, ALICE, ["HOME"])
-    argv = sbatch_argv(slurm, res, ALICE, ["HOME"], comment="dsportal-start:ab12")
+    site = sbatch_argv(slurm, session_job(slurm, res, ALICE, ["HOME"]))
+    argv = sbatch_argv(slurm, session_job(slurm, res, ALICE, ["HOME"], comment="dsportal-start:ab12"))
     assert argv == [*site[:-3], "--comment=dsportal-start:ab12", *site[-3:]]  # before --output, --chdir, --export
     assert site[-4] == "--account=ds"  # the site's options (its account) come before it

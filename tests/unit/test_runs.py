@@ -19,10 +19,11 @@ import yaml
 from portal.config import load_config
 from spawner.contract import run_output
 from spawner.hub.base.notices import message, run_ended_mail, waited_words
+from spawner.hub.request.jobrequest import sbatch_argv
 from spawner.hub.request.jobspec import Account
 from spawner.hub.request.options import OptionsError
 from spawner.hub.runs.board import Outcome, ended_why, job_rows, read_outcome
-from spawner.hub.runs.jobscript import run_sbatch_argv, run_script
+from spawner.hub.runs.jobscript import run_job, run_script
 from spawner.hub.runs.request import RunRequest, parse_run, run_name
 from spawner.hub.runs.tracker import GONE_AFTER, final_state
 from spawner.hub.slurm.client import last_lines, tail_argv
@@ -161,7 +162,7 @@ def test_a_notebook_that_cannot_run_says_why(text, words):
 def test_sbatch_for_two_nodes_of_one_gpu(settings):
     request = RunRequest("work/train.ipynb", "notebook", "sxm2", 2, 1, 1.5, {})
     slurm = settings.slurm
-    assert run_sbatch_argv(settings, request, ALICE) == [
+    assert sbatch_argv(settings.slurm, run_job(settings, request, ALICE)) == [
         slurm.sudo,
         "-n",
         "--preserve-env=USER,LOGNAME,HOME,SHELL,LANG",
@@ -524,7 +525,7 @@ def test_a_run_asks_slurm_for_its_gpu_type_account_and_qos(settings):
         {"sxm2": {"a100", "v100"}},
         ("vision", "nlp"),
     )
-    argv = run_sbatch_argv(offering, request, Account("alice", "/home/alice"))
+    argv = sbatch_argv(offering.slurm, run_job(offering, request, Account("alice", "/home/alice")))
     assert [a for a in argv if a.startswith(("--gres", "--account", "--qos"))] == [
         "--gres=gpu:a100:2",
         "--account=nlp",

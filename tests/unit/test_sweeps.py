@@ -12,9 +12,10 @@ from portal.config import load_config
 from portal.settings.jobs import SweepSettings
 from spawner import sweepgrid
 from spawner.hub.base.notices import sweep_ended_mail
+from spawner.hub.request.jobrequest import sbatch_argv
 from spawner.hub.request.jobspec import Account
 from spawner.hub.runs.grid import Sweep, SweepError, gpu_hours, parse_sweep, range_values
-from spawner.hub.runs.jobscript import run_sbatch_argv, run_spec
+from spawner.hub.runs.jobscript import run_job, run_spec
 from spawner.hub.runs.request import parse_run
 from spawner.hub.runs.service import task_options
 from spawner.hub.runs.sweepboard import (
@@ -176,7 +177,7 @@ def settings(tmp_path, mock_slurm):
 def test_a_sweep_is_one_job_array_with_its_limit_at_once(settings):
     request = parse_run({"path": "work/train.ipynb", "gpus": 1, "sweep": {"grid": {}}}, settings)
     sweep = a_sweep({"batch_size": {"values": [32, 64, 128]}}, at_once=2)
-    argv = run_sbatch_argv(settings, request, Account("alice", "/home/alice"), sweep)
+    argv = sbatch_argv(settings.slurm, run_job(settings, request, Account("alice", "/home/alice"), sweep))
     assert "--array=0-2%2" in argv
     assert "--output=/home/alice/.dsportal-job-%A_%a.log" in argv
     spec = run_spec(settings, request, "/home/alice", {}, sweep)

@@ -11,7 +11,6 @@ from portal.settings import EnvironmentSettings, SlurmSettings
 
 from ...contract import SESSION_VAR, WARNING_SIGNAL_NAME
 from .jobrequest import Account, JobRequest
-from .jobrequest import sbatch_argv as job_argv
 from .resources import Resources
 
 # Every variable a session job gets from the hub, by exact name: the sudoers rule
@@ -95,18 +94,6 @@ def session_job(
         signal=WARNING_SIGNAL_NAME,
         comment=comment,
     )
-
-
-def sbatch_argv(
-    slurm: SlurmSettings,
-    res: Resources,
-    account: Account,
-    env_names: list[str] | tuple[str, ...],
-    warning_minutes: int = 0,
-    comment: str = "",
-) -> list[str]:
-    """A session's sbatch as the user (spawner/hub/request/jobrequest.py builds every job's)."""
-    return job_argv(slurm, session_job(slurm, res, account, env_names, warning_minutes, comment))
 
 
 def site_lines(environment: EnvironmentSettings, variables: dict[str, str] | None = None) -> str:

@@ -16,7 +16,7 @@ from portal.settings import PortalSettings
 
 from ...contract import run_log, sweep_log
 from ...slurmvocab import time_limit
-from ..request.jobrequest import Account, JobRequest, sbatch_argv
+from ..request.jobrequest import Account, JobRequest
 from ..request.jobspec import ACCOUNT_VARIABLES, script_templates, site_lines
 from ..request.resources import allocation, duration_words, slurm_memory
 from .grid import Sweep
@@ -80,13 +80,6 @@ def run_job(settings: PortalSettings, request: RunRequest, account: Account, swe
         requeue=False,
         array=f"0-{sweep.tasks - 1}%{sweep.at_once}" if sweep is not None else "",
     )
-
-
-def run_sbatch_argv(
-    settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None
-) -> list[str]:
-    """A run's sbatch as the user (spawner/hub/request/jobrequest.py builds every job's)."""
-    return sbatch_argv(settings.slurm, run_job(settings, request, account, sweep))
 
 
 def run_spec(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ... import sweepgrid
 from ...contract import run_log, run_output, sweep_folder, sweep_log
 from ...notebookparams import NotRunnable, Parameter, check_values
+from ..request.jobrequest import sbatch_argv
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
@@ -30,7 +31,7 @@ from ..slurm.fileparse import ParseRefused
 from . import jobspage
 from .board import job_rows
 from .grid import Sweep, SweepError, gpu_hours, parse_sweep
-from .jobscript import run_sbatch_argv, run_script, shape_of
+from .jobscript import run_job, run_script, shape_of
 from .limits import OverGpuCap, within_gpu_cap
 from .request import ALLOWED_KEYS, RunRequest, parse_run
 from .sweeps import fold_sweeps, states_of, table
@@ -228,7 +229,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     sweep = await _sweep(declared, request, settings)
     parameters = await _parameters(declared, request) if sweep is None else {}
     account = spawner.account()
-    argv = run_sbatch_argv(settings, request, account, sweep)
+    argv = sbatch_argv(settings.slurm, run_job(settings, request, account, sweep))
     script = run_script(settings, request, account, parameters, sweep)
     try:
         sbatch = partial(services.client.submit_as, unix.name, argv, script, spawner.user_env({}))

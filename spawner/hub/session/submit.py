@@ -20,7 +20,8 @@ from ...contract import SESSION_VAR
 from ..base.logname import log_name
 from ..base.metrics import count_user
 from ..request.accounts import AccountRefused, UnixAccount, lookup, refusal
-from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, sbatch_argv, site_lines
+from ..request.jobrequest import sbatch_argv
+from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_script, session_job, site_lines
 from ..request.refusal import SessionRefused
 from ..request.resources import duration_words
 from ..request.sessionlimits import user_sessions
@@ -123,11 +124,14 @@ class SubmitMixin:
         names = sorted(env)
         argv = sbatch_argv(
             self.settings.slurm,
-            self.resources,
-            account,
-            names,
-            self.settings.sessions.save_minutes,
-            comment=start_comment(self.start_tag) if self.start_tag else "",
+            session_job(
+                self.settings.slurm,
+                self.resources,
+                account,
+                names,
+                self.settings.sessions.save_minutes,
+                comment=start_comment(self.start_tag) if self.start_tag else "",
+            ),
         )
         site = site_lines(self.settings.environment, self.site_variables())
         script = job_script(self.settings.slurm, account, self.job_command(), site)

@@ -23,7 +23,8 @@ from portal.throttle import LoginThrottle
 
 from ...slurmvocab import NodeState
 from ..request.gpuclaims import GpuClaims
-from ..request.jobspec import Account, job_script, sbatch_argv
+from ..request.jobrequest import sbatch_argv
+from ..request.jobspec import Account, job_script, session_job
 from ..request.options import OptionsError, parse_options
 from ..request.resources import resources_for
 from .associations import Accounts
@@ -147,7 +148,7 @@ class HubServices:
             raise ValueError(f"{username!r} has no cluster account, so Slurm cannot estimate its start.")
         account = Account(name=username, home=home)
         shape = dataclasses.replace(res, minutes=estimate_minutes(res.minutes))
-        argv = sbatch_argv(slurm, shape, account, [])
+        argv = sbatch_argv(slurm, session_job(slurm, shape, account, []))
         script = job_script(slurm, account, ["/bin/true"])
         # cached per shape, whoever asks: one estimate serves every user looking at the same choice (an account's
         # or a QOS's limits and priority change when the job may start, so each is a shape of its own)
