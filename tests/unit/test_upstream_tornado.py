@@ -14,7 +14,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets, bind_unix_socket
 
 from portal.clientaddress import UNIX_PEER, peer_of
-from spawner.hub.base.upstream_tornado import finished
+from spawner.hub.base.upstream_tornado import finished, limit_hub_bodies
 from spawner.jupyter.session import upstream_tornado as session_tornado
 from spawner.jupyter.session.upstream_tornado import (
     answered_by_container,
@@ -109,3 +109,28 @@ def test_a_handlers_response_headers_are_this_object_which_flush_sends():
 def test_tornado_logs_each_request_through_the_handlers_log_method():
     assert "self._log()" in inspect.getsource(web.RequestHandler.finish)
     assert "self.application.log_request(self)" in inspect.getsource(web.RequestHandler._log)
+
+
+async def test_a_body_limit_set_before_the_server_is_made_is_what_its_server_keeps():
+    # the hub's config sets it before JupyterHub makes its server (spawner/hub/wiring/hubconfig.py)
+    saved = HTTPServer._save_configuration()  # tornado's own tests restore a Configurable so
+    try:
+        limit_hub_bodies(1024)
+
+        class Echo(web.RequestHandler):
+            def post(self):
+                self.write(str(len(self.request.body)))
+
+        sockets = bind_sockets(0, "127.0.0.1")
+        server = HTTPServer(web.Application([("/", Echo)]))
+        server.add_sockets(sockets)
+        url = f"http://127.0.0.1:{sockets[0].getsockname()[1]}/"
+        client = AsyncHTTPClient()
+        try:
+            assert (await client.fetch(url, method="POST", body=b"x" * 1024)).body == b"1024"
+            over = await client.fetch(url, method="POST", body=b"x" * 1025, raise_error=False)
+            assert over.code == 400  # tornado's "Content-Length too long": the handler never runs
+        finally:
+            server.stop()
+    finally:
+        HTTPServer._restore_configuration(saved)

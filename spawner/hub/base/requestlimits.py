@@ -25,10 +25,10 @@ doubling its memory.  So every portal handler (spawner/hub/wiring/routes.py) has
   once) and the session's own reports of its port and end (its lifeline,
   accepted only with its live token) are not rate-limited.
 
-JupyterHub's own endpoints keep their handlers: `limit_hub_bodies` caps
-every request body of the hub's server at hub.max_body_bytes through
-tornado's HTTPServer.configure (a public hook: the server JupyterHub creates
-later takes it); over that the connection is closed without an answer.
+JupyterHub's own endpoints keep their handlers: `limit_hub_bodies`
+(spawner/hub/base/upstream_tornado.py) caps every request body of the hub's
+server at hub.max_body_bytes; over that tornado answers 400 ("Content-Length
+too long") or closes the connection, before any handler runs.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from collections.abc import Callable
 from functools import partial
 
 from tornado import web
-from tornado.httpserver import HTTPServer
 
 from portal.clientaddress import address_of
 from portal.refusedbody import DRAIN_BYTES, RefusesAfterBody, declared_size
@@ -113,11 +112,6 @@ def caller_key(user, token: str | None, address: str) -> str | None:
 def rate_limiter(services, rate_per_minute: int, burst: int) -> RateLimiter:
     """The hub's one limiter for these settings (shared by every portal handler), kept by its services."""
     return services.shared(("rate limiter", rate_per_minute, burst), lambda: RateLimiter(rate_per_minute, burst))
-
-
-def limit_hub_bodies(max_body_bytes: int) -> None:
-    """Every request body of the hub's own server (JupyterHub's endpoints too) at most `max_body_bytes`."""
-    HTTPServer.configure(None, max_body_size=max_body_bytes)
 
 
 def raise_(error: Exception) -> None:

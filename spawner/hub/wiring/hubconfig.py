@@ -26,7 +26,8 @@ from ...contract import data_dir
 from ..apps.proxy import PortalProxy
 from ..base.metrics import register_session_collector
 from ..base.printable import printable_log
-from ..base.requestlimits import SERVICES_KEY, limit_hub_bodies
+from ..base.requestlimits import SERVICES_KEY
+from ..base.upstream_tornado import limit_hub_bodies
 from ..home.page import home_template_var, hub_cards
 from ..runs.limits import held_in_runs
 from ..session.idle import culler_services
