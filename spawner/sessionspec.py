@@ -1,6 +1,6 @@
 """The session spec: what the hub tells a session's job of the admin config (JSON in contract.SESSION_VAR).
 
-The hub builds it (spawner/hub/request/sessionspec.py); the node reads it once at the
+The hub builds it (spawner/hub/request/specbuilder.py); the node reads it once at the
 session's start (spawner/job/session/start.py, and the server extension in
 spawner/jupyter/extension.py).  Standard library only, like spawner/contract.py:
 importing it on a compute node pulls in no hub code.

@@ -8,7 +8,7 @@ import pytest
 
 from portal.config import parse_config
 from portal.settings import PortalSettings
-from spawner.hub.request.sessionspec import build_session_spec
+from spawner.hub.request.specbuilder import build_session_spec
 from spawner.job.session.start import read_spec
 from spawner.sessionspec import AppsSpec, ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
 

@@ -25,7 +25,7 @@ from ..request.jobspec import ACCOUNT_VARIABLES, HUB_VARIABLES, Account, job_scr
 from ..request.refusal import SessionRefused
 from ..request.resources import duration_words
 from ..request.sessionlimits import user_sessions
-from ..request.sessionspec import build_session_spec
+from ..request.specbuilder import build_session_spec
 from ..slurm.client import SlurmError, SlurmUnavailable
 from ..slurm.held import start_comment
 from .idle import join_idle_groups, timeout_for
