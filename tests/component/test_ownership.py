@@ -19,8 +19,8 @@ from jupyterhub import orm
 from jupyterhub.spawner import SpawnException
 
 from spawner.hub.session.reconciler import Reconciler, handed_over_in, held_by, orphans, owned_in_states, with_live
-from spawner.hub.session.record import VERSION as RECORD_VERSION
 from spawner.hub.session.record import SessionRecord
+from spawner.hub.session.userrecord import UserRecord, UserRecordRow, user_record
 from spawner.hub.slurm.client import JobInfo, SlurmClient
 from tests.component.test_spawner import start_running, until
 from tests.support.mockslurm import fake_passwd
@@ -336,16 +336,21 @@ async def test_an_end_the_user_did_not_ask_for_is_explained_until_the_next_start
     await a_spawner.stop()  # a stop the user asked for explains nothing
     a_spawner.clear_state()
     state = a_spawner.get_state()
-    # only the home page's list of recent sessions remains: both sessions, newest first, each with its end
-    assert [(e["job_id"], e["why"].split(" at ")[0]) for e in state.pop("history")] == [
+    user = user_record(a_spawner).to_state()  # what is the user's (spawner/hub/session/userrecord.py)
+    # the home page's list of recent sessions: both sessions, newest first, each with its end
+    assert [(e["job_id"], e["why"].split(" at ")[0]) for e in user.pop("history")] == [
         (str(int(job_id) + 1), "Stopped through the portal"),
         (job_id, "Your session reached its time limit (8 h)"),
     ]
     # and the usage page's log: both sessions, their GPU-hours the hub's own (given GPUs x the time it saw them run)
-    log = state.pop("usage_log")
+    log = user.pop("usage_log")
     assert [(e["job_id"], e["accounted"]) for e in log] == [(str(int(job_id) + 1), False), (job_id, False)]
     assert [(e["gpus"], e["gpu_hours"] > 0) for e in log] == [(2, True), (2, True)], log
-    assert state == {"version": RECORD_VERSION}  # and the record's version (spawner/hub/session/record.py)
+    assert user == {"version": 1}  # saved in the user's own row:
+    assert UserRecord.from_state(a_spawner.user.db.get(UserRecordRow, a_spawner.user.orm_user.id).state) == (
+        user_record(a_spawner)
+    )
+    assert state == {}  # and the session's record keeps nothing: its job has ended, the rest is the user's
 
 
 async def test_a_restarted_hub_still_knows_the_sessions_token(

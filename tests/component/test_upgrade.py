@@ -51,8 +51,31 @@ def upgrade_db(hub: HubProcess) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+# what 0.1.0 kept of a user in the record of the user's unnamed session (its SessionRecord.to_state), since 0.2.0
+# the user's own record's (spawner/hub/session/userrecord.py)
+ALICES_OWN = {
+    "history": [{"job_id": "90", "summary": "1 GPU", "options": {}, "submitted": "2026-11-28T09:00",
+                 "ended": "2026-11-28T17:00", "why": "Stopped through the portal."}],
+    "usage_log": [{"job_id": "90", "ended": "2026-11-28T17:00", "partition": "sxm2", "gpus": 1, "gpu_hours": 8.0}],
+    "runs": [{"job_id": "91", "path": "train.ipynb", "kind": "notebook", "summary": "1 GPU", "state": "COMPLETED",
+              "submitted": "2026-11-28T10:00", "ended": "2026-11-28T10:05", "why": "It completed."}],
+    "notify_mail": True,
+}  # fmt: skip
+
+
+def database(hub: HubProcess, sql: str) -> str:
+    done = subprocess.run(
+        ["sqlite3", str(hub.root / "state" / "jupyterhub.sqlite"), sql],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
 def test_a_hub_of_the_previous_release_upgrades_keeping_tokens_and_running_sessions(tmp_path, a_web_server):
     hub, mock, facts = restored(tmp_path, a_web_server)
+    patch = json.dumps(ALICES_OWN).replace("'", "''")
+    database(hub, f"UPDATE spawners SET state = json_patch(state, '{patch}') WHERE name = '' AND user_id = "
+                  "(SELECT id FROM users WHERE name = 'alice');")  # fmt: skip
     a_web_server.token = facts["alice_server_token"]
     assert facts["version"] == statestamp.RELEASES[-1] == "0.1.0"
     done = upgrade_db(hub)  # JupyterHub's own step, as the docs give it: nothing to change between these two
@@ -68,6 +91,16 @@ def test_a_hub_of_the_previous_release_upgrades_keeping_tokens_and_running_sessi
         wait_until(lambda: mock.jobs()[facts["bob_job"]]["state"] == "CANCELLED", what="bob's queued job cancelled")
         assert not hub.api("GET", "/users/bob")[1]["servers"]
         assert statestamp.read_stamp(tmp_path / "state") == version()
+        # what was alice's, not her session's, is her own record's now, and her pages show it as before
+        alice = facts["alice_token"]
+        assert hub.api("GET", "/dsportal/notify", token=alice)[1]["mail"] is True
+        assert [e["job_id"] for e in hub.api("GET", "/dsportal/session", token=alice)[1]["history"]] == ["90"]
+        kept = json.loads(database(hub, "SELECT r.state FROM dsportal_user_records r JOIN users u ON u.id = r.user_id "
+                                         "WHERE u.name = 'alice'"))  # fmt: skip
+        assert {k: kept[k] for k in ALICES_OWN} == ALICES_OWN
+        session = json.loads(database(hub, "SELECT s.state FROM spawners s JOIN users u ON u.id = s.user_id "
+                                            "WHERE u.name = 'alice' AND s.name = ''"))  # fmt: skip
+        assert not set(ALICES_OWN) & set(session) and session["job_id"] == facts["alice_job"]  # her session's own
     finally:
         hub.stop()
     assert "Traceback" not in hub.log.read_text()

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 import yaml
 
 from spawner.hub.runs import service
+from spawner.hub.session.userrecord import UserRecord
 from spawner.hub.slurm.services import HubServices
 from tests.support.mockslurm import MockSlurm, config_data
 
@@ -59,9 +60,11 @@ async def panel(services: HubServices, name: str) -> None:
     async def checked(account) -> None:  # the directory's check: the demo users have no directory here
         return None
 
+    user = SimpleNamespace(name=name, orm_user=SimpleNamespace(id=0, name=name, created=""))
+    services.shared(("user records",), dict)[(0, name, "")] = UserRecord()  # none of the portal's runs
     spawner = SimpleNamespace(
-        user=SimpleNamespace(name=name),
-        record=SimpleNamespace(runs=[]),
+        user=user,
+        services=services,
         job_id="",
         unix_account=lambda: SimpleNamespace(name=name, home=f"/home/{name}"),
         check_directory_account=checked,

@@ -125,7 +125,8 @@ class Rig:
 
 
 def alice_spawner(root: Path, home: Path) -> object:
-    """alice's real spawner outside a hub; her record is saved nowhere (submit's save_record is a no-op here)."""
+    """alice's real spawner outside a hub; her session's record is saved nowhere, her own (the sweep) in the
+    in-memory database spawner_for gives her user."""
     alice = spawner_for(ALICE, root / "portal.yaml", home)
     alice.orm_spawner = SimpleNamespace(state=None, server=None, name="")
     alice.db = SimpleNamespace(commit=lambda: None)

@@ -574,6 +574,7 @@ def spawner_for(name: str, config_file: Path, home: Path, **traits):
     """A SlurmGPUSpawner for user `name` outside a hub: the portal config's (mock) Slurm, a fake account."""
     from types import SimpleNamespace
 
+    from jupyterhub import orm
     from jupyterhub.objects import Hub
 
     from spawner.hub.session.spawner import SlurmGPUSpawner
@@ -584,8 +585,15 @@ def spawner_for(name: str, config_file: Path, home: Path, **traits):
     async def no_auth_state():
         return None
 
+    # the user's own row in a hub database of its own (the user's record, spawner/hub/session/userrecord.py)
+    db = orm.new_session_factory("sqlite:///:memory:")()
+    orm_user = orm.User(name=name)
+    db.add(orm_user)
+    db.commit()
     user = SimpleNamespace(
         name=name,
+        db=db,
+        orm_user=orm_user,
         url=f"/user/{name}/",
         escaped_name=name,
         base_url="/",

@@ -9,6 +9,7 @@ import pytest
 from spawner.hub.request.gpuclaims import GpuClaims
 from spawner.hub.request.sessionlimits import Held, gpu_problem, room_problem
 from spawner.hub.runs.limits import OverGpuCap, runs_held, sweep_gpus, task_gpus, within_gpu_cap
+from spawner.hub.session.userrecord import UserRecord
 from spawner.hub.slurm import joblisting
 from spawner.hub.slurm.clusterinfo import SharedAnswers
 from spawner.slurmvocab import AccountedJob, ListedJob
@@ -128,7 +129,10 @@ class StaleThenFreshListing:
 def a_hub_with(listing, runs: list[dict]):
     settings = SimpleNamespace(sessions=SimpleNamespace(max_gpus_per_user=4), jobs=SimpleNamespace(list_seconds=3))
     services = SimpleNamespace(settings=settings, listing=listing, gpu_claims=GpuClaims())
-    user = SimpleNamespace(name="alice", spawners={}, spawner=SimpleNamespace(record=SimpleNamespace(runs=runs)))
+    orm_user = SimpleNamespace(id=1, name="alice", created="", orm_spawners={})
+    user = SimpleNamespace(name="alice", spawners={}, orm_user=orm_user)
+    records = {(1, "alice", ""): UserRecord(runs=runs)}  # the user's record (spawner/hub/session/userrecord.py)
+    services.shared = lambda key, make: records if key == ("user records",) else make()
     return services, SimpleNamespace(user=user)
 
 

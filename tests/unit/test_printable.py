@@ -133,17 +133,14 @@ def test_the_notice_of_an_unsent_mail():
     )
 
 
-def test_a_sweeps_mail_that_was_not_sent_is_said_in_its_row():
+def test_a_sweeps_mail_that_was_not_sent_is_said_in_its_row(monkeypatch):
+    from spawner.hub.runs import tracker as runs_tracker
     from spawner.hub.runs.tracker import Tracker
 
     run = {"job_id": "12", "sweep": {"tasks": 2}, "why": "2 tasks: 2 completed; best score 1 (task 1)."}
     saved = []
-    spawner = SimpleNamespace(
-        user=a_user("alice@dsportal.test"),
-        orm_spawner=SimpleNamespace(state=None),
-        get_state=lambda: {"runs": [dict(run)]},
-        db=SimpleNamespace(commit=lambda: saved.append(True)),
-    )
+    spawner = SimpleNamespace(user=a_user("alice@dsportal.test"))
+    monkeypatch.setattr(runs_tracker, "save_user_record", lambda s: saved.append(s is spawner))  # the user's record
     services = SimpleNamespace(settings=SimpleNamespace(notify=NotifySettings(smtp_host="127.0.0.1", smtp_port=9)))
 
     async def mail_once() -> None:

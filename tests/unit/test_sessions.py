@@ -129,32 +129,17 @@ def test_labels():
     assert (label(""), label("train")) == ("your unnamed session", "session 'train'")
 
 
-class _Record:
-    def __init__(self, history):
-        self.history = history
-
-
-class _Session:
-    def __init__(self, name, history):
-        self.name, self.record = name, _Record(history)
-
-
 def test_the_history_of_all_sessions_newest_first_with_their_names():
-    sessions = [
-        _Session(
-            "",
-            [
-                {"job_id": "3", "ended": "2026-11-23T10:00"},
-                {"job_id": "2", "ended": "2026-11-23T09:00", "name": "train"},
-            ],
-        ),
-        _Session("eval", [{"job_id": "4", "ended": "2026-11-23T11:00"}]),
+    history = [  # the user's record's (spawner/hub/session/userrecord.py): a named session's entry has its name
+        {"job_id": "3", "ended": "2026-11-23T10:00"},
+        {"job_id": "2", "ended": "2026-11-23T09:00", "name": "train"},
+        {"job_id": "4", "ended": "2026-11-23T11:00", "name": "eval"},
     ]
-    assert merged_history(sessions, 2) == [
+    assert merged_history(history, 2) == [
         {"name": "eval", "job_id": "4", "ended": "2026-11-23T11:00"},
         {"name": "", "job_id": "3", "ended": "2026-11-23T10:00"},
     ]
-    assert merged_history(sessions, 5)[2]["name"] == "train"  # the unnamed record keeps every session's
+    assert merged_history(history, 5)[2]["name"] == "train"  # the user's record keeps every session's
 
 
 def test_each_culler_knows_its_own_timeout():

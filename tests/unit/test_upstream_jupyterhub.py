@@ -149,3 +149,17 @@ def test_jupyterhubs_identity_provider_keeps_who_a_request_is_on_the_handler():
     assert not session_side.identified(handler)
     handler._jupyterhub_user = None  # asked: nobody
     assert session_side.identified(handler) and session_side.identified_user(handler) is None
+
+
+def test_jupyterhub_makes_the_portals_table_with_its_own_at_each_start():
+    # spawner/hub/session/userrecord.py's table is of JupyterHub's declarative base (TableBase): JupyterHub's
+    # session factory, which the hub runs at each start, makes it in a new database and in one made without it
+    from jupyterhub import orm
+    from sqlalchemy import inspect
+
+    from spawner.hub.session.userrecord import UserRecordRow
+
+    db = orm.new_session_factory("sqlite:///:memory:")()
+    assert inspect(db.get_bind()).has_table(UserRecordRow.__tablename__)
+    foreign = inspect(db.get_bind()).get_foreign_keys(UserRecordRow.__tablename__)
+    assert [(f["referred_table"], f["options"].get("ondelete")) for f in foreign] == [("users", "CASCADE")]

@@ -28,6 +28,13 @@ spawner's and authenticator's override points, its ORM.
   when JupyterHub logs from its `except` blocks, and for the spawn page's
   "Previous spawn ... failed" line by the message's text, which holds the
   exception's class name (`SpawnException.__str__`).
+- `orm.Base`, the declarative base of JupyterHub's tables, for the portal's
+  one table (`TableBase`; spawner/hub/session/userrecord.py: a user's
+  record, one row per user, removed with the user by its foreign key):
+  JupyterHub creates every table of that base at each start
+  (`orm.new_session_factory` calls `Base.metadata.create_all`), so the
+  portal's is made where JupyterHub's database is, backed up with it, and
+  needs no migration tool of its own.
 - The scopes of JupyterHub's default `server` role, copied
   (`default_server_scopes`): a session whose every token row is gone gets a new
   token with them (spawner/hub/session/token.py).
@@ -39,7 +46,9 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 
-from jupyterhub import apihandlers
+from jupyterhub import apihandlers, orm
+
+TableBase = orm.Base  # the portal's table beside JupyterHub's (see above)
 
 Routes = list[tuple]
 

@@ -18,6 +18,7 @@ from ..request.sessionlimits import NAME_PATTERN, NAME_RULE, user_sessions
 from ..session.lookup import is_portal_spawner, portal_spawner
 from ..session.progress import start_progress
 from ..session.usagelog import live_usage
+from ..session.userrecord import user_record
 from ..slurm.services import services_for
 from .dashboard import session_card
 
@@ -101,9 +102,10 @@ def usage_view(entry: dict) -> dict:
     return {"usage": {"lines": list(usage.get("lines", [])), "advice": usage.get("advice", "")}}
 
 
-def merged_history(spawners: list[SlurmGPUSpawner], keep: int) -> list[dict]:
-    """The last `keep` sessions of all the user's sessions, newest first, each with its session's name (pure)."""
-    entries = [{"name": s.name, **entry, **usage_view(entry)} for s in spawners for entry in s.record.history]
+def merged_history(history: list[dict], keep: int) -> list[dict]:
+    """The last `keep` sessions of all the user's sessions (the user's record's history), newest first, each with
+    its session's name (pure)."""
+    entries = [{"name": "", **entry, **usage_view(entry)} for entry in history]
     return sorted(entries, key=lambda e: str(e.get("ended", "")), reverse=True)[:keep]
 
 
@@ -117,7 +119,7 @@ def home_data(spawner: SlurmGPUSpawner) -> dict:
     return {
         **session_entry(spawner),
         "sessions": entries,
-        "history": merged_history(spawners, settings.sessions.history),
+        "history": merged_history(user_record(spawner).history, settings.sessions.history),
         "presets": [p.model_dump() for p in settings.sessions.presets],
         "limits": {
             "max_per_user": settings.sessions.max_per_user,

@@ -33,6 +33,7 @@ from ...slurmvocab import JOB_ID
 from ..base.notices import mail_address
 from ..base.requestlimits import Bounded
 from ..session.lookup import own_spawner
+from ..session.userrecord import save_user_record, user_record
 from . import service
 from .jobspage import DEFAULT_LIMIT, page_bounds
 from .service import RunRefused
@@ -148,7 +149,7 @@ class TasksHandler(_Base):
 
 class NotifyHandler(_Base):
     async def _state(self, spawner) -> dict:
-        return {"mail": spawner.record.notify_mail, "address": await mail_address(spawner.user)}
+        return {"mail": user_record(spawner).notify_mail, "address": await mail_address(spawner.user)}
 
     async def get(self):
         self.finish(json.dumps(await self._state(self.own_spawner())))
@@ -162,8 +163,8 @@ class NotifyHandler(_Base):
             raise web.HTTPError(
                 409, "The directory has no e-mail address for you, so no mail can be sent; ask the cluster admins."
             )
-        spawner.record.notify_mail = body["mail"]
-        service.save_record(spawner)
+        user_record(spawner).notify_mail = body["mail"]
+        save_user_record(spawner)
         self.finish(json.dumps(await self._state(spawner)))
 
 

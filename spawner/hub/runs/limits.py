@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...slurmvocab import AccountedJob, ListedJob
 from ..request.sessionlimits import Held, gpu_problem, user_sessions
+from ..session.userrecord import record_of
 from .sweepboard import IN_QUEUE, task_states
 from .sweeps import SETTLE_LISTINGS, grouped
 
@@ -106,8 +107,8 @@ async def user_runs_listing(services: HubServices, username: str, fresh: bool = 
 
 def held_in_runs(services: HubServices, user, listing: tuple[list, list]) -> list[Held]:
     """What the user's runs and sweeps hold, and their submissions under way (no await: a check's one step)."""
-    runs = getattr(getattr(user, "spawner", None), "record", None)
-    recorded = runs_held(runs.runs if runs else [], *listing, services.settings.jobs.list_seconds, time.time())
+    runs = record_of(services, user).runs
+    recorded = runs_held(runs, *listing, services.settings.jobs.list_seconds, time.time())
     return recorded + services.gpu_claims.of(user.name)
 
 

@@ -25,6 +25,7 @@ from ..request.jobrequest import sbatch_argv
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
+from ..session.userrecord import save_user_record, user_record
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.fileparse import ParseRefused
@@ -51,12 +52,6 @@ class RunRefused(Exception):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
-
-
-def save_record(spawner: SlurmGPUSpawner) -> None:
-    """Write the user's record to the hub's database now (JupyterHub saves it itself only around starts and stops)."""
-    spawner.orm_spawner.state = spawner.get_state()
-    spawner.db.commit()
 
 
 async def read_declared(services: HubServices, username: str, home: str, request: RunRequest) -> list[Parameter]:
@@ -240,9 +235,9 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         log.warning("Run of %s (%s) refused by Slurm: %s", unix.name, request.path, e)
         raise RunRefused(_slurm_words(e), 503 if not e.stderr else 400) from None
     run = _record(request, settings, unix.home.rstrip("/"), job_id, parameters, sweep)
-    record = spawner.record
+    record = user_record(spawner)
     record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.jobs.keep]
-    save_record(spawner)
+    save_user_record(spawner)
     log.info("Run of %s submitted: job %s, %s (%s)", unix.name, job_id, request.path, run["summary"])
     return run
 
@@ -283,14 +278,13 @@ def _slurm_words(e: SlurmError) -> str:
 
 def session_jobs(spawner: SlurmGPUSpawner) -> frozenset[str]:
     """The user's session jobs the hub knows of, of all their sessions: the current ones and their histories'."""
-    known = set()
-    for session in user_sessions(spawner.user):
-        known |= {session.job_id} | {h.get("job_id", "") for h in getattr(session.record, "history", [])}
+    known = {session.job_id for session in user_sessions(spawner.user)}
+    known |= {h.get("job_id", "") for h in user_record(spawner).history}
     return frozenset(known - {""})
 
 
 def find_run(spawner: SlurmGPUSpawner, job_id: str) -> dict | None:
-    return next((r for r in spawner.record.runs if r.get("job_id") == job_id), None)
+    return next((r for r in user_record(spawner).runs if r.get("job_id") == job_id), None)
 
 
 def find_task(spawner: SlurmGPUSpawner, job_id: str) -> tuple[dict, int] | None:
@@ -339,7 +333,7 @@ async def jobs(
     except RunRefused as e:
         return {**jobspage.page([], limit, offset, 0), "error": str(e)}
     listed, accounted, problems = await services.listing.of_user(name)
-    runs = spawner.record.runs
+    runs = user_record(spawner).runs
     sweeps = {r["job_id"] for r in runs if r.get("sweep")}
     known = {j.job_id for j in listed} | {r.get("job_id", "") for r in runs}
     window = jobspage.window(accounted, sweeps, known, offset + limit)

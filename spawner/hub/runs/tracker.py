@@ -30,8 +30,8 @@ from ..base.notices import (
 )
 from ..clock.extension import seconds_left
 from ..request.refusal import SessionRefused
+from ..session.userrecord import save_user_record, user_record
 from .board import ended_why, read_outcome
-from .service import save_record
 from .sweepboard import counts, counts_words
 from .sweeps import ended as sweep_ended
 from .sweeps import ended_state, grouped, states_of, table
@@ -92,9 +92,11 @@ class Tracker:
 
     async def round(self) -> None:
         self.rounds += 1
+        followed: set[str] = set()  # a user's runs once a round, whichever of their sessions is met first
         for spawner in list(self.spawners()):
             try:
-                if open_runs(spawner.record.runs):
+                if spawner.user.name not in followed and open_runs(user_record(spawner).runs):
+                    followed.add(spawner.user.name)
                     await self._runs_of(spawner)
                 await self._time_left(spawner)
             except Exception:  # one user's trouble (an account refused since) must not stop everyone's notices
@@ -110,7 +112,7 @@ class Tracker:
             if why and run is not None:
                 what = f"{'sweep' if run.get('sweep') else 'job'} {run['job_id']}"
                 run["why"] = f"{run.get('why', '')} {unsent_notice(what, why)}".strip()
-                save_record(spawner)
+                save_user_record(spawner)
 
         task = asyncio.ensure_future(send())
         self._mails.add(task)  # held until sent: the loop keeps only weak references to tasks
@@ -122,9 +124,10 @@ class Tracker:
         if problems:
             return  # a source did not answer: no end is concluded from a partial view
         changed = False
-        sweeps = {r["job_id"] for r in open_runs(spawner.record.runs) if r.get("sweep")}
+        runs = user_record(spawner).runs
+        sweeps = {r["job_id"] for r in open_runs(runs) if r.get("sweep")}
         queued, done = grouped(listed, sweeps), grouped(accounted, sweeps)  # one pass, never one per sweep
-        for run in open_runs(spawner.record.runs):
+        for run in open_runs(runs):
             submitted_ts = run.get("submitted_ts") or 0.0
             if run.get("sweep"):
                 self._sweep_ended(spawner, run, queued[run["job_id"]], done[run["job_id"]], submitted_ts)
@@ -135,7 +138,7 @@ class Tracker:
             await self._ended(spawner, run, state, accounted)
             changed = True
         if changed:
-            save_record(spawner)
+            save_user_record(spawner)
 
     async def _ended(self, spawner, run: dict, state: str, accounted: list) -> None:
         name = spawner.user.name
@@ -169,7 +172,7 @@ class Tracker:
             run.get("output", "") if started else "",
             self.public_url(),
         )
-        self._mail(spawner, spawner.record.notify_mail, subject, body, run)
+        self._mail(spawner, user_record(spawner).notify_mail, subject, body, run)
 
     def _sweep_ended(self, spawner, run: dict, listed: list, accounted: list, submitted_ts: float) -> None:
         """A sweep has ended when every task has (one that no listing has ever shown: after GONE_AFTER); then
@@ -203,18 +206,18 @@ class Tracker:
         else:
             state, words = sweep_ended(summary, tally)
         run.update(state=state, why=words, ended=now_text())
-        save_record(spawner)
+        save_user_record(spawner)
         log.info("Sweep %s of %s ended: %s", run["job_id"], spawner.user.name, words)
         settings = run.get("settings") or {}
         subject, body = sweep_ended_mail(
             run["job_id"], settings.get("path", ""), tally, words, run.get("output", ""), self.public_url()
         )
-        self._mail(spawner, spawner.record.notify_mail, subject, body, run)
+        self._mail(spawner, user_record(spawner).notify_mail, subject, body, run)
 
     async def _time_left(self, spawner) -> None:
         """Mail once per session when its time limit is `notify.minutes_left` away (opted-in users only)."""
         record, notify = spawner.record, self.services.settings.notify
-        if not (spawner.owner_record().notify_mail and notify.smtp_host and spawner.job_id and record.start_done):
+        if not (user_record(spawner).notify_mail and notify.smtp_host and spawner.job_id and record.start_done):
             return
         if record.warned_job == spawner.job_id:
             return
@@ -222,7 +225,7 @@ class Tracker:
         if left is None or left > notify.minutes_left * 60:
             return
         record.warned_job = spawner.job_id
-        save_record(spawner)
+        spawner.save_state()
         info = spawner.slurm_client.watcher.last_known(spawner.job_id)
         subject, body = minutes_left_mail(spawner.job_id, max(1, round(left / 60)), info.end, self.public_url())
         self._mail(spawner, True, subject, body)

@@ -12,6 +12,7 @@ from tornado import web
 
 from ..request.sessionlimits import user_sessions
 from .token import refuse_ended
+from .userrecord import users_with_open_runs
 
 if TYPE_CHECKING:
     from .spawner import SlurmGPUSpawner
@@ -47,13 +48,8 @@ def is_portal_spawner(spawner) -> bool:
 def load_users_with_runs(app) -> None:
     """Once, at the hub's start: JupyterHub holds in memory only the users with a server; a user whose
     runs have not ended yet is loaded too, so the tracker says when they end (and mails) without a login."""
-    from jupyterhub import orm
-
-    for orm_spawner in app.db.query(orm.Spawner).filter(orm.Spawner.name == ""):
-        state = orm_spawner.state if isinstance(orm_spawner.state, dict) else {}
-        runs = state.get("runs") if isinstance(state.get("runs"), list) else []
-        if any(isinstance(r, dict) and not r.get("ended") for r in runs) and orm_spawner.user is not None:
-            _ = app.users[orm_spawner.user].spawner  # the user and their spawner, with its saved record
+    for orm_user in users_with_open_runs(app.db):
+        _ = app.users[orm_user].spawner  # the user and a spawner of theirs, through which the tracker reads
 
 
 def hub_spawners(app) -> list[SlurmGPUSpawner]:

@@ -10,6 +10,11 @@ Versions:
   0  (no "version" key) written by hubs before the record had a type: the same flat
      keys, some written only when set; batchspawner's own state (job_id, job_status) is one too.
   1  this one: the flat keys of version 0 and "version": 1.
+
+What is the user's, not one session's (the history, the usage log, the runs, the mail choice), is the user's own
+record since 0.2.0 (spawner/hub/session/userrecord.py).  A record an older hub wrote for a user's unnamed session
+still holds them: they are kept here unread (`legacy_user`) and written back as they were, until the user's
+record takes them over.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 VERSION = 1
+LEGACY_USER_KEYS = ("history", "runs", "usage_log", "notify_mail")  # the user's record's since 0.2.0
 
 log = logging.getLogger("JupyterHub").getChild("record")
 
@@ -43,17 +49,12 @@ class SessionRecord:
     submitted: str = ""  # when the job was submitted (ISO, the hub's local time)
     started: str = ""  # when the hub first saw the job running (ISO, to the second): its GPU-hours count from then
     last_end: str = ""  # why the last session ended, when the user did not stop it; kept until the next start
-    history: list[dict] = field(default_factory=list)  # the last sessions, newest first
     usage: dict = field(default_factory=dict)  # the session's last report of what it used (spawner/usage.py)
     # whom the session is shared with: {"kind": "user"|"group", "name", "expires": ISO UTC}; ends with the session
     shares: list[dict] = field(default_factory=list)
-    # The user's, not the session's (kept when a session ends):
-    runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first (runs/service.py)
-    # what each of the user's last sessions used, newest first (spawner/hub/session/usagelog.py): the usage page's
-    # efficiency over time; kept in the unnamed session's record, as the history is
-    usage_log: list[dict] = field(default_factory=list)
-    notify_mail: bool = False  # the user opted in to e-mail (a job ended, a queued session started, time runs out)
     warned_job: str = ""  # the session job whose "little time left" mail went out
+    # an older hub's user-level keys, unread until the user's record takes them (spawner/hub/session/userrecord.py)
+    legacy_user: dict = field(default_factory=dict)
 
     def to_state(self) -> dict:
         """The JSON object JupyterHub saves; {} for a user with nothing to remember."""
@@ -84,18 +85,11 @@ class SessionRecord:
                 state["usage"] = dict(self.usage)
         if self.last_end:
             state["last_end"] = self.last_end
-        if self.history:
-            state["history"] = [dict(e) for e in self.history]
         if self.shares:
             state["shares"] = [dict(e) for e in self.shares]
-        if self.runs:
-            state["runs"] = [dict(e) for e in self.runs]
-        if self.usage_log:
-            state["usage_log"] = [dict(e) for e in self.usage_log]
-        if self.notify_mail:
-            state["notify_mail"] = True
         if self.warned_job:
             state["warned_job"] = self.warned_job
+        state.update(self.legacy_user)  # as they were read
         return state
 
     @classmethod
@@ -121,8 +115,9 @@ class SessionRecord:
             )
         while version in MIGRATIONS:
             state, version = MIGRATIONS[version](state), version + 1
+        legacy = {name: state.pop(name) for name in LEGACY_USER_KEYS if name in state}
         known = {f.name: f for f in fields(cls)}
-        values = {}
+        values: dict[str, Any] = {"legacy_user": legacy}
         for name, value in state.items():
             if name not in known:
                 continue  # a later version's field: this hub does not use it
@@ -132,14 +127,9 @@ class SessionRecord:
                 log.warning("Saved session record: %s=%r is not a %s; left at %r", name, value, kind.__name__, default)
                 continue
             values[name] = value
-        values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         values["shares"] = [
             e for e in values.get("shares", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
         ]
-        values["usage_log"] = [
-            e for e in values.get("usage_log", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)
-        ]
-        values["runs"] = [e for e in values.get("runs", []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
         values["held_digests"] = [d for d in values.get("held_digests", []) if isinstance(d, str)]
         return cls(**values)
 

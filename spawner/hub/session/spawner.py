@@ -148,13 +148,6 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixi
     def _default_apply_user_options(self):
         return lambda spawner, user_options: spawner.apply_options_and_claim(user_options)
 
-    def owner_record(self) -> SessionRecord:
-        """The record of what is the user's, not one session's (runs, the e-mail opt-in): the unnamed session's."""
-        if not self.name:
-            return self.record
-        default = self.user.spawners[""]
-        return default.record if hasattr(default, "record") else self.record
-
     def session_url(self) -> str:
         """This session's JupyterLab address (a full URL with one origin per user, hub.subdomain_host)."""
         return self.user.server_url(self.name)

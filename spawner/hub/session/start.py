@@ -22,6 +22,7 @@ from ..request.refusal import SessionRefused
 from . import handlers as session_handlers
 from .progress import never_starts
 from .readiness import wait_for_proof
+from .userrecord import user_record
 
 QUICK_START_SECONDS = 10.0  # a start's first seconds: its job state is followed closely
 # then a queued job's state may come from a listing a tenth of its wait old, within these bounds (seconds)
@@ -174,7 +175,7 @@ class StartMixin:
 
     def _tell_if_it_waited(self, waited: float) -> None:
         """A session that waited in the queue has started: mail the user who opted in (spawner/hub/base/notices.py)."""
-        if waited < self.settings.notify.queued_seconds or not self.owner_record().notify_mail:
+        if waited < self.settings.notify.queued_seconds or not user_record(self).notify_mail:
             return
         url = self.session_url()  # with one origin per user (hub.subdomain_host) a full URL already
         if not url.startswith("http"):

@@ -91,14 +91,10 @@ class StateMixin:
         super().clear_state()
         self.job_info = None
         self.gone_confirmed = False
-        # the job's part goes; why the last sessions ended stays for the home page
+        # the job's part goes; why the last session ended stays for the home page (what is the user's is in the
+        # user's record, spawner/hub/session/userrecord.py, or still unread from an older hub)
         self.record = SessionRecord(
-            last_end=self.record.last_end,
-            history=self.record.history,
-            usage_log=self.record.usage_log,
-            runs=self.record.runs,
-            notify_mail=self.record.notify_mail,
-            warned_job=self.record.warned_job,
+            last_end=self.record.last_end, warned_job=self.record.warned_job, legacy_user=self.record.legacy_user
         )
 
     async def query_job_status(self, max_age: float = 0.0) -> JobStatus:

@@ -22,6 +22,7 @@ from .idle import idle_words
 from .progress import clock, ended_words
 from .record import add_to_history, history_entry
 from .usagelog import add_to_log, allocation_of, gpu_hours, hours_left, log_entry, session_hours, session_usage
+from .userrecord import save_user_record, user_record
 
 ENDED_WAIT = 20.0  # seconds a session whose server exited waits for its job to end by itself
 
@@ -192,8 +193,8 @@ class StopMixin:
             self.remember_session(f"Stopped through the portal {clock(now, now)}.", now)
 
     def remember_session(self, why: str, ended: datetime) -> None:
-        """Add the session that just ended to the home page's list: the user's, in the unnamed session's record
-        (saved with the state), so it outlives a named session that is removed.  With it what the session used
+        """Add the session that just ended to the home page's list: in the user's record (userrecord.py), so it
+        outlives a named session that is removed.  With it what the session used
         (its last report; Slurm's accounting is filled in later) and the user's GPU-hours for the metrics."""
         resources = self.current_resources()
         entry = history_entry(
@@ -209,7 +210,7 @@ class StopMixin:
         given = allocation_of(resources)
         entry["usage"] = usage = session_usage(self.record.usage, given)
         self.record.usage = {}  # this session's: the next session of the record starts without it
-        record = self.owner_record()
+        record = user_record(self)
         record.history = add_to_history(record.history, entry, self.settings.sessions.history)
         # GPU-hours: what the hub gave times how long it saw the job run, whatever the session reported (or not);
         # a job never seen running held none (Slurm's accounting adds what it finds)
@@ -221,8 +222,7 @@ class StopMixin:
             allocated, busy = gpu_hours(given.gpus, hours, usage)
             USER_GPU_HOURS.labels(self.user.name).inc(allocated)
             USER_GPU_BUSY_HOURS.labels(self.user.name).inc(busy)
-        if record is not self.record:
-            self.user.spawners[""].save_state()
+        save_user_record(self)
 
     def run_post_stop_hook(self):
         """The session has ended: so has every server token of it, also those a restarted hub does not know

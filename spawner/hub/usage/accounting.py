@@ -26,6 +26,7 @@ from ...slurmaccounting import UsedJob
 from ...slurmvocab import parse_end
 from ..base.metrics import USER_GPU_HOURS
 from ..session.usagelog import with_accounting
+from ..session.userrecord import save_user_record, user_record
 from ..slurm.client import SlurmClient, SlurmError
 from ..slurm.clusterinfo import SharedAnswers
 
@@ -104,19 +105,21 @@ def fill(
 
 
 async def fill_once(listing: UsageListing, records: Iterable, days: int) -> int:
-    """Fill the records (the users' unnamed sessions' spawners) that wait for Slurm; how many changed."""
+    """Fill the users' records (spawner/hub/session/userrecord.py, one spawner of each user in `records`) that wait
+    for Slurm; how many changed."""
     now = datetime.now()
-    owners = [s for s in records if waiting(s.record.history, s.record.usage_log, now, days)]
+    owners = [s for s in records if waiting(user_record(s).history, user_record(s).usage_log, now, days)]
     if not owners:
         return 0  # no sacct when nothing waits
     jobs = await listing.jobs()
     changed = 0
     for spawner in owners:
         try:
-            filled, beyond = fill(spawner.record.history, spawner.record.usage_log, jobs, spawner.user.name, now)
+            record = user_record(spawner)
+            filled, beyond = fill(record.history, record.usage_log, jobs, spawner.user.name, now)
             if filled:
                 USER_GPU_HOURS.labels(spawner.user.name).inc(beyond)
-                spawner.save_state()
+                save_user_record(spawner)
                 changed += 1
         except Exception:  # noqa: BLE001 - one user's records must not keep the others' from Slurm's numbers
             log.exception("Filling Slurm's accounting into %s's summaries failed", spawner.user.name)
@@ -127,7 +130,7 @@ async def keep_filling(listing: UsageListing, spawners: Callable[[], list], seco
     while True:
         await asyncio.sleep(seconds)
         try:
-            owners = [s for s in spawners() if s.name == ""]
+            owners = list({s.user.name: s for s in spawners()}.values())  # one of each user's sessions
             await fill_once(listing, owners, days)
         except SlurmError as e:
             log.warning("Slurm's accounting for the sessions' summaries: %s", e)

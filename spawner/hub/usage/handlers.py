@@ -35,6 +35,7 @@ from ...usage import UsageTally
 from ..base.requestlimits import Bounded
 from ..request.sessionlimits import user_sessions
 from ..session.lookup import own_spawner, portal_spawner
+from ..session.userrecord import user_record
 from ..slurm.client import SlurmError
 from .accounting import NO_ACCOUNTING, usage_listing
 from .prometheus import RANGES, Prometheus
@@ -66,7 +67,7 @@ class UsagePageHandler(Bounded, BaseHandler):
             self.log.warning("Slurm's accounting for %s's usage page: %s", user.name, e)
             jobs, error = None, NO_ACCOUNTING
         label = self.portal_services.settings.slurm.gpu_label
-        data = usage_page(jobs, spawner.record.usage_log, datetime.now(), error, label)
+        data = usage_page(jobs, user_record(spawner).usage_log, datetime.now(), error, label)
         self.finish(await self.render_template("usage.html", data=data, plotly_url=self.plotly_url()))
 
     def plotly_url(self) -> str:
