@@ -60,8 +60,9 @@ async def panel(services: HubServices, name: str) -> None:
     async def checked(account) -> None:  # the directory's check: the demo users have no directory here
         return None
 
-    user = SimpleNamespace(name=name, orm_user=SimpleNamespace(id=0, name=name, created=""))
-    services.shared(("user records",), dict)[(0, name, "")] = UserRecord()  # none of the portal's runs
+    row = int(name.removeprefix("user"))  # each user a row of their own
+    user = SimpleNamespace(name=name, orm_user=SimpleNamespace(id=row, name=name, created=""))
+    services.shared(("user records",), dict)[(row, "")] = UserRecord()  # none of the portal's runs
     spawner = SimpleNamespace(
         user=user,
         services=services,

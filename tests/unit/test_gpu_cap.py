@@ -131,7 +131,7 @@ def a_hub_with(listing, runs: list[dict]):
     services = SimpleNamespace(settings=settings, listing=listing, gpu_claims=GpuClaims())
     orm_user = SimpleNamespace(id=1, name="alice", created="", orm_spawners={})
     user = SimpleNamespace(name="alice", spawners={}, orm_user=orm_user)
-    records = {(1, "alice", ""): UserRecord(runs=runs)}  # the user's record (spawner/hub/session/userrecord.py)
+    records = {(1, ""): UserRecord(runs=runs)}  # the user's record (spawner/hub/session/userrecord.py)
     services.shared = lambda key, make: records if key == ("user records",) else make()
     return services, SimpleNamespace(user=user)
 

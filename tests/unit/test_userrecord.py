@@ -93,11 +93,24 @@ def test_the_row_goes_with_the_user_and_a_new_user_of_the_same_name_starts_empty
     assert user_record(again) == UserRecord()
 
 
+def test_a_deleted_users_record_is_saved_nowhere_not_even_under_their_row_id_made_again(db):
+    old = a_session(db, "henry", {"runs": RUNS})
+    user_record(old).runs[0]["why"] = "the mail could not be sent"  # the tracker, still writing when he went
+    old_id = old.user.orm_user.id
+    db.delete(old.user.orm_user)
+    db.commit()
+    newcomer = a_session(db, "ivy", {}, services=old.services)
+    assert newcomer.user.orm_user.id == old_id  # SQLite gives the next user the deleted row's id
+    save_user_record(old)
+    assert db.query(UserRecordRow).count() == 0 and user_record(newcomer) == UserRecord()
+    assert db.query(orm.User).count() == 1  # and the hub's database session goes on
+
+
 def test_the_users_with_runs_not_ended_are_found_in_their_records_and_in_older_ones(db):
     moved = a_session(db, "dave", {"runs": RUNS})
     user_record(moved)  # taken over: in dsportal_user_records now
     a_session(db, "erin", {"runs": [RUNS[0]]})  # an older hub's, not taken over yet
-    a_session(db, "frank", {"runs": [RUNS[1]]})  # every run ended
+    a_session(db, "frank", {"runs": [RUNS[1], {"path": "no-job.ipynb"}]})  # every run ended, or no run at all
     assert sorted(u.name for u in users_with_open_runs(db)) == ["dave", "erin"]
 
 

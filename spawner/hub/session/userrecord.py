@@ -19,6 +19,8 @@ from typing import Any
 
 from jupyterhub.orm import JSONDict
 from sqlalchemy import Column, ForeignKey, Integer
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..base.upstream_jupyterhub import TableBase
 from .record import LEGACY_USER_KEYS as USER_KEYS
@@ -75,10 +77,10 @@ class UserRecord:
 
 
 def _key(user) -> tuple:
-    """The cache's key of a JupyterHub user: its row, and when it was made (a user deleted and made again with
-    the same name, or the same row id, is another user)."""
+    """The cache's key of a JupyterHub user: its row, and when it was made (SQLite gives a user made after one
+    was deleted the same row id; a renamed user stays the same)."""
     orm_user = user.orm_user
-    return (orm_user.id, orm_user.name, str(orm_user.created))
+    return (orm_user.id, str(orm_user.created))
 
 
 def user_record(spawner) -> UserRecord:
@@ -98,15 +100,32 @@ def record_of(services, user) -> UserRecord:
 
 
 def save_user_record(spawner) -> None:
-    """Write the user's record to the hub's database now."""
+    """Write the user's record to the hub's database now; nothing for a user deleted meanwhile (a run's end the
+    tracker was still writing): their row went with them, and another user may have their row id by now."""
     user = spawner.user
+    if not still_there(user):
+        spawner.services.shared(("user records",), dict).pop(_key(user), None)
+        log.info("%s was deleted: their record is not saved", user.name)
+        return
     row = user.db.get(UserRecordRow, user.orm_user.id)
     state = user_record(spawner).to_state()
     if row is None:
         user.db.add(UserRecordRow(user_id=user.orm_user.id, state=state))
     else:
         row.state = state
-    user.db.commit()
+    try:
+        user.db.commit()
+    except SQLAlchemyError:
+        user.db.rollback()  # the hub's one database session stays usable for everyone else
+        raise
+
+
+def still_there(user) -> bool:
+    """Whether JupyterHub's user `user` is still in the database as this very row."""
+    from jupyterhub import orm
+
+    orm_user = user.orm_user
+    return not sa_inspect(orm_user).was_deleted and user.db.get(orm.User, orm_user.id) is orm_user
 
 
 def _load(user) -> UserRecord:
@@ -140,9 +159,11 @@ def users_with_open_runs(db) -> list:
     own records or, not moved yet, in an older hub's unnamed session's."""
     from jupyterhub import orm
 
-    def open_in(state: object) -> bool:
+    def open_in(state: object) -> bool:  # as UserRecord.from_state reads them: a run has its job id
         runs = state.get("runs") if isinstance(state, dict) else None
-        return isinstance(runs, list) and any(isinstance(r, dict) and not r.get("ended") for r in runs)
+        return isinstance(runs, list) and any(
+            isinstance(r, dict) and isinstance(r.get("job_id"), str) and not r.get("ended") for r in runs
+        )
 
     users = {row.user_id for row in db.query(UserRecordRow) if open_in(row.state)}
     for orm_spawner in db.query(orm.Spawner).filter(orm.Spawner.name == ""):
