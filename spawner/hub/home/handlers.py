@@ -14,7 +14,7 @@
     POST /hub/api/dsportal/session/extend   the clock's (spawner/hub/clock/handlers.py), answered with the card
     GET  /hub/dsportal/static/home.js       the page's script and its rules (templates/static/, to anyone:
          /hub/dsportal/static/homerules.js  it holds no secret), kept for years when asked with ?v=
-                                            (spawner/hub/home/script.py)
+                                            (spawner/hub/base/pagescripts.py)
 
 The caller is the logged-in user (the page's cookie, with JupyterHub's XSRF
 check) or a token of theirs that may use their server: the session's own

@@ -14,10 +14,10 @@ session's record until then).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from jupyterhub.orm import JSONDict
+from jupyterhub import orm
 from sqlalchemy import Column, ForeignKey, Integer
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import SQLAlchemyError
@@ -35,7 +35,7 @@ class UserRecordRow(TableBase):
 
     __tablename__ = "dsportal_user_records"
     user_id = Column(Integer, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    state = Column(JSONDict, nullable=False, default=dict)
+    state = Column(orm.JSONDict, nullable=False, default=dict)
 
 
 @dataclass
@@ -65,7 +65,7 @@ class UserRecord:
         for f in fields(cls):
             if f.name not in state:
                 continue
-            value, default = state[f.name], f.default_factory() if f.name != "notify_mail" else False
+            value, default = state[f.name], f.default if f.default_factory is MISSING else f.default_factory()
             if type(value) is not type(default):
                 log.warning("Saved user record: %s=%r is not a %s; left at %r", f.name, value, type(default), default)
                 continue
@@ -122,8 +122,6 @@ def save_user_record(spawner) -> None:
 
 def still_there(user) -> bool:
     """Whether JupyterHub's user `user` is still in the database as this very row."""
-    from jupyterhub import orm
-
     orm_user = user.orm_user
     return not sa_inspect(orm_user).was_deleted and user.db.get(orm.User, orm_user.id) is orm_user
 
@@ -157,7 +155,6 @@ def _load(user) -> UserRecord:
 def users_with_open_runs(db) -> list:
     """The orm users whose runs have not all ended (the runs tracker follows them from the hub's start), in their
     own records or, not moved yet, in an older hub's unnamed session's."""
-    from jupyterhub import orm
 
     def open_in(state: object) -> bool:  # as UserRecord.from_state reads them: a run has its job id
         runs = state.get("runs") if isinstance(state, dict) else None
