@@ -116,22 +116,29 @@ class SessionRecord:
         while version in MIGRATIONS:
             state, version = MIGRATIONS[version](state), version + 1
         legacy = {name: state.pop(name) for name in LEGACY_USER_KEYS if name in state}
-        known = {f.name: f for f in fields(cls)}
-        values: dict[str, Any] = {"legacy_user": legacy}
-        for name, value in state.items():
-            if name not in known:
-                continue  # a later version's field: this hub does not use it
-            default = known[name].default if known[name].default_factory is MISSING else known[name].default_factory()
-            kind = type(default)
-            if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-                log.warning("Saved session record: %s=%r is not a %s; left at %r", name, value, kind.__name__, default)
-                continue
-            values[name] = value
+        values: dict[str, Any] = {**typed_fields(cls, state, "session record"), "legacy_user": legacy}
         values["shares"] = [
             e for e in values.get("shares", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
         ]
         values["held_digests"] = [d for d in values.get("held_digests", []) if isinstance(d, str)]
         return cls(**values)
+
+
+def typed_fields(cls, state: dict, what: str) -> dict[str, Any]:
+    """The values of `state` that are fields of the dataclass `cls` of their default's type; a later version's key
+    is passed over, a value of another type logged and left out (its default stays)."""
+    known = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for name, value in state.items():
+        if name not in known:
+            continue  # a later version's field: this hub does not use it
+        default = known[name].default if known[name].default_factory is MISSING else known[name].default_factory()
+        kind = type(default)
+        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            log.warning("Saved %s: %s=%r is not a %s; left at %r", what, name, value, kind.__name__, default)
+            continue
+        values[name] = value
+    return values
 
 
 def _from_version_0(state: dict) -> dict:

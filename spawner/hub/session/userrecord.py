@@ -14,7 +14,7 @@ session's record until then).
 from __future__ import annotations
 
 import logging
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from jupyterhub import orm
@@ -24,6 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..base.upstream_jupyterhub import TableBase
 from .record import LEGACY_USER_KEYS as USER_KEYS
+from .record import typed_fields
 
 log = logging.getLogger("JupyterHub").getChild("userrecord")
 
@@ -61,15 +62,7 @@ class UserRecord:
         """A saved state -> the record; what does not read is logged and left at its default, never raised."""
         state = dict(state or {})
         state.pop("version", None)
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in state:
-                continue
-            value, default = state[f.name], f.default if f.default_factory is MISSING else f.default_factory()
-            if type(value) is not type(default):
-                log.warning("Saved user record: %s=%r is not a %s; left at %r", f.name, value, type(default), default)
-                continue
-            values[f.name] = value
+        values = typed_fields(cls, state, "user record")
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         for name in ("usage_log", "runs"):
             values[name] = [e for e in values.get(name, []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
