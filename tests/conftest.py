@@ -14,6 +14,7 @@ a_home         a temp folder that stands for a user's home directory
 portal_yaml    the text of a valid admin config that uses the mock Slurm
 a_config_file  that text written to a temp portal.yaml
 a_spawner      a SlurmGPUSpawner for user alice, wired to the mock Slurm and a_home
+a_spawner_quick_to_give_up  the same, its Slurm commands hung after 2 s (the portal's 20 s elsewhere)
 a_web_server   a FakeJupyter: answers HTTP and the readiness proof on a loopback port (stands for JupyterLab)
 a_hub_and_its_slurm  a real JupyterHub + proxy on loopback with its own mock Slurm (per module)
 a_slapd        Debian's slapd with the demo directory on a loopback port (per session)
@@ -91,6 +92,14 @@ def a_config_file(tmp_path, portal_yaml) -> Path:
 @pytest.fixture
 def a_spawner(a_config_file, a_home):
     return spawner_for("alice", a_config_file, a_home, startup_poll_interval=0.05, stop_timeout=5)
+
+
+@pytest.fixture
+def a_spawner_quick_to_give_up(mock_slurm, tmp_path, a_home):
+    """a_spawner whose Slurm commands count as hung after 2 s: the tests of a Slurm that does not answer."""
+    path = tmp_path / "portal-quick.yaml"
+    path.write_text(yaml.safe_dump(config_data(mock_slurm, command_timeout=2), sort_keys=False))
+    return spawner_for("alice", path, a_home, startup_poll_interval=0.05, stop_timeout=5)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from tests.support.mockslurm import MockSlurm, config_data
 
 MAX_SESSIONS, MAX_GPUS = 3, 4
 IN_QUEUE = ("PENDING", "RUNNING", "COMPLETING")
+LATE = 10  # seconds before this hub calls a Slurm command hung: the late sbatch's test waits as long (idle: 0.12 s)
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,7 @@ def a_limited_hub(tmp_path_factory):
     portal = config_data(mock)
     portal["sessions"] = {"max_per_user": MAX_SESSIONS, "max_gpus_per_user": MAX_GPUS}
     portal["slurm"]["reconcile_seconds"] = 3600  # the tests end a job left behind themselves, as Slurm would
+    portal["slurm"]["command_timeout"] = LATE  # the late sbatch's start fails after this long
     # a refusal that comes after the start's squeue (the mock's are slow Python processes) still answers the POST
     hub = HubProcess(root, portal, after='c.JupyterHub.tornado_settings.update({"slow_spawn_timeout": 5})')
     hub.start()
@@ -165,10 +167,12 @@ def test_a_job_slurm_queued_for_a_start_that_timed_out_counts_until_it_is_gone(a
     user hold 4 sessions with a limit of 3 for 6 s after slurmctld came back.)"""
     hub, mock = a_limited_hub
     try:
-        mock.fail("sbatch", "late")  # the job is queued, the answer never comes (the hub's timeout is 3 s)
+        mock.fail("sbatch", "late")  # the job is queued, the answer never comes (the hub waits LATE s)
         status, _ = hub.api("POST", "/users/alice/servers/first", {"gpus": 4, "hours": 1})
         assert status in (201, 202, 500), status
-        wait_until(lambda: not hub.api("GET", "/users/alice")[1]["servers"].get("first"), 30, "the failed start over")
+        wait_until(
+            lambda: not hub.api("GET", "/users/alice")[1]["servers"].get("first"), LATE + 30, "the failed start over"
+        )
         left = held_by(mock, "alice")
         assert [gpus_of(j) for j in left] == [4], left  # Slurm holds it, the hub does not know its id
         (job_id,) = [j for j, job in mock.jobs().items() if job in left]

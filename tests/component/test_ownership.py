@@ -195,7 +195,10 @@ async def test_the_reconciler_finds_a_handed_over_job_its_owner_renamed(a_spawne
     assert [await other.run_once(), await other.run_once()] == [[], []]
 
 
-async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(a_spawner, mock_slurm, caplog):
+async def test_the_reconciler_cancels_a_late_sbatch_and_retries_with_back_off(
+    a_spawner_quick_to_give_up, mock_slurm, caplog
+):
+    a_spawner = a_spawner_quick_to_give_up
     mock_slurm.fail("sbatch", "late")  # sbatch times out, yet its job is queued
     a_spawner.apply_session_options({"gpus": 1})
     with pytest.raises(RuntimeError, match="not answering, so no session was started"):

@@ -199,13 +199,14 @@ async def test_a_visible_queue_asks_slurm_nothing_more(a_spawner, mock_slurm, a_
 
 
 @pytest.mark.parametrize("mode", ["unreachable", "hang"])
-async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mode, a_web_server):
-    _, job_id = await start_running(a_spawner, mock_slurm, a_web_server)
+async def test_a_slurm_outage_keeps_a_running_session(a_spawner_quick_to_give_up, mock_slurm, mode, a_web_server):
+    spawner = a_spawner_quick_to_give_up
+    _, job_id = await start_running(spawner, mock_slurm, a_web_server)
     mock_slurm.fail("squeue", mode)
-    assert await a_spawner.query_job_status() == JobStatus.UNKNOWN
-    assert a_spawner.job_id == job_id
+    assert await spawner.query_job_status() == JobStatus.UNKNOWN
+    assert spawner.job_id == job_id
     mock_slurm.heal()
-    assert await a_spawner.poll() is None
+    assert await spawner.poll() is None
 
 
 @pytest.mark.parametrize(
@@ -215,11 +216,11 @@ async def test_a_slurm_outage_keeps_a_running_session(a_spawner, mock_slurm, mod
         ("hang", "The cluster's scheduler (Slurm) is not answering, so no session was started."),
     ],
 )
-async def test_controller_down_while_starting_is_a_clear_error(a_spawner, mock_slurm, mode, message):
+async def test_controller_down_while_starting_is_a_clear_error(a_spawner_quick_to_give_up, mock_slurm, mode, message):
     mock_slurm.fail("sbatch", mode)
-    a_spawner.apply_session_options({})
+    a_spawner_quick_to_give_up.apply_session_options({})
     with pytest.raises(RuntimeError) as info:
-        await asyncio.wait_for(a_spawner.start(), 15)
+        await asyncio.wait_for(a_spawner_quick_to_give_up.start(), 15)
     assert str(info.value).startswith(message)
     assert mock_slurm.jobs() == {}
 

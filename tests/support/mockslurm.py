@@ -535,8 +535,12 @@ class MockSlurm:
         return [e for e in entries if cmd is None or e["cmd"] == cmd]
 
 
-def config_data(mock: MockSlurm) -> dict:
-    """A valid admin config (as data) whose Slurm commands are `mock`'s."""
+def config_data(mock: MockSlurm, command_timeout: float = 20) -> dict:
+    """A valid admin config (as data) whose Slurm commands are `mock`'s.
+
+    `command_timeout` is the portal's default: the test workers share two cores with the dev cluster's tests, and
+    a mock command (a Python start-up, 0.12 s idle) once took over the 3 s this was, failing a start.  A test of
+    a hung Slurm passes a short one."""
     return {
         "hub": {"admin_users": ["carol"]},
         "ldap": {"bind_dn_template": "uid={username},ou=people,dc=example,dc=org"},
@@ -559,7 +563,7 @@ def config_data(mock: MockSlurm) -> dict:
             "extend_command": mock.path("dsportal-extend-session"),
             "allow_extend": True,
             "extend_max_hours": 12,
-            "command_timeout": 3,
+            "command_timeout": command_timeout,
         },
         "environment": {"prefix": "/opt/dsportal/venv", "storage": {"isilon": "/mnt/isilon"}},
     }
