@@ -22,7 +22,7 @@ import annotated_types
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .settings import PortalSettings, Rule
+from .settings import RENAMED_SECTIONS, PortalSettings, Rule
 
 DEFAULT_PATH = "/etc/dsportal/portal.yaml"
 ENV_VAR = "DSPORTAL_CONFIG"
@@ -147,9 +147,10 @@ def _order(loc: tuple) -> tuple:
     return tuple(order)
 
 
-def _sentences(error: dict) -> list[str]:
+def _sentences(error: dict, written: dict[str, str] | None = None) -> list[str]:
+    """`written`: a section's name -> the older name the file gives it (the error says what the admin wrote)."""
     loc, kind = tuple(error["loc"]), error["type"]
-    path = key_path(loc) or "(top level)"
+    path = key_path((written.get(loc[0], loc[0]), *loc[1:]) if loc and written else loc) or "(top level)"
     if kind == "extra_forbidden":
         parent = slot_at(loc[:-1])[0]
         return [f"{path}: unknown setting (allowed here: {', '.join(parent.model_fields)})"]
@@ -157,7 +158,7 @@ def _sentences(error: dict) -> list[str]:
         out = []
         for problem in error["ctx"]["problems"]:
             if isinstance(problem, str):
-                out.append(f"{path}{problem}")
+                out.append(f"{path}{problem}" if loc else problem)  # a whole sentence
             else:
                 sub, value, allowed = problem
                 where = f"{path}{sub}" if loc else sub.lstrip(".")  # a rule across sections names full paths
@@ -170,6 +171,15 @@ def _sentences(error: dict) -> list[str]:
     return [f"{path}: {show(error['input'])} ({allowed})"]
 
 
+def renamed_warnings(settings: PortalSettings) -> list[str]:
+    """One sentence per section the file names by its older name (check-config and the hub's start say them)."""
+    return [
+        f"{old}: is called {RENAMED_SECTIONS[old]}: since DS Portal 0.2.0 and is read as it until 0.3.0; "
+        f"rename the section to {RENAMED_SECTIONS[old]}:"
+        for old in settings.renamed
+    ]
+
+
 def config_path(explicit: str | os.PathLike | None = None) -> Path:
     return Path(explicit or os.environ.get(ENV_VAR) or DEFAULT_PATH)
 
@@ -180,8 +190,9 @@ def parse_config(data: Any, source: str = "portal.yaml") -> PortalSettings:
     try:
         return PortalSettings.model_validate(data or {})
     except ValidationError as e:
+        written = {new: old for old, new in RENAMED_SECTIONS.items() if old in (data or {})}
         found = sorted(e.errors(), key=lambda err: _order(tuple(err["loc"])))
-        raise ConfigError(source, [line for err in found for line in _sentences(err)]) from None
+        raise ConfigError(source, [line for err in found for line in _sentences(err, written)]) from None
 
 
 def load_config(path: str | os.PathLike | None = None) -> PortalSettings:

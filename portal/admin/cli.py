@@ -13,7 +13,7 @@ import os
 import sys
 
 from ..cleartext import cleartext_warnings
-from ..config import ConfigError, config_path, load_config
+from ..config import ConfigError, config_path, load_config, renamed_warnings
 from ..example import render_example
 from ..version import version
 from .completion import DIRECTORY, FILE, SHELLS
@@ -69,6 +69,7 @@ def config_findings(settings) -> list[tuple[str, str]]:
     from .doctor import container_images
 
     findings = [("warning", f"INSECURE: {warning}") for warning in cleartext_warnings(settings)]
+    findings += [("warning", warning) for warning in renamed_warnings(settings)]
     findings += [("note" if r.ok else "warning", f"{r.name}: {r.detail}") for r in container_images(settings)]
     return findings
 

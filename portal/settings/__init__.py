@@ -13,18 +13,20 @@ the package's public surface: importers write `from portal.settings import X`.
 
 from __future__ import annotations
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from typing import Any
+
+from pydantic import PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from spawner.slurmgres import GPU_TYPE
 
 from .apps import AppSettings
 from .environment import EnvironmentSettings
 from .hub import HubSettings
-from .jobs import JobSettings
 from .kernels import ContainerKernel, KernelSettings, ModuleKernel
 from .kinds import SLURM_NAME, Rule, is_username, size_to_mib
 from .ldap import LdapSettings
 from .notify import NotifySettings
+from .runs import RunSettings
 from .section import Reserved, Section, rule_error, section
 from .sessions import Preset, SessionSettings
 from .sharing import SharingSettings
@@ -38,7 +40,6 @@ __all__ = [
     "ContainerKernel",
     "EnvironmentSettings",
     "HubSettings",
-    "JobSettings",
     "KernelSettings",
     "LdapSettings",
     "ModuleKernel",
@@ -46,8 +47,10 @@ __all__ = [
     "Partition",
     "PortalSettings",
     "Preset",
+    "RENAMED_SECTIONS",
     "Reserved",
     "Rule",
+    "RunSettings",
     "Section",
     "SessionSettings",
     "SharingSettings",
@@ -57,6 +60,10 @@ __all__ = [
     "is_username",
     "size_to_mib",
 ]
+
+
+# A section's name of an older release -> its name now: read in its place for a release, with a warning (`renamed`)
+RENAMED_SECTIONS = {"jobs": "runs"}
 
 
 class PortalSettings(Section):
@@ -72,7 +79,9 @@ class PortalSettings(Section):
     sessions: SessionSettings = section(
         SessionSettings, "Sessions' clock (warnings, saving before the end), history and presets on the home page."
     )
-    jobs: JobSettings = section(JobSettings, "Notebooks and scripts run as Slurm jobs from JupyterLab and the API.")
+    runs: RunSettings = section(
+        RunSettings, "Notebooks and scripts run as Slurm jobs of their own from JupyterLab and the API (runs)."
+    )
     notify: NotifySettings = section(
         NotifySettings, "E-mail when a job ends, a queued session starts or time runs out."
     )
@@ -81,6 +90,32 @@ class PortalSettings(Section):
         UsageSettings, "What each session used, the users' usage page and the admins' status page."
     )
     notebooks: Reserved = section(Reserved, "Framework notebook templates (filled by a later release; keep empty).")
+    _renamed: tuple[str, ...] = PrivateAttr(())  # the older names this file used, for `renamed_warnings`
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _older_names(cls, data: Any, handler) -> PortalSettings:
+        """A section under its older name (RENAMED_SECTIONS) is read as the new one; both at once is an error."""
+        older = [name for name in RENAMED_SECTIONS if isinstance(data, dict) and name in data]
+        both = [name for name in older if RENAMED_SECTIONS[name] in data]
+        if both:
+            raise rule_error(
+                *(
+                    f"{name}: is the older name of {RENAMED_SECTIONS[name]}:, which is here too: move its keys "
+                    f"into {RENAMED_SECTIONS[name]}: and remove {name}:"
+                    for name in both
+                )
+            )
+        if older:
+            data = {RENAMED_SECTIONS.get(key, key): value for key, value in data.items()}
+        settings = handler(data)
+        settings._renamed = tuple(older)
+        return settings
+
+    @property
+    def renamed(self) -> tuple[str, ...]:
+        """The sections this file names by an older name (read as their new one)."""
+        return self._renamed
 
     @field_validator("apps", mode="after")
     @classmethod

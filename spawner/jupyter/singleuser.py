@@ -104,7 +104,7 @@ def serve(sockets: list[socket.socket], argv: list[str]) -> None:
 
     # what a guest of a shared session may not do: stop it, extend it, run or cancel the owner's jobs, or act on
     # the owner's runs (their sweeps' best parameters made a notebook's defaults)
-    guests.install((ShutdownHandler, clock.ExtendHandler, runs.JobsHandler, DefaultsHandler))
+    guests.install((ShutdownHandler, clock.ExtendHandler, runs.RunsHandler, DefaultsHandler))
     launch_singleuser([*server_args(), *argv], prepare=lambda serverapp: hold_port(serverapp, sockets))
 
 

@@ -46,7 +46,7 @@ export function unsharePath(name, share) {
   return "dsportal/shares?server=" + encodeURIComponent(name) + "&" + share.kind + "=" + encodeURIComponent(share.name);
 }
 
-export function jobPath(job, action) { return "dsportal/jobs/" + encodeURIComponent(job.job_id) + "/" + action; }
+export function jobPath(job, action) { return "dsportal/runs/" + encodeURIComponent(job.job_id) + "/" + action; }
 
 // what is free comes with every few answers, in the same request: each request costs the hub a login check
 export function sessionQuery(free) { return "dsportal/session?jobs=1&shares=1" + (free ? "&free=1" : ""); }

@@ -61,7 +61,7 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     # a refusal: 5 GPUs per node, past the dialog's own bound (a script could ask so too): the hub says why
     dialog.locator('[name="gpus"]').evaluate("(e) => { e.max = '99'; e.value = '5'; }")  # past the form's own bound
     before = set(alice.rows())
-    browser.allow(r"/user/alice/dsportal/jobs\?", 400, why="the test asks for 5 GPUs per node: the hub refuses")
+    browser.allow(r"/user/alice/dsportal/runs\?", 400, why="the test asks for 5 GPUs per node: the hub refuses")
     dialog.locator(".jp-Dialog-footer .jp-mod-accept").click()
     expect(page.locator(".dsportal-run-error")).to_contain_text("gpus: 5 is out of range", timeout=30_000)
     expect(page.locator('.jp-Dialog [name="param-name"]')).to_have_value("from-the-browser")

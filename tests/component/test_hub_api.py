@@ -123,3 +123,18 @@ def test_a_link_never_starts_a_session(a_hub_and_its_slurm):
     assert 'name="gpus"' in page  # the form, to start deliberately
     assert len(mock_slurm.calls("sbatch")) == submitted
     assert a_hub.api("GET", "/users/bob")[1]["servers"] == {}
+
+
+def test_the_runs_api_answers_at_its_01_name_too(a_hub_and_its_slurm):
+    """0.1 named the runs API /dsportal/jobs: a session started before an upgrade (its JupyterLab extension) and
+    an admin's scripts ask there, and get what /dsportal/runs answers until 0.3."""
+    a_hub, _ = a_hub_and_its_slurm
+    a_hub.api("POST", "/users/dave")
+    status, token = a_hub.api("POST", "/users/dave/tokens", {"note": "scripts"})
+    assert status == 201, token
+    now = a_hub.api("GET", "/dsportal/runs", token=token["token"])
+    assert now[0] == 200 and now[1]["jobs"] == [], now
+    assert a_hub.api("GET", "/dsportal/jobs", token=token["token"]) == now
+    refused = a_hub.api("POST", "/dsportal/runs", {"path": "x.ipynb", "hours": 99}, token=token["token"])
+    assert refused[0] == 400, refused
+    assert a_hub.api("POST", "/dsportal/jobs", {"path": "x.ipynb", "hours": 99}, token=token["token"]) == refused

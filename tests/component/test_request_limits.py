@@ -73,7 +73,7 @@ def test_the_portal_paths_cover_its_apis_pages_and_the_replaced_ones():
     paths = portal_paths()
     for expected in (
         "/hub/api/dsportal/session/usage",
-        "/hub/api/dsportal/jobs/1/cancel",
+        "/hub/api/dsportal/runs/1/cancel",
         "/hub/api/users/alice/server",
         "/hub/dsportal/status",
         "/hub/dsportal/static/plotly.min.js",

@@ -46,7 +46,7 @@ def test_users_see_only_their_own_jobs_and_the_hub_sees_all(cluster):
     assert job in as_user("dsportal", "squeue", "--noheader", "--format=%i").split()  # the hub's account sees it
     # and through the portal, bob still sees none of alice's jobs
     bob = cluster.user_token("bob")
-    status, panel = json_request("GET", url_for("/hub/api/dsportal/jobs"), token=bob)
+    status, panel = json_request("GET", url_for("/hub/api/dsportal/runs"), token=bob)
     # in no field: as a whole value or an array task's ("3", "3_1"), not as digits of any number (a young
     # cluster's job id is "3")
     shown = json.dumps(panel)

@@ -33,7 +33,7 @@ def test_a_30_mb_body_to_an_api_is_answered_413_with_its_words_through_the_proxy
     body = b'{"path": "' + b"x" * (30 * MiB) + b'"}'
     for _ in range(3):
         status, text = post_whole(
-            "/hub/api/dsportal/jobs", {"Authorization": f"token {token}", "Content-Type": "application/json"}, body
+            "/hub/api/dsportal/runs", {"Authorization": f"token {token}", "Content-Type": "application/json"}, body
         )
         assert status == 413, (status, text[:300])
         message = json.loads(text)["message"]
@@ -53,7 +53,7 @@ def test_a_30_mb_upload_from_curl_is_answered_413_with_its_words_through_the_pro
     token = JobsClient.for_user("alice").token
     body = tmp_path / "body.json"
     body.write_bytes(b'{"path": "' + b"x" * (30 * MiB) + b'"}')
-    for path in ("/hub/api/dsportal/jobs", "/hub/login"):
+    for path in ("/hub/api/dsportal/runs", "/hub/login"):
         answer = subprocess.run(
             ["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", "-H", f"Authorization: token {token}"]
             + ["-H", "Content-Type: application/json", "--data-binary", f"@{body}", f"https://localhost:8000{path}"],

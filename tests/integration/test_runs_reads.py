@@ -1,6 +1,6 @@
 """One user cannot stall the hub or swell it for good through the run dialog's reads (the attack of issue 55).
 
-dave writes a ~19 MiB notebook in his home (within jobs.max_notebook_mib) and asks the run dialog's endpoint
+dave writes a ~19 MiB notebook in his home (within runs.max_notebook_mib) and asks the run dialog's endpoint
 for it 30 times at once (within his read quota), while another client times `GET /hub/api/`.  Parsed in the
 hub, each read held the interpreter's lock ~0.6 s: the other client waited up to 3.26 s and the hub's memory
 went 148 -> 1,375 MiB and stayed at ~830.  Now the parse runs in a process of its own, a few at once.

@@ -45,7 +45,7 @@ def session_token(cluster: Cluster, owner: str, server: str = "") -> str:
 
 
 def submit(token: str) -> tuple[int, object]:
-    return call(token, "POST", "/hub/api/dsportal/jobs", {"path": SCRIPT, "hours": 0.1})
+    return call(token, "POST", "/hub/api/dsportal/runs", {"path": SCRIPT, "hours": 0.1})
 
 
 def test_a_sessions_token_ends_with_its_session_after_a_hub_restart(cluster):

@@ -36,7 +36,7 @@ JOBS = 200
 def seeded(root: Path) -> tuple[MockSlurm, HubServices]:
     mock = MockSlurm(root / "mockslurm")
     data = config_data(mock)
-    data["jobs"] = {"list_seconds": 10, "accounting_seconds": 30}
+    data["runs"] = {"list_seconds": 10, "accounting_seconds": 30}
     config = root / "portal.yaml"
     config.write_text(yaml.safe_dump(data))
     with_jobs = {

@@ -208,7 +208,7 @@ async def one_table() -> tuple[int, dict, float, object]:
             started = time.monotonic()
             subprocess.run([rig.mock.path("sudo"), "-n", "-u", ALICE, "--", "true"], check=True, timeout=30)
             sudo.append(time.monotonic() - started)
-    return ran, table, percentile(sudo, 50), rig.services.settings.jobs
+    return ran, table, percentile(sudo, 50), rig.services.settings.runs
 
 
 def mock_part(seconds: float) -> None:

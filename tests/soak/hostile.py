@@ -3,7 +3,7 @@
     python -m tests.soak.hostile reads|forge|offers TARGET [SECONDS]     (its token in SOAK_HOSTILE_TOKEN)
 
 - reads: 30 reads at once of a ~19 MiB notebook in its home through the run
-  dialog's endpoint (GET /hub/api/dsportal/jobs/form?path=...), within the
+  dialog's endpoint (GET /hub/api/dsportal/runs/form?path=...), within the
   per-user read limit: parsed in the hub, they once stalled every other
   request for up to 3.26 s and left the hub 700 MiB bigger.
 - forge: a stop-sharing request of its unnamed session whose guest name holds
@@ -52,7 +52,7 @@ from .users import ask
 
 TOKEN_VARIABLE = "SOAK_HOSTILE_TOKEN"
 NOTEBOOK = "soak-huge.ipynb"  # in the hostile user's home (written by the driver)
-NOTEBOOK_MIB = 19  # within the dev cluster's jobs.max_notebook_mib
+NOTEBOOK_MIB = 19  # within the dev cluster's runs.max_notebook_mib
 READS = 30
 OFFER_CONNECTIONS = 8
 HUB_LOG = Path("/var/log/dsportal-dev/jupyterhub.out")
@@ -81,7 +81,7 @@ def tally(answers: list[tuple[int, object]]) -> dict:
 def reads(token: str, path: str) -> dict:
     with ThreadPoolExecutor(READS) as pool:
         answers = list(
-            pool.map(lambda _: ask("GET", f"/hub/api/dsportal/jobs/form?path={quote(path)}", token), range(READS))
+            pool.map(lambda _: ask("GET", f"/hub/api/dsportal/runs/form?path={quote(path)}", token), range(READS))
         )
     return tally([(status, body) for status, body, _ in answers])
 

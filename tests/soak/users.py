@@ -205,7 +205,7 @@ class SoakUser:
 
     def job(self) -> None:
         body = {"path": SCRIPT, "partition": "sxm2", "gpus": 0, "hours": 0.1}
-        status, answer = self.call("job", "POST", "/hub/api/dsportal/jobs", body)
+        status, answer = self.call("job", "POST", "/hub/api/dsportal/runs", body)
         if status == 201 and isinstance(answer, dict):
             self.submitted.add(str(answer["job"]["job_id"]))
             self.view.runs.add(str(answer["job"]["job_id"]))
@@ -215,7 +215,7 @@ class SoakUser:
             return self.job()
         job_id = self.rng.choice(sorted(self.view.runs))
         self.view.runs.discard(job_id)
-        self.call("cancel", "POST", f"/hub/api/dsportal/jobs/{job_id}/cancel")
+        self.call("cancel", "POST", f"/hub/api/dsportal/runs/{job_id}/cancel")
 
     def login(self) -> None:
         started = time.time()

@@ -2,7 +2,7 @@
 
 `JobsClient.for_user("alice")` holds a token of alice's (made with the admin
 token), writes notebooks and scripts into her home as her, submits through
-`/hub/api/dsportal/jobs` and waits on what the API (the jobs panel's rows)
+`/hub/api/dsportal/runs` and waits on what the API (the jobs panel's rows)
 or Slurm itself says.
 """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from portal.config import ConfigError, load_config, parse_config
+from portal.config import ConfigError, load_config, parse_config, renamed_warnings
 from portal.example import render_example
 from portal.settings import PortalSettings, Section, SlurmSettings, size_to_mib
 
@@ -190,6 +190,32 @@ def test_check_config_prints_every_error(tmp_path):
         "portal.yaml: slurm.cores_per_gpu: 0 (must be an integer from 1 to 256)",
     ]
     assert "2 problem(s)" in result.stderr
+
+
+def test_the_01_section_jobs_is_read_as_runs_with_a_warning_and_its_errors_keep_its_name(tmp_path, portal_yaml):
+    data = yaml.safe_load(portal_yaml)
+    data.pop("runs", None)
+    data["jobs"] = {"max_hours": 6, "sweeps": {"max_tasks": 20}}  # 0.1's name of the section
+    settings = parse_config(data)
+    assert (settings.runs.max_hours, settings.runs.sweeps.max_tasks, settings.renamed) == (6, 20, ("jobs",))
+    assert renamed_warnings(settings) == [
+        "jobs: is called runs: since DS Portal 0.2.0 and is read as it until 0.3.0; rename the section to runs:"
+    ]
+    assert parse_config(yaml.safe_load(portal_yaml)).renamed == ()
+    old = tmp_path / "portal.yaml"
+    old.write_text(yaml.safe_dump(data))
+    result = run_cli("check-config", str(old))
+    assert result.returncode == 0 and "warning: jobs: is called runs: since DS Portal 0.2.0" in result.stderr
+    data["jobs"]["max_hours"] = -1
+    with pytest.raises(ConfigError) as bad:
+        parse_config(data)
+    assert bad.value.errors == ["portal.yaml: jobs.max_hours: -1 (must be a number above 0 and at most 8760)"]
+    data["runs"] = {}
+    with pytest.raises(ConfigError) as both:
+        parse_config(data)
+    assert both.value.errors == [
+        "portal.yaml: jobs: is the older name of runs:, which is here too: move its keys into runs: and remove jobs:"
+    ]
 
 
 def test_example_file_is_generated_from_the_schema_and_valid():

@@ -163,7 +163,7 @@ def test_the_generated_pages_hold_the_code(a_built_site):
     cli = (html / "reference" / "cli.html").read_text()
     assert "dsportal images pull" in cli and "--password-file" in cli
     api = (html / "reference" / "rest-api.html").read_text()
-    assert "/dsportal/jobs/{job_id}/log" in api and "/users/{name}/servers/{server_name}" in api
+    assert "/dsportal/runs/{job_id}/log" in api and "/users/{name}/servers/{server_name}" in api
     assert (html / "_downloads").is_dir()  # rest-api.yml, offered for download
 
 

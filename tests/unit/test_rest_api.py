@@ -50,7 +50,7 @@ def template(route: str) -> str:
 
 
 def test_a_route_reads_as_its_path_template():
-    assert template(r"/api/dsportal/jobs/([0-9]+(?:[_+][0-9]+)?)/log") == "/dsportal/jobs/{}/log"
+    assert template(r"/api/dsportal/runs/([0-9]+(?:[_+][0-9]+)?)/log") == "/dsportal/runs/{}/log"
     assert template(r"/api/users/([^/]+)/servers/([^/]*)") == "/users/{}/servers/{}"
     assert template(r"/dsportal/static/(plotly\.min\.js)") == "/dsportal/static/{}"
     assert template("/api/dsportal/session") == "/dsportal/session"
@@ -96,7 +96,7 @@ def documented() -> set[tuple[str, str]]:
 
 def test_the_served_routes_include_the_portals_own_and_the_replaced():
     paths = {path for path, _ in served()}
-    assert {"/dsportal/session", "/dsportal/jobs/{}/log", "/users/{}/servers/{}", "/share-codes/{}"} <= paths
+    assert {"/dsportal/session", "/dsportal/runs/{}/log", "/users/{}/servers/{}", "/share-codes/{}"} <= paths
     replaced = {handler for handler in routes.REPLACED.values()}
     assert replaced <= {route[1] for route in routes.installed(list(apihandlers.default_handlers))}
 

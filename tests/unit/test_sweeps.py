@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from portal.config import load_config
-from portal.settings.jobs import SweepSettings
+from portal.settings.runs import SweepSettings
 from spawner import sweepgrid
 from spawner.hub.base.notices import sweep_ended_mail
 from spawner.hub.request.jobrequest import sbatch_argv

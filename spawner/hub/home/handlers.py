@@ -9,7 +9,7 @@
                                              for both in one request
          ?shares=1                          and "shares": the user's shares and those with them, as
                                              GET /hub/api/dsportal/shares answers (spawner/hub/sharing/handlers.py)
-         ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/jobs answers
+         ?jobs=1                            and "jobs": the user's jobs, as GET /hub/api/dsportal/runs answers
                                              (and "jobs_error": a sentence when a Slurm source did not answer)
     POST /hub/api/dsportal/session/extend   the clock's (spawner/hub/clock/handlers.py), answered with the card
     GET  /hub/dsportal/static/home.js       the page's script and its rules (templates/static/, to anyone:

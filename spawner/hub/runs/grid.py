@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from portal.config import show
-from portal.settings.jobs import SweepSettings
+from portal.settings.runs import SweepSettings
 
 from ... import sweepgrid
 from ...notebookparams import Parameter, check_values

@@ -1,16 +1,20 @@
 """The hub's REST API for runs: notebooks and scripts as Slurm jobs of the user.
 
-    GET    /hub/api/dsportal/jobs?limit=100&offset=0  a page: {"jobs": [row ...], "total", "limit", "offset",
-                                                    "error": ""}   (runs/board.py, runs/jobspage.py)
-    GET    /hub/api/dsportal/jobs/form?path=P       the dialog: {"path", "kind", "parameters", "partitions",
+    GET    /hub/api/dsportal/runs?limit=100&offset=0  a page of the user's jobs, runs among them: {"jobs":
+                                                    [row ...], "total", "limit", "offset", "error": ""}
+                                                    (runs/board.py, runs/jobspage.py)
+    GET    /hub/api/dsportal/runs/form?path=P       the dialog: {"path", "kind", "parameters", "partitions",
                                                     "defaults", "max_hours"}
-    POST   /hub/api/dsportal/jobs                   {"path", "partition", "nodes", "gpus", "hours",
+    POST   /hub/api/dsportal/runs                   {"path", "partition", "nodes", "gpus", "hours",
                                                     "parameters"} -> 201 {"job": run}
-    POST   /hub/api/dsportal/jobs/ID/cancel         -> {"job_id": ID}
-    POST   /hub/api/dsportal/jobs/ID/again          the same settings again -> 201 {"job": run}
-    GET    /hub/api/dsportal/jobs/ID/log?lines=N    {"log": the tail of the job's log}
-    GET    /hub/api/dsportal/jobs/ID/tasks          a sweep's table: {"tasks": [...], "results", ...}
-                                                    (runs/sweeps.py; POST jobs with "sweep" submits one)
+    POST   /hub/api/dsportal/runs/ID/cancel         -> {"job_id": ID}
+    POST   /hub/api/dsportal/runs/ID/again          the same settings again -> 201 {"job": run}
+    GET    /hub/api/dsportal/runs/ID/log?lines=N    {"log": the tail of the job's log}
+    GET    /hub/api/dsportal/runs/ID/tasks          a sweep's table: {"tasks": [...], "results", ...}
+                                                    (runs/sweeps.py; POST runs with "sweep" submits one)
+
+0.1 named these routes /hub/api/dsportal/jobs...; they answer there too until 0.3 (OLD_RUNS_URL), so that a
+session started before an upgrade (0.1's JupyterLab extension) and an admin's scripts keep working.
     GET    /hub/api/dsportal/notify                 {"mail": bool, "address": ""}
     POST   /hub/api/dsportal/notify                 {"mail": bool} -> the same
 
@@ -43,7 +47,8 @@ from .service import RunRefused
 # few times a minute.  Parses are bounded at once too (spawner/hub/slurm/fileparse.py).
 READS_PER_MINUTE = {"read": 30, "log": 60, "list": 240}
 
-JOBS_URL = "/api/dsportal/jobs"
+RUNS_URL = "/api/dsportal/runs"
+OLD_RUNS_URL = "/api/dsportal/jobs"  # 0.1's name, answered until 0.3
 NOTIFY_URL = "/api/dsportal/notify"
 MAX_LOG_LINES = 2000
 
@@ -79,7 +84,7 @@ class _Base(Bounded, APIHandler):
         self.finish(json.dumps(result))
 
 
-class JobsHandler(_Base):
+class RunsHandler(_Base):
     async def get(self):
         spawner = self.own_spawner()
         try:
@@ -169,11 +174,17 @@ class NotifyHandler(_Base):
 
 
 HANDLERS = [
-    (JOBS_URL, JobsHandler),
-    (JOBS_URL + "/form", FormHandler),
-    (JOBS_URL + rf"/({JOB_ID})/cancel", CancelHandler),
-    (JOBS_URL + rf"/({JOB_ID})/again", AgainHandler),
-    (JOBS_URL + rf"/({JOB_ID})/log", LogHandler),
-    (JOBS_URL + rf"/({JOB_ID})/tasks", TasksHandler),
+    *(
+        route
+        for url in (RUNS_URL, OLD_RUNS_URL)
+        for route in (
+            (url, RunsHandler),
+            (url + "/form", FormHandler),
+            (url + rf"/({JOB_ID})/cancel", CancelHandler),
+            (url + rf"/({JOB_ID})/again", AgainHandler),
+            (url + rf"/({JOB_ID})/log", LogHandler),
+            (url + rf"/({JOB_ID})/tasks", TasksHandler),
+        )
+    ),
     (NOTIFY_URL, NotifyHandler),
 ]  # installed by spawner/hub/wiring/routes.py

@@ -91,7 +91,7 @@ def run_spec(
     spec = {
         "kind": request.kind,
         "path": f"{home}/{request.path}",
-        "output_dir": f"{home}/{settings.jobs.output_folder}",
+        "output_dir": f"{home}/{settings.runs.output_folder}",
         "gpus": request.gpus,
         "parameters": parameters,
     }

@@ -1,6 +1,6 @@
 """One page of the jobs panel's rows: what of a user's accounting a listing reads (pure; hub side).
 
-A user's accounting of `jobs.history_days` may hold tens of thousands of jobs
+A user's accounting of `runs.history_days` may hold tens of thousands of jobs
 (20,705 rows took the hub 0.36-1.21 s a request to build in full).  A page
 builds rows for the jobs it can show and no more: every job still in the
 queue, and of the finished ones the newest that can reach the page (the

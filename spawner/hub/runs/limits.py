@@ -108,7 +108,7 @@ async def user_runs_listing(services: HubServices, username: str, fresh: bool = 
 def held_in_runs(services: HubServices, user, listing: tuple[list, list]) -> list[Held]:
     """What the user's runs and sweeps hold, and their submissions under way (no await: a check's one step)."""
     runs = record_of(services, user).runs
-    recorded = runs_held(runs, *listing, services.settings.jobs.list_seconds, time.time())
+    recorded = runs_held(runs, *listing, services.settings.runs.list_seconds, time.time())
     return recorded + services.gpu_claims.of(user.name)
 
 

@@ -114,7 +114,7 @@ def parse_run(
     partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
     nodes = check_nodes(values.get("nodes", 1), partition.max_nodes, partition.name)
     gpus = check_gpus(values.get("gpus", 0), partition.max_gpus, partition.name)
-    hours = check_hours(values.get("hours", settings.jobs.default_hours), settings.jobs.max_hours)
+    hours = check_hours(values.get("hours", settings.runs.default_hours), settings.runs.max_hours)
     parameters = values.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise OptionsError('parameters must be a JSON object such as {"lr": 0.1}.')
@@ -135,7 +135,7 @@ def check_sweep(sweep: Any, parameters: dict, kind: str, path: str, settings: Po
     """The sweep's shape before the notebook is read (its grid is checked against it by runs/grid.py)."""
     if sweep is None:
         return None
-    if not settings.jobs.sweeps.enabled:
+    if not settings.runs.sweeps.enabled:
         raise OptionsError("Sweeps are turned off on this cluster; run the notebook once per parameter set.")
     if kind != "notebook":
         raise OptionsError(f"sweeps are for notebooks; {path} is a {kind} script and takes no parameters.")

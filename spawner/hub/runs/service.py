@@ -61,7 +61,7 @@ async def read_declared(services: HubServices, username: str, home: str, request
     kind = "notebook" if request.kind == "notebook" or request.sweep is not None else request.kind
     try:
         answer = await services.file_parses.read_as(
-            username, f"{home.rstrip('/')}/{path}", services.settings.jobs.max_notebook_mib * 1024 * 1024, kind, path
+            username, f"{home.rstrip('/')}/{path}", services.settings.runs.max_notebook_mib * 1024 * 1024, kind, path
         )
     except ParseRefused as e:
         raise RunRefused(str(e), e.status) from None
@@ -96,7 +96,7 @@ async def _sweep(declared: list[Parameter], request: RunRequest, settings) -> Sw
     """The request's sweep checked against the notebook and the admin's limits (RunRefused with words)."""
     if request.sweep is None:
         return None
-    limits = settings.jobs.sweeps
+    limits = settings.runs.sweeps
     try:
         sweep = parse_sweep(request.sweep, declared, request.path, limits)
     except (NotRunnable, SweepError) as e:
@@ -174,14 +174,14 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
             "partition": slurm.default_partition.name,
             "nodes": 1,
             "gpus": 0,
-            "hours": settings.jobs.default_hours,
+            "hours": settings.runs.default_hours,
         },
-        "max_hours": settings.jobs.max_hours,
+        "max_hours": settings.runs.max_hours,
         "sweeps": {
-            "enabled": settings.jobs.sweeps.enabled and request.kind == "notebook",
-            "max_tasks": settings.jobs.sweeps.max_tasks,
-            "max_gpu_hours": settings.jobs.sweeps.max_gpu_hours,
-            "max_at_once": settings.jobs.sweeps.max_at_once,
+            "enabled": settings.runs.sweeps.enabled and request.kind == "notebook",
+            "max_tasks": settings.runs.sweeps.max_tasks,
+            "max_gpu_hours": settings.runs.sweeps.max_gpu_hours,
+            "max_at_once": settings.runs.sweeps.max_at_once,
         },
     }
 
@@ -213,7 +213,7 @@ async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]
 async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: object) -> dict:
     """Validate, read the file as the user, check its parameters, sbatch as the user, remember the run."""
     settings = services.settings
-    if not settings.jobs.enabled:
+    if not settings.runs.enabled:
         raise RunRefused("Running notebooks and scripts as jobs is turned off on this cluster.", 403)
     try:
         request = parse_run(options, settings, *(await spawner.slurm_facts(options)))
@@ -236,7 +236,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         raise RunRefused(_slurm_words(e), 503 if not e.stderr else 400) from None
     run = _record(request, settings, unix.home.rstrip("/"), job_id, parameters, sweep)
     record = user_record(spawner)
-    record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.jobs.keep]
+    record.runs = ([run] + [r for r in record.runs if r.get("job_id") != job_id])[: settings.runs.keep]
     save_user_record(spawner)
     log.info("Run of %s submitted: job %s, %s (%s)", unix.name, job_id, request.path, run["summary"])
     return run
@@ -244,7 +244,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
 
 def _record(request: RunRequest, settings, home: str, job_id: str, parameters: dict, sweep: Sweep | None) -> dict:
     """What the hub remembers of a run it submitted (the user's record: the panel, "run again", the tracker)."""
-    output_dir = f"{home}/{settings.jobs.output_folder}"
+    output_dir = f"{home}/{settings.runs.output_folder}"
     run = {
         "job_id": job_id,
         "kind": request.kind,
@@ -342,7 +342,7 @@ async def jobs(
     def memo(key: tuple, compute):  # a sweep's counts, kept while the shared listing's answers are the same
         return services.listing.derived(name, key, compute)
 
-    rows = fold_sweeps(rows, runs, listed, accounted, services.settings.jobs.list_seconds, memo)
+    rows = fold_sweeps(rows, runs, listed, accounted, services.settings.runs.list_seconds, memo)
     return {**jobspage.page(rows, limit, offset, window.left_out), "error": " ".join(problems)}
 
 
@@ -388,7 +388,7 @@ async def _sweep_in_queue(services: HubServices, spawner: SlurmGPUSpawner, job_i
     if run is None or not run.get("sweep"):
         return None
     listed, accounted, _ = await services.listing.of_user(spawner.user.name)
-    states = states_of(run, listed, accounted, services.settings.jobs.list_seconds)
+    states = states_of(run, listed, accounted, services.settings.runs.list_seconds)
     return states[task].active if task is not None else any(s.active for s in states)
 
 

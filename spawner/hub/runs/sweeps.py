@@ -45,7 +45,7 @@ def sweep_of(run: dict) -> Sweep:
     return Sweep.from_settings(run["settings"]["sweep"])
 
 
-SETTLE_LISTINGS = 3  # a sweep older than this many listings (jobs.list_seconds) is in every listing made since
+SETTLE_LISTINGS = 3  # a sweep older than this many listings (runs.list_seconds) is in every listing made since
 
 
 def settled(run: dict, list_seconds: int) -> bool:
@@ -138,7 +138,7 @@ async def table(services: HubServices, spawner: SlurmGPUSpawner, run: dict, home
     problems = list(problems)
     sweep = sweep_of(run)
     points = sweep.points()
-    states = states_of(run, listed, accounted, services.settings.jobs.list_seconds)
+    states = states_of(run, listed, accounted, services.settings.runs.list_seconds)
     folder = f"{home}/{run['output']}"
     started = {t: sweep_results(folder, t) for t, s in enumerate(states) if s.state and s.state not in PENDING}
     try:

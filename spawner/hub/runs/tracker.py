@@ -1,6 +1,6 @@
 """One loop for the whole hub: notices runs that ended and sessions whose time runs out, and says so.
 
-Every `jobs.list_seconds` it reads the shared listing (spawner/hub/slurm/joblisting.py: no
+Every `runs.list_seconds` it reads the shared listing (spawner/hub/slurm/joblisting.py: no
 Slurm call of its own beyond the shared squeue and sacct) for the users who
 have runs whose end it has not seen.  A run has ended when squeue or the
 accounting lists it in a final state, or when neither has listed it for
@@ -88,7 +88,7 @@ class Tracker:
                 await self.round()
             except Exception:  # one bad round must not end the notices for everyone
                 log.exception("The runs tracker's round failed; it tries again")
-            await asyncio.sleep(self.services.settings.jobs.list_seconds)
+            await asyncio.sleep(self.services.settings.runs.list_seconds)
 
     async def round(self) -> None:
         self.rounds += 1
@@ -180,7 +180,7 @@ class Tracker:
         background, at most READS_AT_ONCE sweeps at a time and one per user: a read that hangs (a FIFO the user
         planted as a results file holds `head` until its timeout) holds that user's sweeps alone, never the round
         of every user nor the other users' reads."""
-        states = states_of(run, listed, accounted, self.services.settings.jobs.list_seconds)
+        states = states_of(run, listed, accounted, self.services.settings.runs.list_seconds)
         if any(s.state in IN_QUEUE for s in states):
             return
         if any(s.state == "" for s in states) and time.time() - submitted_ts <= GONE_AFTER:

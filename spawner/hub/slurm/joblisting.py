@@ -1,8 +1,8 @@
 """One shared listing of every user's jobs: one squeue and one sacct for everyone (hub side).
 
 A jobs panel asks for its user's jobs every few seconds; at 100 open panels
-that must not become 100 squeue calls.  Callers within `jobs.list_seconds` of
-the last squeue (and `jobs.accounting_seconds` of the last sacct) share its
+that must not become 100 squeue calls.  Callers within `runs.list_seconds` of
+the last squeue (and `runs.accounting_seconds` of the last sacct) share its
 answer, and a call in flight is joined, not repeated: Slurm's calls per
 minute follow the cadence, not the number of users or jobs.  Each answer is
 indexed by user once.
@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TypeVar
 
-from portal.settings import JobSettings
+from portal.settings import RunSettings
 
 from ...slurmvocab import AccountedJob, ListedJob
 from .client import SlurmClient, SlurmError
@@ -44,11 +44,11 @@ RECHECK_WAIT = 2.0
 
 
 class JobListing:
-    def __init__(self, client: SlurmClient, jobs: JobSettings):
+    def __init__(self, client: SlurmClient, runs: RunSettings):
         self.client = client
-        self.days = jobs.history_days
-        self._queue = SharedAnswers(jobs.list_seconds)
-        self._accounting = SharedAnswers(jobs.accounting_seconds)
+        self.days = runs.history_days
+        self._queue = SharedAnswers(runs.list_seconds)
+        self._accounting = SharedAnswers(runs.accounting_seconds)
         self._last: dict[str, ByUser] = {}  # the last answer of each source: shown while Slurm does not answer
         self._derived: dict[tuple, object] = {}  # what was computed from the last answers (a sweep's counts)
 
@@ -104,7 +104,7 @@ class JobListing:
             self._derived.clear()  # a new answer: what was derived from the old one is stale
 
     def derived(self, user: str, key: tuple, compute: Callable[[], Answer]) -> Answer:
-        """compute() of the user's jobs, kept until a source gives a new answer (every jobs.list_seconds at
+        """compute() of the user's jobs, kept until a source gives a new answer (every runs.list_seconds at
         most): a panel's request then recomputes nothing that the listing has not changed."""
         found = self._derived.get((user, *key))
         if found is None:

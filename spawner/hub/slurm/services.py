@@ -66,7 +66,7 @@ class HubServices:
         self.estimate_asks = LoginThrottle(ALL_NEW_ESTIMATES_PER_MINUTE, 60, 0)
         self._orders = SharedAnswers(slurm.cluster_info_seconds)  # per partition
         self._accounts = SharedAnswers(slurm.accounts_seconds)  # every user's Slurm accounts: one key
-        self.listing = JobListing(self.client, self.settings.jobs)  # every user's jobs: one squeue, one sacct
+        self.listing = JobListing(self.client, self.settings.runs)  # every user's jobs: one squeue, one sacct
         self.file_parses = FileParses(slurm)  # users' notebooks read and parsed outside the hub, a few at once
         self.gpu_claims = GpuClaims()  # runs and sweeps on their way to sbatch, under sessions.max_gpus_per_user
         self._shared: dict[Hashable, Any] = {}  # the concepts' own shared objects (`shared`)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from portal import statestamp
 from portal.cleartext import cleartext_warnings
-from portal.config import config_path, loaded_config
+from portal.config import config_path, loaded_config, renamed_warnings
 from portal.huburl import connect_url
 from portal.settings import PortalSettings
 from portal.version import version
@@ -44,6 +44,8 @@ def apply_portal_config(c, path: str | os.PathLike | None = None) -> PortalSetti
     printable_log(logging.getLogger("JupyterHub"))  # a user's words never break a line of the hub's log
     settings = loaded_config(path)
     logging.getLogger("JupyterHub").info("DS Portal %s", version())
+    for warning in renamed_warnings(settings):
+        logging.getLogger("JupyterHub").warning("%s: %s", path, warning)
     state = Path(settings.hub.data_dir)
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
     _check_state(state)

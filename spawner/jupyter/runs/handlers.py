@@ -1,11 +1,11 @@
 """JupyterLab's jobs panel and "Run as a job" dialog, passed on to the hub (the user's Jupyter server).
 
-    GET  {base}dsportal/jobs?limit=&offset=   a page of the user's jobs -> GET  {hub api}/dsportal/jobs
-    GET  {base}dsportal/jobs/form?path=P      the dialog's fields      -> GET  .../dsportal/jobs/form?path=P
-    POST {base}dsportal/jobs                  submit                   -> POST .../dsportal/jobs
-    POST {base}dsportal/jobs/ID/cancel|again  cancel, run again        -> POST .../dsportal/jobs/ID/cancel|again
-    GET  {base}dsportal/jobs/ID/log?lines=N   the log's tail           -> GET  .../dsportal/jobs/ID/log?lines=N
-    GET  {base}dsportal/jobs/ID/tasks         a sweep's table          -> GET  .../dsportal/jobs/ID/tasks
+    GET  {base}dsportal/runs?limit=&offset=   a page of the user's jobs -> GET  {hub api}/dsportal/runs
+    GET  {base}dsportal/runs/form?path=P      the dialog's fields      -> GET  .../dsportal/runs/form?path=P
+    POST {base}dsportal/runs                  submit                   -> POST .../dsportal/runs
+    POST {base}dsportal/runs/ID/cancel|again  cancel, run again        -> POST .../dsportal/runs/ID/cancel|again
+    GET  {base}dsportal/runs/ID/log?lines=N   the log's tail           -> GET  .../dsportal/runs/ID/log?lines=N
+    GET  {base}dsportal/runs/ID/tasks         a sweep's table          -> GET  .../dsportal/runs/ID/tasks
     GET|POST {base}dsportal/notify            e-mail opt-in            -> .../dsportal/notify
     POST {base}dsportal/runs/defaults         a copy of a notebook with chosen defaults (runs/defaults.py: here, not the hub)
 
@@ -25,12 +25,13 @@ from tornado import web
 from ..session.hubcall import ask_hub
 from . import defaults
 
-# what may be passed on: the hub's routes for jobs, nothing else (a job id is Slurm's: 123, 123_4, 82+1)
-ROUTE = r"(jobs|jobs/form|jobs/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log|tasks)|notify)"
+# what may be passed on: the hub's routes for runs, nothing else (a job id is Slurm's: 123, 123_4, 82+1); `jobs`
+# is their name in 0.1, answered until 0.3: a browser tab that loaded 0.1's extension before an upgrade keeps working
+ROUTE = r"((?:runs|jobs)(?:/form|/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log|tasks))?|notify)"
 QUERY_KEYS = ("path", "lines", "limit", "offset")
 
 
-class JobsHandler(APIHandler):
+class RunsHandler(APIHandler):
     def _query(self) -> str:
         query = {k: self.get_argument(k) for k in QUERY_KEYS if self.get_argument(k, None) is not None}
         return "?" + urlencode(query) if query else ""
@@ -55,7 +56,7 @@ def load(serverapp) -> None:
     serverapp.web_app.add_handlers(
         ".*$",
         [
-            (url_path_join(base, "dsportal", ROUTE), JobsHandler),
+            (url_path_join(base, "dsportal", ROUTE), RunsHandler),
             (url_path_join(base, "dsportal", defaults.ROUTE), defaults.DefaultsHandler),
         ],
     )

@@ -25,7 +25,7 @@ const GPU = {
 };
 const CPU = { name: 'cpu', max_gpus: 0, max_nodes: 8 };
 
-// What GET dsportal/jobs/form answers for a notebook with a cell tagged "parameters".
+// What GET dsportal/runs/form answers for a notebook with a cell tagged "parameters".
 function aForm(parameters: IParameter[] = []): IRunForm {
   return {
     path: 'work/train.ipynb',

@@ -14,7 +14,7 @@ import {
 } from '../runs/rows';
 import { IJob, ISweepRow } from '../runs/types';
 
-// A row of GET dsportal/jobs: a notebook the portal runs on two GPUs.
+// A row of GET dsportal/runs: a notebook the portal runs on two GPUs.
 function aJob(changes: Partial<IJob> = {}): IJob {
   return {
     job_id: '812',

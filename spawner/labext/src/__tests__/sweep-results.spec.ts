@@ -39,7 +39,7 @@ function aTask(
   };
 }
 
-// GET dsportal/jobs/123/tasks of a 2 × 2 grid: one task still running, one whose results are not JSON.
+// GET dsportal/runs/123/tasks of a 2 × 2 grid: one task still running, one whose results are not JSON.
 function aTable(changes: Partial<ISweepTasks> = {}): ISweepTasks {
   return {
     job_id: '123',

@@ -34,7 +34,7 @@ const PARAMETERS: IParameter[] = [
   { name: 'shuffle', type: 'bool', default: 'True' }
 ];
 
-// What GET dsportal/jobs/form answers for the MNIST template where the admin allows sweeps.
+// What GET dsportal/runs/form answers for the MNIST template where the admin allows sweeps.
 function aForm(changes: Partial<IRunForm> = {}): IRunForm {
   return {
     path: 'work/train.ipynb',

@@ -1,4 +1,4 @@
-// DS Portal: the Jupyter server's runs API (dsportal/jobs, dsportal/notify, dsportal/runs/defaults), as the
+// DS Portal: the Jupyter server's runs API (dsportal/runs, dsportal/notify, dsportal/runs/defaults), as the
 // browser calls it.
 // Every answer is JSON; a refusal is {"message": "..."} with a 4xx/5xx status, shown to the user as is.
 import { URLExt } from '@jupyterlab/coreutils';
@@ -49,23 +49,23 @@ function post<T>(path: string, body?: object): Promise<Reply<T>> {
 }
 
 export const runsApi = {
-  list: () => call<IJobList>('dsportal/jobs'),
+  list: () => call<IJobList>('dsportal/runs'),
   form: (path: string) =>
-    call<IRunForm>(`dsportal/jobs/form?path=${encodeURIComponent(path)}`),
+    call<IRunForm>(`dsportal/runs/form?path=${encodeURIComponent(path)}`),
   submit: (request: IRunRequest) =>
-    post<{ job: IJob }>('dsportal/jobs', request),
+    post<{ job: IJob }>('dsportal/runs', request),
   cancel: (jobId: string) =>
     post<{ job_id: string }>(
-      `dsportal/jobs/${encodeURIComponent(jobId)}/cancel`
+      `dsportal/runs/${encodeURIComponent(jobId)}/cancel`
     ),
   again: (jobId: string) =>
-    post<{ job: IJob }>(`dsportal/jobs/${encodeURIComponent(jobId)}/again`),
+    post<{ job: IJob }>(`dsportal/runs/${encodeURIComponent(jobId)}/again`),
   log: (jobId: string, lines: number) =>
     call<{ log: string }>(
-      `dsportal/jobs/${encodeURIComponent(jobId)}/log?lines=${lines}`
+      `dsportal/runs/${encodeURIComponent(jobId)}/log?lines=${lines}`
     ),
   tasks: (jobId: string) =>
-    call<ISweepTasks>(`dsportal/jobs/${encodeURIComponent(jobId)}/tasks`),
+    call<ISweepTasks>(`dsportal/runs/${encodeURIComponent(jobId)}/tasks`),
   // a copy of the notebook beside it whose parameters cell carries these values; answers its path
   makeDefaults: (path: string, parameters: Record<string, unknown>) =>
     post<{ path: string }>('dsportal/runs/defaults', { path, parameters }),

@@ -1,6 +1,6 @@
 // DS Portal: the "Jobs" panel in the left sidebar — the user's Slurm jobs (those the portal submitted
 // and their others), what each is doing in words, and Cancel / Run again / Output / Log.
-// The list comes from dsportal/jobs (active jobs first, then the history); the panel keeps one row
+// The list comes from dsportal/runs (active jobs first, then the history); the panel keeps one row
 // element per job and updates it in place, so an open log and the buttons survive each refresh.
 // What a row says is runs/rows.ts. A sweep is one row, with its progress; its "Table" button opens its
 // tasks, results and plot in a main-area tab of their own (runs/sweeptable.ts).

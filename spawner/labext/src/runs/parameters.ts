@@ -1,5 +1,5 @@
 // The run dialog's fields, apart from the page: their first values, their bounds and hints, and the
-// POST body made of what the user typed. The server (dsportal/jobs) checks every value against the
+// POST body made of what the user typed. The server (dsportal/runs) checks every value against the
 // cluster's limits; the dialog only offers those limits as field bounds.
 import {
   FieldValue,

@@ -1,6 +1,6 @@
 // DS Portal: notebooks and scripts as Slurm jobs — the "Run as a job…" command (file browser menu,
 // notebook toolbar), the Jobs panel in the left sidebar, and a word when a job this page saw running ends.
-// The server side is the Jupyter server extension behind dsportal/jobs (spawner/jupyter/runs/, which
+// The server side is the Jupyter server extension behind dsportal/runs (spawner/jupyter/runs/, which
 // forwards to the hub).
 import {
   ILayoutRestorer,

@@ -1,6 +1,6 @@
 // What the runs API answers and takes (spawner/hub/runs/handlers.py, forwarded by spawner/jupyter/runs/handlers.py).
 
-// One row of GET dsportal/jobs: a Slurm job of the user's, run by the portal or not (spawner/hub/runs/board.py).
+// One row of GET dsportal/runs: a Slurm job of the user's, run by the portal or not (spawner/hub/runs/board.py).
 export interface IJob {
   job_id: string;
   name: string;
@@ -40,7 +40,7 @@ export interface ISweepRow {
 export type SweepCount =
   'waiting' | 'running' | 'completed' | 'failed' | 'cancelled' | 'other';
 
-// One task of a sweep, a line of GET dsportal/jobs/ID/tasks.
+// One task of a sweep, a line of GET dsportal/runs/ID/tasks.
 export interface ISweepTask {
   task: number;
   job_id: string; // "123_4"
@@ -57,7 +57,7 @@ export interface ISweepTask {
   can_cancel: boolean;
 }
 
-// GET dsportal/jobs/ID/tasks: one sweep's table.
+// GET dsportal/runs/ID/tasks: one sweep's table.
 export interface ISweepTasks {
   job_id: string;
   path: string;
@@ -100,7 +100,7 @@ export interface IPartition {
   gpu_types?: IChoice[]; // the types a job may ask for by name (from Slurm; the admin's labels)
 }
 
-// GET dsportal/jobs/form?path=P: what the dialog offers.
+// GET dsportal/runs/form?path=P: what the dialog offers.
 export interface IRunForm {
   path: string;
   kind: string;
@@ -118,7 +118,7 @@ export interface IRunForm {
   sweeps?: ISweepLimits;
 }
 
-// The admin's limits on sweeps (jobs.sweeps), in the form.
+// The admin's limits on sweeps (runs.sweeps), in the form.
 export interface ISweepLimits {
   enabled: boolean;
   max_tasks: number;
@@ -182,7 +182,7 @@ export interface ISweepRequest {
   best?: 'max' | 'min';
 }
 
-// POST dsportal/jobs
+// POST dsportal/runs
 export interface IRunRequest {
   path: string;
   partition: string;

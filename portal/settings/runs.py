@@ -1,4 +1,4 @@
-"""The admin YAML's section jobs: notebooks and scripts run as Slurm jobs of their own."""
+"""The admin YAML's section runs: notebooks and scripts run as Slurm jobs of their own (0.1 called it jobs:)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class SweepSettings(Section):
     )
 
 
-class JobSettings(Section):
+class RunSettings(Section):
     """Notebooks and scripts run as Slurm jobs of their own (JupyterLab's "Run as a job", the REST API)."""
 
     enabled: Flag = key(True, "Users may run notebooks and scripts as Slurm jobs from the portal.")
