@@ -138,3 +138,18 @@ def test_the_runs_api_answers_at_its_01_name_too(a_hub_and_its_slurm):
     refused = a_hub.api("POST", "/dsportal/runs", {"path": "x.ipynb", "hours": 99}, token=token["token"])
     assert refused[0] == 400, refused
     assert a_hub.api("POST", "/dsportal/jobs", {"path": "x.ipynb", "hours": 99}, token=token["token"]) == refused
+
+
+def test_a_hetjob_components_id_reaches_the_runs_api_as_a_browser_writes_it(a_hub_and_its_slurm):
+    """JupyterLab and the home page write a job id with encodeURIComponent: 82+1 (a heterogeneous job's component)
+    arrives as 82%2B1.  It reaches the handler, which looks for job 82+1 (before, no route matched it: a 404
+    without words, so such a job's log and cancel could not be reached from the pages)."""
+    a_hub, _ = a_hub_and_its_slurm
+    a_hub.api("POST", "/users/dave")
+    status, token = a_hub.api("POST", "/users/dave/tokens", {"note": "scripts"})
+    assert status == 201, token
+    status, body = a_hub.api("GET", "/dsportal/runs/82%2B1/log?lines=5", token=token["token"])
+    assert (status, body["message"]) == (
+        404,
+        "Job 82+1 was not run from the portal; its output is where its own script wrote it.",
+    )

@@ -10,7 +10,16 @@ import pytest
 
 from spawner.jupyter.runs.handlers import ROUTE
 
-PASSED = ["runs", "runs/form", "runs/12/cancel", "runs/12_3/again", "runs/82+1/log", "runs/7/tasks", "notify"]
+PASSED = [
+    "runs",
+    "runs/form",
+    "runs/12/cancel",
+    "runs/12_3/again",
+    "runs/82+1/log",
+    "runs/82%2B1/log",  # a hetjob component's id as JupyterLab's encodeURIComponent writes it
+    "runs/7/tasks",
+    "notify",
+]
 
 
 @pytest.mark.parametrize("route", [*PASSED, *(r.replace("runs", "jobs", 1) for r in PASSED if r != "notify")])
@@ -29,6 +38,8 @@ def test_the_runs_routes_and_their_01_names_are_passed_on(route):
         "users/alice/tokens",
         "jobsx",
         "runs/form/x",
+        "runs/82%2F1/log",
+        "runs/1%2F..%2F..%2Fusers/log",
     ],
 )
 def test_nothing_else_is_passed_on(route):

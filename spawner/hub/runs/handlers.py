@@ -12,11 +12,11 @@
     GET    /hub/api/dsportal/runs/ID/log?lines=N    {"log": the tail of the job's log}
     GET    /hub/api/dsportal/runs/ID/tasks          a sweep's table: {"tasks": [...], "results", ...}
                                                     (runs/sweeps.py; POST runs with "sweep" submits one)
+    GET    /hub/api/dsportal/notify                 {"mail": bool, "address": ""}
+    POST   /hub/api/dsportal/notify                 {"mail": bool} -> the same
 
 0.1 named these routes /hub/api/dsportal/jobs...; they answer there too until 0.3 (OLD_RUNS_URL), so that a
 session started before an upgrade (0.1's JupyterLab extension) and an admin's scripts keep working.
-    GET    /hub/api/dsportal/notify                 {"mail": bool, "address": ""}
-    POST   /hub/api/dsportal/notify                 {"mail": bool} -> the same
 
 The caller is the logged-in user (the home page's cookie, with JupyterHub's
 XSRF check), the user's session passing JupyterLab's requests on
@@ -33,7 +33,7 @@ from tornado import web
 
 from portal.throttle import LoginThrottle
 
-from ...slurmvocab import JOB_ID
+from ...slurmvocab import JOB_ID_IN_PATH
 from ..base.notices import mail_address
 from ..base.requestlimits import Bounded
 from ..session.lookup import own_spawner
@@ -180,10 +180,10 @@ HANDLERS = [
         for route in (
             (url, RunsHandler),
             (url + "/form", FormHandler),
-            (url + rf"/({JOB_ID})/cancel", CancelHandler),
-            (url + rf"/({JOB_ID})/again", AgainHandler),
-            (url + rf"/({JOB_ID})/log", LogHandler),
-            (url + rf"/({JOB_ID})/tasks", TasksHandler),
+            (url + rf"/({JOB_ID_IN_PATH})/cancel", CancelHandler),
+            (url + rf"/({JOB_ID_IN_PATH})/again", AgainHandler),
+            (url + rf"/({JOB_ID_IN_PATH})/log", LogHandler),
+            (url + rf"/({JOB_ID_IN_PATH})/tasks", TasksHandler),
         )
     ),
     (NOTIFY_URL, NotifyHandler),

@@ -22,12 +22,14 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from ...slurmvocab import JOB_ID_IN_PATH
 from ..session.hubcall import ask_hub
 from . import defaults
 
-# what may be passed on: the hub's routes for runs, nothing else (a job id is Slurm's: 123, 123_4, 82+1); `jobs`
-# is their name in 0.1, answered until 0.3: a browser tab that loaded 0.1's extension before an upgrade keeps working
-ROUTE = r"((?:runs|jobs)(?:/form|/[0-9]+(?:[_+][0-9]+)?/(?:cancel|again|log|tasks))?|notify)"
+# what may be passed on: the hub's routes for runs, nothing else (a job id is Slurm's: 123, 123_4, 82+1, its + as
+# encodeURIComponent writes it); `jobs` is their name in 0.1, answered until 0.3: a browser tab that loaded 0.1's
+# extension before an upgrade keeps working
+ROUTE = rf"((?:runs|jobs)(?:/form|/{JOB_ID_IN_PATH}/(?:cancel|again|log|tasks))?|notify)"
 QUERY_KEYS = ("path", "lines", "limit", "offset")
 
 
