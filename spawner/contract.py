@@ -143,3 +143,12 @@ def sweep_log(home: str) -> str:
 def run_log(home: str) -> str:
     """Slurm's output file of a job run from the portal (%j = job id), in the user's home."""
     return f"{home.rstrip('/')}/.dsportal-job-%j.log"
+
+
+# --- receipts: what a session or run ran with (the job writes it, the hub reads it as the user) ---
+RECEIPT_ENVIRONMENT_BYTES = 256 * 1024  # the most of one job's environment the job writes and the hub reads
+
+
+def receipt_environment(home: str, job_id: str) -> str:
+    """Where a job (a session or a run) writes what it ran with: a private folder of the user's home."""
+    return f"{home.rstrip('/')}/.dsportal/receipts/{job_id}.environment.json"

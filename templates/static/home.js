@@ -9,7 +9,7 @@
 const {
   LABELS, againOptions, answer, badgeClass, cardActions, cardFacts, cardLine, cardUsage, endedJobsNote,
   extendPath, freeDue, historyLine, historyUsage, jobButtons, jobLine, jobOutput, jobPath, jobsView, nameProblem,
-  notifyView, olderJobsLine, pause, progressUrl, resumeIn, secondsLeft, serverPath, sessionQuery, shareHours,
+  notifyView, olderJobsLine, receiptFile, receiptPath, pause, progressUrl, resumeIn, secondsLeft, serverPath, sessionQuery, shareHours,
   shareLine, shareRequest, sharedLine, sharedWithMe, sharesOf, spawnUrl, startState, suffix, title, unsharePath, when,
 } = await import(new URL("homerules.js" + new URL(import.meta.url).search, import.meta.url).href);
 
@@ -259,8 +259,29 @@ function renderHistory() {
       if (usage.advice) { used.appendChild(el("div", usage.advice, "fw-semibold text-body")); }
       item.appendChild(used);
     }
+    if (h.job_id) { item.appendChild(receiptButton(h.job_id)); }
     list.appendChild(item);
   });
+}
+
+// a session's receipt (spawner/hub/receipts/): the hub's answer saved as a file, with the name the hub gives it
+function receiptButton(jobId) {
+  const b = el("button", "Receipt", "btn btn-sm btn-link dsportal-receipt");
+  b.type = "button";
+  b.setAttribute("aria-label", "Download the receipt of job " + jobId);
+  b.addEventListener("click", () => {
+    const init = {headers: {"X-XSRFToken": xsrf}, credentials: "same-origin"};
+    fetch(api + receiptPath(jobId), init).then((r) => r.blob().then((file) => {
+      if (!r.ok) { return file.text().then((t) => answer(false, r.status, t)); }  // throws the hub's words
+      const save = el("a");
+      save.href = URL.createObjectURL(file);
+      save.download = receiptFile(jobId);
+      save.click();
+      URL.revokeObjectURL(save.href);
+      return null;
+    })).catch((e) => { byId("dsportal-history-error").textContent = e.message || String(e); });
+  });
+  return b;
 }
 
 function render() { renderSessions(); renderShared(); renderAgain(); renderHistory(); }

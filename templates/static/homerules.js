@@ -48,6 +48,10 @@ export function unsharePath(name, share) {
 
 export function jobPath(job, action) { return "dsportal/runs/" + encodeURIComponent(job.job_id) + "/" + action; }
 
+// a session's or run's receipt (GET /hub/api/dsportal/receipts/ID) and the file it is saved as
+export function receiptPath(jobId) { return "dsportal/receipts/" + encodeURIComponent(jobId); }
+export function receiptFile(jobId) { return "dsportal-receipt-" + String(jobId).replace(/[^0-9_+]/g, "") + ".json"; }
+
 // what is free comes with every few answers, in the same request: each request costs the hub a login check
 export function sessionQuery(free) { return "dsportal/session?jobs=1&shares=1" + (free ? "&free=1" : ""); }
 

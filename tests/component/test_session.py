@@ -372,6 +372,36 @@ def test_prepare_writes_a_private_kernel_folder_first_on_jupyter_path(tmp_path, 
     assert oct((folder / "runtime").stat().st_mode & 0o777) == "0o700"
 
 
+def test_prepare_records_what_the_session_runs_with_for_its_receipt(tmp_path):
+    """In the background, after the kernels: the packages of the kernel's Python (the user's layer over the
+    portal's), the modules loaded, the kernels, the home's commit when it is a repository; private to the user."""
+    home = tmp_path / "alice"
+    home.mkdir()
+    git = ["git", "-C", str(home), "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    env = {
+        "HOME": str(home),
+        "USER": "alice",
+        "SLURM_JOB_ID": "78",
+        "SLURM_JOB_NODELIST": "node002",
+        "LOADEDMODULES": "cuda/12.4:cudnn/9",
+        "TMPDIR": str(tmp_path),
+        "DSPORTAL_SESSION": json.dumps({}),
+    }
+    updates = prepare(env)
+    written = home / ".dsportal" / "receipts" / "78.environment.json"
+    wait_until(written.exists, 60, "the session's environment written for its receipt")
+    facts = json.loads(written.read_text())
+    assert oct(written.parent.stat().st_mode & 0o777) == "0o700" and oct(written.stat().st_mode & 0o777) == "0o600"
+    assert (facts["job_id"], facts["kind"], facts["nodes"]) == ("78", "session", "node002")
+    assert facts["python"] == updates["DSPORTAL_KERNEL_PYTHON"]
+    assert facts["modules"] == ["cuda/12.4", "cudnn/9"] and facts["kernels"] == [{"name": "python3"}]
+    names = {p.split("==")[0].lower() for p in facts["packages"]}
+    assert {"ipykernel", "jupyterlab", "dsportal"} <= names  # the portal's, seen through the user's layer
+    assert facts["portal"] and facts["git"]["folder"] == str(home) and len(facts["git"]["commit"]) == 40
+
+
 def test_the_news_prompt_stays_when_the_admin_allows_it(tmp_path):
     env = {
         "HOME": str(tmp_path),

@@ -37,12 +37,12 @@ def test_runs_and_sweeps_count_against_the_gpu_cap_beside_sessions(bob, cluster)
     session_job = cluster.wait(lambda: next(iter(gpus_held("bob")), None), 30, "bob's session job in Slurm")
     assert gpus_held("bob") == {session_job: 2}
 
-    status, answer = bob.request("POST", "jobs", {"path": "cap/slow.ipynb", "partition": "sxm2", "gpus": 3})
+    status, answer = bob.request("POST", "runs", {"path": "cap/slow.ipynb", "partition": "sxm2", "gpus": 3})
     assert status == 400, (status, answer)
     assert answer["message"].startswith("You hold 2 GPUs in 1 session (session 'cap': 2), and " + CAP_WORDS), answer
     assert "This run asks for 3, so it may ask for at most 2." in answer["message"], answer
 
-    status, answer = bob.request("POST", "jobs", sweep_of(at_once=3))
+    status, answer = bob.request("POST", "runs", sweep_of(at_once=3))
     assert status == 400, (status, answer)
     assert CAP_WORDS in answer["message"], answer
     assert "This sweep asks for 3 (1 GPU × 3 runs at once), so it may ask for at most 2." in answer["message"]

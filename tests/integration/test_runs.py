@@ -64,7 +64,7 @@ def pending_seconds(job_id: str) -> float:
 @pytest.mark.slurm
 def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, cluster):
     alice.put_notebook("runs/params.ipynb", ["print(f'{name}: lr={lr} epochs={epochs}')"], PARAMS)
-    status, form = alice.request("GET", "jobs/form?path=runs/params.ipynb")
+    status, form = alice.request("GET", "runs/form?path=runs/params.ipynb")
     assert status == 200, form
     assert [(p["name"], p["type"], p["default"]) for p in form["parameters"]] == [
         ("lr", "float", "0.01"),
@@ -85,7 +85,7 @@ def test_a_notebook_runs_with_changed_parameters_and_keeps_its_output(alice, clu
     assert printed[-1] == "changed: lr=0.5 epochs=2\n"  # papermill injected the changed values after the defaults
     assert (alice.home / row["output"]).stat().st_uid == alice.home.stat().st_uid  # written by alice's job
     # Run again: the same file and settings, the same changed parameters, a new job
-    status, again = alice.request("POST", f"jobs/{run['job_id']}/again")
+    status, again = alice.request("POST", f"runs/{run['job_id']}/again")
     assert status == 201, again
     assert again["job"]["job_id"] != run["job_id"] and again["job"]["settings"] == run["settings"]
     row = alice.wait_ended(again["job"]["job_id"])
@@ -108,12 +108,12 @@ def test_cancel_from_the_panel_ends_only_that_job(alice, cluster):
     run = alice.submit({"path": "runs/slow.ipynb", "hours": 0.25})
     other = alice.submit({"path": "runs/slow.ipynb", "hours": 0.25})
     alice.wait_log(run["job_id"], "started", 60)
-    status, answer = alice.request("POST", f"jobs/{run['job_id']}/cancel")
+    status, answer = alice.request("POST", f"runs/{run['job_id']}/cancel")
     assert status == 200, answer
     row = alice.wait_ended(run["job_id"])
     assert row["state"] == "CANCELLED" and row["why"].startswith("Cancelled"), row
     assert alice.rows()[other["job_id"]]["active"]
-    assert alice.request("POST", f"jobs/{other['job_id']}/cancel")[0] == 200
+    assert alice.request("POST", f"runs/{other['job_id']}/cancel")[0] == 200
 
 
 @pytest.mark.side  # mostly waits for Slurm's time limit: as grace, beside the main lane (tests/support/lanes.py)
@@ -169,7 +169,7 @@ def test_bad_input_is_refused_with_words_and_submits_nothing(alice, cluster):
         ({"path": "runs/missing.ipynb"}, 400, "there is no such file in your home"),
         ({"path": "../bob/x.ipynb"}, 400, "is outside your home"),
     ]:
-        got, answer = alice.request("POST", "jobs", body)
+        got, answer = alice.request("POST", "runs", body)
         assert (got, words in str(answer.get("message"))) == (status, True), (body, answer)
     assert users_jobs("alice") == before
 
@@ -181,7 +181,7 @@ def test_the_hub_reads_a_users_file_only_as_that_user(alice, cluster):
         check=True,
         timeout=30,
     )
-    status, answer = alice.request("GET", "jobs/form?path=shadow.ipynb")
+    status, answer = alice.request("GET", "runs/form?path=shadow.ipynb")
     assert (status, answer["message"]) == (400, "shadow.ipynb: you may not read this file.")
 
 
@@ -198,7 +198,7 @@ def test_another_user_can_neither_see_nor_cancel_nor_read_a_job(alice, bob, clus
         status, answer = bob.request(method, path)
         assert status == 404, (path, answer)
     assert alice.rows()[run["job_id"]]["active"]  # still running
-    status, answer = alice.request("GET", f"jobs/{run['job_id']}/log?lines=50")
+    status, answer = alice.request("GET", f"runs/{run['job_id']}/log?lines=50")
     assert status == 200 and "started" in answer["log"]
 
 
@@ -235,7 +235,7 @@ def test_a_runs_kernel_is_out_of_reach_of_other_users_on_the_node(alice, bob, cl
     assert "CONNECTED" not in attack.stdout, kernel  # bob reached alice's kernel
     assert "PermissionError" in attack.stderr, attack.stderr
     assert kernel["transport"] == "ipc"
-    alice.request("POST", f"jobs/{run['job_id']}/cancel")
+    alice.request("POST", f"runs/{run['job_id']}/cancel")
 
 
 def test_mail_when_a_job_ends_for_a_user_who_opted_in(alice, cluster):

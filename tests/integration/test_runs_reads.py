@@ -89,7 +89,7 @@ def test_thirty_reads_of_a_big_notebook_neither_stall_the_hub_nor_swell_it(clust
     started = time.monotonic()
     try:
         with ThreadPoolExecutor(READS) as pool:
-            answers = list(pool.map(lambda _: dave.request("GET", "jobs/form?path=runs/huge.ipynb"), range(READS)))
+            answers = list(pool.map(lambda _: dave.request("GET", "runs/form?path=runs/huge.ipynb"), range(READS)))
     finally:
         watcher.terminate()
     during = [float(line) for line in watcher.communicate(timeout=60)[0].split()]

@@ -37,7 +37,7 @@ def results_notebook(cells: list[str]) -> str:
 
 
 def table(client: JobsClient, job_id: str) -> dict:
-    status, answer = client.request("GET", f"jobs/{job_id}/tasks")
+    status, answer = client.request("GET", f"runs/{job_id}/tasks")
     assert status == 200, answer
     return answer
 
@@ -127,14 +127,14 @@ def test_cancel_the_rest_ends_every_task_not_ended(erin):
     array = run["job_id"]
     # the row, not the table: polled this often, the table's file reads would pass the hub's 60 a minute
     erin.wait_row(array, lambda r: r["sweep"]["counts"]["running"] == 1, 120, "the first task running")
-    status, answer = erin.request("POST", f"jobs/{array}_5/cancel")  # one waiting task alone
+    status, answer = erin.request("POST", f"runs/{array}_5/cancel")  # one waiting task alone
     assert status == 200, answer
-    status, answer = erin.request("POST", f"jobs/{array}/cancel")
+    status, answer = erin.request("POST", f"runs/{array}/cancel")
     assert status == 200, answer
     row = wait_sweep_ended(erin, array, 120)
     assert row["sweep"]["counts"]["cancelled"] == 10
     assert row["why"].startswith("10 tasks: 10 cancelled")
-    status, answer = erin.request("POST", f"jobs/{array}/cancel")
+    status, answer = erin.request("POST", f"runs/{array}/cancel")
     assert status == 409 and "already ended" in answer["message"]
 
 
@@ -151,7 +151,7 @@ def test_cancel_the_rest_ends_every_task_not_ended(erin):
 def test_bad_sweeps_are_refused_with_words_and_submit_nothing(erin, sweep, words):
     erin.write("sweeps/small.ipynb", results_notebook([]))
     before = set(erin.rows())
-    status, answer = erin.request("POST", "jobs", {"path": "sweeps/small.ipynb", "partition": "cpu", "sweep": sweep})
+    status, answer = erin.request("POST", "runs", {"path": "sweeps/small.ipynb", "partition": "cpu", "sweep": sweep})
     assert status == 400 and words in answer["message"], answer
     assert set(erin.rows()) == before
 
@@ -198,7 +198,7 @@ def test_one_mail_for_a_whole_sweep_with_its_best(erin):
 
 def test_the_r_template_runs_with_a_changed_parameter(erin):
     erin.write("sweeps/r.ipynb", (NOTEBOOKS / "r-data-analysis.ipynb").read_text())
-    status, form = erin.request("GET", "jobs/form?path=sweeps/r.ipynb")
+    status, form = erin.request("GET", "runs/form?path=sweeps/r.ipynb")
     assert status == 200, form
     assert [(p["name"], p["type"]) for p in form["parameters"]] == [("formula_text", "str")]
     run = erin.submit(

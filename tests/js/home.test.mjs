@@ -46,6 +46,9 @@ describe("the hub's URLs", () => {
     assert.equal(rules.extendPath("train"), "dsportal/session/extend?server=train");
     assert.equal(rules.unsharePath("train", {kind: "group", name: "ml lab"}), "dsportal/shares?server=train&group=ml%20lab");
     assert.equal(rules.jobPath({job_id: "12_3"}, "cancel"), "dsportal/runs/12_3/cancel");
+    assert.equal(rules.receiptPath("82+1"), "dsportal/receipts/82%2B1");
+    assert.equal(rules.receiptFile("82+1"), "dsportal-receipt-82+1.json");
+    assert.equal(rules.receiptFile("../x/7"), "dsportal-receipt-7.json");
     assert.equal(rules.sessionQuery(false), "dsportal/session?jobs=1&shares=1");
     assert.equal(rules.sessionQuery(true), "dsportal/session?jobs=1&shares=1&free=1");
   });

@@ -320,7 +320,7 @@ def real_part(tasks: int, seconds: float, timeout: float) -> None:
         took = time.monotonic() - asked
         if not running.ended:  # the deadline passed, or the benchmark was stopped: its tasks go too
             with contextlib.suppress(OSError):
-                client.request("POST", f"jobs/{job_id}/cancel")
+                client.request("POST", f"runs/{job_id}/cancel")
     after = watch(client, admin, job_id, seconds)
     print(f"bench sweeps on the dev cluster, alice's {tasks}-task sweep {job_id} (partition cpu, {AT_ONCE} at once):")
     show("before it, her panel alone", before)

@@ -78,12 +78,12 @@ class JobsClient:
         return self.write(path, notebook_text(cells, parameters))
 
     def submit(self, body: dict) -> dict:
-        status, answer = self.request("POST", "jobs", body)
+        status, answer = self.request("POST", "runs", body)
         assert status == 201, (status, answer)
         return answer["job"]
 
     def rows(self) -> dict[str, dict]:
-        status, answer = self.request("GET", "jobs")
+        status, answer = self.request("GET", "runs")
         assert status == 200, answer
         return {row["job_id"]: row for row in answer["jobs"]}
 

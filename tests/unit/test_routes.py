@@ -15,6 +15,7 @@ from spawner.hub.apps.handlers import AppRouteHandler, AppRoutesHandler
 from spawner.hub.base import pagescripts as homescript
 from spawner.hub.clock import handlers as clockapi
 from spawner.hub.home import handlers as homeapi
+from spawner.hub.receipts import handlers as receiptsapi
 from spawner.hub.runs import handlers as runsapi
 from spawner.hub.session import handlers as portapi
 from spawner.hub.session import handlers as stopapi
@@ -77,6 +78,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/api/dsportal/jobs/([0-9]+(?:(?:[_+]|%2[Bb])[0-9]+)?)/log", runsapi.LogHandler),
         (r"/api/dsportal/jobs/([0-9]+(?:(?:[_+]|%2[Bb])[0-9]+)?)/tasks", runsapi.TasksHandler),
         ("/api/dsportal/notify", runsapi.NotifyHandler),
+        (r"/api/dsportal/receipts/([0-9]+(?:(?:[_+]|%2[Bb])[0-9]+)?)", receiptsapi.ReceiptHandler),
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
         ("/api/dsportal/apps/routes", AppRoutesHandler),

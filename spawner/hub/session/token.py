@@ -156,6 +156,17 @@ def refuse_ended(handler, sessions) -> None:
         raise web.HTTPError(403, ENDED_WORDS)
 
 
+def refuse_session_token(handler, sessions, words: str) -> None:
+    """HTTP 403 with `words` when the request's token is a session's own (a server token): for what a guest of
+    a shared session, whose code can read that token, must not reach with it (the user's receipts)."""
+    token = handler.get_auth_token()
+    if not token:
+        return  # the user's cookie
+    row = handler.get_token()
+    if any(s.holds_token(token) for s in sessions) or (row is not None and is_server_token(row)):
+        raise web.HTTPError(403, words)
+
+
 def keep_proof_key(spawner) -> None:
     """Before the session's token is replaced: the digest of the token being replaced joins the ones the session
     may hold, which key the proofs of the hub's offers (spawner/contract.py), until the session confirms it took

@@ -16,6 +16,7 @@ from ..apps import handlers as apps
 from ..base.upstream_jupyterhub import change_api_handlers
 from ..clock import handlers as clock
 from ..home import handlers as home
+from ..receipts import handlers as receipts
 from ..runs import handlers as runs
 from ..session import handlers as session
 from ..sharing import handlers as sharing
@@ -29,6 +30,7 @@ ADDED = (
     (clock.EXTEND_URL, clock.ExtendHandler, {"answer": home.extended}),
     *slurm.HANDLERS,
     *runs.HANDLERS,
+    *receipts.HANDLERS,
     *sharing.HANDLERS,
     *usage.HANDLERS,
     *apps.HANDLERS,

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import sweepgrid
-from ...contract import RUN_MARK, run_output, sweep_folder, sweep_output, sweep_results
+from ...contract import RUN_MARK, receipt_environment, run_output, sweep_folder, sweep_output, sweep_results
 from ..kernels.kernelspecs import SESSION_KERNEL_ARGS, write_kernelspecs
 from ..kernels.userkernels import PrivateKernelSpecManager
 from ..kernels.userlayer import ensure_layer, layer_dir, portal_site_packages
+from ..receipts import environment
 from . import distributed, results
 
 
@@ -239,6 +240,32 @@ def run_script(spec: RunSpec) -> int:
     return 1 if code else 0
 
 
+def record_environment(spec: RunSpec, environ) -> None:
+    """What the run runs with, for its receipt (spawner/job/receipts/environment.py): once per run, a sweep's
+    first task to start writes it for the sweep.  A failure is a line of the log; the run goes on."""
+    job_id = environ.get("SLURM_ARRAY_JOB_ID") if spec.sweep else environ.get("SLURM_JOB_ID")
+    if not job_id:
+        return
+    home = Path.home()
+    try:
+        if spec.sweep and Path(receipt_environment(str(home), job_id)).exists():
+            return
+        python = run_python(home)
+        facts = environment.environment(
+            job_id=job_id,
+            kind="sweep" if spec.sweep else "run",
+            nodes=environ.get("SLURM_JOB_NODELIST", ""),
+            python=python,
+            found=environment.packages(python),
+            modules=environment.loaded_modules(environ),
+            kernels=[{"name": "python3"}] if spec.kind == "notebook" else [],
+            git=environment.git_state(Path(spec.path).parent),
+        )
+        environment.write(home, job_id, facts)
+    except (OSError, ValueError) as e:
+        print(f"dsportal: receipt: what this run runs with was not recorded ({e})", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -253,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
             f"task {os.environ.get('SLURM_ARRAY_TASK_ID', '?')} of the sweep {os.environ.get('SLURM_ARRAY_JOB_ID', '')}"
         )
     say(f"started {spec.kind} {spec.path} on {os.environ.get('SLURM_JOB_NODELIST', socket.gethostname())}")
+    record_environment(spec, os.environ)
     try:
         code = run_notebook(spec, job_id) if spec.kind == "notebook" else run_script(spec)
     except Stopped:

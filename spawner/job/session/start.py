@@ -25,6 +25,8 @@ from ..kernels.isolation import page_config, socket_path_fits
 from ..kernels.kernelspecs import NodeProbe, build_kernelspecs, write_kernelspecs
 from ..kernels.logos import copy_stock_logos
 from ..kernels.userlayer import ensure_layer, portal_site_packages
+from ..receipts import environment
+from ..receipts.environment import kernels_offered
 from .homefolder import link_storage, sync_templates
 
 
@@ -143,14 +145,41 @@ def prepare(environ: dict[str, str] | os._Environ = os.environ, probe: NodeProbe
     if spec.kernels:
         updates["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), environ.get("JUPYTER_PATH", "")]))
         updates[SESSION_KERNELS_VAR] = str(folder / "kernels")
+
+    def in_the_background() -> None:
         # Probing the node (R, modules, images) takes most of a second, while the server starts; a page's first
-        # ask for the kernel list waits for them (spawner/jupyter/session/kernelspecs.py).
-        in_background(
-            lambda: write_session_kernels(
+        # ask for the kernel list waits for them (spawner/jupyter/session/kernelspecs.py).  The receipt's
+        # environment after them: nothing waits for it
+        offered = {"python3": {}}
+        if spec.kernels:
+            offered = write_session_kernels(
                 folder, spec.kernels, spec.storage, home, python, probe or NodeProbe(), str(runtime)
             )
-        )
+        record_environment(home, environ, python, kernels_offered(offered, spec.kernels))
+
+    in_background(in_the_background)
     return updates
+
+
+def record_environment(home: Path, environ, python: str, kernels: list[dict]) -> None:
+    """The session's environment for its receipt (spawner/job/receipts/environment.py); a failure is one line."""
+    job_id = environ.get("SLURM_JOB_ID", "")
+    if not job_id:
+        return
+    try:
+        facts = environment.environment(
+            job_id=job_id,
+            kind="session",
+            nodes=environ.get("SLURM_JOB_NODELIST", ""),
+            python=python,
+            found=environment.packages(python),
+            modules=environment.loaded_modules(environ),
+            kernels=kernels,
+            git=environment.git_state(home),
+        )
+        environment.write(home, job_id, facts)
+    except (OSError, ValueError) as e:
+        say(f"receipt: what this session runs with was not recorded ({e})")
 
 
 def usage_limits(environ) -> dict[str, str]:
@@ -204,7 +233,7 @@ SESSION_KERNELS_VAR = "DSPORTAL_SESSION_KERNELS"
 
 def write_session_kernels(
     folder: Path, kernels: dict, storage: dict[str, str], home: Path, python: str, probe: NodeProbe, sockets: str
-) -> None:
+) -> dict[str, dict]:
     """folder/kernels, all at once: written beside it, then renamed into place.  A kernel list never holds some
     of them, nor the stock ones of their names with files about to go (logos: spawner/job/kernels/logos.py)."""
     try:
@@ -220,6 +249,7 @@ def write_session_kernels(
     for note in notes:
         say(note)
     say(f"kernels: {', '.join(specs)}")
+    return specs
 
 
 def in_background(work) -> None:
