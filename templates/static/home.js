@@ -277,7 +277,8 @@ function receiptButton(jobId) {
       save.href = URL.createObjectURL(file);
       save.download = receiptFile(jobId);
       save.click();
-      URL.revokeObjectURL(save.href);
+      setTimeout(() => { URL.revokeObjectURL(save.href); }, 60000);  // at once could cancel the download
+      byId("dsportal-history-error").textContent = "";
       return null;
     })).catch((e) => { byId("dsportal-history-error").textContent = e.message || String(e); });
   });

@@ -6,6 +6,7 @@ of it cannot be had again is said; another user's job is no receipt of bob's."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 
 from spawner.job.receipts import environment
@@ -51,6 +52,7 @@ def test_a_runs_receipt_holds_its_request_then_its_environment_and_says_what_is_
         modules=["cuda/12.4"],
         kernels=[],
         git=None,
+        written=time.time(),
     )
     environment.write(hub.root / "homes" / "alice", job_id, facts)
     status, receipt = hub.api("GET", f"/dsportal/receipts/{job_id}", token=alice)

@@ -58,6 +58,27 @@ def test_a_git_folder_gives_its_commit_and_whether_tracked_files_changed(tmp_pat
     assert env.git_state(tmp_path)["changed"] is True
 
 
+def test_a_repository_others_may_change_gives_its_commit_and_runs_none_of_its_commands(tmp_path):
+    """A folder on shared storage: a group may write the repository's config, where a clean filter is a command
+    git runs as whoever asks for its status.  Its commit is recorded, whether files changed is not asked."""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / ".gitattributes").write_text("*.txt filter=planted\n")
+    (tmp_path / "f.txt").write_text("one\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    planted = tmp_path / "PLANTED"
+    subprocess.run([*git, "config", "filter.planted.clean", f"touch {planted}; cat"], check=True)
+    (tmp_path / "f.txt").write_text("two\n")
+    assert env.git_state(tmp_path)["changed"] is True and planted.exists()  # the user's own repository: theirs
+    planted.unlink()
+    (tmp_path / ".git" / "config").chmod(0o664)  # the group may change it
+    (tmp_path / "f.txt").write_text("three\n")
+    found = env.git_state(tmp_path)
+    assert found["changed"] is None and len(found["commit"]) == 40
+    assert not planted.exists()
+
+
 def test_the_environment_names_the_portal_from_its_packages():
     facts = env.environment(
         job_id="42",
@@ -68,9 +89,11 @@ def test_the_environment_names_the_portal_from_its_packages():
         modules=["cuda/12.4"],
         kernels=[{"name": "python3"}],
         git=None,
+        written=1764400000.4,
     )
     assert facts == {
         "job_id": "42",
+        "written": 1764400000,
         "kind": "session",
         "nodes": "node001",
         "portal": "0.2.0",
@@ -81,7 +104,7 @@ def test_the_environment_names_the_portal_from_its_packages():
         "git": None,
     }
     cut = env.environment(
-        job_id="42", kind="run", nodes="", python="p", found=([], "why"), modules=[], kernels=[], git=None
+        job_id="42", kind="run", nodes="", python="p", found=([], "why"), modules=[], kernels=[], git=None, written=0
     )
     assert (cut["portal"], cut["notes"]) == ("", ["why"])
 
@@ -109,6 +132,7 @@ def test_the_environment_is_written_whole_private_and_within_what_the_hub_reads(
         modules=[],
         kernels=[],
         git=None,
+        written=0,
     )
     path = env.write(tmp_path, "7_3", facts)
     assert (

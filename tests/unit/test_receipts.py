@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from spawner.hub.receipts.receipt import (
     environment_of,
     installed_of,
     run_receipt,
     session_receipt,
+    submitted_at,
     what_is_gone,
 )
 
+SUBMITTED = 1_764_400_000.0
 WRITTEN = {
     "job_id": "42",
+    "written": 1_764_400_030,
     "kind": "session",
     "nodes": "node002",
     "portal": "0.2.0",
@@ -49,23 +53,40 @@ LOGGED = {"job_id": "42", "partition": "sxm2", "gpus": 1, "hours": 2.0, "gpu_hou
 
 
 def test_the_jobs_environment_is_read_back_typed():
-    assert environment_of(json.dumps(WRITTEN), "42") == (ENVIRONMENT, "")
+    assert environment_of(json.dumps(WRITTEN), "42", SUBMITTED) == (ENVIRONMENT, "")
 
 
 def test_an_environment_that_is_missing_or_of_another_job_says_why():
-    assert environment_of("", "42")[0] is None
-    assert "recorded no environment" in environment_of("", "42")[1]
-    assert environment_of("{not json", "42") == (None, "the job's environment file does not read as JSON")
-    assert environment_of(json.dumps({**WRITTEN, "job_id": "43"}), "42") == (
+    assert environment_of("", "42", SUBMITTED)[0] is None
+    assert "recorded no environment" in environment_of("", "42", SUBMITTED)[1]
+    assert environment_of("{not json", "42", SUBMITTED) == (None, "the job's environment file does not read as JSON")
+    assert environment_of(json.dumps({**WRITTEN, "job_id": "43"}), "42", SUBMITTED) == (
         None,
         "the job's environment file is of another job",
     )
-    assert environment_of("[1, 2]", "42")[0] is None
+    assert environment_of("[1, 2]", "42", SUBMITTED)[0] is None
+    # an earlier job's of the same id (Slurm's ids start again after a reinstall), or of no known time
+    earlier = {**WRITTEN, "written": SUBMITTED - 3600}
+    assert environment_of(json.dumps(earlier), "42", SUBMITTED)[1].startswith("the job recorded no environment")
+    assert environment_of(json.dumps({**WRITTEN, "written": "now"}), "42", SUBMITTED)[0] is None
+    assert environment_of(json.dumps({**WRITTEN, "written": SUBMITTED - 60}), "42", SUBMITTED)[0] is not None
+
+
+def test_a_file_nested_thousands_deep_is_no_environment_and_no_error():
+    for text in ("[" * 200_000, '{"a":' * 100_000):
+        assert environment_of(text, "42", SUBMITTED) == (None, "the job's environment file does not read as JSON")
+
+
+def test_the_submission_time_of_a_run_and_of_a_session():
+    assert submitted_at({"submitted_ts": 1_764_400_000.5, "submitted": "2026-11-29T09:00"}) == 1_764_400_000.5
+    assert submitted_at({"submitted": "2026-11-29T09:00"}) == datetime(2026, 11, 29, 9, 0).timestamp()
+    assert submitted_at({"submitted": "yesterday"}) == submitted_at({}) == 0.0
 
 
 def test_a_hostile_environment_file_keeps_only_known_keys_of_known_types_bounded():
     hostile = {
         "job_id": "42",
+        "written": 1,
         "nodes": ["not", "text"],
         "portal": "x" * 10_000,
         "packages": ["ok==1", "no version", "<script>==1", {"a": 1}, "evil==1 ; rm -rf /", *(["p==1"] * 5000)],
@@ -75,7 +96,7 @@ def test_a_hostile_environment_file_keeps_only_known_keys_of_known_types_bounded
         "notes": ["n"] * 50,
         "admin": True,
     }
-    facts, why = environment_of(json.dumps(hostile), "42")
+    facts, why = environment_of(json.dumps(hostile), "42", 0)
     assert why == ""
     assert set(facts) == set(ENVIRONMENT)
     assert facts["nodes"] == "" and len(facts["portal"]) == 500

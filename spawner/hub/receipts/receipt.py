@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 RECEIPT_FORMAT = 1  # the receipt's own version, its first key
 MAX_TEXT = 500  # characters of one string of the job's file kept
 MAX_ITEMS = {"packages": 3000, "modules": 200, "kernels": 100, "notes": 5}
 PACKAGE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,199})==([^\s=]{1,100})")
+
+
+NOT_RECORDED = "the job recorded no environment (it started before this portal version, or did not start)"
+CLOCK_SLACK = 300  # seconds a node's clock may be behind the hub's
 
 
 class ReceiptMissing(LookupError):
@@ -31,16 +36,21 @@ def _texts(value: object, most: int) -> list[str]:
     return [v[:MAX_TEXT] for v in value if isinstance(v, str)][:most] if isinstance(value, list) else []
 
 
-def environment_of(text: str, job_id: str) -> tuple[dict | None, str]:
-    """The job's environment file -> (its facts, typed and bounded; "" ) or (None, why it is not there)."""
+def environment_of(text: str, job_id: str, submitted: float) -> tuple[dict | None, str]:
+    """The job's environment file -> (its facts, typed and bounded; "" ) or (None, why it is not there).
+    `submitted`: when the hub submitted the job (epoch s); a file written before it is an earlier job's of the same
+    id (Slurm's ids start again after a reinstall)."""
     if not text.strip():
-        return None, "the job recorded no environment (it started before this portal version, or did not start)"
+        return None, NOT_RECORDED
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: brackets nested thousands deep
         return None, "the job's environment file does not read as JSON"
     if not isinstance(data, dict) or data.get("job_id") != job_id:
         return None, "the job's environment file is of another job"
+    written = data.get("written")
+    if not isinstance(written, int | float) or isinstance(written, bool) or written < submitted - CLOCK_SLACK:
+        return None, NOT_RECORDED
     git = data.get("git")
     kernels = (
         [
@@ -109,6 +119,17 @@ def run_receipt(run: dict, logged: dict | None, environment: dict | None, why_no
         "environment": environment,
         "environment_missing": why_none,
     }
+
+
+def submitted_at(entry: dict) -> float:
+    """When the hub submitted a session or run (epoch s): a run's `submitted_ts`, else the ISO minute (hub's
+    local time); 0 when unknown."""
+    if isinstance(entry.get("submitted_ts"), int | float):
+        return float(entry["submitted_ts"])
+    try:
+        return datetime.fromisoformat(entry.get("submitted") or "").timestamp()
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _accounted(logged: dict | None) -> dict | None:

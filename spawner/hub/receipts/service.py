@@ -15,7 +15,15 @@ from ..session.userrecord import user_record
 from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.services import HubServices
-from .receipt import ReceiptMissing, environment_of, installed_of, run_receipt, session_receipt, what_is_gone
+from .receipt import (
+    ReceiptMissing,
+    environment_of,
+    installed_of,
+    run_receipt,
+    session_receipt,
+    submitted_at,
+    what_is_gone,
+)
 
 INSTALLED_SECONDS = 300.0  # how long the list of the session environment's packages is reused
 
@@ -32,7 +40,7 @@ async def receipt(services: HubServices, spawner, job_id: str) -> dict:
         )
     logged = next((e for e in record.usage_log if e.get("job_id") == job_id), None)
     unix = spawner.unix_account()
-    environment, missing = await _environment(services, unix.name, unix.home, job_id)
+    environment, missing = await _environment(services, unix.name, unix.home, job_id, submitted_at(entry or run))
     user = spawner.user.name
     made = (session_receipt if entry is not None else run_receipt)(entry or run, logged, environment, missing, user)
     made["portal_now"] = version()
@@ -40,13 +48,15 @@ async def receipt(services: HubServices, spawner, job_id: str) -> dict:
     return made
 
 
-async def _environment(services: HubServices, username: str, home: str, job_id: str) -> tuple[dict | None, str]:
+async def _environment(
+    services: HubServices, username: str, home: str, job_id: str, submitted: float
+) -> tuple[dict | None, str]:
     """The job's environment file, read as the user (at most RECEIPT_ENVIRONMENT_BYTES), typed."""
     try:
         text = await services.client.read_as(username, receipt_environment(home, job_id), RECEIPT_ENVIRONMENT_BYTES)
     except SlurmError:  # missing (the job never started, or started before receipts) or unreadable
         text = ""
-    return environment_of(text, job_id)
+    return environment_of(text, job_id, submitted)
 
 
 async def _offered(services: HubServices) -> dict[str, set[str]]:
@@ -62,11 +72,18 @@ async def _offered(services: HubServices) -> dict[str, set[str]]:
 async def installed_packages(services: HubServices) -> dict[str, str] | None:
     """The session environment's packages (environment.prefix), listed in a thread and reused for
     INSTALLED_SECONDS; None where the hub cannot read it (another machine's path)."""
-    kept = services.shared(("receipts", "installed"), lambda: {"at": -INSTALLED_SECONDS, "packages": None})
-    if time.monotonic() - kept["at"] >= INSTALLED_SECONDS:
-        kept["packages"] = await asyncio.to_thread(_listed, services.settings.environment.prefix)
-        kept["at"] = time.monotonic()
-    return kept["packages"]
+    kept = services.shared(("receipts", "installed"), lambda: {"at": -INSTALLED_SECONDS, "listing": None})
+    if time.monotonic() - kept["at"] >= INSTALLED_SECONDS and kept["listing"] is None:
+        # one listing at a time, for every request that finds the last one too old
+        kept["listing"] = asyncio.ensure_future(asyncio.to_thread(_listed, services.settings.environment.prefix))
+        try:
+            kept["packages"] = await asyncio.shield(kept["listing"])
+            kept["at"] = time.monotonic()
+        finally:
+            kept["listing"] = None
+    elif kept["listing"] is not None:
+        return await asyncio.shield(kept["listing"])
+    return kept.get("packages")
 
 
 def _listed(prefix: str) -> dict[str, str] | None:

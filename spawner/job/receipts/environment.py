@@ -58,12 +58,19 @@ def loaded_modules(environ) -> list[str]:
 
 def git_state(folder: Path, run=subprocess.run) -> dict | None:
     """{"folder", "commit", "changed"} when `folder` is in a git repository (changed: tracked files differ from
-    the commit), else None."""
+    the commit; None when not asked), else None.
+
+    Asking whether files changed runs the repository's own commands (its clean filters, its fsmonitor), so it is
+    asked only of a repository that is wholly this user's and that no one else may change: a run's folder may be
+    on shared storage, where another account could plant a `.git` or edit one's config (git's own ownership check
+    is off where a site sets safe.directory=*; it is reset here).  The commit itself runs nothing of the
+    repository's."""
 
     def git(*args: str) -> str | None:
         try:
             done = run(
-                ["git", "-C", str(folder), *args],
+                ["git", "-c", "safe.directory=", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
+                + ["-C", str(folder), *args],
                 capture_output=True,
                 text=True,
                 timeout=GIT_TIMEOUT,
@@ -76,8 +83,21 @@ def git_state(folder: Path, run=subprocess.run) -> dict | None:
     commit = git("rev-parse", "--verify", "HEAD")
     if not commit:
         return None
-    changes = git("status", "--porcelain", "--untracked-files=no")
-    return {"folder": str(folder), "commit": commit, "changed": bool(changes) if changes is not None else None}
+    places = (git("rev-parse", "--absolute-git-dir", "--show-toplevel") or "").splitlines()
+    changed = None
+    if len(places) == 2 and all(_mine_alone(Path(p)) for p in (places[0], f"{places[0]}/config", places[1])):
+        changes = git("status", "--porcelain", "--untracked-files=no")
+        changed = bool(changes) if changes is not None else None
+    return {"folder": str(folder), "commit": commit, "changed": changed}
+
+
+def _mine_alone(path: Path) -> bool:
+    """Whether `path` is this user's and no one else may write it (not a link)."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return False
+    return found.st_uid == os.getuid() and not found.st_mode & 0o022 and not path.is_symlink()
 
 
 def kernels_offered(specs: dict[str, dict], kernels: dict) -> list[dict]:
@@ -114,12 +134,14 @@ def environment(
     modules: list[str],
     kernels: list[dict],
     git: dict | None,
+    written: float,
 ) -> dict:
-    """The receipt's environment part (pure): what the hub adds to the history entry."""
+    """The receipt's environment part (pure): what the hub adds to the history entry; `written`: now (epoch s)."""
     listed, note = found
     portal = next((p.split("==", 1)[1] for p in listed if p.lower().startswith("dsportal==")), "")
     facts = {
         "job_id": job_id,
+        "written": round(written),  # the hub takes no file written before its job was submitted (ids reused)
         "kind": kind,
         "nodes": nodes,
         "portal": portal,

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,6 +261,7 @@ def record_environment(spec: RunSpec, environ) -> None:
             modules=environment.loaded_modules(environ),
             kernels=[{"name": "python3"}] if spec.kind == "notebook" else [],
             git=environment.git_state(Path(spec.path).parent),
+            written=time.time(),
         )
         environment.write(home, job_id, facts)
     except (OSError, ValueError) as e:

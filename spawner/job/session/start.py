@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ...contract import KERNEL_PYTHON_VAR, data_dir
@@ -176,6 +177,7 @@ def record_environment(home: Path, environ, python: str, kernels: list[dict]) ->
             modules=environment.loaded_modules(environ),
             kernels=kernels,
             git=environment.git_state(home),
+            written=time.time(),
         )
         environment.write(home, job_id, facts)
     except (OSError, ValueError) as e:
