@@ -17,6 +17,8 @@ private authfile that is removed afterwards.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -36,6 +38,7 @@ from .registry import PASSWORD_ENV, Credential, ImageRef, RefusedRequest, authfi
 RUNTIMES = ("apptainer", "singularity", "charliecloud")
 CHARLIECLOUD_TOOLS = ("skopeo", "umoci")
 MIN_FREE_BYTES = 2 * 1024**3
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 AUTHFILE = "{authfile}"  # placeholder in a planned argv, replaced by the private file's path at run time
 
 # (fragments of the tool's output, what to tell the admin); the first match wins.  A fragment matches as
@@ -251,10 +254,37 @@ def pull(
                     file=out,
                 )
         os.chmod(plan.partial, 0o755 if plan.partial.is_dir() else 0o644)  # every user's session reads it
+        digest = image_digest(plan, work)
         os.rename(plan.partial, plan.dest)
+        write_digest(plan.dest, digest)
         return plan
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def image_digest(plan: PullPlan, work: Path) -> str:
+    """What names this image's content, for the receipts of the sessions that use it: the registry's manifest
+    digest where the pull kept it (Charliecloud's OCI layout), else the .sif file's own sha256."""
+    if plan.runtime_name == "charliecloud":
+        try:
+            index = json.loads((work / "oci" / "index.json").read_text())
+            digest = index["manifests"][0]["digest"]
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return ""
+        return digest if isinstance(digest, str) and DIGEST.fullmatch(digest) else ""
+    sha = hashlib.sha256()
+    with plan.partial.open("rb") as image:
+        for block in iter(lambda: image.read(1024 * 1024), b""):
+            sha.update(block)
+    return f"sha256:{sha.hexdigest()}"
+
+
+def write_digest(dest: Path, digest: str) -> None:
+    """IMAGE.digest beside the image (every user's session reads it: spawner/job/receipts/environment.py)."""
+    if digest:
+        path = dest.parent / f"{dest.name}.digest"
+        path.write_text(digest + "\n")
+        os.chmod(path, 0o644)
 
 
 def kernel_yaml(plan: PullPlan) -> str:

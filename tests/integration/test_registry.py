@@ -81,7 +81,24 @@ def test_an_unprivileged_admin_pulls_the_image_and_it_runs(cluster_api, a_folder
         f"      image: {image}",
         "      runtime: charliecloud",
     ]
-    assert sorted(p.name for p in images.iterdir()) == ["debian-py_1"]  # the work folder and its authfile are gone
+    # the work folder and its authfile are gone; beside the image, the registry's digest for the receipts
+    assert sorted(p.name for p in images.iterdir()) == ["debian-py_1", "debian-py_1.digest"]
+    inspected = subprocess.run(
+        [
+            "skopeo",
+            "inspect",
+            "--creds",
+            f"{registry.USER}:{PASSWORD}",
+            "--format",
+            "{{.Digest}}",
+            f"docker://{registry.REF}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert inspected.returncode == 0, inspected.stderr
+    assert (images / "debian-py_1.digest").read_text() == inspected.stdout.strip() + "\n"
     ran = subprocess.run(
         [
             "runuser",

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from portal.admin.images import AUTHFILE, PullError, PullPlan, explain, find_tools, kernel_yaml, plan_pull
+from portal.admin.images import (
+    AUTHFILE,
+    PullError,
+    PullPlan,
+    explain,
+    find_tools,
+    image_digest,
+    kernel_yaml,
+    plan_pull,
+    write_digest,
+)
 from portal.admin.registry import (
     Credential,
     ImageRef,
@@ -200,3 +211,22 @@ def test_a_step_never_echoes_the_password():
     shown = io.StringIO()
     output = _run_step(["/bin/echo", "login with s3cret-password ok"], {}, 10, shown, "s3cret-password", 10)
     assert shown.getvalue() == output == "login with *** ok\n"
+
+
+def test_an_images_digest_is_the_registrys_for_charliecloud_and_the_files_for_a_sif(tmp_path):
+    ref = LOCAL_REF
+    tools = {**TOOLS, "apptainer": "/usr/bin/apptainer"}
+    work = tmp_path / "work"
+    (work / "oci").mkdir(parents=True)
+    digest = "sha256:" + "ab" * 32
+    (work / "oci" / "index.json").write_text(json.dumps({"manifests": [{"digest": digest}]}))
+    plan = plan_pull(ref, tmp_path, "charliecloud", tools, work, rootless=True)
+    assert image_digest(plan, work) == digest
+    (work / "oci" / "index.json").write_text(json.dumps({"manifests": [{"digest": "sha256:../../x"}]}))
+    assert image_digest(plan, work) == ""  # not a digest: none written
+    sif = plan_pull(ref, tmp_path, "apptainer", tools, work, rootless=True)
+    sif.partial.write_bytes(b"SIF image bytes")
+    assert image_digest(sif, work) == "sha256:" + hashlib.sha256(b"SIF image bytes").hexdigest()
+    write_digest(tmp_path / "pytorch.sif", "sha256:" + "cd" * 32)
+    assert (tmp_path / "pytorch.sif.digest").read_text() == "sha256:" + "cd" * 32 + "\n"
+    assert oct((tmp_path / "pytorch.sif.digest").stat().st_mode & 0o777) == "0o644"

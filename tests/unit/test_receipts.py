@@ -175,3 +175,16 @@ def test_package_names_compare_as_pypi_does():
         "jupyter-server": "2.14.0",
         "ruamel-yaml": "0.18",
     }
+
+
+def test_a_container_kernel_gone_or_changed_is_said():
+    receipt = session_receipt(ENTRY, LOGGED, ENVIRONMENT, "", "alice")
+    here = {"sxm2": {"a100"}}
+    assert what_is_gone(receipt, here, None, {"ngc-pytorch": "sha256:ab"}) == []
+    assert what_is_gone(receipt, here, None, {}) == ["container kernel ngc-pytorch is no longer offered"]
+    assert what_is_gone(receipt, here, None, {"ngc-pytorch": "sha256:cd"}) == [
+        "container kernel ngc-pytorch's image has changed (sha256:ab then, sha256:cd now)"
+    ]
+    assert what_is_gone(receipt, here, None, {"ngc-pytorch": ""}) == [
+        "container kernel ngc-pytorch's image has changed (sha256:ab then, unknown now)"
+    ]

@@ -140,11 +140,19 @@ def _accounted(logged: dict | None) -> dict | None:
     return {key: logged.get(key) for key in keys}
 
 
-def what_is_gone(receipt: dict, offered: dict[str, set[str]], installed: dict[str, str] | None) -> list[str]:
+def what_is_gone(
+    receipt: dict,
+    offered: dict[str, set[str]],
+    installed: dict[str, str] | None,
+    images: dict[str, str] | None = None,
+) -> list[str]:
     """What of the receipt cannot be had again here, in words: a partition or GPU type no longer offered
-    (`offered`: partition -> its GPU types), a package of the portal's environment at another version now
-    (`installed`: name -> version, None when unknown).  Empty: everything it asked for is here."""
-    gone = []
+    (`offered`: partition -> its GPU types), a container kernel no longer offered or whose image changed
+    (`images`: each container kernel's name -> its image's digest now, "" when it has none; None: unknown), a package of the
+    portal's environment at another version now (`installed`: name -> version, None when unknown).  Empty:
+    everything it asked for is here."""
+    kernels = (receipt.get("environment") or {}).get("kernels", [])
+    gone = _images_gone(kernels, images) if images is not None else []
     request = receipt.get("request") or {}
     partition, gpu_type = request.get("partition") or "", request.get("gpu_type") or ""
     if partition and partition not in offered:
@@ -163,6 +171,19 @@ def what_is_gone(receipt: dict, offered: dict[str, set[str]], installed: dict[st
             gone.append("the portal's environment has other versions of " + ", ".join(changed[:20]))
             if len(changed) > 20:
                 gone[-1] += f" and {len(changed) - 20} more"
+    return gone
+
+
+def _images_gone(kernels: list[dict], images: dict[str, str]) -> list[str]:
+    gone = []
+    for kernel in kernels:
+        name, digest = kernel.get("name", ""), kernel.get("digest", "")
+        if "image" not in kernel:
+            continue  # not a container kernel
+        if name not in images:
+            gone.append(f"container kernel {name} is no longer offered")
+        elif digest and images[name] != digest:
+            gone.append(f"container kernel {name}'s image has changed ({digest} then, {images[name] or 'unknown'} now)")
     return gone
 
 

@@ -44,7 +44,8 @@ async def receipt(services: HubServices, spawner, job_id: str) -> dict:
     user = spawner.user.name
     made = (session_receipt if entry is not None else run_receipt)(entry or run, logged, environment, missing, user)
     made["portal_now"] = version()
-    made["again"] = {"gone": what_is_gone(made, await _offered(services), await installed_packages(services))}
+    offered, installed = await _offered(services), await installed_packages(services)
+    made["again"] = {"gone": what_is_gone(made, offered, installed, await _images(services))}
     return made
 
 
@@ -67,6 +68,22 @@ async def _offered(services: HubServices) -> dict[str, set[str]]:
     except SlurmError:
         types = {}
     return {p.name: types.get(p.name, set()) - set(slurm.hidden_gpu_types) for p in slurm.partitions}
+
+
+async def _images(services: HubServices) -> dict[str, str]:
+    """Each container kernel the admin offers now -> its image's digest (`dsportal images pull` writes it beside
+    the image; "" without one).  Only the admin's own paths are read, never one a receipt names."""
+    kernels = services.settings.kernels.containers
+    digests = await asyncio.to_thread(lambda: [_digest(k.image) for k in kernels])
+    return dict(zip([k.name for k in kernels], digests, strict=True))
+
+
+def _digest(image: str) -> str:
+    try:
+        with open(f"{image}.digest") as f:
+            return f.read(200).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 async def installed_packages(services: HubServices) -> dict[str, str] | None:
