@@ -259,13 +259,14 @@ function renderHistory() {
       if (usage.advice) { used.appendChild(el("div", usage.advice, "fw-semibold text-body")); }
       item.appendChild(used);
     }
-    if (h.job_id) { item.appendChild(receiptButton(h.job_id)); }
+    if (h.job_id) { item.appendChild(receiptButton(h.job_id, "dsportal-history-error")); }
     list.appendChild(item);
   });
 }
 
-// a session's receipt (spawner/hub/receipts/): the hub's answer saved as a file, with the name the hub gives it
-function receiptButton(jobId) {
+// a session's or run's receipt (spawner/hub/receipts/): the hub's answer saved as a file; its failure in words
+// under its list (`errorId`)
+function receiptButton(jobId, errorId) {
   const b = el("button", "Receipt", "btn btn-sm btn-link dsportal-receipt");
   b.type = "button";
   b.setAttribute("aria-label", "Download the receipt of job " + jobId);
@@ -278,9 +279,9 @@ function receiptButton(jobId) {
       save.download = receiptFile(jobId);
       save.click();
       setTimeout(() => { URL.revokeObjectURL(save.href); }, 60000);  // at once could cancel the download
-      byId("dsportal-history-error").textContent = "";
+      byId(errorId).textContent = "";
       return null;
-    })).catch((e) => { byId("dsportal-history-error").textContent = e.message || String(e); });
+    })).catch((e) => { byId(errorId).textContent = e.message || String(e); });
   });
   return b;
 }
@@ -321,6 +322,7 @@ function jobItem(job) {
   item.appendChild(el("span", line.state, "dsportal-job-state"));
   const actions = el("span", "", "ms-2");
   jobButtons(job).forEach((button) => { actions.appendChild(jobButton(button, job)); });
+  if (job.portal) { actions.appendChild(receiptButton(job.job_id, "dsportal-job-error")); }  // a run's receipt
   if (jobOutput(job)) { actions.appendChild(el("span", jobOutput(job), "text-muted")); }
   item.appendChild(actions);
   return item;

@@ -96,6 +96,11 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     page.goto(f"{HUB}/hub/home")
     home_row = page.locator(f'#dsportal-jobs .dsportal-job[data-job-id="{job_id}"]')
     expect(home_row).to_contain_text("Completed.", timeout=30_000)
+    with page.expect_download() as saving:  # the run's receipt, from its row
+        home_row.get_by_role("button", name=f"Download the receipt of job {job_id}").click()
+    receipt = json.loads(open(saving.value.path()).read())
+    assert (receipt["kind"], receipt["path"], receipt["request"]["hours"]) == ("run", NOTEBOOK, 0.25), receipt
+    assert receipt["environment"]["kernels"] == [{"name": "python3"}]
     expect(page.locator("#dsportal-notify-note")).to_have_text("to alice@dsportal.test")
     shot(page, "jobs-home", "The home page's Your jobs: the run's end in words, Run again, the e-mail opt-in.")
     context.close()

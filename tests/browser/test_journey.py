@@ -232,6 +232,14 @@ def test_the_journey(browser, cluster):
     expect(page.locator("#dsportal-facts")).to_be_empty()
     expect(page.locator("#dsportal-history li").first).to_contain_text(f"(job {job})")
     shot(page, "stopped", "Right after Stop: no session, one Start button, the session in the history.")
+    # its receipt, saved from the history: what she asked for, where and with what it ran
+    with page.expect_download() as saving:
+        page.get_by_role("button", name=f"Download the receipt of job {job}").click()
+    assert saving.value.suggested_filename == f"dsportal-receipt-{job}.json"
+    receipt = json.loads(open(saving.value.path()).read())
+    assert (receipt["kind"], receipt["user"], receipt["job_id"]) == ("session", "alice", job)
+    assert receipt["environment"]["nodes"] == "node002" and receipt["environment"]["packages"], receipt
+    expect(page.locator("#dsportal-history-error")).to_be_empty()
     cluster.wait(lambda: not cluster.jobs("alice"), 30, "alice's job leaving the queue")
     out = subprocess.run(["squeue", "-h", "-u", "alice"], capture_output=True, text=True, timeout=30).stdout
     assert out.strip() == ""
