@@ -1,6 +1,7 @@
-"""A trained model carried from one real Python kernel into another (spawner/job/continuation/carry.py, run inside
-the kernels as a continued session's would): the new kernel's predictions equal the old one's, and a socket and a
-generator the old kernel held are named, not carried."""
+"""Variables carried from one real kernel into another, as a continued session's kernels would run
+spawner/job/continuation/carry.py: a trained torch model (the new kernel's predictions equal the old one's; a
+socket and a generator the old kernel held are named, not carried), and an R kernel's data frame and fitted model
+(save.image's own means; an open connection named)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 from pathlib import Path
 
 from jupyter_client.manager import start_new_kernel
+
+from spawner.job.continuation.carry import R_FILE, private_folder, r_dump_code, r_load_code, r_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +85,30 @@ def test_a_trained_model_is_carried_into_a_new_kernel_with_its_predictions(tmp_p
     assert after == before
     assert loaded["words"] == "6 variables carried, 2 not (a generator, a socket)"
     assert not os.access(folder, os.W_OK) or oct(folder.stat().st_mode & 0o777) == "0o700"
+
+
+def test_an_r_kernels_data_frame_is_carried_and_a_connection_named(tmp_path):
+    folder = private_folder(tmp_path / "carry-r")
+    old_manager, old = start_new_kernel(kernel_name="ir", startup_timeout=120)
+    try:
+        run(old, "frame <- data.frame(x = 1:5, y = c(2.5, 3, 1, 4, 8)); fit <- lm(y ~ x, data = frame)")
+        run(old, f"con <- file({str(tmp_path / 'notes.txt')!r}, 'w'); tag <- 'run 7'")
+        before = run(old, "cat(format(coef(fit), digits = 12))")
+        dumped = r_report(run(old, r_dump_code(folder, 10**9)))
+    finally:
+        old.stop_channels()
+        old_manager.shutdown_kernel(now=True)
+    assert dumped == {
+        "carried": ["fit", "frame", "tag"],
+        "not": {"con": "a file cannot be carried into a new job"},
+    }
+    assert oct((folder / R_FILE).stat().st_mode & 0o777) == "0o600"
+    new_manager, new = start_new_kernel(kernel_name="ir", startup_timeout=120)
+    try:
+        loaded = r_report(run(new, r_load_code(folder)))
+        after = run(new, "cat(format(coef(fit), digits = 12))")
+        assert run(new, "cat(nrow(frame), tag)") == "5 run 7"
+    finally:
+        new.stop_channels()
+        new_manager.shutdown_kernel(now=True)
+    assert loaded["carried"] == ["fit", "frame", "tag"] and after == before

@@ -3,6 +3,7 @@ named instead, the limits, and a folder another account could have written refus
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from spawner.job.continuation.carry import dump, load, report_words, user_variables
+from spawner.job.continuation.carry import dump, load, r_dump_code, r_load_code, r_report, report_words, user_variables
 
 
 class Clock:
@@ -133,3 +134,20 @@ def test_a_dump_into_a_link_or_anothers_folder_is_refused(tmp_path):
     os.symlink(tmp_path / "real", tmp_path / "link")
     with pytest.raises(OSError, match="is not a folder of this user's"):
         dump({"x": 1}, tmp_path / "link", max_bytes=10**6, seconds=60)
+
+
+def test_the_r_kernels_report_line_is_read_and_its_absence_said():
+    printed = 'Loading...\ndsportal-carry: {"carried":["fit","frame"],"not":{"con":"a file cannot be carried"}}\n'
+    assert r_report(printed) == {"carried": ["fit", "frame"], "not": {"con": "a file cannot be carried"}}
+    assert r_report('dsportal-carry: {"carried":"tag","not":[]}') == {"carried": ["tag"], "not": {}}
+    assert r_report("Error in save(...)") == {
+        "carried": [],
+        "not": {},
+        "refused": "the R kernel did not say what it carried",
+    }
+
+
+def test_the_r_code_names_its_file_quoted(tmp_path):
+    folder = tmp_path / 'it"s here'
+    assert f"file = {json.dumps(str(folder / 'workspace.RData'))})" in r_dump_code(folder, 10**9)
+    assert f"load({json.dumps(str(folder / 'workspace.RData'))}, envir = .GlobalEnv)" in r_load_code(folder)

@@ -189,3 +189,58 @@ def _short(why: str) -> str:
     if "had passed" in why:
         return "out of time"
     return "unreadable"
+
+
+# --- R kernels: save.image's own means, run in the R kernel (the code is built here, pure) ---
+R_FILE = "workspace.RData"
+R_REPORT = "dsportal-carry:"  # the line the R code prints its report on, as JSON
+
+
+def r_dump_code(folder: Path, max_bytes: int) -> str:
+    """R code that saves the global environment's variables into folder/workspace.RData, leaving out what
+    cannot live past its process (a connection, an external pointer) and what passes `max_bytes`, and prints
+    its report as one line R_REPORT + JSON.  The folder is made private (0700) first by the caller."""
+    path = json.dumps(str(folder / R_FILE))
+    return f"""local({{
+  names <- ls(envir = .GlobalEnv)
+  not <- list(); keep <- character(0); total <- 0
+  for (n in names) {{
+    x <- get(n, envir = .GlobalEnv)
+    if (inherits(x, "connection") || typeof(x) %in% c("externalptr", "environment")) {{
+      not[[n]] <- paste0("a ", class(x)[1], " cannot be carried into a new job"); next
+    }}
+    size <- as.numeric(utils::object.size(x))
+    if (total + size > {max_bytes}) {{
+      not[[n]] <- sprintf("%.0f MB would pass the %g GB allowed for carrying", size / 1e6, {max_bytes} / 1e9); next
+    }}
+    total <- total + size; keep <- c(keep, n)
+  }}
+  old <- Sys.umask("077"); save(list = keep, envir = .GlobalEnv, file = {path}); Sys.umask(old)
+  cat("{R_REPORT}", jsonlite::toJSON(list(carried = keep, not = not, bytes = total), auto_unbox = TRUE), "\\n")
+}})"""
+
+
+def r_load_code(folder: Path) -> str:
+    """R code that loads folder/workspace.RData into the global environment and prints its report line (the
+    caller checks the folder is private first: loading an .RData runs no code, but its values are trusted)."""
+    path = json.dumps(str(folder / R_FILE))
+    return f"""local({{
+  carried <- load({path}, envir = .GlobalEnv)
+  cat("{R_REPORT}", jsonlite::toJSON(list(carried = carried, not = list()), auto_unbox = TRUE), "\\n")
+}})"""
+
+
+def r_report(printed: str) -> dict:
+    """The report line of the R code's output -> {"carried": [...], "not": {...}}; a failure in words."""
+    for line in printed.splitlines():
+        if line.startswith(R_REPORT):
+            try:
+                found = json.loads(line[len(R_REPORT) :])
+            except ValueError:
+                break
+            carried = found.get("carried", [])
+            return {
+                "carried": sorted([carried] if isinstance(carried, str) else carried),
+                "not": found.get("not") or {},
+            }
+    return {"carried": [], "not": {}, "refused": "the R kernel did not say what it carried"}
