@@ -124,7 +124,8 @@ def dump(namespace: dict, folder: Path, max_bytes: int, seconds: float, clock=ti
     return {"carried": sorted(carried), "not": refused, "bytes": total, "seconds": round(clock() - started, 3)}
 
 
-def _mine_alone(path: Path) -> bool:
+def mine_alone(path: Path) -> bool:
+    """Whether `path` is this user's, no link, and no one else may read or write it."""
     found = path.lstat()
     return not stat.S_ISLNK(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
 
@@ -133,7 +134,7 @@ def load(namespace: dict, folder: Path, gpu_available: bool | None = None, clock
     """Put what `dump` wrote back into `namespace` (the new kernel's); -> {"carried": [names], "not": {name:
     why}, "seconds": s}.  Nothing is read from a folder or file another account owns or may write."""
     started = clock()
-    if not folder.is_dir() or not _mine_alone(folder):
+    if not folder.is_dir() or not mine_alone(folder):
         return {"carried": [], "not": {}, "refused": f"{folder} is not a private folder of this user's", "seconds": 0}
     manifest = json.loads((folder / MANIFEST).read_text())
     if manifest.get("carry") != CARRY_FORMAT:
@@ -143,7 +144,7 @@ def load(namespace: dict, folder: Path, gpu_available: bool | None = None, clock
     carried, refused, notes = [], dict(manifest.get("not", {})), {}
     for name, facts in sorted(manifest.get("carried", {}).items()):
         path = folder / f"{name}.pickle"
-        if not name.isidentifier() or not path.is_file() or not _mine_alone(path):
+        if not name.isidentifier() or not path.is_file() or not mine_alone(path):
             refused[name] = "its file is missing or not private"
             continue
         try:
@@ -239,8 +240,12 @@ def r_report(printed: str) -> dict:
             except ValueError:
                 break
             carried = found.get("carried", [])
-            return {
+            report = {
                 "carried": sorted([carried] if isinstance(carried, str) else carried),
                 "not": found.get("not") or {},
             }
+            for key in ("notes", "refused"):
+                if found.get(key):
+                    report[key] = found[key]
+            return report
     return {"carried": [], "not": {}, "refused": "the R kernel did not say what it carried"}
