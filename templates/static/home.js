@@ -232,9 +232,15 @@ function renderShared() {
 }
 
 function renderAgain() {
-  const form = byId("dsportal-again-form"), options = againOptions(page.data.history);
+  const options = againOptions(page.data.history);
+  byId("dsportal-again-form").hidden = !options;
+  setAgainOptions(options);
+}
+
+// the "start again" form's options: the newest session's, or those of the one whose Start again was pressed
+function setAgainOptions(options) {
+  const form = byId("dsportal-again-form");
   form.querySelectorAll("input[data-option]").forEach((i) => { i.remove(); });
-  form.hidden = !options;
   if (!options) { return; }
   options.forEach(([name, value]) => {
     const input = el("input");
@@ -260,8 +266,22 @@ function renderHistory() {
       item.appendChild(used);
     }
     if (h.job_id) { item.appendChild(receiptButton(h.job_id, "dsportal-history-error")); }
+    const options = againOptions([h]);
+    if (options) { item.appendChild(againButton(h.job_id, options)); }
     list.appendChild(item);
   });
+}
+
+// this session's settings again, as the form's "start again" sends them (a POST with the page's XSRF token)
+function againButton(jobId, options) {
+  const b = el("button", "Start again", "btn btn-sm btn-link dsportal-again-one");
+  b.type = "button";
+  b.setAttribute("aria-label", "Start a session again with the settings of job " + jobId);
+  b.addEventListener("click", () => {
+    setAgainOptions(options);
+    byId("dsportal-again-form").requestSubmit();
+  });
+  return b;
 }
 
 // a session's or run's receipt (spawner/hub/receipts/): the hub's answer saved as a file; its failure in words

@@ -168,8 +168,11 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         box = wait_until(lambda part=part: page.locator(part).bounding_box(), 10, f"{part} drawn")
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, part  # the dashboard fits a phone's width
     shot(page, "home-phone", "The home page at a phone's width.")
-    # one click starts the same session again (a form POST with the XSRF token; links never start one)
-    page.locator("#dsportal-again").click()
+    # one click on the ended session's Start again starts it again (the form's POST with the XSRF token; links
+    # never start one): the big button sends the newest session's settings the same way
+    page.locator("#dsportal-history li").first.get_by_role(
+        "button", name=re.compile(r"Start a session again with the settings of job \d+")
+    ).click()
     page.wait_for_url(re.compile(r"/hub/spawn-pending/frank|/user/frank/"), timeout=60_000)
     job = cluster.job_of("frank")
     assert "TimeLimit=00:03:00" in cluster.scontrol(job) and "gpu" in cluster.scontrol(job)
