@@ -63,7 +63,7 @@ ACCOUNTING_FIELDS = tuple(
 )
 JOB_ID = r"[0-9]+(?:[_+][0-9]+)?"  # 123, an array element 123_4, a hetjob component 82+1
 # A job id in a URL's path, as a browser's encodeURIComponent writes it (82%2B1); tornado decodes what it captures
-JOB_ID_IN_PATH = r"[0-9]+(?:(?:[_+]|%2[Bb])[0-9]+)?"
+JOB_ID_IN_PATH = r"[0-9]+(?:[_+][0-9]+|%2[Bb][0-9]+)?"
 # What squeue and sacct list: a job id, or an array's tasks not yet started, in one line: 123_[5-999%4]
 LISTED_ID = rf"{JOB_ID}|[0-9]+_\[[0-9,:%-]{{1,65536}}\]"  # steps too: 123_[0-99:2]
 END_FORMAT = "%e"  # a job's end time

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -520,7 +521,9 @@ def test_images_pull_through_the_stand_in(tmp_path, a_fake_runtime):
     pulled_to = Path(call["argv"][1])  # a private work folder beside the destination, renamed into place after
     assert call["argv"][::2] == ["pull", "docker://nvcr.io/nvidia/pytorch:24.01-py3"]
     assert (pulled_to.name, pulled_to.parent.parent, pulled_to.parent.name[:15]) == (sif.name, dest, ".dsportal-pull-")
-    assert sorted(p.name for p in dest.iterdir()) == [sif.name]
+    # the work folder is gone; beside the image, its digest for the sessions' receipts (the .sif's sha256)
+    assert sorted(p.name for p in dest.iterdir()) == [sif.name, f"{sif.name}.digest"]
+    assert (dest / f"{sif.name}.digest").read_text() == f"sha256:{hashlib.sha256(sif.read_bytes()).hexdigest()}\n"
     assert (call["user"], call["password"]) == ("$oauthtoken", "secret-ngc-key")
     assert "secret-ngc-key" not in " ".join(call["argv"])
     snippet = yaml.safe_load(ok.stdout)
