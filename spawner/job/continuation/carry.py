@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 import types
 from pathlib import Path
 
 import cloudpickle
+
+from ..ownership import mine_alone
 
 CARRY_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -82,8 +83,7 @@ def _to_cpu(value: object) -> object:
 def private_folder(folder: Path) -> Path:
     """The carry's folder, made private (0700) for this user; OSError when it is a link or another's."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    found = folder.lstat()
-    if stat.S_ISLNK(found.st_mode) or found.st_uid != os.getuid():
+    if not mine_alone(folder, others=0):  # a link, or another account's folder (this user's is made 0700 next)
         raise OSError(f"{folder} is not a folder of this user's")
     os.chmod(folder, 0o700)
     return folder
@@ -122,12 +122,6 @@ def dump(namespace: dict, folder: Path, max_bytes: int, seconds: float, clock=ti
     (folder / MANIFEST).write_text(json.dumps(manifest))
     os.chmod(folder / MANIFEST, 0o600)
     return {"carried": sorted(carried), "not": refused, "bytes": total, "seconds": round(clock() - started, 3)}
-
-
-def mine_alone(path: Path) -> bool:
-    """Whether `path` is this user's, no link, and no one else may read or write it."""
-    found = path.lstat()
-    return not stat.S_ISLNK(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077
 
 
 def load(namespace: dict, folder: Path, gpu_available: bool | None = None, clock=time.monotonic) -> dict:

@@ -4,8 +4,8 @@ The hub knows what was asked for and what Slurm accounted; only the job sees
 the environment: the packages of the Python that ran the notebooks (the
 portal's and the user's own layer, spawner/job/kernels/userlayer.py), the
 modules loaded, the kernels offered, and the commit of the notebooks' folder
-when it is a git repository.  `collect` gathers them (each with a timeout: a
-slow file system costs a missing fact, never the session), `write` puts them
+when it is a git repository.  `record` gathers them (each with a timeout: a
+slow file system costs a missing fact, never the session) and `write` puts them
 where the hub reads them as the user (spawner/contract.py:
 receipt_environment, at most RECEIPT_ENVIRONMENT_BYTES), in the user's own
 private folder.
@@ -17,9 +17,11 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ...contract import RECEIPT_ENVIRONMENT_BYTES, receipt_environment
+from ..ownership import NO_ONE_ELSE_WRITES, mine_alone
 
 PACKAGES_TIMEOUT = 30.0  # seconds for the list of installed packages (a cold network file system is slow)
 GIT_TIMEOUT = 10.0
@@ -85,19 +87,12 @@ def git_state(folder: Path, run=subprocess.run) -> dict | None:
         return None
     places = (git("rev-parse", "--absolute-git-dir", "--show-toplevel") or "").splitlines()
     changed = None
-    if len(places) == 2 and all(_mine_alone(Path(p)) for p in (places[0], f"{places[0]}/config", places[1])):
+    if len(places) == 2 and all(
+        mine_alone(Path(p), NO_ONE_ELSE_WRITES) for p in (places[0], f"{places[0]}/config", places[1])
+    ):
         changes = git("status", "--porcelain", "--untracked-files=no")
         changed = bool(changes) if changes is not None else None
     return {"folder": str(folder), "commit": commit, "changed": changed}
-
-
-def _mine_alone(path: Path) -> bool:
-    """Whether `path` is this user's and no one else may write it (not a link)."""
-    try:
-        found = path.lstat()
-    except OSError:
-        return False
-    return found.st_uid == os.getuid() and not found.st_mode & 0o022 and not path.is_symlink()
 
 
 def kernels_offered(specs: dict[str, dict], kernels: dict) -> list[dict]:
@@ -154,6 +149,23 @@ def environment(
     if note:
         facts["notes"] = [note]
     return facts
+
+
+def record(home: Path, job_id: str, kind: str, environ, python: str, kernels: list[dict], folder: Path) -> Path:
+    """Gather what the job runs with (`python`'s packages, the modules, `folder`'s git commit) and write it for
+    the receipt of `job_id` (a session's, a run's or a sweep's `kind`)."""
+    facts = environment(
+        job_id=job_id,
+        kind=kind,
+        nodes=environ.get("SLURM_JOB_NODELIST", ""),
+        python=python,
+        found=packages(python),
+        modules=loaded_modules(environ),
+        kernels=kernels,
+        git=git_state(folder),
+        written=time.time(),
+    )
+    return write(home, job_id, facts)
 
 
 def write(home: Path, job_id: str, facts: dict) -> Path:

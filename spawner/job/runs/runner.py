@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,19 +250,9 @@ def record_environment(spec: RunSpec, environ) -> None:
     try:
         if spec.sweep and Path(receipt_environment(str(home), job_id)).exists():
             return
-        python = run_python(home)
-        facts = environment.environment(
-            job_id=job_id,
-            kind="sweep" if spec.sweep else "run",
-            nodes=environ.get("SLURM_JOB_NODELIST", ""),
-            python=python,
-            found=environment.packages(python),
-            modules=environment.loaded_modules(environ),
-            kernels=[{"name": "python3"}] if spec.kind == "notebook" else [],
-            git=environment.git_state(Path(spec.path).parent),
-            written=time.time(),
-        )
-        environment.write(home, job_id, facts)
+        kind = "sweep" if spec.sweep else "run"
+        kernels = [{"name": "python3"}] if spec.kind == "notebook" else []
+        environment.record(home, job_id, kind, environ, run_python(home), kernels, Path(spec.path).parent)
     except (OSError, ValueError) as e:
         print(f"dsportal: receipt: what this run runs with was not recorded ({e})", flush=True)
 

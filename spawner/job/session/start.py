@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from ...contract import KERNEL_PYTHON_VAR, data_dir
@@ -168,18 +167,7 @@ def record_environment(home: Path, environ, python: str, kernels: list[dict]) ->
     if not job_id:
         return
     try:
-        facts = environment.environment(
-            job_id=job_id,
-            kind="session",
-            nodes=environ.get("SLURM_JOB_NODELIST", ""),
-            python=python,
-            found=environment.packages(python),
-            modules=environment.loaded_modules(environ),
-            kernels=kernels,
-            git=environment.git_state(home),
-            written=time.time(),
-        )
-        environment.write(home, job_id, facts)
+        environment.record(home, job_id, "session", environ, python, kernels, home)
     except (OSError, ValueError) as e:
         say(f"receipt: what this session runs with was not recorded ({e})")
 

@@ -14,7 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from ...job.continuation.carry import R_FILE, R_REPORT, mine_alone, private_folder, r_dump_code, r_load_code, r_report
+from ...job.continuation.carry import R_FILE, R_REPORT, private_folder, r_dump_code, r_load_code, r_report
+from ...job.ownership import mine_alone
 
 PYTHON_DUMP = """import json as _dsportal_json
 from pathlib import Path as _dsportal_path
