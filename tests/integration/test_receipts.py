@@ -58,7 +58,17 @@ def test_a_runs_receipt_names_its_folders_commit(alice, cluster):
     subprocess.run([*git, "init", "-q"], check=True, timeout=30)
     subprocess.run([*git, "add", "hello.py"], check=True, timeout=30)
     subprocess.run(
-        [*git, "-c", "user.name=alice", "-c", "user.email=alice@dsportal.test", "commit", "-qm", "hello"],
+        [
+            *git,
+            "-c",
+            "user.name=alice",
+            "-c",
+            "user.email=alice@dsportal.test",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            "hello",
+        ],
         check=True,
         timeout=30,
     )

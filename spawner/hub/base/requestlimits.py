@@ -44,6 +44,7 @@ from tornado import web
 
 from portal.clientaddress import address_of
 from portal.refusedbody import DRAIN_BYTES, RefusesAfterBody, declared_size
+from portal.throttle import LoginThrottle
 
 from .upstream_tornado import finished
 
@@ -139,6 +140,15 @@ class Bounded(RefusesAfterBody):
 
     def _limits(self):
         return self.portal_services.settings.hub
+
+    def count_per_minute(self, key: tuple, limit: int, words: str) -> None:
+        """One more of `key` for the logged-in caller; HTTP 429 with `words` when they asked for `limit` of it in
+        the last minute already (what makes the hub read their files: a run's notebook, a receipt)."""
+        name = self.current_user.name
+        counts = self.portal_services.shared(key, lambda: LoginThrottle(limit, 60, 0))  # one counter per key
+        if counts.failures(name) >= limit:
+            raise web.HTTPError(429, words)
+        counts.attempt([name])
 
     def refuse(self, status: int, words: str, retry_after: float = 0) -> None:
         """Answer in JSON with words, whatever the handler's own error pages are, once the rest of the request's

@@ -16,8 +16,6 @@ import json
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
-from portal.throttle import LoginThrottle
-
 from ...slurmvocab import JOB_ID_IN_PATH
 from ..base.requestlimits import Bounded
 from ..request.sessionlimits import user_sessions
@@ -40,11 +38,8 @@ class ReceiptHandler(Bounded, APIHandler):
         # a guest of a shared session can read its token: receipts (every session's, with their accounts) are not
         # theirs to read through it
         refuse_session_token(self, user_sessions(spawner.user), SESSION_TOKEN_WORDS)
-        name = self.current_user.name
-        reads = self.portal_services.shared(("receipt reads",), lambda: LoginThrottle(READS_PER_MINUTE, 60, 0))
-        if reads.failures(name) >= READS_PER_MINUTE:
-            raise web.HTTPError(429, f"Too many receipts in a minute (at most {READS_PER_MINUTE}); try again shortly.")
-        reads.attempt([name])
+        words = f"Too many receipts in a minute (at most {READS_PER_MINUTE}); try again shortly."
+        self.count_per_minute(("receipt reads",), READS_PER_MINUTE, words)
         try:
             made = await service.receipt(self.portal_services, spawner, job_id)
         except ReceiptMissing as e:

@@ -31,8 +31,6 @@ import json
 from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
-from portal.throttle import LoginThrottle
-
 from ...slurmvocab import JOB_ID_IN_PATH
 from ..base.notices import mail_address
 from ..base.requestlimits import Bounded
@@ -65,15 +63,9 @@ class _Base(Bounded, APIHandler):
 
     def count(self, kind: str) -> None:
         """429 with words when this user asked for more file reads of `kind` than a minute allows."""
-        name = self.current_user.name
         limit = READS_PER_MINUTE[kind]
-        reads = self.portal_services.shared(("run file reads", kind), lambda: LoginThrottle(limit, 60, 0))  # counts
-        if reads.failures(name) >= limit:
-            raise web.HTTPError(
-                429,
-                f"Too many requests for your files in a minute (at most {READS_PER_MINUTE[kind]}); try again shortly.",
-            )
-        reads.attempt([name])
+        words = f"Too many requests for your files in a minute (at most {limit}); try again shortly."
+        self.count_per_minute(("run file reads", kind), limit, words)
 
     async def answer(self, call, status: int = 200) -> None:
         try:
