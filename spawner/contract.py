@@ -38,7 +38,7 @@ USAGE_PATH = "/dsportal/session/usage"
 # A share ended: the hub hands the session a new token (the old one is dead), POSTing {"token": NEW} to the
 # session's server at its own address, {base_url}TOKEN_PUSH_PATH.  The session takes it only once the hub has
 # answered GET {JUPYTERHUB_API_URL}TOKEN_CHECK_PATH, asked with that token, with {"user", "server"} of this very
-# session: only the current token of a running session gets that answer (spawner/hub/session/token.py).
+# session: only the current token of a running session gets that answer (spawner/hub/sharing/handover.py).
 TOKEN_PUSH_PATH = "dsportal/session/token"
 TOKEN_CHECK_PATH = "/dsportal/session/token"
 # Each offer carries TOKEN_OFFER_HEADER: comma-separated offer_proof(digest, the offered token), one for each token

@@ -2,7 +2,7 @@
 
 Each concept's folder installs its own (`load` in its handlers.py): the session's readiness, use and GPUs
 (session/), TensorBoard (tensorboard/), the apps (apps/), the clock (clock/), what the session used (usage/), runs
-(runs/) and the session's token (session/token.py).  Every handler requires the session's own Jupyter login, but
+(runs/) and the new token a share's end hands the session (sharing/handover.py).  Every handler requires the session's own Jupyter login, but
 the hub's readiness check.
 """
 
@@ -15,7 +15,7 @@ from .apps import handlers as apps
 from .clock import handlers as clock
 from .runs import handlers as runs
 from .session import handlers as session
-from .session import token as sessiontoken
+from .sharing import handover
 from .tensorboard import handlers as tensorboard
 from .usage import handlers as usage
 
@@ -33,7 +33,7 @@ def _load_jupyter_server_extension(serverapp):
     clock.load(serverapp, spec.clock)
     usage.load(serverapp, spec.usage, activity)
     runs.load(serverapp)
-    sessiontoken.load(serverapp)  # the hub hands the session a new token when a share ends
+    handover.load(serverapp)  # the hub hands the session a new token when a share ends
     serverapp.log.info(
         "DS Portal extension loaded: TensorBoard at %s, apps (%s), the session's clock, the jobs panel",
         prefix,

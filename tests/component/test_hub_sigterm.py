@@ -20,7 +20,16 @@ from tests.support.http import wait_until
 from tests.support.hub import HubProcess
 from tests.support.mockslurm import MockSlurm, config_data
 
-LOOPS = ("reconciler", "session tokens", "shares", "runs tracker", "cluster metrics", "accounting", "gc policy")
+LOOPS = (
+    "reconciler",
+    "session tokens",
+    "new tokens",
+    "shares",
+    "runs tracker",
+    "cluster metrics",
+    "accounting",
+    "gc policy",
+)
 PROMPT = 15.0  # seconds from SIGTERM to the hub's exit, at most (on a loaded 2-core machine; 2-4 s measured)
 
 # Every subprocess the hub starts connects its pipes 2 s late and says so in a file: the test can send its

@@ -1,9 +1,9 @@
 """A session's API token: which server tokens a hub deletes, and what a session takes as its new token.
 
-Hub side (spawner/hub/session/token.py): the note JupyterHub gives a server's
-token, which tokens are stale (pure, and against JupyterHub's own tables in
-memory).  Session side (spawner/jupyter/session/token.py, tokenpipe.py,
-guests.py): what an offer must look like, the new token reaching every holder
+Hub side (spawner/hub/session/token.py, spawner/hub/sharing/handover.py): the
+note JupyterHub gives a server's token, which tokens are stale (pure, and
+against JupyterHub's own tables in memory), the offer's proofs.  Session side
+(spawner/jupyter/session/token.py, tokenpipe.py, spawner/jupyter/sharing/): what an offer must look like, the new token reaching every holder
 and the port keeper, and the answers about tokens a session keeps.
 """
 
@@ -23,9 +23,11 @@ from tornado import web
 
 from spawner.contract import MAX_OFFER_PROOFS, TOKEN_OFFER_HEADER, offer_proof, offer_proofs, token_digest
 from spawner.hub.session import token as hub_tokens
+from spawner.hub.sharing import handover as hub_handover
 from spawner.jupyter.session import token as session_tokens
 from spawner.jupyter.session import tokenpipe
 from spawner.jupyter.sharing import guests
+from spawner.jupyter.sharing import handover as session_handover
 
 
 def test_the_note_is_jupyterhubs_for_each_server():
@@ -100,7 +102,7 @@ def test_a_sweep_deletes_the_server_tokens_of_no_running_session(a_hub_database)
 
 
 def test_an_offered_token_reads_or_is_refused_with_words():
-    assert session_tokens.parse_offer(b'{"token": "0123456789abcdef0123456789abcdef"}') == "0123456789abcdef" * 2
+    assert session_handover.parse_offer(b'{"token": "0123456789abcdef0123456789abcdef"}') == "0123456789abcdef" * 2
     for body, words in [
         (b"", "send"),
         (b"not json", "not JSON"),
@@ -111,7 +113,7 @@ def test_an_offered_token_reads_or_is_refused_with_words():
         (b'{"token": "' + b"a" * 2000 + b'"}', "too long"),
     ]:
         with pytest.raises(ValueError, match=words):
-            session_tokens.parse_offer(body)
+            session_handover.parse_offer(body)
 
 
 def test_only_an_offer_proven_with_the_held_tokens_digest_is_asked_about(monkeypatch):
@@ -120,12 +122,12 @@ def test_only_an_offer_proven_with_the_held_tokens_digest_is_asked_about(monkeyp
     proof = hmac.new(held.encode(), b"dsportal-offer:new-token", hashlib.sha256).hexdigest()
     assert offer_proof(held, "new-token") == proof
     assert offer_proofs(["", "aa", held], "new-token") == f"{offer_proof('aa', 'new-token')},{proof}"
-    assert session_tokens.is_proven("new-token", proof)
-    assert session_tokens.is_proven("new-token", f"{offer_proof('aa', 'new-token')}, {proof}")  # one of those sent
-    assert not session_tokens.is_proven("new-token", "")  # a stranger's offer: no proof
-    assert not session_tokens.is_proven("other-token", proof)  # a proof of another offer
-    assert not session_tokens.is_proven("new-token", offer_proof(hashlib.sha256(b"a-guess").hexdigest(), "new-token"))
-    assert not session_tokens.is_proven("new-token", ",".join(["x"] * MAX_OFFER_PROOFS + [proof]))  # past the cap
+    assert session_handover.is_proven("new-token", proof)
+    assert session_handover.is_proven("new-token", f"{offer_proof('aa', 'new-token')}, {proof}")  # one of those sent
+    assert not session_handover.is_proven("new-token", "")  # a stranger's offer: no proof
+    assert not session_handover.is_proven("other-token", proof)  # a proof of another offer
+    assert not session_handover.is_proven("new-token", offer_proof(hashlib.sha256(b"a-guess").hexdigest(), "new-token"))
+    assert not session_handover.is_proven("new-token", ",".join(["x"] * MAX_OFFER_PROOFS + [proof]))  # past the cap
 
 
 def a_replaced_session(token: str) -> SimpleNamespace:
@@ -134,14 +136,14 @@ def a_replaced_session(token: str) -> SimpleNamespace:
 
 
 def replaced_by(spawner, new: str) -> None:  # replace() without JupyterHub's tables
-    hub_tokens.keep_proof_key(spawner)
+    hub_handover.keep_proof_key(spawner)
     spawner.api_token, spawner.record.token_undelivered = new, True
     spawner.record.token_sha256 = token_digest(new)
 
 
 def accepted(spawner, held: str, offered: str) -> bool:
     """Whether a session holding `held` finds the hub's offer of `offered` proven."""
-    header = hub_tokens.delivery_request(spawner, offered).headers[TOKEN_OFFER_HEADER]
+    header = hub_handover.delivery_request(spawner, offered).headers[TOKEN_OFFER_HEADER]
     proofs = header.split(",")
     return any(p == offer_proof(token_digest(held), offered) for p in proofs) and len(proofs) <= MAX_OFFER_PROOFS
 
@@ -156,16 +158,16 @@ def test_the_hubs_offer_is_proven_for_every_token_the_session_may_hold():
     assert accepted(spawner, "token-0", "token-2") and accepted(spawner, "token-1", "token-2")
     assert not accepted(spawner, "token-9", "token-2")
     # the answer about token-1 comes now: token-2 stays to be handed over, proven with token-1 only
-    hub_tokens.took(spawner, "token-1")
+    hub_handover.took(spawner, "token-1")
     assert spawner.record.token_undelivered and spawner.record.held_digests == [token_digest("token-1")]
     assert accepted(spawner, "token-1", "token-2") and not accepted(spawner, "token-0", "token-2")
-    hub_tokens.took(spawner, "token-0")  # a late answer about an older token says nothing new
+    hub_handover.took(spawner, "token-0")  # a late answer about an older token says nothing new
     assert spawner.record.held_digests == [token_digest("token-1")]
     # a hub restart (it never holds the token it made before): the next token is proven for token-1 and token-2
     spawner.api_token = ""
     replaced_by(spawner, "token-3")
     assert accepted(spawner, "token-1", "token-3") and accepted(spawner, "token-2", "token-3")
-    hub_tokens.took(spawner, "token-3")
+    hub_handover.took(spawner, "token-3")
     assert (spawner.record.token_undelivered, spawner.record.held_digests) == (False, [])
     for n in range(4, 10):  # many replacements unconfirmed: the proofs stay within the cap, the newest kept
         replaced_by(spawner, f"token-{n}")
@@ -174,7 +176,7 @@ def test_the_hubs_offer_is_proven_for_every_token_the_session_may_hold():
 
 
 def test_strangers_offers_are_counted_in_one_line_a_minute(caplog):
-    refusals = session_tokens.Refusals(every=3600)
+    refusals = session_handover.Refusals(every=3600)
     log = logging.getLogger("offers-test")
     with caplog.at_level(logging.WARNING, "offers-test"):
         for _ in range(500):
@@ -209,8 +211,8 @@ def test_a_taken_token_reaches_every_holder_and_the_keeper(monkeypatch):
     latest = tokenpipe.Latest(reader, "old-token-from-the-start")
     assert session_tokens.is_session_token("old-token-from-the-start")
 
-    session_tokens.take(serverapp, "new-token-1")
-    session_tokens.take(serverapp, "new-token-2")
+    session_handover.take(serverapp, "new-token-1")
+    session_handover.take(serverapp, "new-token-2")
 
     assert session_tokens.current() == "new-token-2"
     assert os.environ["JUPYTERHUB_API_TOKEN"] == "old-token-from-the-start"  # kernels inherit the dead one only
@@ -306,12 +308,38 @@ def test_the_portals_apis_take_a_server_token_only_from_a_running_session():
         assert refused.value.status_code == 403 and "no longer running" in refused.value.log_message
 
 
+def test_the_sweep_loop_sweeps_at_once_and_outlives_a_failed_pass(a_hub_database, monkeypatch):
+    passes = []
+
+    def sweep(db, spawners):
+        passes.append(db)
+        if len(passes) == 1:
+            raise RuntimeError("the database went away for a moment")
+        return 0
+
+    monkeypatch.setattr(hub_tokens, "sweep", sweep)
+    databases = iter([None])  # no database yet at the first look
+
+    async def three_passes():
+        loop = asyncio.create_task(
+            hub_tokens.keep_swept(lambda: [], lambda: next(databases, a_hub_database), every=0.01)
+        )
+        deadline = time.monotonic() + 30
+        while len(passes) < 3:
+            assert time.monotonic() < deadline, passes
+            await asyncio.sleep(0.01)
+        loop.cancel()
+
+    asyncio.run(three_passes())
+    assert passes[:3] == [a_hub_database] * 3  # no pass without a database; the failed one did not end the loop
+
+
 def test_a_token_that_did_not_reach_its_session_is_delivered_again_or_replaced_after_a_restart(
     a_hub_database, monkeypatch
 ):
     delivered, replaced = [], []
 
-    async def deliver(spawner, token, pauses=hub_tokens.DELIVERY_TRIES):
+    async def deliver(spawner, token, pauses=hub_handover.DELIVERY_TRIES):
         delivered.append((spawner.name, token))
         return True
 
@@ -319,8 +347,8 @@ def test_a_token_that_did_not_reach_its_session_is_delivered_again_or_replaced_a
         replaced.append(spawner.name)
         return None
 
-    monkeypatch.setattr(hub_tokens, "deliver", deliver)
-    monkeypatch.setattr(hub_tokens, "replace_in_session", replace_in_session)
+    monkeypatch.setattr(hub_handover, "deliver", deliver)
+    monkeypatch.setattr(hub_handover, "replace_in_session", replace_in_session)
 
     def session(name: str, token: str, undelivered: bool = True, pending=None) -> SimpleNamespace:
         record = SimpleNamespace(token_undelivered=undelivered, token_id=0)
@@ -334,7 +362,7 @@ def test_a_token_that_did_not_reach_its_session_is_delivered_again_or_replaced_a
     ]
 
     async def one_pass():
-        loop = asyncio.create_task(hub_tokens.keep_tokens(lambda: held, lambda: a_hub_database, interval=0.01))
+        loop = asyncio.create_task(hub_handover.keep_delivering(lambda: held, interval=0.01))
         deadline = time.monotonic() + 5
         while not (delivered and replaced):
             assert time.monotonic() < deadline, (delivered, replaced)

@@ -1,8 +1,7 @@
-"""The session's HTTP handlers in the hub: its port, its end, its token, and JupyterHub's start and stop API.
+"""The session's HTTP handlers in the hub: its port, its end, and JupyterHub's start and stop API.
 
     POST   /hub/api/dsportal/port           the port the session's server took (its own token, while it starts)
     POST   /hub/api/dsportal/ended          the session's server has exited (its port keeper)
-    GET    /hub/api/dsportal/session/token  {"user", "server"}: asked with a running session's current token only
     POST, DELETE /hub/api/users/NAME/server[s/SERVER]   JupyterHub's, with the portal's words and cullers
 
 The port callback replaces batchspawner's `/hub/api/batchspawner` handler,
@@ -16,10 +15,6 @@ The ended report comes from the session's port keeper
 (spawner/jupyter/session/keeper.py) once the server has exited: the hub stops the
 session (the route first) before it answers, so the port is released only
 when no traffic is routed to it any more.
-
-The token check: a session takes a token the hub hands it (a share ended)
-only once the hub answers for it here (spawner/jupyter/session/token.py); a
-guest's copy of an earlier one gets 403.
 
 JupyterHub's own handler for DELETE /hub/api/users/NAME/server is served
 instead of it, with one addition: when the caller is one of the portal's
@@ -42,12 +37,11 @@ from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.utils import maybe_future, safe_log
 from tornado import web
 
-from ...contract import ENDED_CALLBACK, PORT_CALLBACK, TOKEN_CHECK_PATH
+from ...contract import ENDED_CALLBACK, PORT_CALLBACK
 from ..base.logname import log_name
 from ..base.requestlimits import Bounded
-from ..request.sessionlimits import label, name_problem, user_sessions
+from ..request.sessionlimits import label, name_problem
 from .idle import culler_timeout, is_culler
-from .token import running
 
 PORT_URL = "/api" + PORT_CALLBACK  # under the hub's /hub prefix
 ENDED_URL = "/api" + ENDED_CALLBACK
@@ -167,24 +161,9 @@ class EndedHandler(SessionTokenHandler):
         return True
 
 
-class TokenCheckHandler(Bounded, APIHandler):
-    """Whose session's current token this is: a session takes a token the hub hands it (a share ended) only
-    once this answers for it (spawner/jupyter/session/token.py); a guest's copy of an earlier one gets 403."""
-
-    def get(self):
-        token = self.get_auth_token() or ""
-        user = self.current_user
-        sessions = user_sessions(user) if user is not None and hasattr(user, "spawners") else []
-        session = next((s for s in sessions if hasattr(s, "holds_token") and s.holds_token(token)), None)
-        if session is None or not running(session):
-            raise web.HTTPError(403, "This is not the token of a running session.")
-        self.finish(json.dumps({"user": user.name, "server": session.name}))
-
-
 HANDLERS = [
     (PORT_URL, PortHandler),
     (ENDED_URL, EndedHandler),
-    ("/api" + TOKEN_CHECK_PATH, TokenCheckHandler),
 ]  # installed by spawner/hub/wiring/routes.py
 # batchspawner's port callback, which sets any attribute the caller names on the spawner: never served
 REPLACED_CALLBACK = BatchSpawnerAPIHandler

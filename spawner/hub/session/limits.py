@@ -1,116 +1,26 @@
-"""A session's options and the admin's limits: what the user asked for, checked before anything is submitted.
+"""A session and the admin's limits: a start counts against the user's limits from the moment it passes them.
 
-Mixed into SlurmGPUSpawner (spawner/hub/session/spawner.py).  The options are
-parsed and validated against the admin config (spawner/hub/request/), and a
-start counts against the user's limits from the moment it passes them.
+Mixed into SlurmGPUSpawner (spawner/hub/session/spawner.py).  A start that
+passed its options' checks (options.py) claims its room among the sessions the
+hub tracks at once, then is judged again beside what Slurm holds for the user
+and the GPUs of their runs and sweeps (the rules: spawner/hub/request/
+sessionlimits.py, gpuclaims.py).
 """
 
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from ..base.logname import log_name
-from ..request.options import AccountFacts, OptionsError, options_from_form, parse_options
 from ..request.refusal import SessionRefused
-from ..request.resources import Resources, resources_for
 from ..request.sessionlimits import Held, name_problem, room_problem, untracked_jobs, user_sessions
 from ..slurm.client import SlurmError
-from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.held import HeldJob, start_comment
 from ..slurm.services import services_for
-from .idle import timeout_for
-
-
-class LinkSpawnRefused(ValueError):
-    """Options arrived in a GET URL; only the form's POST and the REST API start sessions."""
 
 
 class LimitsMixin:
-    """The user's options, validated and claimed against the admin's limits."""
-
-    def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, Any]:
-        return options_from_form(formdata)
-
-    def options_from_query(self, query_data: dict[str, list[str]]) -> dict[str, Any]:
-        """A link (GET /hub/spawn?opt-gpus=4) never starts a job: a page of anyone's could make it.
-
-        Raising makes JupyterHub show the form instead, with this message.
-        """
-        self.log.warning("Refused a start from a link for %s (options in the URL)", log_name(self))
-        raise LinkSpawnRefused("A link cannot start a session: choose the resources below and press Start.")
-
-    async def apply_options_and_claim(self, user_options: Any) -> None:
-        """JupyterHub's apply_user_options hook: the options validated, the limits checked and claimed against the
-        sessions the hub tracks (no Slurm call for a refusal, and starts racing this one count it from here on),
-        then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
-        timed out) and the GPUs of their runs and sweeps: a start can only lose its claim there."""
-        self.apply_session_options(user_options, *(await self.slurm_facts(user_options)))
-        try:
-            in_slurm = await self.held_in_slurm()
-            runs = await self.runs_listing()
-            why = self.room_problem(in_slurm, runs)
-            if why and runs is not None:  # judged again on a fresh squeue: a run ended a moment ago holds nothing
-                why = self.room_problem(in_slurm, await self.runs_listing(fresh=True))
-            if why:
-                self.log.warning("Session %s refused: %s", log_name(self), why)
-                raise SessionRefused(why)
-        except BaseException:  # refused, Slurm silent, or the start cancelled meanwhile: the claim goes with it
-            self.claimed, self.start_tag = False, ""
-            raise
-
-    async def runs_listing(self, fresh: bool = False) -> tuple[list, list] | None:
-        """The user's jobs in the shared listing (`fresh`: squeue asked now, waited for a moment), when the GPU cap
-        has GPUs of this start to count."""
-        if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
-            return None
-        listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name, fresh=fresh)
-        return listed, accounted
-
-    async def slurm_facts(
-        self, user_options: Any
-    ) -> tuple[dict[str, set[str]] | None, tuple[str, ...] | None, AccountFacts | None]:
-        """What Slurm knows of what the options name, from the hub's shared answers: each partition's GPU types
-        when they name a type, the user's accounts when they name an account, what their associations allow (QOS,
-        allocations).  None for what they do not name, or when Slurm did not answer: the name's form is checked
-        then, and sbatch refuses what Slurm does not allow."""
-
-        def named(key: str) -> bool:
-            return isinstance(user_options, dict) and user_options.get(key) not in (None, "", [""])
-
-        services = services_for(self.config_file)
-        types = accounts = facts = None
-        try:
-            if named("gpu_type"):
-                types = partition_gpu_types(await services.cluster.nodes())
-            # asked when the options name an account or QOS; else the form's fresh answer if any (an allocation
-            # used up is then refused here, or in Slurm's words once it queues the job)
-            known = await services.accounts() if named("account") or named("qos") else services.accounts_cached()
-            if known is not None:
-                accounts = known.of(self.user.name) if named("account") else None
-                facts = known.facts(self.user.name)
-        except SlurmError as e:
-            self.log.warning("Options of %s's start not checked against Slurm's: %s", log_name(self), e)
-        return types, accounts, facts
-
-    def apply_session_options(
-        self,
-        user_options: Any,
-        gpu_types: dict[str, set[str]] | None = None,
-        accounts: tuple[str, ...] | None = None,
-        facts: AccountFacts | None = None,
-    ) -> None:
-        """Validate the user's options against the admin config (and Slurm's GPU types and the user's accounts and
-        QOS, when known) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub
-        tracks only."""
-        try:
-            self.request = parse_options(user_options, self.settings.slurm, gpu_types, accounts=accounts, facts=facts)
-        except OptionsError as e:
-            self.log.warning("Refused session options for %s: %s", log_name(self), e)
-            raise SessionRefused(str(e)) from None
-        self.unix_account()  # refused accounts learn it now, before the spawn is accepted
-        self.resources = resources_for(self.request, self.settings.slurm)
-        self.claim_room()
+    """The session's room under the admin's limits: claimed, held, and judged beside what the user holds."""
 
     async def held_in_slurm(self) -> dict[str, HeldJob]:
         """The user's jobs of the portal's name that Slurm holds now; a start is refused when Slurm cannot say
@@ -149,6 +59,14 @@ class LimitsMixin:
         if runs is not None:
             held += services_for(self.config_file).gpu_claims.held_in_runs(self.user, runs)
         return room_problem(held, self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user)
+
+    async def runs_listing(self, fresh: bool = False) -> tuple[list, list] | None:
+        """The user's jobs in the shared listing (`fresh`: squeue asked now, waited for a moment), when the GPU cap
+        has GPUs of this start to count."""
+        if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
+            return None
+        listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name, fresh=fresh)
+        return listed, accounted
 
     def counts_against_limits(self) -> bool:
         """Whether this session holds a share of the user's limits: a start that passed them and has not ended
@@ -193,29 +111,3 @@ class LimitsMixin:
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
                 in_flight.append((start_comment(other.start_tag), gpus))
         return held + untracked_jobs(in_slurm, tracked, in_flight)
-
-    def current_resources(self) -> Resources | None:
-        """The session's resources; after a hub restart, from the saved options (JupyterHub keeps them)."""
-        if self.resources is None and self.user_options:
-            try:
-                self.resources = resources_for(
-                    parse_options(self.user_options, self.settings.slurm, saved=True), self.settings.slurm
-                )
-            except OptionsError:
-                return None
-        return self.resources
-
-    def session_idle_timeout(self) -> int:
-        """Seconds without use after which an idle culler may stop this session (0 = never); after a hub
-        restart worked out again from the saved options and the account's groups."""
-        if self.idle_timeout or not self.job_id:
-            return self.idle_timeout
-        resources = self.current_resources()
-        if resources is None:
-            return 0
-        try:
-            groups = self.unix_account().groups
-        except SessionRefused:
-            return 0
-        self.idle_timeout = timeout_for(resources.partition, groups, self.settings.sessions)
-        return self.idle_timeout

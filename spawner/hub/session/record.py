@@ -40,7 +40,7 @@ class SessionRecord:
     token_id: int = 0  # its row in JupyterHub's token table: the one server token of the session kept (sessiontoken)
     token_undelivered: bool = False  # a new token (a share ended) has not reached the session yet
     # meanwhile: the digests of the tokens the session may hold (it took the first; each later one was handed over
-    # unconfirmed), which key the offer's proofs (spawner/hub/session/token.py)
+    # unconfirmed), which key the offer's proofs (spawner/hub/sharing/handover.py)
     held_digests: list[str] = field(default_factory=list)
     start_done: bool = False  # start() returned: a job saved without it was abandoned by a dying hub
     stopping: bool = False  # a stop began: the job is the reconciler's until Slurm confirms it gone

@@ -8,8 +8,9 @@ string, `--get-user-env`), option handling (it passes user_options straight
 into the script) and the port callback (see spawner/hub/session/handlers.py).
 
 The class holds the traits, the configuration and the progress messages; its
-steps are mixins beside it, one module each: limits.py (the user's options and
-the admin's limits), submit.py (the account and the sbatch), start.py (the
+steps are mixins beside it, one module each: options.py (the user's options
+checked into the session's request), limits.py (its room under the admin's
+limits), submit.py (the account and the sbatch), start.py (the
 start sequence), stop.py (stop, poll and the ended session's history) and
 state.py (the saved record and Slurm's word on the job).
 """
@@ -31,6 +32,7 @@ from ..request.resources import Resources
 from ..slurm.client import JobInfo, SlurmClient, SlurmError
 from ..slurm.services import HubServices, services_for
 from .limits import LimitsMixin
+from .options import OptionsMixin
 from .progress import place_in_queue, start_progress
 from .record import SessionRecord
 from .start import StartMixin
@@ -39,10 +41,10 @@ from .stop import StopMixin
 from .submit import SubmitMixin
 
 
-class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, LimitsMixin, StateMixin, SlurmSpawner):
+class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, OptionsMixin, LimitsMixin, StateMixin, SlurmSpawner):
     """JupyterLab in a Slurm job: partition, GPUs and hours from the form or REST API."""
 
-    token_delivery: asyncio.Task | None = None  # a new token on its way to the session (session/token.py)
+    token_delivery: asyncio.Task | None = None  # a new token on its way to the session (sharing/handover.py)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -3,6 +3,11 @@
     GET    /hub/api/dsportal/shares     {"mine": [share], "with_me": [shared session], "sharing": the admin's rules}
     POST   /hub/api/dsportal/shares     {"server": "", "user": "bob" | "group": "ml", "hours": 4} -> share
     DELETE /hub/api/dsportal/shares?server=&user=bob | &group=ml                           -> {}
+    GET    /hub/api/dsportal/session/token  {"user", "server"}: asked with a running session's current token only
+
+The token check: a session takes the new token the hub hands it when a share
+ends (handover.py) only once the hub answers for it here; a guest's copy of an
+earlier one gets 403.
 
 Granted here, not through JupyterHub's share API, because that one lets a user
 share only with names they may read (`read:users:name`, which users do not
@@ -23,10 +28,12 @@ from tornado import web
 
 from portal.settings import SharingSettings
 
+from ...contract import TOKEN_CHECK_PATH
 from ..base.requestlimits import Bounded
 from ..request.sessionlimits import label, user_sessions
 from ..session.lookup import own_spawner
-from ..session.token import replace_in_session
+from ..session.token import running
+from .handover import replace_in_session
 from .shares import (
     WARNING,
     ShareRefused,
@@ -147,7 +154,7 @@ class SharesHandler(Bounded, APIHandler):
 
 class PortalShareAPIHandler(Bounded, ServerShareAPIHandler):
     """JupyterHub's share API (admins', by name), with the admin's switch; a revoke through it replaces the
-    session's token as the portal's own does (spawner/hub/session/token.py)."""
+    session's token as the portal's own does (handover.py)."""
 
     async def post(self, user_name, server_name=None):
         if not self.portal_services.settings.sharing.enabled:
@@ -183,5 +190,22 @@ class PortalShareCodeAPIHandler(Bounded, ServerShareCodeAPIHandler):
         return await super().post(user_name, server_name)
 
 
-HANDLERS = [(SHARES_URL, SharesHandler)]  # installed by spawner/hub/wiring/routes.py
+class TokenCheckHandler(Bounded, APIHandler):
+    """Whose session's current token this is: a session takes a token the hub hands it (a share ended) only
+    once this answers for it (spawner/jupyter/sharing/handover.py); a guest's copy of an earlier one gets 403."""
+
+    def get(self):
+        token = self.get_auth_token() or ""
+        user = self.current_user
+        sessions = user_sessions(user) if user is not None and hasattr(user, "spawners") else []
+        session = next((s for s in sessions if hasattr(s, "holds_token") and s.holds_token(token)), None)
+        if session is None or not running(session):
+            raise web.HTTPError(403, "This is not the token of a running session.")
+        self.finish(json.dumps({"user": user.name, "server": session.name}))
+
+
+HANDLERS = [
+    (SHARES_URL, SharesHandler),
+    ("/api" + TOKEN_CHECK_PATH, TokenCheckHandler),
+]  # installed by spawner/hub/wiring/routes.py
 REPLACED = {ServerShareAPIHandler: PortalShareAPIHandler, ServerShareCodeAPIHandler: PortalShareCodeAPIHandler}

@@ -21,7 +21,7 @@ spawner's clear_state: who may use a session ends with it).  The
 API is spawner/hub/sharing/handlers.py; the session cuts a guest off once the hub
 stops letting them in, open connections included (spawner/jupyter/sharing/guests.py).
 When anyone's access ends, the session's token (which their code could read)
-is replaced at once and handed to the session (spawner/hub/session/token.py).
+is replaced at once and handed to the session (spawner/hub/sharing/handover.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from sqlalchemy.orm import object_session
 from portal.settings import SharingSettings, is_username
 
 from ..base.logname import log_name
-from ..session.token import replace_in_session
+from .handover import replace_in_session
 
 EXPIRE_SECONDS = 2.0  # how often shares whose time is up are ended
 GROUP_SECONDS = 60.0  # how long a directory group's members are taken as known
@@ -239,7 +239,7 @@ async def apply_shares(spawner, fresh_groups: bool = False) -> asyncio.Task | No
     if not ended:
         return None
     # Whoever was let in could read the session's token (their code ran as the owner): it is replaced, the old
-    # one dead before this returns, and the new one handed to the session (spawner/hub/session/token.py).
+    # one dead before this returns, and the new one handed to the session (handover.py).
     return replace_in_session(spawner)
 
 

@@ -3,7 +3,8 @@
 Each concept keeps its own loop, a coroutine that runs until it is cancelled:
 
     reconciler       spawner/hub/session/reconciler.py   session jobs no session owns are cancelled
-    session tokens   spawner/hub/session/token.py        tokens of no running session deleted, new ones delivered
+    session tokens   spawner/hub/session/token.py        tokens of no running session deleted
+    new tokens       spawner/hub/sharing/handover.py     a share's end: the session's new token delivered again
     shares           spawner/hub/sharing/shares.py       shares end at their time, groups follow the directory
     runs tracker     spawner/hub/runs/tracker.py         runs' ends and sessions' time left, with their mails
     cluster metrics  spawner/hub/usage/clustermetrics.py GPUs, queue and waits for Prometheus
@@ -32,7 +33,8 @@ from ..base.notices import public_home
 from ..runs.tracker import Tracker
 from ..session.lookup import hub_spawners, load_users_with_runs
 from ..session.reconciler import Reconciler, hub_handed_over_jobs, hub_owned_jobs
-from ..session.token import keep_tokens
+from ..session.token import keep_swept
+from ..sharing.handover import keep_delivering
 from ..sharing.shares import keep_shares
 from ..usage.accounting import keep_filling, usage_listing
 from ..usage.clustermetrics import ClusterReader
@@ -162,7 +164,8 @@ def portal_loops(app, services) -> list[Loop]:
     reader = ClusterReader(services, spawners)
     return [
         Loop("reconciler", reconciler.run_forever),
-        Loop("session tokens", lambda: keep_tokens(spawners, lambda: app.db)),
+        Loop("session tokens", lambda: keep_swept(spawners, lambda: app.db)),
+        Loop("new tokens", lambda: keep_delivering(spawners)),
         Loop("shares", lambda: keep_shares(spawners)),
         Loop("runs tracker", track_runs),
         Loop("cluster metrics", lambda: reader.run(usage.cluster_seconds)),

@@ -2,7 +2,7 @@
 
 The keeper (spawner/jupyter/session/keeper.py) reports the server's end to the hub with
 the session's token.  When a share ends the hub replaces that token in the
-server (spawner/jupyter/session/token.py), which passes the new one on through a
+server (spawner/jupyter/sharing/handover.py, token.py), which passes the new one on through a
 pipe made before the fork: never through a file or an environment that the
 session's other processes read.  Both ends are closed on exec, so no kernel or
 terminal inherits them.  Standard library only: the keeper imports it.

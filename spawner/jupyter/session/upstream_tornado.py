@@ -31,7 +31,7 @@ below relies on.
   (or for 5 s); with it set, tornado drops every frame that arrives, and a
   guest's connection is cut off at once.
 - `RequestHandler._log`, overridden (the session's token offers,
-  spawner/jupyter/session/token.py): tornado logs each request through it
+  spawner/jupyter/sharing/handover.py): tornado logs each request through it
   (its docstring keeps it "for the benefit of existing apps that have
   overridden this method"); JupyterHub's single-user extension logs through
   its own log function, not the handler's logger, so a stranger's refused

@@ -10,7 +10,7 @@ provider is kept and extended where it falls short for guests:
   so a revoked or expired share would let its guest in for minutes: an answer
   that names a guest is never kept (however many tokens a guest brings), and
   the session's own token, which a guest's code could copy and which the hub
-  replaces when a share ends (spawner/jupyter/session/token.py), is asked about
+  replaces when a share ends (handover.py), is asked about
   afresh on every request too;
 - it checks a websocket once, when it opens, so a guest's open kernel, terminal
   and collaboration connections would outlive the share: every

@@ -12,7 +12,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { NO_ARGUMENTS, pathArgument, pathArguments } from '../common/commands';
-import { jsonBody } from '../common/request';
+import { openInNewTab } from '../common/request';
 
 const OPEN_AS_APP = 'dsportal:open-as-app';
 const LIST = 'dsportal:list-apps';
@@ -37,30 +37,16 @@ function api(path: string): [string, ServerConnection.ISettings] {
 
 // Start (or find) an app and show it in a new browser tab.
 export async function openApp(kind: string, target: string): Promise<void> {
-  // Open the tab at once (inside the click), so pop-up blockers allow it.
-  const tab = window.open('', '_blank');
   const [url, settings] = api('api/instances');
-  const response = await ServerConnection.makeRequest(
-    url,
-    { method: 'POST', body: JSON.stringify({ kind, target }) },
-    settings
+  await openInNewTab(
+    () =>
+      ServerConnection.makeRequest(
+        url,
+        { method: 'POST', body: JSON.stringify({ kind, target }) },
+        settings
+      ),
+    'The app could not be started.'
   );
-  const body = jsonBody(await response.text()) as {
-    url?: string;
-    message?: string;
-  };
-  if (!response.ok || !body.url) {
-    if (tab) {
-      tab.close();
-    }
-    window.alert(body.message || 'The app could not be started.');
-    return;
-  }
-  if (tab) {
-    tab.location.href = body.url;
-  } else {
-    window.location.assign(body.url);
-  }
 }
 
 async function offeredKinds(): Promise<IAppKind[]> {

@@ -6,3 +6,30 @@ export function jsonBody(text: string): unknown {
     return {};
   }
 }
+
+// Start something the session's server runs (an app, TensorBoard) and show it in a new browser tab: the tab is
+// opened at once, inside the click, so that pop-up blockers allow it, then sent to the URL the server answers,
+// or closed, with the server's words (else `failed`).
+export async function openInNewTab(
+  start: () => Promise<Response>,
+  failed: string
+): Promise<void> {
+  const tab = window.open('', '_blank');
+  const response = await start();
+  const body = jsonBody(await response.text()) as {
+    url?: string;
+    message?: string;
+  };
+  if (!response.ok || !body.url) {
+    if (tab) {
+      tab.close();
+    }
+    window.alert(body.message || failed);
+    return;
+  }
+  if (tab) {
+    tab.location.href = body.url;
+  } else {
+    window.location.assign(body.url);
+  }
+}

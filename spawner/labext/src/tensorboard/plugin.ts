@@ -11,6 +11,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { NO_ARGUMENTS, pathArgument, pathArguments } from '../common/commands';
+import { openInNewTab } from '../common/request';
 
 const OPEN = 'dsportal:open-tensorboard';
 const OPEN_HERE = 'dsportal:open-tensorboard-here';
@@ -32,27 +33,16 @@ function api(path: string): [string, ServerConnection.ISettings] {
 }
 
 async function openTensorBoard(logdir: string | null): Promise<void> {
-  // Open the tab at once (inside the click), so pop-up blockers allow it.
-  const tab = window.open('', '_blank');
   const [url, settings] = api('api/instances');
-  const response = await ServerConnection.makeRequest(
-    url,
-    { method: 'POST', body: JSON.stringify({ logdir }) },
-    settings
+  await openInNewTab(
+    () =>
+      ServerConnection.makeRequest(
+        url,
+        { method: 'POST', body: JSON.stringify({ logdir }) },
+        settings
+      ),
+    'TensorBoard could not be started.'
   );
-  const body = (await response.json()) as { url: string; message?: string };
-  if (!response.ok) {
-    if (tab) {
-      tab.close();
-    }
-    window.alert(body.message || 'TensorBoard could not be started.');
-    return;
-  }
-  if (tab) {
-    tab.location.href = body.url;
-  } else {
-    window.location.assign(body.url);
-  }
 }
 
 // The one folder selected in the file browser, or null.
