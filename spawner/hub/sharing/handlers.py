@@ -194,6 +194,10 @@ class TokenCheckHandler(Bounded, APIHandler):
     """Whose session's current token this is: a session takes a token the hub hands it (a share ended) only
     once this answers for it (spawner/jupyter/sharing/handover.py); a guest's copy of an earlier one gets 403."""
 
+    # the session's lifeline, as its port and end reports are: never refused for a rate that code in the session
+    # (a guest's, before the share ended) could use up with the same token (spawner/hub/base/requestlimits.py)
+    rate_limited = False
+
     def get(self):
         token = self.get_auth_token() or ""
         user = self.current_user

@@ -8,7 +8,7 @@ hands the new token to the session's server at the address it routes to
 (`deliver`; the session side is spawner/jupyter/sharing/handover.py), which
 takes it only after asking the hub (`TokenCheckHandler`, in handlers.py) that
 it is this session's live token: the guest's copy was the old one, now dead.
-A delivery that fails is tried again by `keep_tokens`; a hub that restarts
+A delivery that fails is tried again by `keep_delivering`; a hub that restarts
 before one arrived replaces the token again (the new one lived in its memory
 only).  Each offer carries proofs keyed by the tokens the session may hold
 (spawner/contract.py), so that the session asks the hub nothing about a

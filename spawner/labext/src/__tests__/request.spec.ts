@@ -1,5 +1,5 @@
 // The new tab of an app or TensorBoard (common/request.ts): sent to the server's URL, or closed with its words.
-import { openInNewTab } from '../common/request';
+import { openInNewTab, webAddress } from '../common/request';
 
 function answer(status: number, body: string): Promise<Response> {
   return Promise.resolve({
@@ -10,11 +10,15 @@ function answer(status: number, body: string): Promise<Response> {
 }
 
 describe('openInNewTab', () => {
-  let tab: { close: jest.Mock; location: { href: string } };
+  let tab: {
+    close: jest.Mock;
+    location: { href: string };
+    opener: unknown;
+  };
   let alerted: string[];
 
   beforeEach(() => {
-    tab = { close: jest.fn(), location: { href: '' } };
+    tab = { close: jest.fn(), location: { href: '' }, opener: window };
     alerted = [];
     jest
       .spyOn(window, 'open')
@@ -59,5 +63,19 @@ describe('openInNewTab', () => {
       'The app could not be started.'
     ]);
     expect(tab.close).toHaveBeenCalledTimes(2);
+  });
+
+  it('takes the opener from the new tab and sends it nowhere but a web address', async () => {
+    await openInNewTab(
+      () => answer(200, '{"url": "javascript:alert(document.cookie)"}'),
+      'The app could not be started.'
+    );
+    expect(tab.opener).toBeNull();
+    expect(tab.location.href).toBe('');
+    expect(alerted).toEqual(['The app could not be started.']);
+    expect(webAddress('/user/alice/apps/1/')).toBe(true);
+    expect(webAddress('https://alice.apps.example/')).toBe(true);
+    expect(webAddress('data:text/html,<script>1</script>')).toBe(false);
+    expect(webAddress(undefined)).toBe(false);
   });
 });

@@ -15,12 +15,15 @@ export async function openInNewTab(
   failed: string
 ): Promise<void> {
   const tab = window.open('', '_blank');
+  if (tab) {
+    tab.opener = null; // the app, on its own origin, cannot send this page elsewhere
+  }
   const response = await start();
   const body = jsonBody(await response.text()) as {
     url?: string;
     message?: string;
   };
-  if (!response.ok || !body.url) {
+  if (!response.ok || !webAddress(body.url)) {
     if (tab) {
       tab.close();
     }
@@ -28,8 +31,21 @@ export async function openInNewTab(
     return;
   }
   if (tab) {
-    tab.location.href = body.url;
+    tab.location.href = body.url as string;
   } else {
-    window.location.assign(body.url);
+    window.location.assign(body.url as string);
+  }
+}
+
+// An address a tab may be sent to: a path on this server, or an http(s) URL (never javascript: or data:).
+export function webAddress(url: unknown): boolean {
+  if (typeof url !== 'string' || !url) {
+    return false;
+  }
+  try {
+    const parsed = new URL(url, window.location.href);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:';
+  } catch {
+    return false;
   }
 }
