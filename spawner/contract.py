@@ -40,6 +40,9 @@ USAGE_PATH = "/dsportal/session/usage"
 # answered GET {JUPYTERHUB_API_URL}TOKEN_CHECK_PATH, asked with that token, with {"user", "server"} of this very
 # session: only the current token of a running session gets that answer (spawner/hub/sharing/handover.py).
 TOKEN_PUSH_PATH = "dsportal/session/token"
+# The session's server carries its kernels out for the session that continues it, asked by the hub's continue API
+# at the server's own address (spawner/hub/continuation/service.py, spawner/jupyter/continuation/handlers.py).
+CONTINUATION_CARRY_PATH = "dsportal/continuation/carry"
 TOKEN_CHECK_PATH = "/dsportal/session/token"
 # Each offer carries TOKEN_OFFER_HEADER: comma-separated offer_proof(digest, the offered token), one for each token
 # the session may hold (the SHA-256 hex digests the hub keeps: the one it took last, and each one handed since that

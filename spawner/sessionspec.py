@@ -63,6 +63,17 @@ class UsageSpec:
 
 
 @dataclass(frozen=True)
+class ContinuationSpec:
+    """Continuing the session in a new job (spawner/jupyter/continuation/): what a kernel may carry, and whose."""
+
+    enabled: bool = False  # the hub's continue API may ask this session's server to carry its kernels out
+    max_bytes: int = 4 * 10**9  # what one kernel's variables may take on disk
+    dump_seconds: int = 120  # what one kernel has to write them
+    keep_hours: float = 24.0  # carried variables older than this are deleted at a session's start
+    continue_from: str = ""  # the job id of the session this one continues: its carried variables are loaded
+
+
+@dataclass(frozen=True)
 class SessionSpec:
     storage: dict[str, str] = field(default_factory=dict)  # ~/NAME links to storage mounts: name -> path
     # The admin's `kernels` section as the hub's config model dumps it (portal/settings/kernels.py, KernelSettings);
@@ -75,6 +86,7 @@ class SessionSpec:
     guest_check_seconds: int = 3  # a shared session asks the hub about its guests' open connections this often
     usage: UsageSpec = field(default_factory=UsageSpec)
     apps: AppsSpec = field(default_factory=AppsSpec)
+    continuation: ContinuationSpec = field(default_factory=ContinuationSpec)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from .kinds import Flag, GroupName, Label, OptionalSlurmName, SlurmName, integer, number
-from .section import Section, key
+from .section import Section, key, section
 
 
 class Preset(Section):
@@ -19,6 +19,26 @@ class Preset(Section):
         "", "A GPU type of the partition (gres.conf Type=, e.g. a100); empty = any type, whichever is free first."
     )
     qos: OptionalSlurmName = key("", "One of slurm.qos_choices; empty = the default QOS.")
+
+
+class ContinuationSettings(Section):
+    enabled: Flag = key(
+        True,
+        "Users may continue a running session in a new Slurm job of the same shape (the home page's \"Continue "
+        "in a new job\"): each open notebook's Python or R kernel's variables are carried into the same "
+        "notebook's new kernel, and what cannot be carried is named.",
+    )
+    max_gb: number(0.01, 1024) = key(
+        4, "What one kernel's variables may take on disk, in GB; a variable past it is named as not carried."
+    )
+    dump_seconds: integer(5, 1800) = key(
+        120, "Seconds one kernel has to write its variables; what is not written by then is named as not carried."
+    )
+    keep_hours: number(1, 8760) = key(
+        24,
+        "Hours the variables a session carried out are kept in the user's home (~/.dsportal/continuation, "
+        "0700) for the new session; they are deleted once loaded, or after this.",
+    )
 
 
 class SessionSettings(Section):
@@ -88,4 +108,7 @@ class SessionSettings(Section):
         10,
         "Named sessions one user may keep on the home page, running or stopped (JupyterHub's "
         "named_server_limit_per_user); a user removes a stopped one to name a new one.",
+    )
+    continuation: ContinuationSettings = section(
+        ContinuationSettings, "Continuing a session in a new job, its kernels' variables carried."
     )

@@ -13,6 +13,7 @@ import os
 from ..sessionspec import SessionSpec
 from .apps import handlers as apps
 from .clock import handlers as clock
+from .continuation import handlers as continuation
 from .runs import handlers as runs
 from .session import handlers as session
 from .sharing import handover
@@ -33,6 +34,7 @@ def _load_jupyter_server_extension(serverapp):
     clock.load(serverapp, spec.clock)
     usage.load(serverapp, spec.usage, activity)
     runs.load(serverapp)
+    continuation.load(serverapp, spec.continuation)  # carried out for the next session, or taken back
     handover.load(serverapp)  # the hub hands the session a new token when a share ends
     serverapp.log.info(
         "DS Portal extension loaded: TensorBoard at %s, apps (%s), the session's clock, the jobs panel",

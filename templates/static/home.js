@@ -76,6 +76,11 @@ function renderCard(entry) {
     facts.appendChild(item);
   });
   body.appendChild(facts);
+  if (s.continued) {  // what the continuation that started this session carried (spawner/hub/continuation/)
+    const carried = el("p", s.continued, "dsportal-continued text-muted mb-2");
+    carried.id = "dsportal-continued" + id;
+    body.appendChild(carried);
+  }
   const usage = cardUsage(entry);
   if (usage !== null) {
     const used = el("p", usage, "dsportal-usage text-muted mb-2");
@@ -121,6 +126,8 @@ function cardButtons(entry, id, error) {
     start: () => link("Start", "btn-outline-primary", spawnUrl(base, user, name), "dsportal-start" + id),
     remove: () => act("Remove", "btn-outline-secondary", () => call("DELETE", serverPath(user, name), {remove: true}),
                       "dsportal-remove"),
+    continue: () => act("Continue in a new job", "btn-outline-secondary", () => continueSession(name),
+                        "dsportal-continue"),
     share: () => {
       const toggle = el("button", "Share", "btn btn-outline-secondary");
       toggle.type = "button";
@@ -131,6 +138,15 @@ function cardButtons(entry, id, error) {
   };
   cardActions(entry, page.shares.sharing.enabled).forEach((action) => actions.appendChild(made[action]()));
   return actions;
+}
+
+// A running session continued in a new Slurm job of the same shape: its notebooks' variables carried over
+// (spawner/hub/continuation/); the card then shows the new job starting, and what was carried.
+function continueSession(name) {
+  const asked = "Continue " + title(name) + " in a new Slurm job? Save your notebooks first. Each notebook's " +
+    "variables are carried into its new kernel; what cannot be carried is named.";
+  if (!window.confirm(asked)) { return Promise.resolve(); }
+  return call("POST", "dsportal/continue", {server: name});
 }
 
 // --- a running session's shares ---

@@ -107,6 +107,9 @@ describe("a session's card", () => {
     assert.deepEqual(rules.cardActions(entry("", "running", {...extend, entry: {server_url: "/user/a/"}}), true),
                      ["open", "stop", "extend", "share"]);
     assert.deepEqual(rules.cardActions(entry("", "running"), false), ["stop"]);  // not answering yet: no Open
+    const continuable = {session: {continuable: true}};
+    assert.deepEqual(rules.cardActions(entry("", "running", continuable), false), ["stop", "continue"]);
+    assert.deepEqual(rules.cardActions(entry("", "queued", continuable), false), ["progress", "cancel"]);
   });
 });
 

@@ -64,8 +64,15 @@ def test_rest_and_form_values(slurm):
         ({"hours": "1e3"}, 'hours: "1e3" is not a number'),
         ({"hours": "8\n"}, "hours: line breaks and NUL characters are not allowed."),
         ({"hours": [1, 2]}, "Each option may be given once."),
-        ({"gpu": 2}, 'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type, account, qos.'),
+        (
+            {"gpu": 2},
+            'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type, account, qos, continue_from.',
+        ),
         ({"gpus": 1, "mem": "1T", "script": "x"}, 'Unknown option(s) "mem", "script"; allowed are'),
+        ({"continue_from": "../../bob"}, 'continue_from: "../../bob" is not a Slurm job id; leave it out'),
+        ({"continue_from": "12_3"}, 'continue_from: "12_3" is not a Slurm job id'),
+        ({"continue_from": True}, "continue_from: true is not a Slurm job id"),
+        ({"continue_from": "0"}, 'continue_from: "0" is not a Slurm job id'),
         ([1, 2], "Session options must be a JSON object"),
     ],
 )
@@ -202,3 +209,10 @@ def test_a_gpu_type_is_refused_with_what_to_ask_for_instead(slurm, options, mess
     with pytest.raises(OptionsError) as info:
         parse_options(options, typed(slurm), TYPES)
     assert str(info.value).startswith(message), str(info.value)
+
+
+def test_a_continuing_session_names_its_predecessors_job(slurm):
+    assert parse_options({"gpus": 1, "continue_from": "4711"}, slurm).continue_from == "4711"
+    assert parse_options({"gpus": 1, "continue_from": 4711}, slurm).continue_from == "4711"
+    assert parse_options({"gpus": 1, "continue_from": ""}, slurm).continue_from == ""
+    assert parse_options({"gpus": 1}, slurm).continue_from == ""

@@ -14,6 +14,7 @@ from jupyterhub.apihandlers.users import UserServerAPIHandler
 from spawner.hub.apps.handlers import AppRouteHandler, AppRoutesHandler
 from spawner.hub.base import pagescripts as homescript
 from spawner.hub.clock import handlers as clockapi
+from spawner.hub.continuation import handlers as continueapi
 from spawner.hub.home import handlers as homeapi
 from spawner.hub.receipts import handlers as receiptsapi
 from spawner.hub.runs import handlers as runsapi
@@ -80,6 +81,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/api/dsportal/receipts/([0-9]+(?:[_+][0-9]+|%2[Bb][0-9]+)?)", receiptsapi.ReceiptHandler),
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/token", shareapi.TokenCheckHandler),
+        ("/api/dsportal/continue", continueapi.ContinueHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
         ("/api/dsportal/apps/routes", AppRoutesHandler),
         ("/api/dsportal/apps/routes/([0-9a-f]{12})", AppRouteHandler),

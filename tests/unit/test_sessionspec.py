@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -10,7 +11,7 @@ from portal.config import parse_config
 from portal.settings import PortalSettings
 from spawner.hub.request.specbuilder import build_session_spec
 from spawner.job.session.start import read_spec
-from spawner.sessionspec import AppsSpec, ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec
+from spawner.sessionspec import AppsSpec, ClockSpec, ContinuationSpec, IdleSpec, SessionSpec, TensorBoardSpec
 
 CONTAINER = {
     "name": "ngc",
@@ -93,7 +94,19 @@ def test_the_hub_builds_the_spec_from_the_admin_config():
         jupyterlab_news=True,
         guest_check_seconds=3,
         apps=AppsSpec(offered=("vscode", "mlflow", "streamlit", "dash"), max_running=4, start_seconds=90),
+        continuation=ContinuationSpec(
+            enabled=True, max_bytes=4 * 10**9, dump_seconds=120, keep_hours=24.0, continue_from=""
+        ),
     )
+
+
+def test_a_continuing_session_names_the_job_it_continues_and_the_admins_bounds():
+    admin = settings(sessions={"continuation": {"max_gb": 0.5, "dump_seconds": 30, "keep_hours": 2}})
+    assert build_session_spec(admin, 0, "sxm2", "4711").continuation == ContinuationSpec(
+        enabled=True, max_bytes=500_000_000, dump_seconds=30, keep_hours=2.0, continue_from="4711"
+    )
+    off = settings(sessions={"continuation": {"enabled": False}})
+    assert build_session_spec(off, 0, "sxm2").continuation.enabled is False
 
 
 def test_apps_offered_per_partition():
@@ -117,9 +130,14 @@ def test_no_extension_and_no_idle_timeout():
 def test_a_job_started_by_todays_hub_reads_as_the_same_spec(extend, idle_timeout):
     admin = settings(slurm={"allow_extend": extend})
     built = build_session_spec(admin, idle_timeout, "sxm2")
-    assert SessionSpec.from_json(todays_hub_spec(admin, idle_timeout)) == built
-    # and the other way: what the hub writes now is what today's hub wrote
-    assert json.loads(built.to_json()) == json.loads(todays_hub_spec(admin, idle_timeout))
+    # a job of that hub's never continues: its spec reads as today's with continuation off
+    assert SessionSpec.from_json(todays_hub_spec(admin, idle_timeout)) == dataclasses.replace(
+        built, continuation=ContinuationSpec()
+    )
+    # and the other way: what the hub writes now is what today's hub wrote, and continuation
+    written = json.loads(built.to_json())
+    assert written.pop("continuation") == dataclasses.asdict(built.continuation)
+    assert written == json.loads(todays_hub_spec(admin, idle_timeout))
 
 
 def test_the_json_round_trip():

@@ -54,7 +54,7 @@ def card(spawner: SlurmGPUSpawner) -> dict:
             spawner.queue_place,
         )["message"]
     minutes = record.minutes or (resources.minutes if resources else 0)
-    return session_card(
+    made = session_card(
         job_id,
         info,
         resources,
@@ -66,6 +66,11 @@ def card(spawner: SlurmGPUSpawner) -> dict:
         limits=limits,
         now=datetime.now(),
     )
+    # a running session may continue in a new job (spawner/hub/continuation/); one that did says what it carried
+    made["continuable"] = made["state"] == "running" and spawner.settings.sessions.continuation.enabled
+    if spawner.continued and made["state"] != "none":
+        made["continued"] = spawner.continued
+    return made
 
 
 def gpu_type_words(spawner: SlurmGPUSpawner, resources: Resources | None, node: str) -> str:

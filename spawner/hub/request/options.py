@@ -17,7 +17,8 @@ from portal.settings import SLURM_NAME, Partition, SlurmSettings
 
 from ...slurmgres import GPU_TYPE
 
-ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account", "qos")
+ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account", "qos", "continue_from")
+JOB_ID = re.compile(r"[1-9][0-9]{0,11}")  # a session's Slurm job id (never an array's or a component's)
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _DECIMAL = re.compile(r"[0-9]{1,5}(\.[0-9]{1,4})?")
 
@@ -34,6 +35,7 @@ class SessionRequest:
     gpu_type: str = ""  # a GPU type Slurm knows (gres.conf Type=), "" for any
     account: str = ""  # a Slurm account of the user's, "" for the admin's (slurm.account) or the user's default
     qos: str = ""  # a QOS the admin offers (slurm.qos_choices), "" for the admin's (slurm.qos) or the association's
+    continue_from: str = ""  # the job of the user's session this one continues (its carried variables are loaded)
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,17 @@ def check_allocation(gpus: int, account: str, slurm: SlurmSettings, facts: Accou
         )
 
 
+def check_continue_from(value: Any) -> str:
+    """The job id of the session this one continues, "" for none.  Its carried variables are read from this
+    user's own home only (spawner/jupyter/continuation/), so any job id of theirs can name nothing of another's."""
+    if value in (None, ""):
+        return ""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not JOB_ID.fullmatch(text):
+        raise OptionsError(f"continue_from: {show(value)} is not a Slurm job id; leave it out to start afresh.")
+    return text
+
+
 def check_hours(value: Any, max_hours: float) -> float:
     allowed = f"choose a number of hours above 0 and at most {max_hours:g}"
     if isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
@@ -207,7 +220,13 @@ def parse_options(
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
     check_allocation(gpus, account, slurm, facts)
     return SessionRequest(
-        partition=partition.name, gpus=gpus, hours=hours, gpu_type=gpu_type, account=account, qos=chosen_qos
+        partition=partition.name,
+        gpus=gpus,
+        hours=hours,
+        gpu_type=gpu_type,
+        account=account,
+        qos=chosen_qos,
+        continue_from=check_continue_from(values.get("continue_from")),
     )
 
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from portal.settings import PortalSettings
 
-from ...sessionspec import AppsSpec, ClockSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
+from ...sessionspec import AppsSpec, ClockSpec, ContinuationSpec, IdleSpec, SessionSpec, TensorBoardSpec, UsageSpec
 
 
-def build_session_spec(settings: PortalSettings, idle_timeout: int, partition: str) -> SessionSpec:
+def build_session_spec(
+    settings: PortalSettings, idle_timeout: int, partition: str, continue_from: str = ""
+) -> SessionSpec:
     """What the session prepares on the node (storage links, kernels) and what its Jupyter server shows and
-    allows (TensorBoards, the clock, the idle warning).  `idle_timeout`: this session's, in seconds (0 = never); `partition`: where it runs."""
+    allows (TensorBoards, the clock, the idle warning).  `idle_timeout`: this session's, in seconds (0 = never);
+    `partition`: where it runs; `continue_from`: the job of the session it continues, whose variables it loads."""
     sessions, slurm = settings.sessions, settings.slurm
+    carry = sessions.continuation
     return SessionSpec(
         storage=dict(settings.environment.storage),
         kernels=settings.kernels.model_dump(),
@@ -31,5 +35,12 @@ def build_session_spec(settings: PortalSettings, idle_timeout: int, partition: s
             max_running=settings.apps.max_running,
             start_seconds=settings.apps.start_seconds,
             code_server=settings.apps.code_server,
+        ),
+        continuation=ContinuationSpec(
+            enabled=carry.enabled,
+            max_bytes=int(carry.max_gb * 10**9),
+            dump_seconds=carry.dump_seconds,
+            keep_hours=carry.keep_hours,
+            continue_from=continue_from,
         ),
     )

@@ -102,6 +102,8 @@ class OptionsMixin:
             raise SessionRefused(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
+        if not self.request.continue_from:
+            self.continued = ""  # a start afresh: no longer the continuation of an earlier job
         self.claim_room()
 
     def current_resources(self) -> Resources | None:

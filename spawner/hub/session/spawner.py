@@ -45,6 +45,8 @@ class SlurmGPUSpawner(StartMixin, StopMixin, SubmitMixin, OptionsMixin, LimitsMi
     """JupyterLab in a Slurm job: partition, GPUs and hours from the form or REST API."""
 
     token_delivery: asyncio.Task | None = None  # a new token on its way to the session (sharing/handover.py)
+    continuing = False  # a continuation of this session is under way (spawner/hub/continuation/service.py)
+    continued = ""  # what the continuation that started this session carried, in words (the same service)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -74,7 +74,9 @@ class SubmitMixin:
 
     def session_spec(self) -> str:
         """The typed session spec (spawner/sessionspec.py) the job reads once on the node."""
-        return build_session_spec(self.settings, self.idle_timeout, self.resources.partition).to_json()
+        return build_session_spec(
+            self.settings, self.idle_timeout, self.resources.partition, self.request.continue_from
+        ).to_json()
 
     def site_variables(self) -> dict[str, str]:
         """c.Spawner.environment (a site's own hub config), honoured: what the job script exports.  A name the job

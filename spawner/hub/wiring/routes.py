@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..apps import handlers as apps
 from ..base.upstream_jupyterhub import change_api_handlers
 from ..clock import handlers as clock
+from ..continuation import handlers as continuation
 from ..home import handlers as home
 from ..receipts import handlers as receipts
 from ..runs import handlers as runs
@@ -32,6 +33,7 @@ ADDED = (
     *runs.HANDLERS,
     *receipts.HANDLERS,
     *sharing.HANDLERS,
+    *continuation.HANDLERS,
     *usage.HANDLERS,
     *apps.HANDLERS,
     # pages and their static files, not API: JupyterHub prefixes this list with /hub as its own

@@ -1,0 +1,66 @@
+"""The continue API: a running session of the user's continues in a new Slurm job (hub side).
+
+    POST /hub/api/dsportal/continue   {"server": ""} -> 202 {"server", "continued_from": JOB, "notebooks": {path:
+                                      {"carried": N, "not": {name: why}, "refused"?}}, "words", "url"}
+
+The caller is the session's owner: their cookie, or a token of theirs that may use their server, never a
+session's own token (a guest of a shared session can read it, and a continuation charges the owner's account).
+At most CONTINUES_PER_MINUTE per user.  The steps are service.py's.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jupyterhub.apihandlers import APIHandler
+from tornado import web
+
+from ..base.requestlimits import Bounded
+from ..request.sessionlimits import user_sessions
+from ..session.lookup import own_spawner
+from ..session.token import refuse_session_token
+from .service import ContinueRefused, continue_session
+
+CONTINUE_URL = "/api/dsportal/continue"
+CONTINUES_PER_MINUTE = 3
+MAX_BODY = 1024
+SESSION_TOKEN_WORDS = (
+    "A session's own token cannot continue a session (a guest of a shared session can read it); continue from "
+    "the home page, or with an API token of yours from the Token page."
+)
+
+
+def server_named(body: object) -> str:
+    """The request body -> the session's name; ValueError with what to send (pure)."""
+    if not isinstance(body, dict) or set(body) - {"server"}:
+        raise ValueError('Send {"server": NAME}: the name of the running session to continue ("" for the unnamed).')
+    name = body.get("server", "")
+    if not isinstance(name, str) or len(name) > 255:
+        raise ValueError('"server" must be the session\'s name, a string ("" for the unnamed).')
+    return name
+
+
+class ContinueHandler(Bounded, APIHandler):
+    async def post(self):
+        default = own_spawner(self, "Log in to continue your session.")
+        refuse_session_token(self, user_sessions(default.user), SESSION_TOKEN_WORDS)
+        words = f"Too many continuations in a minute (at most {CONTINUES_PER_MINUTE}); try again shortly."
+        self.count_per_minute(("continuations",), CONTINUES_PER_MINUTE, words)
+        try:
+            if len(self.request.body or b"") > MAX_BODY:
+                raise ValueError(f'The body is over {MAX_BODY} bytes; send only {{"server": NAME}}.')
+            name = server_named(json.loads(self.request.body or b"{}"))
+        except ValueError as e:
+            raise web.HTTPError(400, str(e)) from None
+        spawner = default.user.spawners.get(name) if name in default.user.orm_user.orm_spawners else None
+        if spawner is None or not hasattr(spawner, "record"):
+            raise web.HTTPError(404, f"You have no session called {name!r}." if name else "You have no session.")
+        try:
+            answer = await continue_session(self, spawner)
+        except ContinueRefused as e:
+            raise web.HTTPError(e.status, str(e)) from None
+        self.set_status(202)
+        self.finish(json.dumps(answer))
+
+
+HANDLERS = [(CONTINUE_URL, ContinueHandler)]  # installed by spawner/hub/wiring/routes.py

@@ -1,0 +1,111 @@
+"""A session continued in a new Slurm job on the real dev cluster: its notebook's variables carried across.
+
+alice's session (one stand-in GPU) has a notebook whose kernel holds a trained model's weights and a socket.  She
+continues it: the hub asks her server to carry the kernel out, cancels the job and starts a new one of the same
+shape.  When the notebook opens again, its new kernel holds the same weights; the socket is named as not carried;
+the carried files are deleted once taken back.  A session's own token (a guest can read it) cannot continue it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tests.support.cluster import url_for
+from tests.support.http import json_request
+from tests.support.jobs import JobsClient
+from tests.support.jupyter import _execute, run_code
+
+NOTEBOOK = "carry/train.ipynb"
+SHAPE = ("Partition=", "NumNodes=", "TresPerNode=", "Account=", "QOS=")
+TRAIN = """
+import socket
+weights = [round(0.5 * i, 1) for i in range(6)]
+epoch = 12
+link = socket.socket()
+print("trained", weights)
+"""
+
+
+def open_notebook(cluster, user: str) -> str:
+    """JupyterLab opening the notebook: a session of the server's with a new kernel; -> the kernel's id."""
+    body = {"path": NOTEBOOK, "type": "notebook", "name": "train.ipynb", "kernel": {"name": "python3"}}
+    status, made = cluster.request("POST", f"/user/{user}/api/sessions", body, timeout=60)
+    assert status == 201, made
+    return made["kernel"]["id"]
+
+
+def run(cluster, user: str, kernel: str, code: str) -> str:
+    status, printed = asyncio.run(_execute(cluster, f"/user/{user}/api/kernels/{kernel}/channels", code, 120))
+    assert status == "ok", printed
+    return printed
+
+
+def shape_of(scontrol: str) -> list[str]:
+    return sorted(word for word in scontrol.split() if word.startswith(SHAPE))
+
+
+def continue_session(token: str, server: str = "") -> tuple[int, dict]:
+    return json_request("POST", url_for("/hub/api/dsportal/continue"), {"server": server}, token=token, timeout=300)
+
+
+@pytest.mark.slurm
+def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
+    alice = JobsClient.for_user("alice")
+    options = {"partition": "sxm2", "gpus": 1, "hours": 1}
+    assert cluster.start("alice", options) in (201, 202)
+    old_job = cluster.job_of("alice")
+    cluster.wait_ready("alice")
+    kernel = open_notebook(cluster, "alice")
+    assert "trained [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]" in run(cluster, "alice", kernel, TRAIN)
+    shape = shape_of(cluster.scontrol(old_job))
+
+    asked = time.monotonic()
+    status, answer = continue_session(alice.token)
+    assert status == 202, answer
+    assert answer["continued_from"] == old_job
+    assert answer["notebooks"] == {
+        NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}}
+    }
+    assert answer["words"] == f"Continued from job {old_job}: 1 notebook(s): 2 variable(s) carried, 1 not."
+    cluster.wait(lambda: old_job not in cluster.jobs("alice"), 30, "the old job gone")  # cancelled
+    new_job = cluster.job_of("alice")
+    assert new_job != old_job
+    cluster.wait_ready("alice")
+    assert shape_of(cluster.scontrol(new_job)) == shape  # the same partition, GPUs, account and QOS
+
+    kernel = open_notebook(cluster, "alice")  # JupyterLab opens the notebook again, with a new kernel
+    cluster.wait(
+        lambda: "True" in run(cluster, "alice", kernel, "print('weights' in dir())"), 60, "the weights taken back"
+    )
+    print(f"hand-over: {time.monotonic() - asked:.1f} s from the continue to the notebook's variables back")
+    assert run(cluster, "alice", kernel, "print(weights, epoch)").strip() == "[0.0, 0.5, 1.0, 1.5, 2.0, 2.5] 12"
+    status, said = cluster.request("GET", "/user/alice/dsportal/continuation")
+    assert status == 200, said
+    assert said == {
+        "continued_from": old_job,
+        "restored": {NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}}},
+        "waiting": [],
+    }
+    carried = alice.home / ".dsportal" / "continuation" / old_job
+    cluster.wait(lambda: not carried.exists(), 30, "the carried files deleted once taken back")
+    status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=alice.token)
+    assert status == 200 and home["session"]["continued"] == answer["words"], home["session"]  # the card says it
+    cluster.stop("alice")
+
+
+@pytest.mark.slurm
+def test_a_sessions_own_token_cannot_continue_it(cluster):
+    """A guest of a shared session can read its token: with it, no continuation (it charges the owner)."""
+    assert cluster.start("bob", {"partition": "cpu", "gpus": 0, "hours": 1}) in (201, 202)
+    job = cluster.job_of("bob")
+    cluster.wait_ready("bob")
+    status, printed = run_code(cluster, "bob", "python3", "import os; print(os.environ['JUPYTERHUB_API_TOKEN'])")
+    assert status == "ok", printed
+    session_token = printed.strip()
+    status, refused = continue_session(session_token)
+    assert status == 403, refused
+    assert refused["message"].startswith("A session's own token cannot continue a session")
+    assert cluster.job_of("bob") == job  # nothing stopped
+    cluster.stop("bob")

@@ -1,0 +1,97 @@
+"""Continuing a session in a new job: the pure parts on each side (hub: spawner/hub/continuation/; the session's
+server: spawner/jupyter/continuation/session.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from spawner.hub.continuation.handlers import server_named
+from spawner.hub.continuation.service import ContinueRefused, carried_words, check_can_continue, successor_options
+from spawner.jupyter.continuation.session import forget_old, summary
+
+
+def test_the_successor_asks_for_the_same_shape_and_names_the_job_it_continues():
+    options = {"partition": "sxm2", "gpus": 2, "gpu_type": "a100", "account": "ml", "qos": "long", "hours": 8}
+    assert successor_options(options, "4711") == {**options, "continue_from": "4711"}
+    # a session that was itself a continuation continues from its own job, not its predecessor's
+    assert successor_options({**options, "continue_from": "4700"}, "4711") == {**options, "continue_from": "4711"}
+    assert successor_options(None, "9") == {"continue_from": "9"}
+
+
+def test_what_was_carried_in_words():
+    notebooks = {
+        "train.ipynb": {"carried": 41, "not": {"link": "a socket", "rows": "a generator"}},
+        "r.ipynb": {"carried": 1, "not": {}},
+        "long.ipynb": {"carried": 0, "not": {}, "refused": "the kernel did not answer within 130 s"},
+    }
+    assert carried_words(notebooks) == "3 notebook(s): 42 variable(s) carried, 2 not; 1 kernel(s) carried nothing"
+    assert carried_words({}) == "0 notebook(s): 0 variable(s) carried, 0 not"
+
+
+def test_the_body_names_one_session():
+    assert server_named({"server": "train"}) == "train"
+    assert server_named({}) == ""
+    for wrong in ([], {"server": 3}, {"server": "x", "gpus": 4}, {"server": "x" * 256}):
+        with pytest.raises(ValueError):
+            server_named(wrong)
+
+
+def spawner(enabled=True, **facts):
+    settings = SimpleNamespace(sessions=SimpleNamespace(continuation=SimpleNamespace(enabled=enabled)))
+    return SimpleNamespace(
+        settings=settings, **{"continuing": False, "pending": None, "ready": True, "job_id": "7", **facts}
+    )
+
+
+@pytest.mark.parametrize(
+    "facts, status, words",
+    [
+        ({"enabled": False}, 403, "The admin has not enabled continuing sessions here."),
+        ({"continuing": True}, 409, "This session is being continued already"),
+        ({"pending": "spawn"}, 409, "Only a running session can be continued"),
+        ({"pending": "stop"}, 409, "Only a running session can be continued"),
+        ({"ready": False, "job_id": ""}, 409, "Only a running session can be continued"),
+    ],
+)
+def test_only_a_running_session_of_an_admin_who_allows_it_continues(facts, status, words):
+    with pytest.raises(ContinueRefused) as refused:
+        check_can_continue(spawner(**facts))
+    assert refused.value.status == status and str(refused.value).startswith(words)
+    check_can_continue(spawner())
+
+
+def test_carried_folders_past_the_admins_hours_are_deleted_but_not_the_one_being_continued(tmp_path):
+    root = tmp_path / "continuation"
+    root.mkdir(mode=0o700)
+    for name in ("100", "200", "300"):
+        (root / name).mkdir(mode=0o700)
+        (root / name / "kernels.json").write_text("{}")
+    day_ago = time.time() - 25 * 3600
+    for name in ("100", "200"):
+        os.utime(root / name, (day_ago, day_ago))
+    assert forget_old(root, keep_hours=24, keep="200") == ["100"]
+    assert sorted(p.name for p in root.iterdir()) == ["200", "300"]
+    root.chmod(0o777)  # another account could have placed what is here: nothing is followed or removed
+    os.utime(root / "300", (day_ago, day_ago))
+    assert forget_old(root, keep_hours=24) == []
+    assert forget_old(tmp_path / "none", keep_hours=24) == []
+
+
+def test_the_summary_counts_each_notebooks_variables():
+    manifest = {
+        "train.ipynb": {
+            "language": "python",
+            "folder": "/x",
+            "report": {"carried": ["a", "b"], "not": {"s": "a socket"}},
+        },
+        "busy.ipynb": {"language": "python", "folder": "/y", "report": {"carried": [], "not": {}, "refused": "busy"}},
+    }
+    assert summary(manifest) == {
+        "train.ipynb": {"carried": 2, "not": {"s": "a socket"}},
+        "busy.ipynb": {"carried": 0, "not": {}, "refused": "busy"},
+    }
+    assert summary({"train.ipynb": {"carried": ["a"], "not": {}}}) == {"train.ipynb": {"carried": 1, "not": {}}}
