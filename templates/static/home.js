@@ -8,7 +8,7 @@
 // come with its page script, unchanged ones from the browser's cache.
 const {
   LABELS, againOptions, answer, badgeClass, cardActions, cardFacts, cardLine, cardUsage, endedJobsNote,
-  extendPath, freeDue, historyLine, historyUsage, jobButtons, jobLine, jobOutput, jobPath, jobsView, nameProblem,
+  extendPath, followTo, freeDue, historyLine, historyUsage, jobButtons, jobLine, jobOutput, jobPath, jobsView, nameProblem,
   notifyView, olderJobsLine, receiptFile, receiptPath, pause, progressUrl, resumeIn, secondsLeft, serverPath, sessionQuery, shareHours,
   shareLine, shareRequest, sharedLine, sharedWithMe, sharesOf, spawnUrl, startState, suffix, title, unsharePath, when,
 } = await import(new URL("homerules.js" + new URL(import.meta.url).search, import.meta.url).href);
@@ -23,6 +23,7 @@ const page = {
   shareForms: {},  // session name -> its open share form, kept as typed across refreshes
   seenActive: {},  // job id -> active in the last answer (a job's end is noted once)
   timer: null, freeAt: 0, askedAt: 0, asking: false,
+  following: null,  // a session continued from this page: its new JupyterLab opens once it answers
 };
 
 function byId(id) { return document.getElementById(id); }
@@ -146,7 +147,7 @@ function continueSession(name) {
   const asked = "Continue " + title(name) + " in a new Slurm job? Save your notebooks first. Each notebook's " +
     "variables are carried into its new kernel; what cannot be carried is named.";
   if (!window.confirm(asked)) { return Promise.resolve(); }
-  return call("POST", "dsportal/continue", {server: name});
+  return call("POST", "dsportal/continue", {server: name}).then(() => { page.following = name; });
 }
 
 // --- a running session's shares ---
@@ -418,6 +419,8 @@ function refresh() {
     page.loadedAt = Date.now();
     render();
     renderJobs(body);
+    const continued = followTo(body.sessions, page.following);  // the new job's JupyterLab, once it answers
+    if (continued) { page.following = null; window.location.assign(continued); }
     if (body.partitions) { showFree(...body.partitions.map((p) => el("li", p.summary))); }
     else if (body.partitions_error) { showFree(el("li", body.partitions_error, "text-muted")); }
     if (free) { page.freeAt = Date.now(); }

@@ -106,6 +106,14 @@ export function cardUsage(entry) {
 }
 
 // The card's buttons, in their order: open, progress, cancel, stop, extend, start, remove, share.
+// A session continued in a new job (the card's "Continue in a new job"): where the page takes the user once its
+// new job's JupyterLab answers, "" until then (its card has no server address while it starts).
+export function followTo(sessions, following) {
+  if (following === null || following === undefined) { return ""; }
+  const entry = (sessions || []).find((x) => x.name === following);
+  return entry && entry.session.state === "running" && entry.server_url ? entry.server_url : "";
+}
+
 export function cardActions(entry, sharingEnabled) {
   const s = entry.session, actions = [];
   if (s.state === "running" && entry.server_url) { actions.push("open"); }

@@ -58,6 +58,7 @@ async def test_each_notebooks_kernel_writes_its_variables_and_a_busy_one_is_name
         "carried": [],
         "not": {},
         "refused": "the kernel did not answer within 13 s (a cell still running)",
+        "busy": True,
     }
     assert (manifest["train.ipynb"]["language"], manifest["stats/explore.ipynb"]["language"]) == ("python", "R")
     assert json.loads((tmp_path / "continue" / "kernels.json").read_text()) == manifest

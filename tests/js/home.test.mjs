@@ -111,6 +111,14 @@ describe("a session's card", () => {
     assert.deepEqual(rules.cardActions(entry("", "running", continuable), false), ["stop", "continue"]);
     assert.deepEqual(rules.cardActions(entry("", "queued", continuable), false), ["progress", "cancel"]);
   });
+  test("a continued session's new JupyterLab, once it answers", () => {
+    const starting = entry("", "starting"), running = entry("", "running", {entry: {server_url: "/user/a/"}});
+    assert.equal(rules.followTo([starting], ""), "");
+    assert.equal(rules.followTo([running], ""), "/user/a/");
+    assert.equal(rules.followTo([running], null), "");  // nothing continued from this page
+    assert.equal(rules.followTo([running], "train"), "");
+    assert.equal(rules.followTo(undefined, ""), "");
+  });
 });
 
 describe("shares", () => {

@@ -10,7 +10,15 @@ from types import SimpleNamespace
 import pytest
 
 from spawner.hub.continuation.handlers import server_named
-from spawner.hub.continuation.service import ContinueRefused, carried_words, check_can_continue, successor_options
+from spawner.hub.continuation.service import (
+    ContinueRefused,
+    carried_words,
+    check_can_continue,
+    checked_summary,
+    refuse_busy,
+    successor_options,
+)
+from spawner.hub.session.userrecord import UserRecord
 from spawner.jupyter.continuation.session import forget_old, summary
 
 
@@ -33,11 +41,54 @@ def test_what_was_carried_in_words():
 
 
 def test_the_body_names_one_session():
-    assert server_named({"server": "train"}) == "train"
-    assert server_named({}) == ""
-    for wrong in ([], {"server": 3}, {"server": "x", "gpus": 4}, {"server": "x" * 256}):
+    assert server_named({"server": "train"}) == ("train", False)
+    assert server_named({}) == ("", False)
+    assert server_named({"server": "", "force": True}) == ("", True)
+    for wrong in ([], {"server": 3}, {"server": "x", "gpus": 4}, {"server": "x" * 256}, {"force": "yes"}):
         with pytest.raises(ValueError):
             server_named(wrong)
+
+
+def test_the_sessions_summary_is_read_as_a_summary_or_refused():
+    """The summary comes from code the user (or a guest) runs: its shape is checked, never trusted."""
+    found = {
+        "notebooks": {
+            "a.ipynb": {"carried": 2, "not": {"link": "a socket"}, "extra": [1]},
+            "b.ipynb": {"carried": 0, "not": {}, "refused": "busy", "busy": True},
+        }
+    }
+    assert checked_summary(found) == {
+        "a.ipynb": {"carried": 2, "not": {"link": "a socket"}},
+        "b.ipynb": {"carried": 0, "not": {}, "refused": "busy", "busy": True},
+    }
+    for wrong in (
+        {},
+        {"notebooks": []},
+        {"notebooks": {"a": 1}},
+        {"notebooks": {"a": {"not": 5}}},
+        {"notebooks": {"a": {"carried": "x", "not": {}}}},
+        {"notebooks": {"a": {"carried": True}}},
+        {"notebooks": {"a": {"carried": 1, "not": {"x": 3}}}},
+    ):
+        with pytest.raises(ValueError):
+            checked_summary(wrong)
+
+
+def test_a_cell_still_running_stops_nothing_unless_the_user_says_so():
+    notebooks = {"long.ipynb": {"carried": 0, "not": {}, "refused": "no answer", "busy": True}}
+    with pytest.raises(ContinueRefused) as refused:
+        refuse_busy(notebooks, force=False)
+    assert refused.value.status == 409
+    assert str(refused.value).startswith("A cell is still running in long.ipynb: its variables were not carried")
+    refuse_busy(notebooks, force=True)
+    refuse_busy({"a.ipynb": {"carried": 1, "not": {}}}, force=False)
+
+
+def test_a_continuation_waiting_for_its_new_job_outlives_the_hub():
+    record = UserRecord(continuations={"": "4711", "train": "12"})
+    assert UserRecord.from_state(record.to_state()).continuations == {"": "4711", "train": "12"}
+    bad = {**record.to_state(), "continuations": {"": 4711, "x": "../y", "train": "12"}}
+    assert UserRecord.from_state(bad).continuations == {"train": "12"}
 
 
 def spawner(enabled=True, **facts):

@@ -1,6 +1,6 @@
 """The continue API: a running session of the user's continues in a new Slurm job (hub side).
 
-    POST /hub/api/dsportal/continue   {"server": ""} -> 202 {"server", "continued_from": JOB, "notebooks": {path:
+    POST /hub/api/dsportal/continue   {"server": "", "force"?: true} -> 202 {"server", "continued_from": JOB, "notebooks": {path:
                                       {"carried": N, "not": {name: why}, "refused"?}}, "words", "url"}
 
 The caller is the session's owner: their cookie, or a token of theirs that may use their server, never a
@@ -30,14 +30,20 @@ SESSION_TOKEN_WORDS = (
 )
 
 
-def server_named(body: object) -> str:
-    """The request body -> the session's name; ValueError with what to send (pure)."""
-    if not isinstance(body, dict) or set(body) - {"server"}:
-        raise ValueError('Send {"server": NAME}: the name of the running session to continue ("" for the unnamed).')
-    name = body.get("server", "")
+def server_named(body: object) -> tuple[str, bool]:
+    """The request body -> (the session's name, whether to continue past a running cell); ValueError with what to
+    send (pure)."""
+    if not isinstance(body, dict) or set(body) - {"server", "force"}:
+        raise ValueError(
+            'Send {"server": NAME}: the name of the running session to continue ("" for the unnamed), and '
+            '"force": true to continue past a cell still running.'
+        )
+    name, force = body.get("server", ""), body.get("force", False)
     if not isinstance(name, str) or len(name) > 255:
         raise ValueError('"server" must be the session\'s name, a string ("" for the unnamed).')
-    return name
+    if not isinstance(force, bool):
+        raise ValueError('"force" must be true or false.')
+    return name, force
 
 
 class ContinueHandler(Bounded, APIHandler):
@@ -49,14 +55,19 @@ class ContinueHandler(Bounded, APIHandler):
         try:
             if len(self.request.body or b"") > MAX_BODY:
                 raise ValueError(f'The body is over {MAX_BODY} bytes; send only {{"server": NAME}}.')
-            name = server_named(json.loads(self.request.body or b"{}"))
-        except ValueError as e:
+            name, force = server_named(json.loads(self.request.body or b"{}"))
+        except (ValueError, RecursionError) as e:
             raise web.HTTPError(400, str(e)) from None
-        spawner = default.user.spawners.get(name) if name in default.user.orm_user.orm_spawners else None
+        user = default.user
+        # the right to start and stop this very server: a token scoped to another of the user's servers, the
+        # session's own and a carry's (access only) have none
+        if not self.has_scope(f"servers!server={user.name}/{name}"):
+            raise web.HTTPError(403, SESSION_TOKEN_WORDS if not name else f"This token may not start {name!r}.")
+        spawner = user.spawners[name] if name in user.orm_user.orm_spawners else None
         if spawner is None or not hasattr(spawner, "record"):
             raise web.HTTPError(404, f"You have no session called {name!r}." if name else "You have no session.")
         try:
-            answer = await continue_session(self, spawner)
+            answer = await continue_session(self, spawner, force)
         except ContinueRefused as e:
             raise web.HTTPError(e.status, str(e)) from None
         self.set_status(202)

@@ -2,31 +2,40 @@
 
 The steps, each bounded:
 1. The session's server carries its notebooks' kernels out (spawner/jupyter/continuation/), asked at its own
-   address with a token made for this one call (the owner's, for that server alone, deleted after): a hub that
-   restarted holds no session token of its own.  A carry that fails stops nothing, and says why.
-2. The old job is stopped as JupyterHub stops any server (the route first, then scancel): it ends now, whatever
-   the carry left undone.
+   address with a token made for this one call (the owner's, for that server alone, deleted after; the portal's
+   APIs refuse it as they refuse a session's token): a hub that restarted holds no session token of its own.  A
+   carry that fails stops nothing, and says why; so does a kernel still running a cell, unless the caller says
+   to continue anyway (its variables are then not carried).
+2. The old job is stopped as JupyterHub stops any server (the route first, then scancel), and the hub waits
+   until it is gone.
 3. The same server starts again with the same options (partition, GPU type, GPUs, account, QOS, hours) and
    `continue_from: OLD_JOB`: its Jupyter server gives each notebook its variables back as JupyterLab opens it.
+   A new job that does not start leaves the carried variables to the session's next start (the user's record).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 
 from jupyterhub import orm
-from jupyterhub.utils import make_ssl_context, url_path_join
+from jupyterhub.utils import make_ssl_context, url_escape_path, url_path_join
+from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 from ...contract import CONTINUATION_CARRY_PATH
 from ..base.logname import log_name
+from ..session.token import SESSION_CALL_NOTE
+from ..session.userrecord import record_of, save_user_record
 
 log = logging.getLogger("JupyterHub").getChild("continuation")
 
 MAX_ANSWER = 256 * 1024  # the server's summary of what it carried
-TOKEN_SECONDS = 3600  # the carry's own token expires by then at the latest (deleted at once after the call)
-MOST_KERNELS = 10  # the hub waits for this many kernels' dumps at most, then stops the job anyway
+MAX_NOTEBOOKS = 100  # notebooks one summary may name
+CARRY_WAIT = 900.0  # seconds the hub waits for a carry at most, however many kernels write
+STOP_WAIT = 120.0  # seconds the hub waits for the old job to be gone
 
 
 class ContinueRefused(Exception):
@@ -44,12 +53,36 @@ def successor_options(options: dict | None, old_job: str) -> dict:
 
 
 def carried_words(notebooks: dict) -> str:
-    """'2 notebooks: 41 variables carried, 2 not' (pure)."""
-    carried = sum(n.get("carried", 0) for n in notebooks.values())
-    missed = sum(len(n.get("not", {})) for n in notebooks.values())
+    """'2 notebook(s): 41 variable(s) carried, 2 not' (pure; `notebooks` as `checked_summary` returns it)."""
+    carried = sum(n["carried"] for n in notebooks.values())
+    missed = sum(len(n["not"]) for n in notebooks.values())
     refused = sum(1 for n in notebooks.values() if n.get("refused"))
     words = f"{len(notebooks)} notebook(s): {carried} variable(s) carried, {missed} not"
     return words + (f"; {refused} kernel(s) carried nothing" if refused else "")
+
+
+def checked_summary(found: object) -> dict:
+    """The session's answer -> {notebook path: {"carried": int, "not": {str: str}, "refused"?: str, "busy"?: True}};
+    ValueError for anything else (the answer comes from code the user, or a guest, runs; pure)."""
+    if not isinstance(found, dict) or not isinstance(found.get("notebooks"), dict):
+        raise ValueError("no notebooks in it")
+    notebooks = {}
+    for path, entry in list(found["notebooks"].items())[:MAX_NOTEBOOKS]:
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("carried"), int)
+            or isinstance(entry.get("carried"), bool)
+        ):
+            raise ValueError(f"{str(path)[:80]!r} is not a notebook's summary")
+        missed = entry.get("not", {})
+        if not isinstance(missed, dict) or not all(isinstance(v, str) for v in missed.values()):
+            raise ValueError(f"{str(path)[:80]!r} is not a notebook's summary")
+        notebooks[str(path)] = {"carried": entry["carried"], "not": {str(k): v for k, v in missed.items()}}
+        if isinstance(entry.get("refused"), str):
+            notebooks[str(path)]["refused"] = entry["refused"]
+        if entry.get("busy") is True:
+            notebooks[str(path)]["busy"] = True
+    return notebooks
 
 
 def check_can_continue(spawner) -> None:
@@ -63,13 +96,13 @@ def check_can_continue(spawner) -> None:
 
 
 async def carry_out(spawner, timeout: float) -> dict:
-    """Ask the session's server to carry its kernels out; -> {notebook path: summary}.  ContinueRefused (502)
-    with the reason when it does not answer in time or refuses."""
+    """Ask the session's server to carry its kernels out; -> its checked summary.  ContinueRefused (502) with
+    the reason when it does not answer in time, refuses, or answers what is not a summary."""
     user = spawner.user
     token = user.new_api_token(
-        note=f"dsportal continuation of {log_name(spawner)}",
+        note=SESSION_CALL_NOTE + log_name(spawner),
         scopes=[f"access:servers!server={user.name}/{spawner.name}"],
-        expires_in=TOKEN_SECONDS,
+        expires_in=int(timeout) + 60,
     )
     settings = user.settings
     request = HTTPRequest(
@@ -87,58 +120,82 @@ async def carry_out(spawner, timeout: float) -> dict:
     if context is not None:
         request.ssl_options = context
     client = AsyncHTTPClient(force_instance=True, max_body_size=MAX_ANSWER)
+    nothing = "; nothing was stopped."
     try:
         answer = await client.fetch(request)
-        notebooks = json.loads(answer.body).get("notebooks")
+        return checked_summary(json.loads(answer.body))
     except HTTPClientError as e:
-        why = f"it answered HTTP {e.code}" if e.code != 599 else f"it did not answer within {timeout:g} s"
-        raise ContinueRefused(
-            502, f"The session's kernels could not be carried out ({why}); nothing was stopped."
-        ) from None
-    except (OSError, ValueError, AttributeError) as e:
-        raise ContinueRefused(
-            502, f"The session's kernels could not be carried out ({e}); nothing was stopped."
-        ) from None
+        why = f"it answered HTTP {e.code}" if e.code != 599 else f"no answer within {timeout:g} s, or one too long"
+        raise ContinueRefused(502, f"The session's kernels could not be carried out ({why}){nothing}") from None
+    except (OSError, ValueError, RecursionError) as e:
+        raise ContinueRefused(502, f"The session's kernels could not be carried out ({e}){nothing}") from None
     finally:
         client.close()
-        _delete_token(user, token)
-    if not isinstance(notebooks, dict):
-        raise ContinueRefused(502, "The session's answer to the carry was not understood; nothing was stopped.")
-    return notebooks
+        row = orm.APIToken.find(user.db, token)
+        if row is not None:
+            user.db.delete(row)
+            user.db.commit()
 
 
-def _delete_token(user, token: str) -> None:
-    row = orm.APIToken.find(user.db, token)
-    if row is not None:
-        user.db.delete(row)
-        user.db.commit()
+def refuse_busy(notebooks: dict, force: bool) -> None:
+    """ContinueRefused (409) when a kernel was still running a cell and the caller did not say to go on."""
+    busy = sorted(path for path, n in notebooks.items() if n.get("busy"))
+    if busy and not force:
+        raise ContinueRefused(
+            409,
+            f"A cell is still running in {', '.join(busy[:3])}: its variables were not carried, and nothing was "
+            'stopped. Wait for it or interrupt it, then continue again (or continue anyway: {"force": true}).',
+        )
 
 
-async def continue_session(handler, spawner) -> dict:
+async def stopped(handler, user, name: str) -> None:
+    """The old job stopped (JupyterHub's stop, awaited until it is done, at most STOP_WAIT s)."""
+    await handler.stop_single_user(user, name)
+    deadline = time.monotonic() + STOP_WAIT
+    while name in user.spawners and user.spawners[name].pending == "stop":  # JupyterHub stops on past its wait
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the old job was not gone within {STOP_WAIT:g} s")
+        await asyncio.sleep(0.5)
+
+
+def keep_for_next_start(spawner, name: str, old_job: str) -> None:
+    """The carried variables of `old_job` wait for the session's next start (submit.py forgets them once it
+    submitted the job that loads them)."""
+    record_of(spawner.services, spawner.user).continuations[name] = old_job
+    save_user_record(spawner)
+
+
+async def continue_session(handler, spawner, force: bool = False) -> dict:
     """The three steps (the module's words) for the user's running `spawner`, from `handler` (a hub handler,
     whose JupyterHub methods stop and start servers as its own API does); -> what the answer says."""
     check_can_continue(spawner)
-    carry = spawner.settings.sessions.continuation
+    carry, user, name = spawner.settings.sessions.continuation, spawner.user, spawner.name
     spawner.continuing = True
     try:
         old_job, options = spawner.job_id, successor_options(spawner.user_options, spawner.job_id)
-        notebooks = await carry_out(spawner, MOST_KERNELS * (carry.dump_seconds + 10) + 30)
-        log.info("%s continues job %s: %s", log_name(spawner), old_job, carried_words(notebooks))
-        user = spawner.user
+        notebooks = await carry_out(spawner, min(CARRY_WAIT, 10 * (carry.dump_seconds + 10) + 30))
+        refuse_busy(notebooks, force)
         words = f"Continued from job {old_job}: {carried_words(notebooks)}."
-        await handler.stop_single_user(user, spawner.name)
-        # JupyterHub drops a stopped server's spawner: the new one, made now, starts the new job; its card says
-        # what was carried while it starts and runs (in the hub's memory: a restarted hub has it no more)
-        user.spawners[spawner.name].continued = words
-        await handler.spawn_single_user(user, spawner.name, options=options)
+        log.info("%s continues job %s: %s", log_name(spawner), old_job, carried_words(notebooks))
+        kept = f"Its variables are kept for the session's next start: press Start on the home page (job {old_job})."
+        keep_for_next_start(spawner, name, old_job)  # until its new job is submitted (a start failing later too)
+        try:
+            await stopped(handler, user, name)
+            # JupyterHub drops a stopped server's spawner: the new one starts the new job; its card says what was
+            # carried while it starts and runs (in the hub's memory: a restarted hub has it no more)
+            user.spawners[name].continued = words
+            await handler.spawn_single_user(user, name, options=options)
+        except Exception as e:  # whatever stops the new job's start: the carried variables wait for the next
+            why = (e.log_message if isinstance(e, web.HTTPError) else str(e)) or type(e).__name__
+            log.warning("%s's continuation of job %s did not start its new job: %s", log_name(spawner), old_job, why)
+            raise ContinueRefused(503, f"The new job did not start ({why}). {kept}") from None
     finally:
         spawner.continuing = False
+    path = f"spawn-pending/{url_escape_path(user.name)}" + (f"/{url_escape_path(name)}" if name else "")
     return {
-        "server": spawner.name,
+        "server": name,
         "continued_from": old_job,
         "notebooks": notebooks,
         "words": words,
-        "url": handler.hub.base_url
-        + f"spawn-pending/{user.escaped_name}"
-        + (f"/{spawner.name}" if spawner.name else ""),
+        "url": handler.hub.base_url + path,
     }

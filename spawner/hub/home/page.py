@@ -68,8 +68,11 @@ def card(spawner: SlurmGPUSpawner) -> dict:
     )
     # a running session may continue in a new job (spawner/hub/continuation/); one that did says what it carried
     made["continuable"] = made["state"] == "running" and spawner.settings.sessions.continuation.enabled
+    waiting = user_record(spawner).continuations.get(spawner.name, "")
     if spawner.continued and made["state"] != "none":
         made["continued"] = spawner.continued
+    elif waiting and made["state"] == "none":
+        made["continued"] = f"The variables job {waiting} carried wait for this session's next start."
     return made
 
 

@@ -9,6 +9,7 @@ and then claim room under the admin's limits (limits.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..base.logname import log_name
@@ -19,6 +20,7 @@ from ..slurm.client import SlurmError
 from ..slurm.clusterinfo import partition_gpu_types
 from ..slurm.services import services_for
 from .idle import timeout_for
+from .userrecord import user_record
 
 
 class LinkSpawnRefused(ValueError):
@@ -102,6 +104,9 @@ class OptionsMixin:
             raise SessionRefused(str(e)) from None
         self.unix_account()  # refused accounts learn it now, before the spawn is accepted
         self.resources = resources_for(self.request, self.settings.slurm)
+        waiting = user_record(self).continuations.get(self.name, "")
+        if waiting and not self.request.continue_from:  # a continuation whose new job did not start: this one loads
+            self.request = replace(self.request, continue_from=waiting)
         if not self.request.continue_from:
             self.continued = ""  # a start afresh: no longer the continuation of an earlier job
         self.claim_room()

@@ -29,6 +29,7 @@ from ..request.specbuilder import build_session_spec
 from ..slurm.client import SlurmError, SlurmUnavailable
 from ..slurm.held import start_comment
 from .idle import join_idle_groups, timeout_for
+from .userrecord import save_user_record, user_record
 
 
 class SubmitMixin:
@@ -160,4 +161,6 @@ class SubmitMixin:
         self.record.usage = {}  # a new job: nothing of an earlier one's tally
         self.save_state()  # now: a hub that dies while the job waits or starts still knows it
         self.log.info("Session job %s submitted for %s", self.job_id, log_name(self))
+        if user_record(self).continuations.pop(self.name, None):  # its job loads them: no later start does
+            save_user_record(self)
         return self.job_id

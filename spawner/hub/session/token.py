@@ -30,6 +30,9 @@ from sqlalchemy.orm import object_session
 from tornado import web
 
 NOTE_PREFIX = "Server at "  # JupyterHub's note on the token it makes for a server (jupyterhub/user.py spawn)
+# the note of a token the hub makes for one call of its own to a session (a continuation's carry): like the
+# session's own token, a guest's code in the session could catch it, so the portal's APIs take it for nothing
+SESSION_CALL_NOTE = "dsportal call to the session of "
 HUB_CLIENT = "jupyterhub"  # the OAuth client of tokens the hub makes itself (a browser's are the server's client's)
 SWEEP_SECONDS = 600.0  # how often server tokens of no running session are looked for
 ENDED_WORDS = "This token belongs to a session that is no longer running (or whose share has ended): it is no use now."
@@ -144,8 +147,13 @@ def refuse_session_token(handler, sessions, words: str) -> None:
     if not token:
         return  # the user's cookie
     row = handler.get_token()
-    if any(s.holds_token(token) for s in sessions) or (row is not None and is_server_token(row)):
+    if any(s.holds_token(token) for s in sessions) or (row is not None and is_session_reachable(row)):
         raise web.HTTPError(403, words)
+
+
+def is_session_reachable(row) -> bool:
+    """A token the code in a session could read: the session's own, or one the hub made for a call to it."""
+    return is_server_token(row) or (row.note or "").startswith(SESSION_CALL_NOTE)
 
 
 async def keep_swept(spawners, db, every: float = SWEEP_SECONDS) -> None:

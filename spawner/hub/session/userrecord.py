@@ -47,6 +47,9 @@ class UserRecord:
     usage_log: list[dict] = field(default_factory=list)  # what each of the last sessions used (session/usagelog.py)
     runs: list[dict] = field(default_factory=list)  # notebooks and scripts run as jobs, newest first
     notify_mail: bool = False  # opted in to e-mail (a job ended, a queued session started, time runs out)
+    # session name -> the job whose carried variables its next start loads: a continuation whose new job did not
+    # start (spawner/hub/continuation/service.py)
+    continuations: dict = field(default_factory=dict)
 
     def to_state(self) -> dict:
         state: dict[str, Any] = {"version": VERSION}
@@ -55,6 +58,8 @@ class UserRecord:
                 state[name] = [dict(e) for e in getattr(self, name)]
         if self.notify_mail:
             state["notify_mail"] = True
+        if self.continuations:
+            state["continuations"] = dict(self.continuations)
         return state
 
     @classmethod
@@ -66,6 +71,11 @@ class UserRecord:
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         for name in ("usage_log", "runs"):
             values[name] = [e for e in values.get(name, []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
+        values["continuations"] = {
+            k: v
+            for k, v in values.get("continuations", {}).items()
+            if isinstance(k, str) and isinstance(v, str) and v.isdigit()
+        }
         return cls(**values)
 
 

@@ -2,7 +2,8 @@
 
     GET  {base}dsportal/session/clock[?fresh=1]  {"end", "seconds_left", "warn_minutes", "save_minutes",
                                                   "save_now", "extend_hours", "job_id",
-                                                  "idle_seconds", "idle_timeout", "idle_warning"}
+                                                  "idle_seconds", "idle_timeout", "idle_warning",
+                                                  "continuable"}
     POST {base}dsportal/session/saved            {"saved": [paths], "failed": [paths]} -> the session log
     POST {base}dsportal/session/extend           asks the hub for more time (the hub decides; it runs Slurm)
 
@@ -23,6 +24,7 @@ from tornado.ioloop import IOLoop
 
 from ...contract import EXTEND_PATH
 from ...sessionspec import ClockSpec
+from ..continuation.handlers import SETTINGS_KEY as CONTINUATION_KEY
 from ..session.handlers import activity_of
 from ..session.hubcall import ask_hub
 from .clock import WARNING_SIGNAL, SessionClock, held_warning, saved_paths
@@ -40,7 +42,9 @@ class ClockHandler(_Base):
     @web.authenticated
     async def get(self):
         answer = await self.clock.answer(fresh=self.get_argument("fresh", "") == "1")
-        self.finish(json.dumps({**answer, **activity_of(self.settings).answer()}))
+        continuation = self.settings.get(CONTINUATION_KEY)  # the home page can continue it in a new job
+        continuable = bool(continuation is not None and continuation.spec.enabled)
+        self.finish(json.dumps({**answer, **activity_of(self.settings).answer(), "continuable": continuable}))
 
 
 class SavedHandler(_Base):

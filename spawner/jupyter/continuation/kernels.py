@@ -78,7 +78,7 @@ async def carry_out(kernels, sessions: list[dict], base: Path, max_bytes: int, s
                 report = r_report(await run_in_kernel(kernel, code, seconds + 10))
             except (TimeoutError, RuntimeError):  # jupyter_client: no reply (Timeout), or not ready (Runtime)
                 words = f"the kernel did not answer within {seconds + 10:g} s (a cell still running)"
-                report = {"carried": [], "not": {}, "refused": words}
+                report = {"carried": [], "not": {}, "refused": words, "busy": True}
         manifest[session["path"]] = {"language": language, "folder": str(folder), "report": report}
     path = base / MANIFEST
     path.write_text(json.dumps(manifest))

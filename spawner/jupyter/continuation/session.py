@@ -58,6 +58,7 @@ def summary(manifest: dict) -> dict:
             "carried": len(report.get("carried", [])),
             "not": report.get("not", {}),
             **({"refused": report["refused"]} if report.get("refused") else {}),
+            **({"busy": True} if report.get("busy") else {}),
         }
     return notebooks
 

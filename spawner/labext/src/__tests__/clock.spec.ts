@@ -10,6 +10,7 @@ import {
   dueWarnings,
   endMoved,
   endWarning,
+  hubHome,
   idleSeconds,
   idleWarning,
   idleWarningDue,
@@ -182,9 +183,16 @@ describe('extending', () => {
   });
 
   it('is the owner’s only: a guest sees no hours to add', () => {
-    expect(asSeenBy(anAnswer(), true)).toEqual(anAnswer({ extend_hours: 0 }));
+    expect(asSeenBy(anAnswer({ continuable: true }), true)).toEqual(
+      anAnswer({ extend_hours: 0, continuable: false })
+    );
     expect(asSeenBy(anAnswer(), false)).toEqual(anAnswer());
     expect(canExtend(asSeenBy(anAnswer(), true))).toBe(false);
+    // the owner continues a session from the hub's home page (a guest is offered no such thing)
+    expect(hubHome('https://localhost:8000', '/hub/')).toBe(
+      'https://localhost:8000/hub/home'
+    );
+    expect(hubHome('', '/hub')).toBe('/hub/home');
   });
 });
 

@@ -3,6 +3,7 @@
 // are clock/rules.ts; this class holds the server's last answer and acts on the page.
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { DocumentRegistry } from '@jupyterlab/docregistry';
 import { Widget } from '@lumino/widgets';
@@ -19,6 +20,7 @@ import {
   dueWarnings,
   endMoved,
   endWarning,
+  hubHome,
   idleSeconds,
   idleWarning,
   idleWarningDue,
@@ -151,6 +153,18 @@ export class SessionClock {
           }
         ]
       : [];
+    if (answer.continuable) {
+      actions.push({
+        label: 'Continue in a new job…',
+        callback: () =>
+          window.location.assign(
+            hubHome(
+              PageConfig.getOption('hubHost'),
+              PageConfig.getOption('hubPrefix') || '/hub/'
+            )
+          )
+      });
+    }
     actions.push({
       label: 'What it used',
       callback: () => void this.showUsage()

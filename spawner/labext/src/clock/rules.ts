@@ -14,6 +14,7 @@ export interface IClockAnswer {
   idle_seconds: number;
   idle_timeout: number; // 0: an idle session is never stopped
   idle_warning: number; // seconds before the idle stop that the warning comes
+  continuable?: boolean; // the hub's home page can continue the session in a new job
 }
 
 export const TICK_MS = 5000;
@@ -39,7 +40,12 @@ export function clockTime(iso: string | null): string {
 
 // Only the owner extends a shared session: a guest's page sees no extension offered.
 export function asSeenBy(answer: IClockAnswer, guest: boolean): IClockAnswer {
-  return guest ? { ...answer, extend_hours: 0 } : answer;
+  return guest ? { ...answer, extend_hours: 0, continuable: false } : answer;
+}
+
+// The hub's home page, where the owner continues the session in a new job ("Continue in a new job").
+export function hubHome(hubHost: string, hubPrefix: string): string {
+  return `${hubHost}${hubPrefix.endsWith('/') ? hubPrefix : hubPrefix + '/'}home`;
 }
 
 export function canExtend(answer: IClockAnswer | null): boolean {
