@@ -3,7 +3,8 @@
 alice's session (one stand-in GPU) has a notebook whose kernel holds a trained model's weights and a socket.  She
 continues it: the hub asks her server to carry the kernel out, cancels the job and starts a new one of the same
 shape.  When the notebook opens again, its new kernel holds the same weights; the socket is named as not carried;
-the carried files are deleted once taken back.  A session's own token (a guest can read it) cannot continue it."""
+the carried files are deleted once taken back.  Her terminal opens again in the folder its shell was in.  A
+session's own token (a guest can read it) cannot continue it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from tests.support.cluster import url_for
 from tests.support.http import json_request
 from tests.support.jobs import JobsClient
-from tests.support.jupyter import _execute, run_code
+from tests.support.jupyter import _execute, _type, run_code
 
 NOTEBOOK = "carry/train.ipynb"
 SHAPE = ("Partition=", "NumNodes=", "TresPerNode=", "Account=", "QOS=")
@@ -42,6 +43,10 @@ def run(cluster, user: str, kernel: str, code: str) -> str:
     return printed
 
 
+def type_in(cluster, name: str, command: str, expect: str) -> str:
+    return asyncio.run(_type(cluster, f"/user/alice/terminals/websocket/{name}", command, expect, 60))
+
+
 def shape_of(scontrol: str) -> list[str]:
     return sorted(word for word in scontrol.split() if word.startswith(SHAPE))
 
@@ -60,6 +65,12 @@ def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
     kernel = open_notebook(cluster, "alice")
     assert "trained [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]" in run(cluster, "alice", kernel, TRAIN)
     shape = shape_of(cluster.scontrol(old_job))
+    # a terminal, its shell moved into the notebook's folder
+    alice.write("carry/notes.txt", "a terminal works here\n")
+    status, term = cluster.request("POST", "/user/alice/api/terminals")
+    assert status == 200, term
+    typed = type_in(cluster, term["name"], "cd ~/carry && pwd", "/home/alice/carry")
+    assert "/home/alice/carry" in typed
 
     asked = time.monotonic()
     status, answer = continue_session(alice.token)
@@ -83,11 +94,13 @@ def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
     assert run(cluster, "alice", kernel, "print(weights, epoch)").strip() == "[0.0, 0.5, 1.0, 1.5, 2.0, 2.5] 12"
     status, said = cluster.request("GET", "/user/alice/dsportal/continuation")
     assert status == 200, said
-    assert said == {
+    assert {k: v for k, v in said.items() if k != "terminals"} == {
         "continued_from": old_job,
         "restored": {NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}}},
         "waiting": [],
     }
+    assert said["terminals"] == [term["name"]]  # the terminal, open again in its folder
+    assert "notes.txt" in type_in(cluster, term["name"], "ls", "notes.txt")
     carried = alice.home / ".dsportal" / "continuation" / old_job
     cluster.wait(lambda: not carried.exists(), 30, "the carried files deleted once taken back")
     status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=alice.token)

@@ -19,6 +19,7 @@ from spawner.hub.continuation.service import (
     successor_options,
 )
 from spawner.hub.session.userrecord import UserRecord
+from spawner.jupyter.continuation import terminals
 from spawner.jupyter.continuation.session import forget_old, summary
 
 
@@ -146,3 +147,42 @@ def test_the_summary_counts_each_notebooks_variables():
         "busy.ipynb": {"carried": 0, "not": {}, "refused": "busy"},
     }
     assert summary({"train.ipynb": {"carried": ["a"], "not": {}}}) == {"train.ipynb": {"carried": 1, "not": {}}}
+
+
+class FakeTerminals:
+    """jupyter_server_terminals' manager, as far as the reopening uses it."""
+
+    def __init__(self, **running):
+        self.terminals = dict(running)
+        self.created = []
+
+    def create(self, name: str, cwd: str):
+        self.created.append((name, cwd))
+        self.terminals[name] = object()
+
+
+def test_terminals_reopen_by_name_in_their_folders_or_the_home(tmp_path):
+    base = tmp_path / "4711"
+    base.mkdir(mode=0o700)
+    there = tmp_path / "work"
+    there.mkdir()
+    shell = SimpleNamespace(ptyproc=SimpleNamespace(pid=os.getpid()))  # this process's own cwd
+    found = terminals.places(SimpleNamespace(terminals={"1": shell, "2": SimpleNamespace()}))
+    assert found == [{"name": "1", "cwd": os.getcwd()}]  # one whose shell ended meanwhile is left out
+    terminals.write(base, [{"name": "1", "cwd": str(there)}, {"name": "2", "cwd": str(tmp_path / "gone")}])
+    assert oct((base / "terminals.json").stat().st_mode & 0o777) == "0o600"
+    read = terminals.read(base)
+    manager = FakeTerminals(**{"2": object()})  # a terminal of that name is open already: left as it is
+    assert terminals.reopen(manager, read, "/home/alice") == ["1"]
+    assert manager.created == [("1", str(there))]
+    assert terminals.reopen(FakeTerminals(), read[1:], "/home/alice") == ["2"]  # its folder is gone: the home
+
+
+def test_terminals_written_where_others_may_write_or_named_oddly_are_not_read(tmp_path):
+    base = tmp_path / "4711"
+    base.mkdir(mode=0o700)
+    terminals.write(base, [{"name": "../x", "cwd": "/"}, {"name": "3", "cwd": 4}, {"name": "4", "cwd": "/tmp"}])
+    assert terminals.read(base) == [{"name": "4", "cwd": "/tmp"}]
+    (base / "terminals.json").chmod(0o666)
+    assert terminals.read(base) == []
+    assert terminals.read(tmp_path / "none") == []

@@ -67,7 +67,8 @@ def card(spawner: SlurmGPUSpawner) -> dict:
         now=datetime.now(),
     )
     # a running session may continue in a new job (spawner/hub/continuation/); one that did says what it carried
-    made["continuable"] = made["state"] == "running" and spawner.settings.sessions.continuation.enabled
+    if made["state"] == "running":
+        made["continuable"] = spawner.settings.sessions.continuation.enabled
     waiting = user_record(spawner).continuations.get(spawner.name, "")
     if spawner.continued and made["state"] != "none":
         made["continued"] = spawner.continued

@@ -2,7 +2,8 @@
 
     POST {base}dsportal/continuation/carry   every notebook's kernel writes its variables -> {"notebooks": {path:
                                              {"carried": N, "not": {name: why}, "refused"?: why}}}
-    GET  {base}dsportal/continuation         {"continued_from": JOB, "restored": {...}, "waiting": [paths]}
+    GET  {base}dsportal/continuation         {"continued_from": JOB, "restored": {...}, "waiting": [paths],
+                                             "terminals": [names reopened]}
 
 Both need the session's own Jupyter login (the hub's continue API calls the first with the session's token,
 spawner/hub/continuation/service.py).  The carried files are the owner's own, in a folder of theirs (0700): a
@@ -40,7 +41,7 @@ class CarryHandler(_Base):
             raise web.HTTPError(403, "The admin has not enabled continuing sessions here.")
         app = self.settings["serverapp"]
         sessions = await app.session_manager.list_sessions()
-        notebooks = await self.continuation.carry(app.kernel_manager, sessions)
+        notebooks = await self.continuation.carry(app.kernel_manager, sessions, self.settings.get("terminal_manager"))
         self.finish(json.dumps({"notebooks": notebooks}))
 
 
@@ -63,9 +64,11 @@ def load(serverapp, spec: ContinuationSpec) -> Continuation:
             (url_path_join(base, CONTINUATION_CARRY_PATH), CarryHandler),
         ],
     )
-    if continuation.manifest:
+    if continuation.manifest or continuation.terminals:
 
-        def start() -> None:  # held by the settings: the event loop keeps weak references to tasks only
+        def start() -> None:  # once every extension is loaded (the terminals' among them)
+            continuation.reopen_terminals(serverapp.web_app.settings.get("terminal_manager"), os.path.expanduser("~"))
+            # held by the settings: the event loop keeps weak references to tasks only
             serverapp.web_app.settings[SETTINGS_KEY + "_task"] = asyncio.ensure_future(
                 continuation.restore_loop(serverapp.kernel_manager, serverapp.session_manager.list_sessions)
             )

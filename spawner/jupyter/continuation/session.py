@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...job.ownership import mine_alone
 from ...sessionspec import ContinuationSpec
+from . import terminals
 from .kernels import carry_out, read_manifest, restore_into
 
 log = logging.getLogger("ServerApp").getChild("dsportal.continuation")
@@ -71,17 +72,21 @@ class Continuation:
     job_id: str
     root: Path
     manifest: dict = field(default_factory=dict)  # what the session it continues carried out
+    terminals: list = field(default_factory=list)  # its terminals: name and folder, reopened at the start
+    reopened: list = field(default_factory=list)  # the names of those reopened
     restored: dict = field(default_factory=dict)  # notebook path -> report, as each was taken back
     carrying: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def carry(self, kernels, sessions: list[dict]) -> dict:
-        """Every notebook's kernel writes its variables into this job's folder; -> the summary per notebook."""
+    async def carry(self, kernels, sessions: list[dict], terminal_manager=None) -> dict:
+        """Every notebook's kernel writes its variables into this job's folder, and the terminals their folders;
+        -> the summary per notebook."""
         async with self.carrying:  # one carry-out at a time: the hub's retry must not race the first
             base = self.root / self.job_id
             shutil.rmtree(base, ignore_errors=True)  # an earlier, unfinished try of this job's
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.chmod(self.root, 0o700)
             manifest = await carry_out(kernels, sessions, base, self.spec.max_bytes, self.spec.dump_seconds)
+            terminals.write(base, terminals.places(terminal_manager))
         log.warning("dsportal: carried out %d notebook(s)' kernels for the next session", len(manifest))
         return summary(manifest)
 
@@ -91,7 +96,18 @@ class Continuation:
             "continued_from": self.spec.continue_from,
             "restored": summary(self.restored),
             "waiting": sorted(set(self.manifest) - set(self.restored)),
+            "terminals": list(self.reopened),
         }
+
+    def reopen_terminals(self, terminal_manager, home: str) -> None:
+        """The terminals of the session this one continues, open again in their folders (before the page asks)."""
+        if terminal_manager is None or not self.terminals:
+            return
+        try:
+            self.reopened = terminals.reopen(terminal_manager, self.terminals, home)
+        except Exception:  # a terminal that does not open loses nothing of the notebooks'
+            log.exception("dsportal: reopening the terminals of the session this one continues failed")
+        log.warning("dsportal: reopened %d terminal(s) in their folders", len(self.reopened))
 
     async def restore_loop(self, kernels, list_sessions) -> None:
         """Give each notebook of the manifest its variables back as it opens again; then delete the files."""
@@ -117,4 +133,5 @@ def prepare(spec: ContinuationSpec, job_id: str, home: str | None = None) -> Con
     continuation = Continuation(spec=spec, job_id=job_id, root=root)
     if spec.continue_from:
         continuation.manifest = read_manifest(root / spec.continue_from)
+        continuation.terminals = terminals.read(root / spec.continue_from)
     return continuation

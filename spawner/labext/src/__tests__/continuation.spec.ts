@@ -14,6 +14,10 @@ describe('a continued session', () => {
     expect(continuedWords(answer)).toBe(
       `Continued from job 8: 2 variables back in 1 notebook, 1 not (link: ${SOCKET}).`
     );
+    expect(continuedWords({ ...answer, terminals: ['1', '2'] })).toBe(
+      `Continued from job 8: 2 variables back in 1 notebook, 1 not (link: ${SOCKET}); ` +
+        '2 terminals open again in their folders.'
+    );
   });
 
   it('names the notebooks still to open, and kernels that took nothing back', () => {

@@ -11,6 +11,7 @@ export interface IContinuationAnswer {
   continued_from: string; // '' in a session that continues none
   restored: Record<string, INotebookReport>;
   waiting: string[]; // notebooks carried over that JupyterLab has not opened again yet
+  terminals?: string[]; // the terminals open again, each in the folder its shell was in
 }
 
 // "Continued from job 8: 2 variables back in 1 notebook, 1 not (link: a socket cannot be carried into a new job)."
@@ -34,6 +35,10 @@ export function continuedWords(answer: IContinuationAnswer): string {
   }
   if (refused) {
     text += `; ${plural(refused, 'kernel')} took nothing back`;
+  }
+  const terminals = (answer.terminals || []).length;
+  if (terminals) {
+    text += `; ${plural(terminals, 'terminal')} open again in ${terminals === 1 ? 'its folder' : 'their folders'}`;
   }
   if (answer.waiting.length) {
     text += `. Open ${answer.waiting.join(', ')} to take ${answer.waiting.length === 1 ? 'its' : 'their'} variables back`;
