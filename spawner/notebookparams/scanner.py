@@ -58,6 +58,14 @@ def _trimmed(lines: list[str], line: int, column: int) -> int:
     return len(lines[line][:column].rstrip())
 
 
+def _string_step(ch: str, quote: str) -> tuple[str, int]:
+    """Inside a string that `quote` opened: the quote still open ("" once `ch` closes it) and how far to step (past
+    a backslash's escaped character too)."""
+    if ch == "\\":
+        return quote, 2
+    return ("" if ch == quote else quote), 1
+
+
 def value_end(lines: list[str], line: int, column: int, syntax: Syntax) -> End | None:
     """Where the value starting at (line, column) ends; None when a bracket or string never closes."""
     depth, quote = 0, ""
@@ -67,11 +75,10 @@ def value_end(lines: list[str], line: int, column: int, syntax: Syntax) -> End |
         while j < len(text):
             ch = text[j]
             if quote:
-                if ch == "\\":
-                    j += 1
-                elif ch == quote:
-                    quote = ""
-            elif any(text.startswith(m, j) for m in syntax.comments):
+                quote, step = _string_step(ch, quote)
+                j += step
+                continue
+            if any(text.startswith(m, j) for m in syntax.comments):
                 if depth == 0:
                     return End(line, _trimmed(lines, line, j), comment_after(text, j, syntax))
                 break  # a comment inside brackets: the rest of the line
@@ -99,11 +106,10 @@ def split_items(text: str) -> list[str]:
     while j < len(text):
         ch = text[j]
         if quote:
-            if ch == "\\":
-                j += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in _QUOTES:
+            quote, step = _string_step(ch, quote)
+            j += step
+            continue
+        if ch in _QUOTES:
             quote = ch
         elif ch in _OPEN:
             depth += 1

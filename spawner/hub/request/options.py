@@ -197,7 +197,8 @@ def parse_options(
     facts: AccountFacts | None = None,
 ) -> SessionRequest:
     """Validate `options` ({"partition", "gpus", "hours", "gpu_type", "account", "qos"}, all optional);
-    `gpu_types`: each partition's GPU types as Slurm lists them (None: not known now; a type is then checked by its
+    `gpu_types`: each partition's GPU types as Slurm lists them (spawner/hub/slurm/clusterinfo.py,
+    partition_gpu_types; None: not known now; a type is then checked by its
     form only, and Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already
     ran; `accounts`: the user's Slurm accounts, `facts`: what their associations allow (None: not known now)."""
     if options is None:
