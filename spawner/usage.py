@@ -35,8 +35,14 @@ class GpuTally:
     utilization_peak: int = 0
     memory_peak_mib: int = 0
     memory_total_mib: int = 0
+    energy_j: float = 0.0  # the energy it drew between the first reading and the last, where NVML reports it
+    energy_counter_mj: int = 0  # NVML's counter at the last reading (0: none read)
 
-    def add(self, utilization: int, memory_used_mib: int, memory_total_mib: int) -> None:
+    def add(self, utilization: int, memory_used_mib: int, memory_total_mib: int, energy_mj: int | None = None) -> None:
+        if energy_mj is not None:
+            if 0 < self.energy_counter_mj <= energy_mj:  # a counter that went back (a driver reload) adds nothing
+                self.energy_j += (energy_mj - self.energy_counter_mj) / 1000
+            self.energy_counter_mj = energy_mj
         self.samples += 1
         self.busy_samples += utilization >= BUSY_UTILISATION
         self.utilization_sum += utilization
@@ -115,6 +121,8 @@ def _gpu(data: object) -> GpuTally:
         utilization_peak=_count(data, "utilization_peak", 100),
         memory_peak_mib=_count(data, "memory_peak_mib", 10**8),
         memory_total_mib=_count(data, "memory_total_mib", 10**8),
+        energy_j=_amount(data, "energy_j"),
+        energy_counter_mj=_count(data, "energy_counter_mj", 10**18),
     )
     if gpu.busy_samples > gpu.samples or gpu.utilization_sum > 100 * gpu.samples:
         raise ValueError("a GPU tally's busy samples and utilisation cannot exceed its samples")
@@ -177,9 +185,11 @@ def summarise(tally: UsageTally | None, job: JobUse | None, given: Allocation) -
             "memory_peak_mib": g.memory_peak_mib,
             "memory_total_mib": g.memory_total_mib,
             "worked": g.worked,
+            "energy_wh": round(g.energy_j / 3600, 3) if g.energy_counter_mj else None,
         }
         for g in (tally.gpus if tally else [])
     ]
+    energies = [g["energy_wh"] for g in gpus if g["energy_wh"] is not None]
     if job is not None:
         seconds, cpu_seconds, memory_peak = job.elapsed_seconds, job.cpu_seconds, job.memory_peak_mib
         if not memory_peak and tally is not None:  # jobacct_gather samples every 30 s: a short job may have none
@@ -202,6 +212,7 @@ def summarise(tally: UsageTally | None, job: JobUse | None, given: Allocation) -
         "memory_mib": memory,
         "memory_share": _percent(memory_peak, memory),
         "idle_share": _percent(tally.idle_samples, tally.samples) if tally and tally.samples else None,
+        "gpu_energy_wh": round(sum(energies), 3) if energies else None,
     }
     summary["advice"] = advice(summary, samples=tally.samples if tally else 0)
     summary["lines"] = lines(summary)
@@ -246,6 +257,8 @@ def lines(summary: dict) -> list[str]:
         f"memory peak {_gib(g['memory_peak_mib'])} of {_gib(g['memory_total_mib'])}"
         for g in summary["gpus"]
     ]
+    if summary.get("gpu_energy_wh") is not None:
+        out.append(f"GPU energy: {summary['gpu_energy_wh']:g} Wh (NVML)")
     if summary["cpu_efficiency"] is not None:
         out.append(f"CPU: {summary['cpu_efficiency']}% of {summary['cpus']} cores over {duration(summary['hours'])}")
     if summary["memory_share"] is not None:

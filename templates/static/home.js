@@ -129,6 +129,7 @@ function cardButtons(entry, id, error) {
                       "dsportal-remove"),
     continue: () => act("Continue in a new job", "btn-outline-secondary", () => continueSession(name),
                         "dsportal-continue"),
+    automatically: () => automaticChoice(name, id, Boolean(s.auto_continue), error),
     share: () => {
       const toggle = el("button", "Share", "btn btn-outline-secondary");
       toggle.type = "button";
@@ -148,6 +149,25 @@ function continueSession(name) {
     "variables are carried into its new kernel; what cannot be carried is named.";
   if (!window.confirm(asked)) { return Promise.resolve(); }
   return call("POST", "dsportal/continue", {server: name}).then(() => { page.following = name; });
+}
+
+// "Continue automatically before the end": kept on the user's record per session; the hub continues it then
+function automaticChoice(name, id, on, error) {
+  const label = el("label", "", "form-check form-check-inline ms-2 mb-0 align-middle dsportal-automatically");
+  const box = el("input", "", "form-check-input");
+  box.type = "checkbox";
+  box.id = "dsportal-automatically" + id;
+  box.checked = on;
+  box.addEventListener("change", () => {
+    box.disabled = true;
+    error.textContent = "";
+    call("POST", "dsportal/continue/automatically", {server: name, on: box.checked}).then(refresh, (e) => {
+      error.textContent = e.message; box.checked = !box.checked; box.disabled = false;
+    });
+  });
+  label.appendChild(box);
+  label.appendChild(el("span", " Continue automatically before the end", "form-check-label"));
+  return label;
 }
 
 // --- a running session's shares ---

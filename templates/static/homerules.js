@@ -122,7 +122,7 @@ export function cardActions(entry, sharingEnabled) {
   if (s.extend && s.state === "running") { actions.push("extend"); }
   if (entry.name && s.state === "none") { actions.push("start", "remove"); }
   if (s.state === "running" && sharingEnabled) { actions.push("share"); }
-  if (s.state === "running" && s.continuable) { actions.push("continue"); }
+  if (s.state === "running" && s.continuable) { actions.push("continue", "automatically"); }
   return actions;
 }
 

@@ -25,6 +25,7 @@ LOOPS = (
     "session tokens",
     "new tokens",
     "shares",
+    "continuations",
     "runs tracker",
     "cluster metrics",
     "accounting",

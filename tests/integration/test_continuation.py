@@ -122,3 +122,31 @@ def test_a_sessions_own_token_cannot_continue_it(cluster):
     assert refused["message"].startswith("A session's own token cannot continue a session")
     assert cluster.job_of("bob") == job  # nothing stopped
     cluster.stop("bob")
+
+
+@pytest.mark.slurm
+def test_a_session_chosen_to_continue_automatically_does_so_before_its_end(cluster):
+    """bob's 3-minute session is within the hub's lead (Slurm's warning and a kernel's dump) from its start: once
+    he chooses it, the hub's loop continues it on its next look, his notebook's variables with it."""
+    bob = JobsClient.for_user("bob")
+    assert cluster.start("bob", {"partition": "cpu", "gpus": 0, "hours": 0.05}) in (201, 202)
+    old_job = cluster.job_of("bob")
+    cluster.wait_ready("bob")
+    kernel = open_notebook(cluster, "bob")
+    run(cluster, "bob", kernel, "epoch = 41")
+
+    choose = url_for("/hub/api/dsportal/continue/automatically")
+    status, chosen = json_request("POST", choose, {"server": "", "on": True}, token=bob.token)
+    assert (status, chosen) == (200, {"server": "", "on": True})
+    status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=bob.token)
+    assert home["session"]["auto_continue"] is True
+    new_job = cluster.wait(lambda: next((j for j in cluster.jobs("bob") if j != old_job), None), 60, "a new job")
+    # off again at once: the new job, 3 minutes long too, would be continued in its turn
+    assert json_request("POST", choose, {"server": "", "on": False}, token=bob.token)[0] == 200
+    cluster.wait_ready("bob")
+    assert cluster.job_of("bob") == new_job
+    kernel = open_notebook(cluster, "bob")
+    cluster.wait(lambda: "41" in run(cluster, "bob", kernel, "print(globals().get('epoch'))"), 60, "epoch back")
+    status, refused = json_request("POST", choose, {"server": "", "on": "yes"}, token=bob.token)
+    assert status == 400 and refused["message"].startswith('"server" is the session')
+    cluster.stop("bob")

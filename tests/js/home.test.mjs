@@ -108,7 +108,8 @@ describe("a session's card", () => {
                      ["open", "stop", "extend", "share"]);
     assert.deepEqual(rules.cardActions(entry("", "running"), false), ["stop"]);  // not answering yet: no Open
     const continuable = {session: {continuable: true}};
-    assert.deepEqual(rules.cardActions(entry("", "running", continuable), false), ["stop", "continue"]);
+    assert.deepEqual(rules.cardActions(entry("", "running", continuable), false),
+                     ["stop", "continue", "automatically"]);
     assert.deepEqual(rules.cardActions(entry("", "queued", continuable), false), ["progress", "cancel"]);
   });
   test("a continued session's new JupyterLab, once it answers", () => {

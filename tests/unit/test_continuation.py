@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 
-from spawner.hub.continuation.handlers import server_named
+from spawner.hub.continuation import automatic
+from spawner.hub.continuation.automatic import lead_seconds
+from spawner.hub.continuation.handlers import automatic_choice, server_named
 from spawner.hub.continuation.service import (
     ContinueRefused,
     carried_words,
@@ -186,3 +189,56 @@ def test_terminals_written_where_others_may_write_or_named_oddly_are_not_read(tm
     (base / "terminals.json").chmod(0o666)
     assert terminals.read(base) == []
     assert terminals.read(tmp_path / "none") == []
+
+
+def automatic_spawner(chosen=True, left=200, **facts):
+    """A running session whose user chose (or not) to continue it automatically, `left` seconds before its end."""
+    sessions = SimpleNamespace(save_minutes=3, continuation=SimpleNamespace(enabled=True, dump_seconds=120))
+    end = (datetime(2026, 11, 30, 12, 0) + timedelta(seconds=left)).isoformat(timespec="seconds")
+    watcher = SimpleNamespace(last_known=lambda job: SimpleNamespace(end=end) if job == "7" else None)
+    running = {"ready": True, "pending": None, "job_id": "7", "continuing": False}
+    spawner = SimpleNamespace(
+        name="",
+        settings=SimpleNamespace(sessions=sessions),
+        record=SimpleNamespace(start_done=True),
+        slurm_client=SimpleNamespace(watcher=watcher),
+        **{**running, **facts},
+    )
+    return spawner, None
+
+
+def test_a_session_chosen_to_continue_automatically_is_due_once_near_its_end(monkeypatch):
+    now = datetime(2026, 11, 30, 12, 0)
+    assert lead_seconds(SimpleNamespace(sessions=automatic_spawner()[0].settings.sessions)) == 330
+    records = {}
+    monkeypatch.setattr(automatic, "user_record", lambda spawner: records[id(spawner)])
+
+    def case(chosen=True, left=200, tried=(), **facts):
+        spawner, _ = automatic_spawner(chosen, left, **facts)
+        records[id(spawner)] = UserRecord(auto_continue={"": True} if chosen else {})
+        return automatic.due(spawner, set(tried), now)
+
+    assert case()
+    assert not case(left=400)  # not near its end yet
+    assert not case(chosen=False)
+    assert not case(tried={"7"})  # once per job
+    assert not case(pending="stop")
+    assert not case(continuing=True)
+    assert not case(ready=False)
+
+
+def test_the_automatic_choice_reads_a_name_and_on_or_off():
+    assert automatic_choice({"server": "train", "on": True}) == ("train", True)
+    assert automatic_choice({"server": "", "on": False}) == ("", False)
+    for wrong in (
+        {},
+        {"server": ""},
+        {"server": 1, "on": True},
+        {"server": "", "on": "yes"},
+        {"server": "", "on": 1, "x": 2},
+    ):
+        with pytest.raises(ValueError):
+            automatic_choice(wrong)
+    record = UserRecord(auto_continue={"train": True})
+    assert UserRecord.from_state(record.to_state()).auto_continue == {"train": True}
+    assert UserRecord.from_state({"auto_continue": {"a": "yes", "b": True}}).auto_continue == {"b": True}

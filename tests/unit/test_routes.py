@@ -82,6 +82,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         ("/api/dsportal/shares", shareapi.SharesHandler),
         ("/api/dsportal/session/token", shareapi.TokenCheckHandler),
         ("/api/dsportal/continue", continueapi.ContinueHandler),
+        ("/api/dsportal/continue/automatically", continueapi.AutomaticHandler),
         ("/api/dsportal/session/usage", usagereport.UsageReportHandler),
         ("/api/dsportal/apps/routes", AppRoutesHandler),
         ("/api/dsportal/apps/routes/([0-9a-f]{12})", AppRouteHandler),

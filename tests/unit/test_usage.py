@@ -36,6 +36,23 @@ def test_a_gpu_tally_keeps_mean_peak_and_whether_it_worked():
     assert not idle.worked
 
 
+def test_a_gpu_that_reports_power_tallies_the_energy_it_drew_and_the_summary_says_it():
+    gpu = GpuTally(index=0)
+    for counter in (5_000_000, 5_000_000 + 1_800_000, 5_000_000 + 3_600_000, 100):  # mJ; the last: a driver reload
+        gpu.add(50, 4000, 32768, counter)
+    assert (gpu.energy_j, gpu.energy_counter_mj) == (3600.0, 100)  # 3.6 kJ = 1 Wh; the reload added nothing
+    silent = GpuTally(index=1)
+    silent.add(0, 300, 32768, None)  # NVML has no power reading for it
+    summary = summarise(tally(gpu, silent), None, TWO_GPUS)
+    assert [g["energy_wh"] for g in summary["gpus"]] == [1.0, None]
+    assert summary["gpu_energy_wh"] == 1.0
+    assert "GPU energy: 1 Wh (NVML)" in summary["lines"]
+    assert summarise(tally(silent), None, ONE_GPU)["gpu_energy_wh"] is None  # and no line about it
+    assert UsageTally.from_dict(tally(gpu).to_dict()) == tally(gpu)
+    with pytest.raises(ValueError):
+        UsageTally.from_dict({**tally(gpu).to_dict(), "gpus": [{**gpu.__dict__, "energy_j": -1}]})
+
+
 def test_one_of_two_gpus_that_did_work_gets_that_advice():
     busy = GpuTally(
         1,
@@ -201,6 +218,25 @@ def test_the_sampler_tallies_the_jobs_gpus_cpu_and_memory():
         seconds=20.0,
     )
     assert sampler.summary()["advice"] == "1 of 2 GPUs did work; next time ask for 1."
+
+
+class PoweredNvml(RecordedNvml):
+    """The same, on GPUs that report their energy (Volta and later): a counter in mJ."""
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, gpu):
+        return gpu["energy_mj"]
+
+
+def test_the_sampler_tallies_the_energy_gpus_report():
+    nvml = PoweredNvml([{"uuid": "GPU-a", "util": 90, "used": 4000 << 20, "pids": [1], "energy_mj": 10**9}])
+    watch = GpuWatch(nvml, ["0"])
+    sampler = UsageSampler(watch, iter([(1.0, 10), (50.0, 10), (99.0, 10)]).__next__, ONE_GPU, report=None)
+    for now, drawn_mj in [(0.0, 0), (60.0, 15_000_000), (120.0, 30_000_000)]:  # 250 W for two minutes
+        nvml.gpus[0]["energy_mj"] = 10**9 + drawn_mj
+        watch.read_at = -1e9
+        sampler.sample(now)
+    assert sampler.tally.gpus[0].energy_j == 30_000.0
+    assert sampler.summary()["gpu_energy_wh"] == 8.333
 
 
 def test_a_sample_without_gpu_work_and_under_a_tenth_of_a_core_is_idle():

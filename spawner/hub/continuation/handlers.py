@@ -1,5 +1,7 @@
 """The continue API: a running session of the user's continues in a new Slurm job (hub side).
 
+    POST /hub/api/dsportal/continue/automatically   {"server": "", "on": true} -> 200: continue it automatically
+                                      before its time limit (automatic.py), until "on": false
     POST /hub/api/dsportal/continue   {"server": "", "force"?: true} -> 202 {"server", "continued_from": JOB, "notebooks": {path:
                                       {"carried": N, "not": {name: why}, "refused"?}}, "words", "url"}
 
@@ -19,9 +21,11 @@ from ..base.requestlimits import Bounded
 from ..request.sessionlimits import user_sessions
 from ..session.lookup import own_spawner
 from ..session.token import refuse_session_token
+from ..session.userrecord import save_user_record, user_record
 from .service import ContinueRefused, continue_session
 
 CONTINUE_URL = "/api/dsportal/continue"
+AUTOMATIC_URL = "/api/dsportal/continue/automatically"
 CONTINUES_PER_MINUTE = 3
 MAX_BODY = 1024
 SESSION_TOKEN_WORDS = (
@@ -74,4 +78,44 @@ class ContinueHandler(Bounded, APIHandler):
         self.finish(json.dumps(answer))
 
 
-HANDLERS = [(CONTINUE_URL, ContinueHandler)]  # installed by spawner/hub/wiring/routes.py
+def automatic_choice(body: object) -> tuple[str, bool]:
+    """The body of the automatic choice -> (the session's name, on); ValueError with what to send (pure)."""
+    if not isinstance(body, dict) or set(body) != {"server", "on"}:
+        raise ValueError('Send {"server": NAME, "on": true or false}.')
+    if not isinstance(body["server"], str) or len(body["server"]) > 255 or not isinstance(body["on"], bool):
+        raise ValueError('"server" is the session\'s name ("" for the unnamed), "on" true or false.')
+    return body["server"], body["on"]
+
+
+class AutomaticHandler(Bounded, APIHandler):
+    """The user's choice to continue a session automatically before its end (automatic.py does it)."""
+
+    async def post(self):
+        default = own_spawner(self, "Log in to choose how your session continues.")
+        refuse_session_token(self, user_sessions(default.user), SESSION_TOKEN_WORDS)
+        try:
+            if len(self.request.body or b"") > MAX_BODY:
+                raise ValueError(f"The body is over {MAX_BODY} bytes.")
+            name, on = automatic_choice(json.loads(self.request.body or b"null"))
+        except (ValueError, RecursionError) as e:
+            raise web.HTTPError(400, str(e)) from None
+        user = default.user
+        if not self.has_scope(f"servers!server={user.name}/{name}"):
+            raise web.HTTPError(403, f"This token may not start {name!r}." if name else SESSION_TOKEN_WORDS)
+        if name not in user.orm_user.orm_spawners:
+            raise web.HTTPError(404, f"You have no session called {name!r}." if name else "You have no session.")
+        if not default.settings.sessions.continuation.enabled:
+            raise web.HTTPError(403, "The admin has not enabled continuing sessions here.")
+        chosen = user_record(default).auto_continue
+        if on:
+            chosen[name] = True
+        else:
+            chosen.pop(name, None)
+        save_user_record(default)
+        self.finish(json.dumps({"server": name, "on": on}))
+
+
+HANDLERS = [
+    (CONTINUE_URL, ContinueHandler),
+    (AUTOMATIC_URL, AutomaticHandler),
+]  # installed by spawner/hub/wiring/routes.py

@@ -69,6 +69,8 @@ def card(spawner: SlurmGPUSpawner) -> dict:
     # a running session may continue in a new job (spawner/hub/continuation/); one that did says what it carried
     if made["state"] == "running":
         made["continuable"] = spawner.settings.sessions.continuation.enabled
+        if made["continuable"]:
+            made["auto_continue"] = bool(user_record(spawner).auto_continue.get(spawner.name))
     waiting = user_record(spawner).continuations.get(spawner.name, "")
     if spawner.continued and made["state"] != "none":
         made["continued"] = spawner.continued

@@ -133,10 +133,13 @@ def submitted_at(entry: dict) -> float:
 
 
 def _accounted(logged: dict | None) -> dict | None:
-    """What the usage log holds of the job: hours and GPU-hours (Slurm's once accounted), efficiency."""
+    """What the usage log holds of the job: hours and GPU-hours (Slurm's once accounted), efficiency, and the GPUs'
+    energy where NVML reported it."""
     if not logged:
         return None
     keys = ("partition", "gpus", "hours", "gpu_hours", "gpu_mean", "gpus_worked", "cpu_efficiency", "accounted")
+    if logged.get("gpu_energy_wh") is not None:  # where NVML reports power
+        keys += ("gpu_energy_wh",)
     return {key: logged.get(key) for key in keys}
 
 

@@ -54,7 +54,7 @@ def log_entry(job_id: str, ended: datetime, partition: str, usage: dict, given: 
     (`hours`: from the job's start to its end, by the hub's clock), never the session's report; Slurm's
     accounting replaces them later (spawner/hub/usage/accounting.py)."""
     gpus = usage.get("gpus") or []
-    return {
+    entry = {
         "job_id": job_id,
         "ended": ended.isoformat(timespec="minutes"),
         "partition": partition,
@@ -66,6 +66,9 @@ def log_entry(job_id: str, ended: datetime, partition: str, usage: dict, given: 
         "gpu_hours": given.gpus * hours,  # what the metrics counted: Slurm's accounting adds what it finds beyond
         "accounted": usage.get("source") == "slurm",
     }
+    if usage.get("gpu_energy_wh") is not None:  # where NVML reports power
+        entry["gpu_energy_wh"] = usage["gpu_energy_wh"]
+    return entry
 
 
 def add_to_log(log: list[dict], entry: dict, keep: int = LOG_KEEP) -> list[dict]:

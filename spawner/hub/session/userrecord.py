@@ -50,6 +50,8 @@ class UserRecord:
     # session name -> the job whose carried variables its next start loads: a continuation whose new job did not
     # start (spawner/hub/continuation/service.py)
     continuations: dict = field(default_factory=dict)
+    # session name -> True: continue it in a new job automatically before its time limit (spawner/hub/continuation/)
+    auto_continue: dict = field(default_factory=dict)
 
     def to_state(self) -> dict:
         state: dict[str, Any] = {"version": VERSION}
@@ -60,6 +62,8 @@ class UserRecord:
             state["notify_mail"] = True
         if self.continuations:
             state["continuations"] = dict(self.continuations)
+        if self.auto_continue:
+            state["auto_continue"] = dict(self.auto_continue)
         return state
 
     @classmethod
@@ -71,6 +75,9 @@ class UserRecord:
         values["history"] = [e for e in values.get("history", []) if isinstance(e, dict)]
         for name in ("usage_log", "runs"):
             values[name] = [e for e in values.get(name, []) if isinstance(e, dict) and isinstance(e.get("job_id"), str)]
+        values["auto_continue"] = {
+            k: True for k, v in values.get("auto_continue", {}).items() if isinstance(k, str) and v is True
+        }
         values["continuations"] = {
             k: v
             for k, v in values.get("continuations", {}).items()

@@ -6,6 +6,7 @@ Each concept keeps its own loop, a coroutine that runs until it is cancelled:
     session tokens   spawner/hub/session/token.py        tokens of no running session deleted
     new tokens       spawner/hub/sharing/handover.py     a share's end: the session's new token delivered again
     shares           spawner/hub/sharing/shares.py       shares end at their time, groups follow the directory
+    continuations    spawner/hub/continuation/automatic.py sessions chosen to continue, before their end
     runs tracker     spawner/hub/runs/tracker.py         runs' ends and sessions' time left, with their mails
     cluster metrics  spawner/hub/usage/clustermetrics.py GPUs, queue and waits for Prometheus
     accounting       spawner/hub/usage/accounting.py     Slurm's numbers into the sessions' summaries
@@ -30,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..base.notices import public_home
+from ..continuation.automatic import keep_continuing
 from ..runs.tracker import Tracker
 from ..session.lookup import hub_spawners, load_users_with_runs
 from ..session.reconciler import Reconciler, hub_handed_over_jobs, hub_owned_jobs
@@ -167,6 +169,7 @@ def portal_loops(app, services) -> list[Loop]:
         Loop("session tokens", lambda: keep_swept(spawners, lambda: app.db)),
         Loop("new tokens", lambda: keep_delivering(spawners)),
         Loop("shares", lambda: keep_shares(spawners)),
+        Loop("continuations", lambda: keep_continuing(spawners)),
         Loop("runs tracker", track_runs),
         Loop("cluster metrics", lambda: reader.run(usage.cluster_seconds)),
         Loop(

@@ -20,6 +20,7 @@ class GpuReading:
     memory_used_mib: int
     memory_total_mib: int
     processes: int  # compute processes holding memory on it
+    energy_mj: int | None = None  # NVML's energy counter (mJ since the driver loaded); None where it has none
 
     @property
     def in_use(self) -> bool:
@@ -27,6 +28,14 @@ class GpuReading:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _energy(nvml, handle) -> int | None:
+    """The GPU's energy counter in mJ, where NVML reports power (Volta and later); None where it does not."""
+    try:
+        return int(nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+    except Exception:  # noqa: BLE001 - NVMLError_NotSupported, or an older library without the call
+        return None
 
 
 class NoGpuReadings(Exception):
@@ -77,6 +86,7 @@ def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
                     memory_used_mib=int(memory.used) // (1024 * 1024),
                     memory_total_mib=int(memory.total) // (1024 * 1024),
                     processes=len(nvml.nvmlDeviceGetComputeRunningProcesses(handle)),
+                    energy_mj=_energy(nvml, handle),
                 )
             )
         return readings

@@ -83,7 +83,7 @@ class UsageSampler:
             if gpu is None:
                 gpu = by_index[reading.index] = GpuTally(index=reading.index)
                 self.tally.gpus.append(gpu)
-            gpu.add(reading.utilization, reading.memory_used_mib, reading.memory_total_mib)
+            gpu.add(reading.utilization, reading.memory_used_mib, reading.memory_total_mib, reading.energy_mj)
         cpu, rss_mib = self.read_processes()
         if self._first_cpu is None:
             self._first_cpu = cpu  # the server's start-up came before the tally's time: its CPU does not count
