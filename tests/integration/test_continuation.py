@@ -1,10 +1,11 @@
-"""A session continued in a new Slurm job on the real dev cluster: its notebook's variables carried across.
+"""A session continued in a new Slurm job on the real dev cluster: its notebooks' variables carried across.
 
-alice's session (one stand-in GPU) has a notebook whose kernel holds a trained model's weights and a socket.  She
-continues it: the hub asks her server to carry the kernel out, cancels the job and starts a new one of the same
-shape.  When the notebook opens again, its new kernel holds the same weights; the socket is named as not carried;
-the carried files are deleted once taken back.  Her terminal opens again in the folder its shell was in.  A
-session's own token (a guest can read it) cannot continue it."""
+alice's session (one stand-in GPU) has a notebook whose kernel holds a trained model's weights and a socket, and
+an R notebook with a data frame.  She continues it: the hub asks her server to carry the kernels out, cancels the
+job and starts a new one of the same shape.  When the notebooks open again, their new kernels hold the same
+weights and the same data frame; the socket is named as not carried; the carried files are deleted once taken
+back.  Her terminal opens again in the folder its shell was in.  A session's own token (a guest can read it)
+cannot continue it, and a session chosen to continue automatically does so before its end."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tests.support.jobs import JobsClient
 from tests.support.jupyter import _execute, _type, run_code
 
 NOTEBOOK = "carry/train.ipynb"
+R_NOTEBOOK = "carry/stats.ipynb"
 SHAPE = ("Partition=", "NumNodes=", "TresPerNode=", "Account=", "QOS=")
 TRAIN = """
 import socket
@@ -29,9 +31,9 @@ print("trained", weights)
 """
 
 
-def open_notebook(cluster, user: str) -> str:
-    """JupyterLab opening the notebook: a session of the server's with a new kernel; -> the kernel's id."""
-    body = {"path": NOTEBOOK, "type": "notebook", "name": "train.ipynb", "kernel": {"name": "python3"}}
+def open_notebook(cluster, user: str, path: str = NOTEBOOK, kernel: str = "python3") -> str:
+    """JupyterLab opening a notebook: a session of the server's with a new kernel; -> the kernel's id."""
+    body = {"path": path, "type": "notebook", "name": path.rsplit("/", 1)[-1], "kernel": {"name": kernel}}
     status, made = cluster.request("POST", f"/user/{user}/api/sessions", body, timeout=60)
     assert status == 201, made
     return made["kernel"]["id"]
@@ -65,6 +67,8 @@ def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
     kernel = open_notebook(cluster, "alice")
     assert "trained [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]" in run(cluster, "alice", kernel, TRAIN)
     shape = shape_of(cluster.scontrol(old_job))
+    r_kernel = open_notebook(cluster, "alice", R_NOTEBOOK, "ir")
+    run(cluster, "alice", r_kernel, "frame <- data.frame(a = 1:3, b = c('x', 'y', 'z'))")
     # a terminal, its shell moved into the notebook's folder
     alice.write("carry/notes.txt", "a terminal works here\n")
     status, term = cluster.request("POST", "/user/alice/api/terminals")
@@ -77,9 +81,10 @@ def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
     assert status == 202, answer
     assert answer["continued_from"] == old_job
     assert answer["notebooks"] == {
-        NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}}
+        NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}},
+        R_NOTEBOOK: {"carried": 1, "not": {}},
     }
-    assert answer["words"] == f"Continued from job {old_job}: 1 notebook(s): 2 variable(s) carried, 1 not."
+    assert answer["words"] == f"Continued from job {old_job}: 2 notebook(s): 3 variable(s) carried, 1 not."
     cluster.wait(lambda: old_job not in cluster.jobs("alice"), 30, "the old job gone")  # cancelled
     new_job = cluster.job_of("alice")
     assert new_job != old_job
@@ -92,11 +97,20 @@ def test_a_session_continues_in_a_new_job_with_its_notebooks_variables(cluster):
     )
     print(f"hand-over: {time.monotonic() - asked:.1f} s from the continue to the notebook's variables back")
     assert run(cluster, "alice", kernel, "print(weights, epoch)").strip() == "[0.0, 0.5, 1.0, 1.5, 2.0, 2.5] 12"
+    r_kernel = open_notebook(cluster, "alice", R_NOTEBOOK, "ir")  # the R notebook's data frame comes back too
+    cluster.wait(
+        lambda: "x y z" in run(cluster, "alice", r_kernel, "if (exists('frame')) cat(as.character(frame$b))"),
+        60,
+        "the R data frame taken back",
+    )
     status, said = cluster.request("GET", "/user/alice/dsportal/continuation")
     assert status == 200, said
     assert {k: v for k, v in said.items() if k != "terminals"} == {
         "continued_from": old_job,
-        "restored": {NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}}},
+        "restored": {
+            NOTEBOOK: {"carried": 2, "not": {"link": "a socket cannot be carried into a new job"}},
+            R_NOTEBOOK: {"carried": 1, "not": {}},
+        },
         "waiting": [],
     }
     assert said["terminals"] == [term["name"]]  # the terminal, open again in its folder
