@@ -21,6 +21,7 @@ MEMORY_NEAR_LIMIT = 90  # percent of the allocation
 MAX_GPUS = 64  # a report naming more GPUs is refused (no node has more)
 MAX_SAMPLES = 10**9
 MIN_SAMPLE_SECONDS = 1  # samples come usage.sample_seconds (2 at least) apart
+MAX_GPU_WATTS = 2000  # no GPU draws more: a report of more energy than this over its seconds is refused
 MIN_JUDGED_SAMPLES = 2  # samples (three readings) before the advice judges what the session's own tally shows
 
 
@@ -93,6 +94,8 @@ class UsageTally:
             raise ValueError("idle_samples cannot exceed samples")
         if tally.seconds < tally.samples * MIN_SAMPLE_SECONDS:
             raise ValueError(f"seconds cannot be less than {MIN_SAMPLE_SECONDS} s for each sample")
+        if any(g.energy_j > MAX_GPU_WATTS * tally.seconds for g in tally.gpus):
+            raise ValueError(f"a GPU's energy cannot exceed {MAX_GPU_WATTS} W over the tally's seconds")
         return tally
 
 
@@ -258,7 +261,7 @@ def lines(summary: dict) -> list[str]:
         for g in summary["gpus"]
     ]
     if summary.get("gpu_energy_wh") is not None:
-        out.append(f"GPU energy: {summary['gpu_energy_wh']:g} Wh (NVML)")
+        out.append(f"GPU energy: {summary['gpu_energy_wh']:,.1f} Wh (NVML)")
     if summary["cpu_efficiency"] is not None:
         out.append(f"CPU: {summary['cpu_efficiency']}% of {summary['cpus']} cores over {duration(summary['hours'])}")
     if summary["memory_share"] is not None:

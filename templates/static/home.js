@@ -129,7 +129,7 @@ function cardButtons(entry, id, error) {
                       "dsportal-remove"),
     continue: () => act("Continue in a new job", "btn-outline-secondary", () => continueSession(name),
                         "dsportal-continue"),
-    automatically: () => automaticChoice(name, id, Boolean(s.auto_continue), error),
+    automatically: () => automaticChoice(name, id, Boolean(s.auto_continue), s.auto_lead_minutes, error),
     share: () => {
       const toggle = el("button", "Share", "btn btn-outline-secondary");
       toggle.type = "button";
@@ -152,7 +152,7 @@ function continueSession(name) {
 }
 
 // "Continue automatically before the end": kept on the user's record per session; the hub continues it then
-function automaticChoice(name, id, on, error) {
+function automaticChoice(name, id, on, lead, error) {
   const label = el("label", "", "form-check form-check-inline ms-2 mb-0 align-middle dsportal-automatically");
   const box = el("input", "", "form-check-input");
   box.type = "checkbox";
@@ -166,7 +166,7 @@ function automaticChoice(name, id, on, error) {
     });
   });
   label.appendChild(box);
-  label.appendChild(el("span", " Continue automatically before the end", "form-check-label"));
+  label.appendChild(el("span", " Continue automatically " + lead + " min before the end", "form-check-label"));
   return label;
 }
 

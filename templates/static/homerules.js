@@ -122,7 +122,10 @@ export function cardActions(entry, sharingEnabled) {
   if (s.extend && s.state === "running") { actions.push("extend"); }
   if (entry.name && s.state === "none") { actions.push("start", "remove"); }
   if (s.state === "running" && sharingEnabled) { actions.push("share"); }
-  if (s.state === "running" && s.continuable) { actions.push("continue", "automatically"); }
+  if (s.state === "running" && s.continuable) {
+    actions.push("continue");
+    if (s.auto_continue !== undefined) { actions.push("automatically"); }  // not for a job too short to chain
+  }
   return actions;
 }
 

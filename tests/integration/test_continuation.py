@@ -138,29 +138,40 @@ def test_a_sessions_own_token_cannot_continue_it(cluster):
     cluster.stop("bob")
 
 
+@pytest.mark.side
 @pytest.mark.slurm
 def test_a_session_chosen_to_continue_automatically_does_so_before_its_end(cluster):
-    """bob's 3-minute session is within the hub's lead (Slurm's warning and a kernel's dump) from its start: once
-    he chooses it, the hub's loop continues it on its next look, his notebook's variables with it."""
-    bob = JobsClient.for_user("bob")
-    assert cluster.start("bob", {"partition": "cpu", "gpus": 0, "hours": 0.05}) in (201, 202)
-    old_job = cluster.job_of("bob")
-    cluster.wait_ready("bob")
-    kernel = open_notebook(cluster, "bob")
-    run(cluster, "bob", kernel, "epoch = 41")
+    """erin's 12-minute session is long enough to continue on its own (twice the hub's lead: Slurm's warning and a
+    kernel's dump, 5.5 min here); once she chooses it, the hub's loop continues it that lead before its end, her
+    notebook's variables with it.  A 3-minute session is offered no such choice: its successor would be due at
+    once, and so on."""
+    erin = JobsClient.for_user("erin")
+    assert cluster.start("erin", {"partition": "cpu", "gpus": 0, "hours": 0.05}) in (201, 202)
+    cluster.wait_ready("erin")
+    status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=erin.token)
+    assert home["session"]["continuable"] is True and "auto_continue" not in home["session"], home["session"]
+    cluster.stop("erin")
 
+    assert cluster.start("erin", {"partition": "cpu", "gpus": 0, "hours": 0.2}) in (201, 202)
+    old_job = cluster.job_of("erin")
+    cluster.wait_ready("erin")
+    kernel = open_notebook(cluster, "erin")
+    run(cluster, "erin", kernel, "epoch = 41")
     choose = url_for("/hub/api/dsportal/continue/automatically")
-    status, chosen = json_request("POST", choose, {"server": "", "on": True}, token=bob.token)
+    status, chosen = json_request("POST", choose, {"server": "", "on": True}, token=erin.token)
     assert (status, chosen) == (200, {"server": "", "on": True})
-    status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=bob.token)
-    assert home["session"]["auto_continue"] is True
-    new_job = cluster.wait(lambda: next((j for j in cluster.jobs("bob") if j != old_job), None), 60, "a new job")
-    # off again at once: the new job, 3 minutes long too, would be continued in its turn
-    assert json_request("POST", choose, {"server": "", "on": False}, token=bob.token)[0] == 200
-    cluster.wait_ready("bob")
-    assert cluster.job_of("bob") == new_job
-    kernel = open_notebook(cluster, "bob")
-    cluster.wait(lambda: "41" in run(cluster, "bob", kernel, "print(globals().get('epoch'))"), 60, "epoch back")
-    status, refused = json_request("POST", choose, {"server": "", "on": "yes"}, token=bob.token)
+    status, home = json_request("GET", url_for("/hub/api/dsportal/session"), token=erin.token)
+    assert (home["session"]["auto_continue"], home["session"]["auto_lead_minutes"]) == (True, 6)
+    started = time.monotonic()
+    # 12 minutes less the lead: about 6.5 minutes from the start
+    new_job = cluster.wait(lambda: next((j for j in cluster.jobs("erin") if j != old_job), None), 600, "a new job")
+    print(f"continued automatically {time.monotonic() - started:.0f} s after the choice")
+    # off again: the new job, 12 minutes long too, would be continued in its turn
+    assert json_request("POST", choose, {"server": "", "on": False}, token=erin.token)[0] == 200
+    cluster.wait_ready("erin")
+    assert cluster.job_of("erin") == new_job
+    kernel = open_notebook(cluster, "erin")
+    cluster.wait(lambda: "41" in run(cluster, "erin", kernel, "print(globals().get('epoch'))"), 60, "epoch back")
+    status, refused = json_request("POST", choose, {"server": "", "on": "yes"}, token=erin.token)
     assert status == 400 and refused["message"].startswith('"server" is the session')
-    cluster.stop("bob")
+    cluster.stop("erin")

@@ -105,7 +105,7 @@ def test_a_session_that_used_one_of_two_gpus_gets_that_advice_with_slurms_number
         ]
         assert ADVICE not in lines  # no advice while it runs
         # the stand-in GPUs report their energy counter, as Volta and later do: the card says what they drew
-        assert any(re.fullmatch(r"GPU energy: [0-9.]+ Wh \(NVML\)", line) for line in lines), lines
+        assert any(re.fullmatch(r"GPU energy: [0-9.,]+ Wh \(NVML\)", line) for line in lines), lines
 
         # JupyterLab's notice near the end reads the session's own summary, judged once it has read enough
         def judged():

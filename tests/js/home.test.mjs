@@ -108,8 +108,9 @@ describe("a session's card", () => {
                      ["open", "stop", "extend", "share"]);
     assert.deepEqual(rules.cardActions(entry("", "running"), false), ["stop"]);  // not answering yet: no Open
     const continuable = {session: {continuable: true}};
-    assert.deepEqual(rules.cardActions(entry("", "running", continuable), false),
-                     ["stop", "continue", "automatically"]);
+    assert.deepEqual(rules.cardActions(entry("", "running", continuable), false), ["stop", "continue"]);
+    const chained = {session: {continuable: true, auto_continue: false}};  // long enough to continue on its own
+    assert.deepEqual(rules.cardActions(entry("", "running", chained), false), ["stop", "continue", "automatically"]);
     assert.deepEqual(rules.cardActions(entry("", "queued", continuable), false), ["progress", "cancel"]);
   });
   test("a continued session's new JupyterLab, once it answers", () => {

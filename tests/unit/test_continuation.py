@@ -197,10 +197,11 @@ def automatic_spawner(chosen=True, left=200, **facts):
     end = (datetime(2026, 11, 30, 12, 0) + timedelta(seconds=left)).isoformat(timespec="seconds")
     watcher = SimpleNamespace(last_known=lambda job: SimpleNamespace(end=end) if job == "7" else None)
     running = {"ready": True, "pending": None, "job_id": "7", "continuing": False}
+    record = SimpleNamespace(start_done=True, minutes=facts.pop("minutes", 12))
     spawner = SimpleNamespace(
         name="",
         settings=SimpleNamespace(sessions=sessions),
-        record=SimpleNamespace(start_done=True),
+        record=record,
         slurm_client=SimpleNamespace(watcher=watcher),
         **{**running, **facts},
     )
@@ -225,6 +226,7 @@ def test_a_session_chosen_to_continue_automatically_is_due_once_near_its_end(mon
     assert not case(pending="stop")
     assert not case(continuing=True)
     assert not case(ready=False)
+    assert not case(minutes=10)  # under twice the lead (5.5 min): its successor would be due at once, and so on
 
 
 def test_the_automatic_choice_reads_a_name_and_on_or_off():

@@ -46,11 +46,13 @@ def test_a_gpu_that_reports_power_tallies_the_energy_it_drew_and_the_summary_say
     summary = summarise(tally(gpu, silent), None, TWO_GPUS)
     assert [g["energy_wh"] for g in summary["gpus"]] == [1.0, None]
     assert summary["gpu_energy_wh"] == 1.0
-    assert "GPU energy: 1 Wh (NVML)" in summary["lines"]
+    assert "GPU energy: 1.0 Wh (NVML)" in summary["lines"]
     assert summarise(tally(silent), None, ONE_GPU)["gpu_energy_wh"] is None  # and no line about it
     assert UsageTally.from_dict(tally(gpu).to_dict()) == tally(gpu)
     with pytest.raises(ValueError):
         UsageTally.from_dict({**tally(gpu).to_dict(), "gpus": [{**gpu.__dict__, "energy_j": -1}]})
+    with pytest.raises(ValueError):  # 2 kW for the whole hour and more: no GPU draws that
+        UsageTally.from_dict({**tally(gpu).to_dict(), "gpus": [{**gpu.__dict__, "energy_j": 2000 * 3600 + 1}]})
 
 
 def test_one_of_two_gpus_that_did_work_gets_that_advice():

@@ -9,11 +9,13 @@ on each refresh: both read `home_data`.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..base.pagescripts import script_path
 from ..clock.extension import limits_of
+from ..clock.lead import continues_automatically, lead_seconds
 from ..request.sessionlimits import NAME_PATTERN, NAME_RULE, user_sessions
 from ..session.lookup import is_portal_spawner, portal_spawner
 from ..session.progress import start_progress
@@ -69,8 +71,9 @@ def card(spawner: SlurmGPUSpawner) -> dict:
     # a running session may continue in a new job (spawner/hub/continuation/); one that did says what it carried
     if made["state"] == "running":
         made["continuable"] = spawner.settings.sessions.continuation.enabled
-        if made["continuable"]:
+        if continues_automatically(spawner.settings, minutes):  # never a job too short (clock/lead.py)
             made["auto_continue"] = bool(user_record(spawner).auto_continue.get(spawner.name))
+            made["auto_lead_minutes"] = math.ceil(lead_seconds(spawner.settings) / 60)
     waiting = user_record(spawner).continuations.get(spawner.name, "")
     if spawner.continued and made["state"] != "none":
         made["continued"] = spawner.continued
