@@ -50,28 +50,39 @@ def server_named(body: object) -> tuple[str, bool]:
     return name, force
 
 
-class ContinueHandler(Bounded, APIHandler):
-    async def post(self):
-        default = own_spawner(self, "Log in to continue your session.")
+class _OwnersRequest(Bounded, APIHandler):
+    """A request about one session of the caller's own, with the right to start and stop that very server."""
+
+    def owners_session(self, login_words: str, read, counted: tuple = ()):
+        """(the caller's default portal spawner, what `read` makes of the body; its first item is the session's
+        name): HTTP 403 for a session's token or a token without that server's `servers` scope (another of the
+        user's servers', a carry's: access only), 400 for a body `read` refuses, 404 for a session they lack."""
+        default = own_spawner(self, login_words)
         refuse_session_token(self, user_sessions(default.user), SESSION_TOKEN_WORDS)
-        words = f"Too many continuations in a minute (at most {CONTINUES_PER_MINUTE}); try again shortly."
-        self.count_per_minute(("continuations",), CONTINUES_PER_MINUTE, words)
+        if counted:
+            self.count_per_minute(*counted)
         try:
             if len(self.request.body or b"") > MAX_BODY:
-                raise ValueError(f'The body is over {MAX_BODY} bytes; send only {{"server": NAME}}.')
-            name, force = server_named(json.loads(self.request.body or b"{}"))
+                raise ValueError(f"The body is over {MAX_BODY} bytes.")
+            asked = read(json.loads(self.request.body or b"{}"))
         except (ValueError, RecursionError) as e:
             raise web.HTTPError(400, str(e)) from None
-        user = default.user
-        # the right to start and stop this very server: a token scoped to another of the user's servers, the
-        # session's own and a carry's (access only) have none
+        user, name = default.user, asked[0]
         if not self.has_scope(f"servers!server={user.name}/{name}"):
             raise web.HTTPError(403, SESSION_TOKEN_WORDS if not name else f"This token may not start {name!r}.")
-        spawner = user.spawners[name] if name in user.orm_user.orm_spawners else None
-        if spawner is None or not hasattr(spawner, "record"):
+        if name not in user.orm_user.orm_spawners or not hasattr(user.spawners[name], "record"):
             raise web.HTTPError(404, f"You have no session called {name!r}." if name else "You have no session.")
+        return default, asked
+
+
+class ContinueHandler(_OwnersRequest):
+    async def post(self):
+        words = f"Too many continuations in a minute (at most {CONTINUES_PER_MINUTE}); try again shortly."
+        default, (name, force) = self.owners_session(
+            "Log in to continue your session.", server_named, (("continuations",), CONTINUES_PER_MINUTE, words)
+        )
         try:
-            answer = await continue_session(self, spawner, force)
+            answer = await continue_session(self, default.user.spawners[name], force)
         except ContinueRefused as e:
             raise web.HTTPError(e.status, str(e)) from None
         self.set_status(202)
@@ -87,23 +98,11 @@ def automatic_choice(body: object) -> tuple[str, bool]:
     return body["server"], body["on"]
 
 
-class AutomaticHandler(Bounded, APIHandler):
+class AutomaticHandler(_OwnersRequest):
     """The user's choice to continue a session automatically before its end (automatic.py does it)."""
 
     async def post(self):
-        default = own_spawner(self, "Log in to choose how your session continues.")
-        refuse_session_token(self, user_sessions(default.user), SESSION_TOKEN_WORDS)
-        try:
-            if len(self.request.body or b"") > MAX_BODY:
-                raise ValueError(f"The body is over {MAX_BODY} bytes.")
-            name, on = automatic_choice(json.loads(self.request.body or b"null"))
-        except (ValueError, RecursionError) as e:
-            raise web.HTTPError(400, str(e)) from None
-        user = default.user
-        if not self.has_scope(f"servers!server={user.name}/{name}"):
-            raise web.HTTPError(403, f"This token may not start {name!r}." if name else SESSION_TOKEN_WORDS)
-        if name not in user.orm_user.orm_spawners:
-            raise web.HTTPError(404, f"You have no session called {name!r}." if name else "You have no session.")
+        default, (name, on) = self.owners_session("Log in to choose how your session continues.", automatic_choice)
         if not default.settings.sessions.continuation.enabled:
             raise web.HTTPError(403, "The admin has not enabled continuing sessions here.")
         chosen = user_record(default).auto_continue
