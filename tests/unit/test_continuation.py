@@ -244,3 +244,18 @@ def test_the_automatic_choice_reads_a_name_and_on_or_off():
     record = UserRecord(auto_continue={"train": True})
     assert UserRecord.from_state(record.to_state()).auto_continue == {"train": True}
     assert UserRecord.from_state({"auto_continue": {"a": "yes", "b": True}}).auto_continue == {"b": True}
+
+
+def test_a_private_json_file_is_never_written_through_a_link(tmp_path):
+    from spawner.job.ownership import read_private_json, write_private_json
+
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    write_private_json(folder / "a.json", {"x": 1})
+    assert oct((folder / "a.json").stat().st_mode & 0o777) == "0o600"
+    assert read_private_json(folder, "a.json") == {"x": 1}
+    (folder / "b.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(OSError):
+        write_private_json(folder / "b.json", {"x": 2})
+    assert not (tmp_path / "elsewhere.json").exists()
+    assert read_private_json(folder, "b.json") is None

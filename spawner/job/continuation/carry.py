@@ -22,7 +22,7 @@ from pathlib import Path
 
 import cloudpickle
 
-from ..ownership import mine_alone
+from ..ownership import mine_alone, write_private_json
 
 CARRY_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -119,8 +119,7 @@ def dump(namespace: dict, folder: Path, max_bytes: int, seconds: float, clock=ti
         total += len(data)
         carried[name] = {"bytes": len(data), "gpu": gpu}
     manifest = {"carry": CARRY_FORMAT, "carried": carried, "not": refused, "bytes": total}
-    (folder / MANIFEST).write_text(json.dumps(manifest))
-    os.chmod(folder / MANIFEST, 0o600)
+    write_private_json(folder / MANIFEST, manifest)
     return {"carried": sorted(carried), "not": refused, "bytes": total, "seconds": round(clock() - started, 3)}
 
 

@@ -41,7 +41,12 @@ class CarryHandler(_Base):
             raise web.HTTPError(403, "The admin has not enabled continuing sessions here.")
         app = self.settings["serverapp"]
         sessions = await app.session_manager.list_sessions()
-        notebooks = await self.continuation.carry(app.kernel_manager, sessions, self.settings.get("terminal_manager"))
+        try:
+            notebooks = await self.continuation.carry(
+                app.kernel_manager, sessions, self.settings.get("terminal_manager")
+            )
+        except OSError as e:  # ~/.dsportal/continuation is a link or another account's: nothing is written there
+            raise web.HTTPError(409, f"Nothing was carried: {e}.") from None
         self.finish(json.dumps({"notebooks": notebooks}))
 
 

@@ -10,12 +10,10 @@ import the portal's code (a container kernel), is named as not carried.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 from ...job.continuation.carry import R_FILE, R_REPORT, private_folder, r_dump_code, r_load_code, r_report
-from ...job.ownership import mine_alone
+from ...job.ownership import mine_alone, read_private_json, write_private_json
 
 PYTHON_DUMP = """import json as _dsportal_json
 from pathlib import Path as _dsportal_path
@@ -80,9 +78,7 @@ async def carry_out(kernels, sessions: list[dict], base: Path, max_bytes: int, s
                 words = f"the kernel did not answer within {seconds + 10:g} s (a cell still running)"
                 report = {"carried": [], "not": {}, "refused": words, "busy": True}
         manifest[session["path"]] = {"language": language, "folder": str(folder), "report": report}
-    path = base / MANIFEST
-    path.write_text(json.dumps(manifest))
-    os.chmod(path, 0o600)
+    write_private_json(base / MANIFEST, manifest)
     return manifest
 
 
@@ -98,13 +94,7 @@ def load_code(language: str, folder: Path) -> str | None:
 def read_manifest(base: Path) -> dict:
     """What the session this one continues carried out ({} when nothing, or when the folder is not wholly this
     user's: its files are loaded into the kernels, where they would run as this user)."""
-    path = base / MANIFEST
-    if not base.is_dir() or not mine_alone(base) or not path.is_file() or not mine_alone(path):
-        return {}
-    try:
-        found = json.loads(path.read_text())
-    except ValueError:
-        return {}
+    found = read_private_json(base, MANIFEST)
     return found if isinstance(found, dict) else {}
 
 

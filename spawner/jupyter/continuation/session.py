@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...job.continuation.carry import private_folder
 from ...job.ownership import mine_alone
 from ...sessionspec import ContinuationSpec
 from . import terminals
@@ -83,8 +84,7 @@ class Continuation:
         async with self.carrying:  # one carry-out at a time: the hub's retry must not race the first
             base = self.root / self.job_id
             shutil.rmtree(base, ignore_errors=True)  # an earlier, unfinished try of this job's
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.root, 0o700)
+            private_folder(self.root)
             manifest = await carry_out(kernels, sessions, base, self.spec.max_bytes, self.spec.dump_seconds)
             terminals.write(base, terminals.places(terminal_manager))
         log.warning("dsportal: carried out %d notebook(s)' kernels for the next session", len(manifest))

@@ -8,12 +8,11 @@ ran in a terminal is not carried: a shell starts afresh.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-from ...job.ownership import mine_alone
+from ...job.ownership import read_private_json, write_private_json
 
 TERMINALS = "terminals.json"
 MAX_TERMINALS = 20
@@ -33,20 +32,12 @@ def places(manager) -> list[dict]:
 
 
 def write(base: Path, found: list[dict]) -> None:
-    path = base / TERMINALS
-    path.write_text(json.dumps(found))
-    os.chmod(path, 0o600)
+    write_private_json(base / TERMINALS, found)
 
 
 def read(base: Path) -> list[dict]:
     """What `write` wrote, when the folder and file are this user's alone; each entry checked (pure of the rest)."""
-    path = base / TERMINALS
-    if not base.is_dir() or not mine_alone(base) or not path.is_file() or not mine_alone(path):
-        return []
-    try:
-        found = json.loads(path.read_text())
-    except ValueError:
-        return []
+    found = read_private_json(base, TERMINALS)
     if not isinstance(found, list):
         return []
     return [
