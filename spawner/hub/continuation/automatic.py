@@ -16,10 +16,10 @@ import json
 import logging
 from datetime import datetime
 
-from jupyterhub import orm
-from jupyterhub.utils import make_ssl_context, url_path_join
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from jupyterhub.utils import url_path_join
+from tornado.httpclient import HTTPClientError
 
+from ..base.internalcall import post_as
 from ..base.logname import log_name
 from ..clock.extension import seconds_left
 from ..clock.lead import continues_automatically, lead_seconds
@@ -50,29 +50,17 @@ def due(spawner, tried: set[str], now: datetime) -> bool:
 async def continue_automatically(spawner) -> bool:
     """The continue API, asked for the user with a token made for this one call; -> whether that was the job's
     one try (done, or refused for good), not a passing refusal to try again on the next look (429, no answer)."""
-    user, name, token = spawner.user, spawner.name, ""
-    client = AsyncHTTPClient(force_instance=True, max_body_size=256 * 1024)
+    user, name = spawner.user, spawner.name
     try:
-        token = user.new_api_token(
+        answer = await post_as(
+            user,
+            url_path_join(spawner.hub.api_url, "dsportal/continue"),
+            json.dumps({"server": name, "force": True}),
             note=AUTO_NOTE + log_name(spawner),
             scopes=[f"servers!server={user.name}/{name}", f"access:servers!server={user.name}/{name}"],
-            expires_in=int(CALL_TIMEOUT) + 60,
+            timeout=CALL_TIMEOUT,
+            max_body=256 * 1024,
         )
-        request = HTTPRequest(
-            url_path_join(spawner.hub.api_url, "dsportal/continue"),
-            method="POST",
-            body=json.dumps({"server": name, "force": True}),
-            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
-            request_timeout=CALL_TIMEOUT,
-            follow_redirects=False,
-        )
-        settings = user.settings
-        context = make_ssl_context(
-            settings.get("internal_ssl_key"), settings.get("internal_ssl_cert"), cafile=settings.get("internal_ssl_ca")
-        )
-        if context is not None:
-            request.ssl_options = context
-        answer = await client.fetch(request)
         words = json.loads(answer.body).get("words", "") if answer.body.startswith(b"{") else ""
         log.info("%s continued automatically: %s", log_name(spawner), words)
         return True
@@ -83,12 +71,6 @@ async def continue_automatically(spawner) -> bool:
     except Exception:  # whatever it is, the loop goes on for everyone else; this job is tried no more
         log.exception("%s was not continued automatically", log_name(spawner))
         return True
-    finally:
-        client.close()
-        row = orm.APIToken.find(user.db, token) if token else None
-        if row is not None:
-            user.db.delete(row)
-            user.db.commit()
 
 
 async def keep_continuing(spawners, every: float = AUTO_EVERY) -> None:

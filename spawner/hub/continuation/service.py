@@ -20,15 +20,15 @@ import json
 import logging
 import time
 
-from jupyterhub import orm
-from jupyterhub.utils import make_ssl_context, url_escape_path, url_path_join
+from jupyterhub.utils import url_escape_path, url_path_join
 from tornado import web
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.httpclient import HTTPClientError
 
 from ...contract import CONTINUATION_CARRY_PATH
+from ..base.internalcall import post_as
 from ..base.logname import log_name
 from ..session.token import SESSION_CALL_NOTE
-from ..session.userrecord import record_of, save_user_record
+from ..session.userrecord import save_user_record, user_record
 
 log = logging.getLogger("JupyterHub").getChild("continuation")
 
@@ -99,42 +99,24 @@ async def carry_out(spawner, timeout: float) -> dict:
     """Ask the session's server to carry its kernels out; -> its checked summary.  ContinueRefused (502) with
     the reason when it does not answer in time, refuses, or answers what is not a summary."""
     user = spawner.user
-    token = user.new_api_token(
-        note=SESSION_CALL_NOTE + log_name(spawner),
-        scopes=[f"access:servers!server={user.name}/{spawner.name}"],
-        expires_in=int(timeout) + 60,
-    )
-    settings = user.settings
-    request = HTTPRequest(
-        url_path_join(spawner.server.url, CONTINUATION_CARRY_PATH),
-        method="POST",
-        body=b"{}",
-        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
-        request_timeout=timeout,
-        connect_timeout=10,
-        follow_redirects=False,
-    )
-    context = make_ssl_context(
-        settings.get("internal_ssl_key"), settings.get("internal_ssl_cert"), cafile=settings.get("internal_ssl_ca")
-    )
-    if context is not None:
-        request.ssl_options = context
-    client = AsyncHTTPClient(force_instance=True, max_body_size=MAX_ANSWER)
     nothing = "; nothing was stopped."
     try:
-        answer = await client.fetch(request)
+        answer = await post_as(
+            user,
+            url_path_join(spawner.server.url, CONTINUATION_CARRY_PATH),
+            b"{}",
+            note=SESSION_CALL_NOTE + log_name(spawner),
+            scopes=[f"access:servers!server={user.name}/{spawner.name}"],
+            timeout=timeout,
+            max_body=MAX_ANSWER,
+            connect_timeout=10,
+        )
         return checked_summary(json.loads(answer.body))
     except HTTPClientError as e:
         why = f"it answered HTTP {e.code}" if e.code != 599 else f"no answer within {timeout:g} s, or one too long"
         raise ContinueRefused(502, f"The session's kernels could not be carried out ({why}){nothing}") from None
     except (OSError, ValueError, RecursionError) as e:
         raise ContinueRefused(502, f"The session's kernels could not be carried out ({e}){nothing}") from None
-    finally:
-        client.close()
-        row = orm.APIToken.find(user.db, token)
-        if row is not None:
-            user.db.delete(row)
-            user.db.commit()
 
 
 def refuse_busy(notebooks: dict, force: bool) -> None:
@@ -161,7 +143,7 @@ async def stopped(handler, user, name: str) -> None:
 def keep_for_next_start(spawner, name: str, old_job: str) -> None:
     """The carried variables of `old_job` wait for the session's next start (submit.py forgets them once it
     submitted the job that loads them)."""
-    record_of(spawner.services, spawner.user).continuations[name] = old_job
+    user_record(spawner).continuations[name] = old_job
     save_user_record(spawner)
 
 

@@ -23,11 +23,12 @@ import json
 import logging
 
 from jupyterhub import orm
-from jupyterhub.utils import hash_token, make_ssl_context, url_path_join
+from jupyterhub.utils import hash_token, url_path_join
 from sqlalchemy.orm import object_session
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 from ...contract import MAX_OFFER_PROOFS, TOKEN_OFFER_HEADER, TOKEN_PUSH_PATH, offer_proofs, token_digest
+from ..base.internalcall import internal_ssl
 from ..base.logname import log_name
 from ..base.upstream_jupyterhub import default_server_scopes
 from ..session.token import running, server_tokens, session_note
@@ -105,10 +106,7 @@ def delivery_request(spawner, token: str) -> HTTPRequest:
 
 async def deliver(spawner, token: str, pauses=DELIVERY_TRIES) -> bool:
     """Hand `token` to the session's server (its address, not the proxy's); whether it took it."""
-    settings = spawner.user.settings
-    context = make_ssl_context(
-        settings.get("internal_ssl_key"), settings.get("internal_ssl_cert"), cafile=settings.get("internal_ssl_ca")
-    )
+    context = internal_ssl(spawner.user.settings)
     client = AsyncHTTPClient(force_instance=True, max_body_size=4096)
     problem = ""
     try:
