@@ -104,10 +104,10 @@ class HubServices:
         """The latest answer of accounts() if fresh (the form keeps it so), else None: no Slurm call."""
         return self._accounts.cached("all")
 
-    async def queue_order(self, partition: str) -> list[str]:
+    async def queue_order(self, partition: str, wait: float = ORDER_WAIT) -> list[str]:
         """The partition's pending jobs in Slurm's priority order, shared for cluster_info_seconds; while a new
-        squeue is slow, the older order after ORDER_WAIT (a page that shows a place in the line waited for it)."""
-        return await self._orders.get(partition, lambda: self.client.queue_order(partition), wait=ORDER_WAIT)
+        squeue is slow, the older order after `wait` (a page that shows a place in the line waited for it)."""
+        return await self._orders.get(partition, lambda: self.client.queue_order(partition), wait=wait)
 
     def partitions(self, nodes: list[NodeState]) -> list[dict]:
         slurm = self.settings.slurm
