@@ -5,6 +5,12 @@ prints `gpu:a100:4(S:0-1)` for a node and `gpu:a100:2(IDX:0-1)` for what is
 in use; an untyped one `gpu:4`.  A node may carry several types
 (`gpu:v100:2,gpu:a100:2`).  Type names are what the admin wrote in
 gres.conf: letters, digits and `_.-`.
+
+A GPU cut into shares (Slurm's `gres/shard`, gres.conf `Name=shard Count=4
+File=/dev/nvidia0` for each GPU) shows as `shard:16(S:0-1)` beside the GPUs,
+and `shard:3(IDX:...)` or `shard:0` in use; Slurm counts shards apart from
+GPUs (a GPU whose shards are taken is still free as a whole GPU to Slurm's
+count, and the other way round).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import re
 
 GPU_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")  # a type name as a session may ask for it
 _GPUS = re.compile(r"(?:^|,)gpu(?::([^:,(]+))?:([0-9]+)")
+_SHARDS = re.compile(r"(?:^|,)shard(?::[^:,(]+)?:([0-9]+)")
 
 
 def gpu_count(gres: str) -> int:
@@ -32,3 +39,21 @@ def gpu_types(gres: str, used: str) -> tuple[tuple[str, int, int], ...]:
     """A node's GPUs by type, from sinfo's Gres and GresUsed: (type, GPUs, in use), in gres.conf's order."""
     busy = gpus_by_type(used)
     return tuple((kind, count, busy.get(kind, 0)) for kind, count in gpus_by_type(gres).items())
+
+
+def shard_count(gres: str) -> int:
+    """'gpu:a100:4(S:0-1),shard:16(S:0-1)' -> 16 shards; 'shard:a100:3(IDX:0)' -> 3; 'gpu:4' -> 0."""
+    return sum(int(count) for count in _SHARDS.findall(gres))
+
+
+def share_words(shards: int, per_gpu: int) -> str:
+    """How the pages name shares of a GPU: 'a quarter of a GPU', 'half a GPU', '3 eighths of a GPU'."""
+    whole = per_gpu or shards
+    if 2 * shards == whole:
+        return "half a GPU"
+    names = {3: "third", 4: "quarter", 8: "eighth"}
+    if whole in names:
+        name = names[whole]
+        article = "an" if name[0] in "aeiou" else "a"
+        return f"{article} {name} of a GPU" if shards == 1 else f"{shards} {name}s of a GPU"
+    return f"{shards}/{whole} of a GPU"

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .slurmgres import gpu_count, gpu_types
+from .slurmgres import gpu_count, gpu_types, shard_count
 
 # Parsing happens in the hub, so a skipped line is logged there, in its format.
 log = logging.getLogger("JupyterHub").getChild("slurm")
@@ -210,6 +210,8 @@ class NodeState:
     memory_mib: int
     memory_used_mib: int
     gpu_types: tuple[tuple[str, int, int], ...] = ()  # (type, GPUs, in use) per GPU type ("": untyped)
+    shards: int = 0  # shares of its GPUs (gres/shard), in all
+    shards_used: int = 0
 
     @property
     def usable(self) -> bool:
@@ -438,6 +440,8 @@ def parse_sinfo(output: str) -> list[NodeState]:
                     memory_mib=int(memory),
                     memory_used_mib=int(alloc_mem),
                     gpu_types=gpu_types(gres, used),
+                    shards=shard_count(gres),
+                    shards_used=shard_count(used),
                 )
             )
         except ValueError:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from .slurmgres import share_words
+
 BUSY_UTILISATION = 1  # NVML's utilisation: the share of the sample period in which a kernel ran on the GPU
 WORKED_SHARE = 0.05  # a GPU busy in at least 5 % of the samples did work
 IDLE_CPU_SHARE = 0.1  # less than a tenth of one core between two samples: the session did nothing then
@@ -148,9 +150,10 @@ class JobUse:
 class Allocation:
     """What the session was given."""
 
-    gpus: int
+    gpus: float  # a share of a GPU (Slurm's gres/shard) as its fraction
     cpus: int
     memory_mib: int
+    per_gpu: int = 0  # shares a GPU is cut into where the session's partition offers them (0: none offered)
 
 
 def _percent(part: float, whole: float, most: int = 1000) -> int | None:
@@ -207,6 +210,7 @@ def summarise(tally: UsageTally | None, job: JobUse | None, given: Allocation) -
         "source": "slurm" if job is not None else "session",
         "hours": round(seconds / 3600, 3),
         "gpus_given": given.gpus,
+        "per_gpu": given.per_gpu,
         "gpus": gpus,
         "gpus_worked": sum(g["worked"] for g in gpus),
         "cpu_efficiency": _percent(cpu_seconds, cpus * seconds, most=100),
@@ -230,10 +234,13 @@ def advice(summary: dict, samples: int) -> str:
     judged = samples >= MIN_JUDGED_SAMPLES
     if given and judged and summary["gpus"]:
         if worked == 0:
-            which = "Your GPU did no work" if given == 1 else f"None of your {given} GPUs did work"
+            which = "Your GPU did no work" if given <= 1 else f"None of your {given:g} GPUs did work"
             return f"{which}; next time ask for 0 GPUs, or check that your code uses CUDA."
-        if worked < given:
-            return f"{worked} of {given} GPUs did work; next time ask for {worked}."
+        if 1 <= worked < given:
+            return f"{worked} of {given:g} GPUs did work; next time ask for {worked}."
+        fits = share_fits(summary)
+        if fits:
+            return fits
     share = summary["memory_share"]
     if share is not None and share >= MEMORY_NEAR_LIMIT:
         return (
@@ -248,9 +255,30 @@ def advice(summary: dict, samples: int) -> str:
         return f"Too short to judge the session's size ({samples} of the {MIN_JUDGED_SAMPLES} readings it takes)."
     if given and not summary["gpus"]:
         return "Its GPUs could not be read (the session's log says why), so their size cannot be judged."
+    if 0 < given < 1:
+        return "Your share of a GPU did work; the size fitted."
     if given:
-        return "Your GPU did work; the size fitted." if given == 1 else f"All {given} GPUs did work; the size fitted."
+        return "Your GPU did work; the size fitted." if given == 1 else f"All {given:g} GPUs did work; the size fitted."
     return "The session's size fitted its work."
+
+
+def share_fits(summary: dict) -> str:
+    """Advice for one whole GPU whose memory peak and mean work stayed within one share's part of it, where the
+    partition offers shares ("" otherwise).  A share divides neither: the test is that the session would have
+    left room for the GPU's other shares."""
+    per_gpu, gpus = summary.get("per_gpu", 0), summary["gpus"]
+    if not per_gpu or summary["gpus_given"] != 1 or len(gpus) != 1:
+        return ""
+    gpu = gpus[0]
+    if not gpu["memory_total_mib"] or gpu["memory_peak_mib"] * per_gpu > gpu["memory_total_mib"]:
+        return ""
+    if gpu["mean"] * per_gpu > 100:
+        return ""
+    return (
+        f"Your GPU used at most {_gib(gpu['memory_peak_mib'])} of its {_gib(gpu['memory_total_mib'])} and was "
+        f"{gpu['mean']}% busy on average: {share_words(1, per_gpu)} would have fitted; next time ask for a share "
+        "of a GPU (it often starts sooner)."
+    )
 
 
 def lines(summary: dict) -> list[str]:

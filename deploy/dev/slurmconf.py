@@ -44,6 +44,9 @@ NVIDIA_MAJOR = 195
 # Two GPU types, as a real cluster has (typed GRES: slurm.conf Gres=gpu:TYPE:4, gres.conf Type=): a session may ask
 # for one by name (--gres=gpu:a100:2) or for any (--gres=gpu:2)
 GPU_TYPES = {"node001": "v100", "node002": "a100"}
+# node002's GPUs are each cut in SHARDED[node] shares (Slurm's gres/shard: gres.conf Name=shard Count=N File= for
+# each GPU): a session may ask for a share of a GPU (--gres=shard:N); shards divide neither memory nor compute
+SHARDED = {"node002": 4}
 GPU_NODES = list(GPU_TYPES)  # node003 has no GPU
 CPU_NODES = [n for n in NODES if n not in GPU_TYPES]
 CGROUP_CONF = Path("/etc/slurm/cgroup.conf")
@@ -66,6 +69,7 @@ def slurm_conf(platform: Platform) -> str:
         f"NodeName={n} NodeAddr={hosts.ADDRESSES[n]} NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
         f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216"
         + (f" Gres=gpu:{GPU_TYPES[n]}:4" if n in GPU_TYPES else "")
+        + (f",shard:{4 * SHARDED[n]}" if n in SHARDED else "")
         + " State=UNKNOWN"
         for n, p in NODES.items()
     )
@@ -101,7 +105,7 @@ AccountingStorageHost={hosts.HEAD_ADDRESS}
 AccountingStoragePort={SLURMDBD_PORT}
 # GPUs in the accounting too, in all and per type (sacct's AllocTRES shows gres/gpu=N,gres/gpu:a100=N): the usage
 # and status pages' GPU-hours per type
-AccountingStorageTRES=gres/gpu,{",".join(f"gres/gpu:{t}" for t in sorted(set(GPU_TYPES.values())))}
+AccountingStorageTRES=gres/gpu,{",".join(f"gres/gpu:{t}" for t in sorted(set(GPU_TYPES.values())))},gres/shard
 # As a real site: Slurm refuses a job in an account its user is not in, above an association's limits, or with
 # a QOS the association does not allow (the accounts: deploy/dev/associations.py)
 AccountingStorageEnforce=associations,limits,qos
@@ -119,7 +123,7 @@ PriorityCalcPeriod=1
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
-GresTypes=gpu
+GresTypes=gpu,shard
 ReturnToService=2
 MinJobAge=60
 KillWait=5
@@ -150,9 +154,13 @@ ConstrainRAMSpace=yes
 
 
 def gres_conf() -> str:
-    return "AutoDetect=off\n" + "".join(
-        f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in GPU_NODES
+    gpus = "".join(f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in GPU_NODES)
+    shards = "".join(
+        f"NodeName={n} Name=shard Count={count} File={GPUS}/{n}-nvidia{i}\n"
+        for n, count in SHARDED.items()
+        for i in range(4)
     )
+    return "AutoDetect=off\n" + gpus + shards
 
 
 def state_of(platform: Platform) -> Path:

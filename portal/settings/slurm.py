@@ -13,6 +13,7 @@ from .kinds import (
     GroupName,
     Label,
     OptionalLabel,
+    OptionalSize,
     OptionalSlurmName,
     SbatchOption,
     Size,
@@ -22,7 +23,7 @@ from .kinds import (
     integer,
     number,
 )
-from .section import Section, key, rule_error
+from .section import Section, key, rule_error, section
 
 # Options the portal sets itself; an admin line must not fight them.
 MANAGED_SBATCH_OPTIONS = frozenset(
@@ -44,6 +45,20 @@ class Partition(Section):
     )
 
 
+class ShardSettings(Section):
+    per_gpu: integer(0, 64) = key(
+        0,
+        "Shares each GPU is cut into where its nodes have Slurm's gres/shard (gres.conf: Name=shard Count=N "
+        "File=/dev/nvidiaK for each GPU; slurm.conf: GresTypes=gpu,shard and Gres=...,shard:N x GPUs). The form "
+        "then offers 1 to per_gpu - 1 shares of a GPU beside whole GPUs, on the partitions whose nodes have "
+        "shards. 0 = no shares offered. A share divides neither the GPU's memory nor its compute: sessions on "
+        "shares of one GPU use it together (only MIG partitions a GPU).",
+        example=4,
+    )
+    cores: integer(0, 256) = key(0, "CPU cores one share brings; 0 = slurm.cores_per_gpu / per_gpu, at least 1.")
+    memory: OptionalSize = key("", "Memory one share brings (M, G or T); empty = slurm.memory_per_gpu / per_gpu.")
+
+
 class SlurmSettings(Section):
     partitions: Annotated[list[Partition], Field(min_length=1)] = key(
         [{"name": "gpu", "max_gpus": 4, "default": True, "display_name": ""}],
@@ -57,6 +72,13 @@ class SlurmSettings(Section):
         "without a label shows its Slurm name.",
         example={"v100": "V100 32 GB", "a100": "A100 80 GB"},
     )
+    gpu_memory: dict[SlurmName, Size] = key(
+        {},
+        "Memory of one GPU of each type (M, G or T), a MIG profile's too (e.g. a100_1g.10gb: 10G): the form says it "
+        "beside the type's label (a MIG slice's memory is its own, not its GPU's).",
+        example={"a100": "80G", "a100_1g.10gb": "10G"},
+    )
+    shards: ShardSettings = section(ShardSettings, "Shares of a GPU (Slurm's gres/shard) offered beside whole GPUs.")
     hidden_gpu_types: list[SlurmName] = key(
         [], "GPU types users may not ask for by name (they may still get them as 'any type').", example=["t4"]
     )

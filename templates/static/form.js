@@ -4,8 +4,8 @@
 // brings, each partition's most GPUs, the admin's account) are the fieldset's data-limits, computed by the hub.
 
 const {
-  accountOptions, chargedAccount, costLine, estimateQuery, gpuChoices, qosOption, startWords, summaryLine,
-  typeOptionText,
+  accountOptions, chargedAccount, costLine, estimateQuery, gpuChoices, qosOption, startWords,
+  summaryLine, typeOptionText,
 } = await import(new URL("formrules.js" + new URL(import.meta.url).search, import.meta.url).href);
 
 const fieldset = document.getElementById("dsportal-options");
@@ -14,6 +14,10 @@ const form = document.getElementById("dsportal-partition").form;
 const byId = (id) => document.getElementById(id);
 
 function checkedGpus() { return (form.querySelector('input[name="gpus"]:checked') || {}).value || "0"; }
+function checkedShards() {  // "0" where the partition has no shares of a GPU (the box hidden, its inputs disabled)
+  const box = byId("dsportal-shards");
+  return (box && !box.hidden && (form.querySelector('input[name="shards"]:checked') || {}).value) || "0";
+}
 
 function rebuildGpus() {
   const box = byId("dsportal-gpus");
@@ -33,9 +37,11 @@ function rebuildGpus() {
 }
 
 function summary() {
-  const gpus = parseInt(checkedGpus(), 10), typed = form.gpu_type.selectedOptions[0];
+  const gpus = parseInt(checkedGpus(), 10), shards = parseInt(checkedShards(), 10);
+  const typed = form.gpu_type.selectedOptions[0];
   byId("dsportal-summary").textContent = summaryLine({
-    gpus, hours: parseFloat(form.hours.value), shape: limits.shapes[String(gpus)], partition: form.partition.value,
+    gpus, shards, perGpu: limits.per_gpu, hours: parseFloat(form.hours.value), partition: form.partition.value,
+    shape: shards ? limits.shard_shapes[String(shards)] : limits.shapes[String(gpus)],
     typeLabel: form.gpu_type.value && typed ? typed.dataset.label || "" : "",
     account: form.account.value, qos: form.qos ? form.qos.value : "",
   });
@@ -56,6 +62,25 @@ function showFree() {
   const p = free[form.partition.value];
   byId("dsportal-free").textContent = p ? p.summary : "";
   showTypes(p ? p.types : []);
+  showShares(p);
+}
+
+function showShares(p) {  // shares of a GPU only where the partition's nodes have Slurm's gres/shard
+  const box = byId("dsportal-shards");
+  if (!box) { return; }
+  const offered = Boolean(p && p.shards_total);
+  box.hidden = !offered;
+  box.querySelectorAll("input").forEach((input) => { input.disabled = !offered; });
+  if (!offered) { byId("dsportal-shards-0").checked = true; return; }
+  byId("dsportal-shards-gpu").textContent = "(" + (p.shard_label || "its GPU") + ": " + p.shards_free + " of " +
+    p.shards_total + " shares free" + (p.largest_shards ? "" : ", none to start now") + ")";
+}
+
+function oneOrTheOther(changed) {  // whole GPUs or a share of one, never both
+  if (changed.name === "shards" && changed.value !== "0") { byId("dsportal-gpus-0").checked = true; }
+  if (changed.name === "gpus" && changed.value !== "0" && byId("dsportal-shards-0")) {
+    byId("dsportal-shards-0").checked = true;
+  }
 }
 
 function showTypes(types) {  // a choice only where the partition has GPUs of several types (Slurm's gres.conf)
@@ -85,7 +110,7 @@ function estimate() {
     // hours the field itself refuses (above its max, say) are the browser's to explain: no question to the hub
     if (!form.hours.validity.valid) { line.textContent = form.hours.validationMessage; showAlternatives([]); return; }
     const query = estimateQuery({
-      partition: form.partition.value, gpus: checkedGpus(), hours: form.hours.value,
+      partition: form.partition.value, gpus: checkedGpus(), shards: checkedShards(), hours: form.hours.value,
       gpuType: form.gpu_type.disabled ? "" : form.gpu_type.value,
       account: form.account.value, qos: form.qos ? form.qos.value : "",
     });
@@ -119,6 +144,8 @@ function useOptions(o) {
   form.partition.value = o.partition; rebuildGpus(); showFree();
   const radio = form.querySelector('input[name="gpus"][value="' + (parseInt(o.gpus, 10) || 0) + '"]');
   if (radio) { radio.checked = true; }
+  const share = byId("dsportal-shards-" + (parseInt(o.shards, 10) || 0));
+  if (share) { share.checked = true; }
   typeForGpus();
   form.gpu_type.value = o.gpu_type || "";
   form.hours.value = o.hours;
@@ -132,8 +159,9 @@ function account() { return chargedAccount(form.account.value, limits.site_accou
 function cost() {  // what the session may use of the charged account, read from Slurm (sshare)
   if (!allocations || !qos) { return; }
   const charged = account();
+  const gpus = parseInt(checkedGpus(), 10) + parseInt(checkedShards(), 10) / (limits.per_gpu || 1);
   byId("dsportal-cost").textContent =
-    costLine(parseInt(checkedGpus(), 10), parseFloat(form.hours.value) || 0, charged, allocations[charged]);
+    costLine(gpus, parseFloat(form.hours.value) || 0, charged, allocations[charged]);
 }
 
 function showQos() {  // each QOS with its longest session; one the charged account does not allow, disabled
@@ -169,7 +197,9 @@ getJSON("accounts").then((d) => {  // a choice only for a user in several Slurm 
 }).catch(() => { /* no choice shown: the session charges the default account */ });
 
 form.partition.addEventListener("change", () => { rebuildGpus(); summary(); showFree(); });
-form.addEventListener("change", () => { typeForGpus(); showQos(); summary(); cost(); estimate(); });
+form.addEventListener("change", (e) => {
+  oneOrTheOther(e.target); typeForGpus(); showQos(); summary(); cost(); estimate();
+});
 form.hours.addEventListener("input", () => { summary(); cost(); estimate(); });
 summary();
 estimate();

@@ -13,11 +13,21 @@ export function gpuWords(gpus) {
   return gpus === 0 ? "no GPU" : gpus + " GPU" + (gpus > 1 ? "s" : "");
 }
 
+// shares of one GPU (Slurm's gres/shard): the hub's words (spawner/hub/request/resources.py, share_words)
+export function shareWords(shards, perGpu) {
+  const whole = perGpu || shards;
+  if (2 * shards === whole) { return "half a GPU"; }
+  const names = {3: "third", 4: "quarter", 8: "eighth"};
+  const name = names[whole];
+  if (name) { return shards === 1 ? ("aeiou".includes(name[0]) ? "an " : "a ") + name + " of a GPU" : shards + " " + name + "s of a GPU"; }
+  return shards + "/" + whole + " of a GPU";
+}
+
 // the line under the form: '2 GPUs (A100) · 16 cores · 96 GB RAM · 8 h on sxm2, charged to nlp, QOS short';
 // `shape` is the hub's one rule for that many GPUs (form.py's limits.shapes)
 export function summaryLine(o) {
   const shape = o.shape || {cores: "?", gb: "?"};
-  let g = gpuWords(o.gpus);
+  let g = o.shards > 0 ? shareWords(o.shards, o.perGpu) : gpuWords(o.gpus);
   if (o.gpus > 0 && o.typeLabel) { g += " (" + o.typeLabel + ")"; }
   const charged = (o.account ? ", charged to " + o.account : "") + (o.qos ? ", QOS " + o.qos : "");
   return g + " \u00b7 " + shape.cores + " cores \u00b7 " + shape.gb + " GB RAM \u00b7 " + duration(o.hours) +
@@ -28,6 +38,7 @@ export function summaryLine(o) {
 // start, so each is part of the question
 export function estimateQuery(o) {
   const parts = [["partition", o.partition], ["gpus", o.gpus], ["hours", o.hours]];
+  if (o.shards && o.shards !== "0") { parts.push(["shards", o.shards]); }
   if (o.gpuType) { parts.push(["gpu_type", o.gpuType]); }
   if (o.account) { parts.push(["account", o.account]); }
   if (o.qos) { parts.push(["qos", o.qos]); }
@@ -36,7 +47,8 @@ export function estimateQuery(o) {
 
 // a GPU type in its select: 'A100: 3 of 8 free, largest block 2'
 export function typeOptionText(t) {
-  return t.label + ": " + t.gpus_free + " of " + t.gpus_total + " free, largest block " + t.largest_block;
+  const memory = t.memory_gb ? " (" + t.memory_gb + " GB GPU memory)" : "";  // the admin's (slurm.gpu_memory)
+  return t.label + memory + ": " + t.gpus_free + " of " + t.gpus_total + " free, largest block " + t.largest_block;
 }
 
 // the GPU counts a partition offers, and which stays chosen ('1' by default, never above its most)

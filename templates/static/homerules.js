@@ -5,7 +5,7 @@
 
 export const LABELS = {none: "not running", queued: "queued", starting: "starting", running: "running",
                        stopping: "stopping"};
-export const OPTIONS = ["partition", "gpus", "hours", "gpu_type", "account", "qos"];  // of the last session, for "start again"
+export const OPTIONS = ["partition", "gpus", "shards", "hours", "gpu_type", "account", "qos"];  // of the last session, for "start again"
 export const JOBS_SHOWN = 5;  // the newest finished jobs listed (JupyterLab's Jobs panel lists them all)
 
 // --- words ---
@@ -92,7 +92,9 @@ export function cardLine(entry, left) {
 
 // The card's facts as [label, text], those with a value only.
 export function cardFacts(s, left) {
-  return [["Job", s.job_id], ["Node", s.node], ["Partition", s.partition], ["GPUs", s.gpus], ["GPU type", s.gpu_type],
+  // a share of a GPU in the hub's words ('a quarter of a GPU'), else the GPU count
+  return [["Job", s.job_id], ["Node", s.node], ["Partition", s.partition], ["GPUs", s.share || s.gpus],
+          ["GPU type", s.gpu_type],
           ["Cores", s.cores], ["Memory", s.memory_gb !== undefined ? s.memory_gb + " GB" : ""],
           ["Time limit", s.limit], ["Time left", left === null ? "" : words(left)]]
     .filter((f) => !(f[1] === "" || f[1] === undefined || f[1] === null))

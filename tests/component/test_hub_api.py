@@ -21,7 +21,7 @@ def server_token(mock, user: str) -> str:
         ({"hours": 13}, "hours: 13 is out of range; choose a number of hours above 0 and at most 12."),
         (
             {"gpus": 1, "mem": "1T"},
-            'Unknown option(s) "mem"; allowed are partition, gpus, hours, gpu_type, account, qos, continue_from.',
+            'Unknown option(s) "mem"; allowed are partition, gpus, shards, hours, gpu_type, account, qos, continue_from.',
         ),
         ({"partition": "sxm2\n#SBATCH --uid=0"}, "partition: line breaks and NUL characters are not allowed."),
         ({"hours": "8%s%n"}, 'hours: "8%s%n" is not a number'),

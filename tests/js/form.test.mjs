@@ -9,8 +9,22 @@ import * as rules from "../../templates/static/formrules.js";
 
 // the hub's words for a length (spawner/hub/request/resources.py, duration_words) are held to the same table
 const DURATIONS = JSON.parse(readFileSync(new URL("../data/durations.json", import.meta.url), "utf8"));
+// and its words for shares of a GPU (share_words) to this one
+const SHARES = JSON.parse(readFileSync(new URL("../data/shares.json", import.meta.url), "utf8"));
 
 describe("words", () => {
+  test("shares of a GPU, in the hub's words", () => {
+    for (const [shards, perGpu, words] of SHARES) { assert.equal(rules.shareWords(shards, perGpu), words); }
+  });
+  test("the summary line of a share: its words and the share's own cores and memory", () => {
+    assert.equal(rules.summaryLine({gpus: 0, shards: 1, perGpu: 4, hours: 8, shape: {cores: 2, gb: 12},
+                                    partition: "sxm2", typeLabel: "A100", account: "", qos: ""}),
+                 "a quarter of a GPU \u00b7 2 cores \u00b7 12 GB RAM \u00b7 8 h on sxm2");
+    assert.equal(rules.estimateQuery({partition: "sxm2", gpus: "0", shards: "2", hours: "8"}),
+                 "partition=sxm2&gpus=0&hours=8&shards=2");
+    assert.equal(rules.estimateQuery({partition: "sxm2", gpus: "1", shards: "0", hours: "8"}),
+                 "partition=sxm2&gpus=1&hours=8");
+  });
   test("a session's length as Slurm counts it, in the hub's words", () => {
     for (const [minutes, words] of DURATIONS) { assert.equal(rules.duration(minutes / 60), words, String(minutes)); }
     assert.equal(rules.duration(0.001), "1 min");  // Slurm's least
@@ -30,6 +44,9 @@ describe("words", () => {
   test("a GPU type, an alternative's start", () => {
     assert.equal(rules.typeOptionText({label: "A100", gpus_free: 3, gpus_total: 8, largest_block: 2}),
                  "A100: 3 of 8 free, largest block 2");
+    // a MIG slice with its memory from the admin file (slurm.gpu_memory), as the hub's words say it
+    assert.equal(rules.typeOptionText({label: "A100 slice", memory_gb: 10, gpus_free: 5, gpus_total: 7, largest_block: 5}),
+                 "A100 slice (10 GB GPU memory): 5 of 7 free, largest block 5");
     assert.equal(rules.startWords({starts_now: true}), "can start now");
     assert.equal(rules.startWords({start: "2026-11-29T10:00:00"}), "Slurm expects 2026-11-29 10:00:00");
     assert.equal(rules.startWords({start: null}), "no estimate from Slurm");

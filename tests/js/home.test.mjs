@@ -91,6 +91,9 @@ describe("a session's card", () => {
     // the GPU type it asked for, or the one Slurm gave an "any type" session
     assert.deepEqual(rules.cardFacts({job_id: "7", gpus: 2, gpu_type: "A100 80 GB (whichever was free first)"}, null),
                      [["Job", "7"], ["GPUs", "2"], ["GPU type", "A100 80 GB (whichever was free first)"]]);
+    // a share of a GPU, in the hub's words
+    assert.deepEqual(rules.cardFacts({job_id: "8", gpus: 0, shards: 1, share: "a quarter of a GPU"}, null),
+                     [["Job", "8"], ["GPUs", "a quarter of a GPU"]]);
   });
   test("what it used so far, while it runs", () => {
     assert.equal(rules.cardUsage(entry("", "running", {entry: {usage: ["GPU 0: 5%", "1 GB"]}})), "So far: GPU 0: 5% \u00b7 1 GB");

@@ -66,7 +66,7 @@ def test_rest_and_form_values(slurm):
         ({"hours": [1, 2]}, "Each option may be given once."),
         (
             {"gpu": 2},
-            'Unknown option(s) "gpu"; allowed are partition, gpus, hours, gpu_type, account, qos, continue_from.',
+            'Unknown option(s) "gpu"; allowed are partition, gpus, shards, hours, gpu_type, account, qos, continue_from.',
         ),
         ({"gpus": 1, "mem": "1T", "script": "x"}, 'Unknown option(s) "mem", "script"; allowed are'),
         ({"continue_from": "../../bob"}, 'continue_from: "../../bob" is not a Slurm job id; leave it out'),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ...slurmgres import share_words
 from ..clock.extension import Limits, extension, seconds_left
 from ..request.resources import Resources, duration_words
 from ..slurm.client import JobInfo
@@ -55,6 +56,8 @@ def session_card(
             memory_gb=round(resources.memory_mib / 1024, 1),
             summary=resources.summary(),
         )
+        if resources.shards:  # a share of a GPU: what it holds, in words
+            card.update(shards=resources.shards, share=share_words(resources.shards, resources.per_gpu))
     if gpu_type:
         card["gpu_type"] = gpu_type
     new, why = extension(minutes, limits)

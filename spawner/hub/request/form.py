@@ -9,6 +9,7 @@ import jinja2
 from portal.settings import SlurmSettings
 
 from ...contract import data_dir
+from ...slurmgres import share_words
 from ..base.pagescripts import script_path
 from .options import SessionRequest
 from .resources import allocation, resources_for
@@ -20,10 +21,11 @@ _env = jinja2.Environment(
 )
 
 
-def shape(gpus: int, slurm: SlurmSettings) -> dict:
-    """{"cores": N, "gb": M}: what a session of `gpus` GPUs gets (spawner/hub/request/resources.py's rule)."""
-    cores, memory_mib = allocation(gpus, slurm)
-    return {"cores": cores, "gb": memory_mib / 1024}
+def shape(gpus: int, slurm: SlurmSettings, shards: int = 0) -> dict:
+    """{"cores": N, "gb": M}: what a session of `gpus` GPUs, or of `shards` shares of one, gets
+    (spawner/hub/request/resources.py's rule)."""
+    cores, memory_mib = allocation(gpus, slurm, shards)
+    return {"cores": cores, "gb": round(memory_mib / 1024, 2)}
 
 
 def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:
@@ -34,12 +36,14 @@ def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:
     limits = {
         # what each GPU count brings, computed by the one rule (the page's script only looks it up)
         "shapes": {str(g): shape(g, slurm) for g in range(most + 1)},
+        "shard_shapes": {str(k): shape(0, slurm, k) for k in range(1, slurm.shards.per_gpu)},
+        "per_gpu": slurm.shards.per_gpu,
         "max_gpus": {p.name: p.max_gpus for p in slurm.partitions},
         "site_account": slurm.account,  # charged when the user names none (else their default)
     }
     default_gpus = min(1, chosen.max_gpus)
     first = resources_for(SessionRequest(chosen.name, default_gpus, slurm.default_hours), slurm)
-    one = shape(1, slurm)
+    one, share = shape(1, slurm), shape(0, slurm, 1)
     return {
         "summary": first.summary(),
         "cores_per_gpu": one["cores"],
@@ -53,6 +57,10 @@ def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:
         "limits_json": json.dumps(limits),  # an attribute's value: the template escapes it
         "form_script": hub_base + script_path("form.js"),
         "qos_choices": slurm.qos_choices,
+        # shares of a GPU (slurm.shards.per_gpu), shown by the script where the partition's nodes have shards
+        "share_choices": [(k, share_words(k, slurm.shards.per_gpu)) for k in range(1, slurm.shards.per_gpu)],
+        "cores_per_shard": share["cores"],
+        "gb_per_shard": f"{share['gb']:g}",
     }
 
 

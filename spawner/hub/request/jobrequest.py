@@ -41,6 +41,7 @@ class JobRequest:
     chdir: str
     gpus: int = 0  # per node
     gpu_type: str = ""  # "" = any type
+    shards: int = 0  # shares of one GPU (Slurm's gres/shard) instead of whole GPUs: one node's
     nodes: int = 1
     account: str = ""  # the user's choice; "" = the admin's (slurm.account), else Slurm's default
     qos: str = ""  # likewise
@@ -99,6 +100,8 @@ def sbatch_argv(slurm: SlurmSettings, job: JobRequest) -> list[str]:
     ]
     if job.gpus:
         argv.append(gres_option(job.gpus, job.gpu_type))
+    elif job.shards:
+        argv.append(f"--gres=shard:{int(job.shards)}")
     argv += [f"--time={job.time}", f"--partition={job.partition}"]
     if job.warning_seconds:
         # B: the batch step only (a session's dsportal-singleuser, whose port keeper passes it on)

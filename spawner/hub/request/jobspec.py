@@ -85,6 +85,7 @@ def session_job(
         memory=res.memory,
         gpus=res.gpus,
         gpu_type=res.gpu_type,
+        shards=res.shards,
         account=res.account,
         qos=res.qos,
         output=output_path(account.home),

@@ -17,7 +17,7 @@ from portal.settings import SLURM_NAME, Partition, SlurmSettings
 
 from ...slurmgres import GPU_TYPE
 
-ALLOWED_KEYS = ("partition", "gpus", "hours", "gpu_type", "account", "qos", "continue_from")
+ALLOWED_KEYS = ("partition", "gpus", "shards", "hours", "gpu_type", "account", "qos", "continue_from")
 JOB_ID = re.compile(r"[1-9][0-9]{0,11}")  # a session's Slurm job id (never an array's or a component's)
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _DECIMAL = re.compile(r"[0-9]{1,5}(\.[0-9]{1,4})?")
@@ -36,6 +36,7 @@ class SessionRequest:
     account: str = ""  # a Slurm account of the user's, "" for the admin's (slurm.account) or the user's default
     qos: str = ""  # a QOS the admin offers (slurm.qos_choices), "" for the admin's (slurm.qos) or the association's
     continue_from: str = ""  # the job of the user's session this one continues (its carried variables are loaded)
+    shards: int = 0  # shares of one GPU (Slurm's gres/shard), instead of whole GPUs
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,18 @@ class AccountFacts:
     def charged(self, account: str, slurm: SlurmSettings) -> str:
         """The account a job charges: the one chosen, else the admin's, else the user's default."""
         return account or slurm.account or self.default_account
+
+
+@dataclass(frozen=True)
+class SlurmFacts:
+    """What Slurm says of the names a session's options use, from the hub's shared answers; each None when the
+    options do not use it or Slurm did not answer (the name's form is checked then, and sbatch refuses the rest)."""
+
+    gpu_types: dict[str, set[str]] | None = None  # partition -> its GPU types (spawner/hub/slurm/clusterinfo.py)
+    accounts: tuple[str, ...] | None = None  # the user's Slurm accounts, default first
+    facts: AccountFacts | None = None  # what their associations allow
+    shards: dict[str, int] | None = None  # partition -> the most shards one of its nodes has
+    most: dict[str, dict[str, int]] | None = None  # partition -> GPU type -> the most GPUs of it on one node
 
 
 def single_value(value: Any) -> Any:
@@ -88,11 +101,48 @@ def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
     return value
 
 
+def check_shards(value: Any, gpus: int, partition: str, slurm: SlurmSettings, shards: dict[str, int] | None) -> int:
+    """Shares of one GPU (slurm.shards.per_gpu a GPU; 0 for none), never with whole GPUs; `shards`: the most
+    shards one node of each partition has, from Slurm's sinfo (None when Slurm did not say: sbatch refuses a
+    partition without them)."""
+    if value in (None, "", 0, "0"):
+        return 0
+    per_gpu = slurm.shards.per_gpu
+    if not per_gpu:
+        raise OptionsError("shards: this portal offers no shares of a GPU; ask for whole GPUs (gpus) instead.")
+    allowed = f"choose a whole number from 1 to {per_gpu - 1} (a share is 1/{per_gpu} of a GPU), or whole GPUs"
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionsError(f"shards: {show(value)} is not a whole number; {allowed}.")
+    if not 1 <= value < per_gpu:
+        raise OptionsError(f"shards: {value} is out of range; {allowed}.")
+    if gpus:
+        raise OptionsError(
+            f"shards: {value} share(s) of a GPU asked together with {gpus} whole GPU(s); ask for one or the other "
+            "(gpus 0 with shards, or no shards)."
+        )
+    if shards is not None and shards.get(partition, 0) < value:
+        having = sorted(p for p, n in shards.items() if n >= value)
+        where = f"choose partition {' or '.join(having)}" if having else "no partition has them now"
+        raise OptionsError(
+            f"shards: partition {partition} has no GPUs shared in shards; {where}, or ask for whole GPUs."
+        )
+    return value
+
+
 def check_gpu_type(
-    value: Any, gpus: int, partition: str, slurm: SlurmSettings, types: set[str] | None, saved: bool = False
+    value: Any,
+    gpus: int,
+    partition: str,
+    slurm: SlurmSettings,
+    types: set[str] | None,
+    saved: bool = False,
+    most: dict[str, int] | None = None,
 ) -> str:
-    """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any; the
-    options of a session that already ran (`saved`) keep a type the admin has hidden since."""
+    """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any, and no
+    more GPUs of it than one of its nodes has (`most`: per type; a MIG profile's slices are few); the options of a
+    session that already ran (`saved`) keep a type the admin has hidden since."""
     if value in (None, "", "any"):
         return ""
     if not isinstance(value, str) or not GPU_TYPE.fullmatch(value):
@@ -105,6 +155,11 @@ def check_gpu_type(
         choices = ", ".join(f"{t} ({slurm.gpu_label(t)})" if slurm.gpu_label(t) != t else t for t in offered)
         has = f"choose one of {choices}, or any type" if offered else "leave the type empty (any type)"
         raise OptionsError(f"gpu_type: partition {partition} has no GPUs of type {show(value)} to ask for; {has}.")
+    if most is not None and most.get(value, gpus) < gpus:
+        raise OptionsError(
+            f"gpus: the nodes of partition {partition} have at most {most[value]} GPU(s) of type "
+            f"{slurm.gpu_label(value)}; ask for {most[value]} or fewer, or for another type."
+        )
     return value
 
 
@@ -195,12 +250,16 @@ def parse_options(
     saved: bool = False,
     accounts: tuple[str, ...] | None = None,
     facts: AccountFacts | None = None,
+    shards: dict[str, int] | None = None,
+    most: dict[str, dict[str, int]] | None = None,
 ) -> SessionRequest:
-    """Validate `options` ({"partition", "gpus", "hours", "gpu_type", "account", "qos"}, all optional);
+    """Validate `options` ({"partition", "gpus", "shards", "hours", "gpu_type", "account", "qos"}, all optional);
     `gpu_types`: each partition's GPU types as Slurm lists them (spawner/hub/slurm/clusterinfo.py,
     partition_gpu_types; None: not known now; a type is then checked by its
     form only, and Slurm's sbatch refuses one it does not know); `saved`: the options of a session that already
-    ran; `accounts`: the user's Slurm accounts, `facts`: what their associations allow (None: not known now)."""
+    ran; `accounts`: the user's Slurm accounts, `facts`: what their associations allow, `shards`: the most shards
+    one node of each partition has, `most`: the most GPUs of each type on one node of each (each None: not known
+    now; SlurmFacts holds them)."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -213,21 +272,45 @@ def parse_options(
     for key, value in values.items():
         check_text(key, value)
     partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
-    gpus = check_gpus(values.get("gpus", min(1, partition.max_gpus)), partition.max_gpus, partition.name)
+    asks_shards = values.get("shards") not in (None, "", 0, "0")
+    default_gpus = 0 if asks_shards else min(1, partition.max_gpus)
+    gpus = check_gpus(values.get("gpus", default_gpus), partition.max_gpus, partition.name)
+    shared = check_shards(values.get("shards"), gpus, partition.name, slurm, shards)
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
-    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved)
+    if shared and values.get("gpu_type") not in (None, "", "any"):
+        raise OptionsError(
+            f"gpu_type: a share comes from partition {partition.name}'s shared GPUs, whatever their type; "
+            "leave the type empty with shards."
+        )
+    most_here = None if most is None else most.get(partition.name, {})
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved, most_here)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
-    check_allocation(gpus, account, slurm, facts)
+    check_allocation(gpus or shared, account, slurm, facts)
     return SessionRequest(
         partition=partition.name,
         gpus=gpus,
+        shards=shared,
         hours=hours,
         gpu_type=gpu_type,
         account=account,
         qos=chosen_qos,
         continue_from=check_continue_from(values.get("continue_from")),
+    )
+
+
+def parse_with(options: Any, slurm: SlurmSettings, known: SlurmFacts, saved: bool = False) -> SessionRequest:
+    """parse_options with what Slurm says (SlurmFacts)."""
+    return parse_options(
+        options,
+        slurm,
+        known.gpu_types,
+        saved,
+        accounts=known.accounts,
+        facts=known.facts,
+        shards=known.shards,
+        most=known.most,
     )
 
 

@@ -35,7 +35,7 @@ class Held:
     (spawner/hub/runs/limits.py): sessions.max_gpus_per_user counts all of them, max_per_user the sessions."""
 
     name: str  # "" for the unnamed session; a run's or sweep's job id
-    gpus: int
+    gpus: float  # a share of a GPU (Slurm's gres/shard) as its fraction
     untracked_job: str = ""  # a job of the portal's name that Slurm holds for the user and no session owns
     kind: str = "session"  # or "run", "sweep"
 
@@ -67,7 +67,7 @@ def held_label(held: Held) -> str:
     return label(held.name)
 
 
-def room_problem(held: list[Held], gpus: int, max_per_user: int, max_gpus: int) -> str:
+def room_problem(held: list[Held], gpus: float, max_per_user: int, max_gpus: int) -> str:
     """Why one more session of `gpus` GPUs is refused beside `held` ("" when it fits the admin's limits)."""
     sessions = [h for h in held if h.kind == "session"]
     if len(sessions) >= max_per_user:
@@ -85,23 +85,23 @@ def _counted(items: list[Held], kind: str) -> str:
     return f"{n} {kind}{'s' if n != 1 else ''}" if n else ""
 
 
-def gpu_problem(held: list[Held], gpus: int, max_gpus: int, asking: str, asked: str = "") -> str:
+def gpu_problem(held: list[Held], gpus: float, max_gpus: int, asking: str, asked: str = "") -> str:
     """Why `asking` ("this session", "this run", "this sweep") of `gpus` GPUs passes sessions.max_gpus_per_user
     beside what the user's sessions, runs and sweeps hold ("" when it fits, asks for no GPU, or max_gpus is 0);
     `asked` says how a sweep's GPUs are counted."""
     taken = sum(h.gpus for h in held)
-    if not max_gpus or not gpus or taken + gpus <= max_gpus:
+    if not max_gpus or not gpus or taken + gpus <= max_gpus + 1e-9:  # thirds of a GPU add up in floats
         return ""
     holding = [h for h in held if h.gpus]
     kinds = [w for w in (_counted(holding, k) for k in ("session", "run", "sweep")) if w]
     where = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
-    names = ", ".join(f"{held_label(h)}: {h.gpus}" for h in holding)
-    now = f"You hold {taken} GPU{'s' if taken != 1 else ''} in {where} ({names})" if holding else "You hold no GPU"
+    names = ", ".join(f"{held_label(h)}: {h.gpus:g}" for h in holding)
+    now = f"You hold {taken:g} GPU{'s' if taken != 1 else ''} in {where} ({names})" if holding else "You hold no GPU"
     return (
         f"{now}, and sessions.max_gpus_per_user is {max_gpus} here: "
         f"it counts the GPUs of your sessions, runs and sweeps together (a sweep's: those of the tasks it may "
-        f"run at once). {asking.capitalize()} asks for {gpus}{asked}, so it may ask for at most "
-        f"{max(0, max_gpus - taken)}. Ask for fewer GPUs{' or fewer runs at once' if asked else ''}, or stop a "
+        f"run at once). {asking.capitalize()} asks for {gpus:g}{asked}, so it may ask for at most "
+        f"{max(0, max_gpus - taken):g}. Ask for fewer GPUs{' or fewer runs at once' if asked else ''}, or stop a "
         "session or cancel a run or sweep first." + _untracked_note(held)
     )
 

@@ -95,7 +95,7 @@ def sessions_held(user) -> list[Held]:
     for session in user_sessions(user):
         if session.counts_against_limits():
             resources = session.current_resources()
-            held.append(Held(session.name, resources.gpus if resources else 0))
+            held.append(Held(session.name, resources.gpu_share if resources else 0))
     return held
 
 

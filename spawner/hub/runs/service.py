@@ -217,7 +217,8 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
     if not settings.runs.enabled:
         raise RunRefused("Running notebooks and scripts as jobs is turned off on this cluster.", 403)
     try:
-        request = parse_run(options, settings, *(await spawner.slurm_facts(options)))
+        known = await spawner.slurm_facts(options)
+        request = parse_run(options, settings, known.gpu_types, known.accounts, known.facts)
     except OptionsError as e:
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)

@@ -58,12 +58,12 @@ class LimitsMixin:
         held = self.held_beside(in_slurm)
         if runs is not None:
             held += services_for(self.config_file).gpu_claims.held_in_runs(self.user, runs)
-        return room_problem(held, self.resources.gpus, sessions.max_per_user, sessions.max_gpus_per_user)
+        return room_problem(held, self.resources.gpu_share, sessions.max_per_user, sessions.max_gpus_per_user)
 
     async def runs_listing(self, fresh: bool = False) -> tuple[list, list] | None:
         """The user's jobs in the shared listing (`fresh`: squeue asked now, waited for a moment), when the GPU cap
         has GPUs of this start to count."""
-        if not (self.settings.sessions.max_gpus_per_user and self.resources.gpus):
+        if not (self.settings.sessions.max_gpus_per_user and self.resources.gpu_share):
             return None
         listed, accounted, _ = await services_for(self.config_file).listing.of_user(self.user.name, fresh=fresh)
         return listed, accounted
@@ -107,7 +107,8 @@ class LimitsMixin:
             resources = other.current_resources()
             gpus = resources.gpus if resources else 0
             in_job = in_slurm.get(other.job_id)
-            held.append(Held(other.name, max(gpus, in_job.gpus) if in_job else gpus))
+            share = resources.gpu_share if resources else 0  # a share of a GPU counts as its fraction
+            held.append(Held(other.name, max(share, in_job.gpus) if in_job else share))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
                 in_flight.append((start_comment(other.start_tag), gpus))
         return held + untracked_jobs(in_slurm, tracked, in_flight)

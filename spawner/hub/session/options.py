@@ -13,11 +13,11 @@ from dataclasses import replace
 from typing import Any
 
 from ..base.logname import log_name
-from ..request.options import AccountFacts, OptionsError, options_from_form, parse_options
+from ..request.options import OptionsError, SlurmFacts, options_from_form, parse_options, parse_with
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..slurm.client import SlurmError
-from ..slurm.clusterinfo import partition_gpu_types
+from ..slurm.clusterinfo import partition_gpu_types, partition_shards, partition_type_most
 from ..slurm.services import services_for
 from .idle import timeout_for
 from .userrecord import user_record
@@ -47,7 +47,7 @@ class OptionsMixin:
         then checked once more counting what Slurm itself holds for the user (the job of a start whose sbatch
         timed out) and the GPUs of their runs and sweeps: a start can only lose its claim there."""
         known = await self.slurm_facts(user_options)  # Slurm's GPU types and the user's accounts, when it says
-        self.apply_session_options(user_options, *known)
+        self.apply_session_options(user_options, known)
         try:
             in_slurm = await self.held_in_slurm()
             runs = await self.runs_listing()
@@ -61,44 +61,39 @@ class OptionsMixin:
             self.claimed, self.start_tag = False, ""
             raise
 
-    async def slurm_facts(
-        self, user_options: Any
-    ) -> tuple[dict[str, set[str]] | None, tuple[str, ...] | None, AccountFacts | None]:
+    async def slurm_facts(self, user_options: Any) -> SlurmFacts:
         """What Slurm knows of what the options name, from the hub's shared answers: each partition's GPU types
-        when they name a type, the user's accounts when they name an account, what their associations allow (QOS,
-        allocations).  None for what they do not name, or when Slurm did not answer: the name's form is checked
-        then, and sbatch refuses what Slurm does not allow."""
+        (and the most of each on one node) when they name a type, its shards when they ask for shares of a GPU, the
+        user's accounts when they name an account, what their associations allow (QOS, allocations).  None for
+        what they do not name, or when Slurm did not answer: the name's form is checked then, and sbatch refuses
+        what Slurm does not allow."""
 
         def named(key: str) -> bool:
             return isinstance(user_options, dict) and user_options.get(key) not in (None, "", [""])
 
         services = services_for(self.config_file)
-        types = accounts = facts = None
+        found: dict[str, Any] = {}
         try:
-            if named("gpu_type"):
-                types = partition_gpu_types(await services.cluster.nodes())
+            if named("gpu_type") or (named("shards") and user_options["shards"] not in ("0", 0, ["0"])):
+                nodes = await services.cluster.nodes()
+                found.update(gpu_types=partition_gpu_types(nodes), most=partition_type_most(nodes))
+                found.update(shards=partition_shards(nodes))
             # asked when the options name an account or QOS; else the form's fresh answer if any (an allocation
             # used up is then refused here, or in Slurm's words once it queues the job)
             known = await services.accounts() if named("account") or named("qos") else services.accounts_cached()
             if known is not None:
-                accounts = known.of(self.user.name) if named("account") else None
-                facts = known.facts(self.user.name)
+                found.update(accounts=known.of(self.user.name) if named("account") else None)
+                found.update(facts=known.facts(self.user.name))
         except SlurmError as e:
             self.log.warning("Options of %s's start not checked against Slurm's: %s", log_name(self), e)
-        return types, accounts, facts
+        return SlurmFacts(**found)
 
-    def apply_session_options(
-        self,
-        user_options: Any,
-        gpu_types: dict[str, set[str]] | None = None,
-        accounts: tuple[str, ...] | None = None,
-        facts: AccountFacts | None = None,
-    ) -> None:
-        """Validate the user's options against the admin config (and Slurm's GPU types and the user's accounts and
-        QOS, when known) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub
-        tracks only."""
+    def apply_session_options(self, user_options: Any, known: SlurmFacts | None = None) -> None:
+        """Validate the user's options against the admin config (and what Slurm says of the names they use:
+        `known`) and claim room under the limits (HTTP 400 if refused), counting the sessions the hub tracks
+        only."""
         try:
-            self.request = parse_options(user_options, self.settings.slurm, gpu_types, accounts=accounts, facts=facts)
+            self.request = parse_with(user_options, self.settings.slurm, known or SlurmFacts())
         except OptionsError as e:
             self.log.warning("Refused session options for %s: %s", log_name(self), e)
             raise SessionRefused(str(e)) from None

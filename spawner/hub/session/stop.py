@@ -17,6 +17,8 @@ from ..base.logname import log_name
 from ..base.metrics import CULLED, CULLED_GPU_HOURS, USER_GPU_BUSY_HOURS, USER_GPU_HOURS
 from ..base.upstream_jupyterhub import cancel_start
 from ..slurm.client import SlurmError
+from ..slurm.clusterinfo import shares_offered
+from ..slurm.services import services_for
 from . import token as sessiontoken
 from .idle import idle_words
 from .progress import clock, ended_words
@@ -175,7 +177,7 @@ class StopMixin:
             resources = self.current_resources()
             CULLED.labels(resources.partition if resources else "").inc()
             CULLED_GPU_HOURS.labels(resources.partition if resources else "").inc(
-                left * (resources.gpus if resources else 0)
+                left * (resources.gpu_share if resources else 0)
             )
             self.remember_session(self.record.last_end, now)
         elif self.exited_in_start:  # the start failed: its server exited before it answered (start() said why)
@@ -207,7 +209,9 @@ class StopMixin:
         )
         if self.name:
             entry["name"] = self.name
-        given = allocation_of(resources)
+        nodes = services_for(self.config_file).cluster.latest_nodes()  # the latest shared sinfo: no new call
+        offered = shares_offered(nodes, resources.partition, self.settings.slurm) if resources else 0
+        given = allocation_of(resources, offered)
         entry["usage"] = usage = session_usage(self.record.usage, given)
         self.record.usage = {}  # this session's: the next session of the record starts without it
         record = user_record(self)

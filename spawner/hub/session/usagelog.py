@@ -10,10 +10,12 @@ from ..request.resources import Resources
 LOG_KEEP = 200  # sessions in the usage log: the usage page's efficiency over time
 
 
-def allocation_of(resources: Resources | None) -> Allocation:
+def allocation_of(resources: Resources | None, per_gpu: int = 0) -> Allocation:
+    """What the session was given (a share of a GPU as its fraction); `per_gpu`: the shares a GPU is cut into
+    where its partition offers them (the advice says when one would have fitted)."""
     if resources is None:
         return Allocation(gpus=0, cpus=0, memory_mib=0)
-    return Allocation(gpus=resources.gpus, cpus=resources.cpus, memory_mib=resources.memory_mib)
+    return Allocation(resources.gpu_share, resources.cpus, resources.memory_mib, per_gpu)
 
 
 def tally_of(reported: dict) -> UsageTally | None:
@@ -30,7 +32,7 @@ def session_usage(reported: dict, given: Allocation, job: JobUse | None = None) 
     return {
         **summarise(tally_of(reported), job, given),
         "tally": dict(reported),
-        "given": {"gpus": given.gpus, "cpus": given.cpus, "memory_mib": given.memory_mib},
+        "given": {"gpus": given.gpus, "cpus": given.cpus, "memory_mib": given.memory_mib, "per_gpu": given.per_gpu},
     }
 
 

@@ -2,7 +2,8 @@
 
 For N GPUs and H hours on a partition (and a GPU type), the candidates are the same request on "any type" (Slurm
 takes whichever type is free first: --gres=gpu:N) and on each other type of the partition, on each other
-partition with room for N GPUs, and with half the hours (a shorter job fits the gaps Slurm's backfill leaves).  At
+partition with room for N GPUs, a share of one GPU where the partition has shares and one GPU was asked (a share is
+often free sooner), and with half the hours (a shorter job fits the gaps Slurm's backfill leaves).  At
 most MAX_ALTERNATIVES, each answered as the estimate API answers it (the shared sinfo, else Slurm's own
 `sbatch --test-only`, cached per shape for everyone and bounded per user), sorted by when they would start.
 `candidates` and `difference` are pure and tested by equality.
@@ -16,17 +17,21 @@ from dataclasses import replace
 
 from portal.settings import SlurmSettings
 
+from ...slurmgres import share_words
 from ..request.options import OptionsError, SessionRequest, parse_options
 from .client import SlurmError
-from .clusterinfo import partition_gpu_types
+from .clusterinfo import partition_gpu_types, partition_shards, partition_type_most
 from .services import HubServices, TooManyEstimates
 
 MAX_ALTERNATIVES = 6  # the asked shape included: at most 5 more questions for Slurm, each cached for everyone
 NOT_ESTIMATED = "not estimated now (too many new estimates this minute); try again in a minute"
 
 
-def candidates(request: SessionRequest, slurm: SlurmSettings, types: dict[str, set[str]]) -> list[SessionRequest]:
-    """The asked request first, then what else fits it, at most MAX_ALTERNATIVES in all."""
+def candidates(
+    request: SessionRequest, slurm: SlurmSettings, types: dict[str, set[str]], shards: dict[str, int] | None = None
+) -> list[SessionRequest]:
+    """The asked request first, then what else fits it, at most MAX_ALTERNATIVES in all; `shards`: the most
+    shards one node of each partition has."""
     found = [request]
 
     def add(other: SessionRequest) -> None:
@@ -40,6 +45,8 @@ def candidates(request: SessionRequest, slurm: SlurmSettings, types: dict[str, s
         if len(offered) > 1:
             for gpu_type in offered:
                 add(replace(request, gpu_type=gpu_type))
+    if request.gpus == 1 and slurm.shards.per_gpu > 1 and (shards or {}).get(request.partition):
+        add(replace(request, gpus=0, gpu_type="", shards=1))  # a share of a GPU, often free sooner
     for partition in slurm.partitions:
         if partition.name != request.partition and partition.max_gpus >= request.gpus:
             add(replace(request, partition=partition.name, gpu_type=""))
@@ -51,7 +58,9 @@ def candidates(request: SessionRequest, slurm: SlurmSettings, types: dict[str, s
 def difference(asked: SessionRequest, other: SessionRequest, slurm: SlurmSettings) -> str:
     """How `other` differs from what was asked, in words ('A100 80 GB on debug, 4 h instead of 8')."""
     words = []
-    if other.gpu_type != asked.gpu_type:
+    if other.shards != asked.shards:
+        words.append(share_words(other.shards, slurm.shards.per_gpu) if other.shards else f"{other.gpus} GPU(s)")
+    elif other.gpu_type != asked.gpu_type:
         words.append(slurm.gpu_label(other.gpu_type) if other.gpu_type else "any GPU type (whichever is free first)")
     if other.partition != asked.partition:
         shown = next((p.display_name or p.name for p in slurm.partitions if p.name == other.partition), other.partition)
@@ -64,6 +73,8 @@ def difference(asked: SessionRequest, other: SessionRequest, slurm: SlurmSetting
 def options_of(request: SessionRequest) -> dict[str, str]:
     """A request as the form and the estimate API send it."""
     query = {"partition": request.partition, "gpus": str(request.gpus), "hours": f"{request.hours:g}"}
+    if request.shards:
+        query["shards"] = str(request.shards)
     chosen = {"gpu_type": request.gpu_type, "account": request.account, "qos": request.qos}
     return {**query, **{k: v for k, v in chosen.items() if v}}
 
@@ -73,8 +84,9 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
     SlurmError when Slurm does not answer."""
     slurm = services.settings.slurm
     try:
-        types = partition_gpu_types(await services.cluster.nodes())
-        asked = parse_options(query, slurm, types)
+        nodes = await services.cluster.nodes()
+        types, shards = partition_gpu_types(nodes), partition_shards(nodes)
+        asked = parse_options(query, slurm, types, shards=shards, most=partition_type_most(nodes))
     except OptionsError as e:
         raise ValueError(str(e)) from None
 
@@ -94,7 +106,7 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
             **answer,
         }
 
-    found = await asyncio.gather(*(when(r) for r in candidates(asked, slurm, types)))
+    found = await asyncio.gather(*(when(r) for r in candidates(asked, slurm, types, shards)))
     # now first, then by Slurm's expected start; those without an estimate last; the asked one first among equals
     ordered = sorted(found, key=lambda a: (not a["starts_now"], a["start"] is None, a["start"] or "", not a["asked"]))
     return {"alternatives": ordered}

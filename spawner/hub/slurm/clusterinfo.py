@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from portal.settings import SlurmSettings
+from portal.settings import SlurmSettings, size_to_mib
 
 from ...slurmgres import GPU_TYPE
 from ...slurmvocab import NodeState
@@ -32,10 +32,12 @@ class TypeAvailability:
     gpus_free: int
     gpus_total: int
     largest_block: int
+    memory_gb: float | None = None  # one GPU's memory, the admin's (slurm.gpu_memory): a MIG slice's is its own
 
     def words(self) -> str:
-        """'A100 80 GB: 3 of 4 free, largest block 3'."""
-        return f"{self.label}: {self.gpus_free} of {self.gpus_total} free, largest block {self.largest_block}"
+        """'A100 80 GB: 3 of 4 free, largest block 3'; with the admin's memory 'A100 slice (10 GB GPU memory): ...'."""
+        memory = f" ({self.memory_gb:g} GB GPU memory)" if self.memory_gb else ""
+        return f"{self.label}{memory}: {self.gpus_free} of {self.gpus_total} free, largest block {self.largest_block}"
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class PartitionAvailability:
     types: tuple[TypeAvailability, ...] = ()  # the GPU types users may ask for by name (hidden ones left out)
     cores_free: int = 0
     cores_total: int = 0
+    shards_free: int = 0  # shares of a GPU (gres/shard), where the portal offers them (slurm.shards.per_gpu)
+    shards_total: int = 0
+    largest_shards: int = 0  # most shares one session can get on one node now (below a whole GPU's)
+    shard_label: str = ""  # the shared GPUs' label when they are of one type
 
     def line(self) -> str:
         """'sxm2: 5 of 8 GPUs free, largest free block 4 on one node'; 'cpu: CPU only, 36 of 40 cores free'."""
@@ -56,9 +62,10 @@ class PartitionAvailability:
             return f"{self.partition}: no node is taking jobs"
         if self.gpus_total == 0:
             return f"{self.partition}: CPU only, {self.cores_free} of {self.cores_total} cores free"
+        shares = f", {self.shards_free} of {self.shards_total} shares of a GPU free" if self.shards_total else ""
         return (
             f"{self.partition}: {self.gpus_free} of {self.gpus_total} GPUs free, "
-            f"largest free block {self.largest_block} on one node"
+            f"largest free block {self.largest_block} on one node{shares}"
         )
 
     def to_dict(self) -> dict:
@@ -74,16 +81,48 @@ def free_gpus(node: NodeState, gpu_type: str = "") -> int:
     return min(free, sum(max(total - used, 0) for kind, total, used in node.gpu_types if kind == gpu_type))
 
 
-def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings, gpu_type: str = "") -> bool:
-    """A session of `gpus` GPUs (of `gpu_type`, "" = any; with its cores and memory) could start on `node` now."""
+def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings, gpu_type: str = "", shards: int = 0) -> bool:
+    """A session of `gpus` GPUs (of `gpu_type`, "" = any), or of `shards` shares of a GPU, with its cores and
+    memory, could start on `node` now."""
     if not node.usable:
         return False
-    cpus, memory = allocation(gpus, slurm)
+    cpus, memory = allocation(gpus, slurm, shards)
     return (
         free_gpus(node, gpu_type) >= gpus
+        and node.shards - node.shards_used >= shards
         and node.cpus_idle >= cpus
         and node.memory_mib - node.memory_used_mib >= memory
     )
+
+
+def partition_type_most(nodes: list[NodeState]) -> dict[str, dict[str, int]]:
+    """{partition: {GPU type: the most GPUs of it on one of its nodes}}: a session's GPUs are one node's."""
+    most: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        mine = most.setdefault(node.partition, {})
+        for kind, count, _ in node.gpu_types:
+            if GPU_TYPE.fullmatch(kind):
+                mine[kind] = max(mine.get(kind, 0), count)
+    return most
+
+
+def partition_shards(nodes: list[NodeState]) -> dict[str, int]:
+    """{partition: the most shards one of its nodes has} (0 for a partition without shares of a GPU)."""
+    most: dict[str, int] = {}
+    for node in nodes:
+        most[node.partition] = max(most.get(node.partition, 0), node.shards)
+    return most
+
+
+def shares_offered(nodes: list[NodeState], partition: str, slurm: SlurmSettings) -> int:
+    """The shares a GPU is cut into where the portal offers them on `partition` (its nodes have shards), else 0."""
+    return slurm.shards.per_gpu if partition_shards(nodes).get(partition) else 0
+
+
+def shard_gpu_label(nodes: list[NodeState], partition: str, slurm: SlurmSettings) -> str:
+    """The label of the GPUs a partition shares in shards when they are of one type ('A100 80 GB'), else ""."""
+    kinds = {k for n in nodes if n.partition == partition and n.shards for k, _, _ in n.gpu_types}
+    return slurm.gpu_label(kinds.pop()) if len(kinds) == 1 and "" not in kinds else ""
 
 
 def partition_gpu_types(nodes: list[NodeState]) -> dict[str, set[str]]:
@@ -106,6 +145,7 @@ def _types(mine: list[NodeState], up: list[NodeState], slurm: SlurmSettings) -> 
             largest_block=max(
                 (g for n in up for g in range(1, free_gpus(n, kind) + 1) if session_fits(n, g, slurm, kind)), default=0
             ),
+            memory_gb=round(size_to_mib(slurm.gpu_memory[kind]) / 1024, 1) if kind in slurm.gpu_memory else None,
         )
         for kind in names
     )
@@ -128,12 +168,36 @@ def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, Part
             types=_types(mine, up, slurm),
             cores_free=sum(n.cpus_idle for n in up),
             cores_total=sum(n.cpus for n in mine),
+            **_shares(mine, up, slurm),
         )
     return result
 
 
-def starts_now(nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSettings, gpu_type: str = "") -> bool:
-    return any(session_fits(n, gpus, slurm, gpu_type) for n in nodes if n.partition == partition)
+def _shares(mine: list[NodeState], up: list[NodeState], slurm: SlurmSettings) -> dict:
+    """A partition's shares of a GPU, where the portal offers them: free, in all, the most one session gets now."""
+    per_gpu = slurm.shards.per_gpu
+    if not per_gpu or not any(n.shards for n in mine):
+        return {}
+    return {
+        "shards_free": sum(max(n.shards - n.shards_used, 0) for n in up),
+        "shards_total": sum(n.shards for n in mine),
+        "largest_shards": max(
+            (
+                k
+                for n in up
+                for k in range(1, min(per_gpu, n.shards - n.shards_used + 1))
+                if session_fits(n, 0, slurm, "", k)
+            ),
+            default=0,
+        ),
+        "shard_label": shard_gpu_label(mine, mine[0].partition, slurm),
+    }
+
+
+def starts_now(
+    nodes: list[NodeState], partition: str, gpus: int, slurm: SlurmSettings, gpu_type: str = "", shards: int = 0
+) -> bool:
+    return any(session_fits(n, gpus, slurm, gpu_type, shards) for n in nodes if n.partition == partition)
 
 
 class SharedAnswers:

@@ -25,11 +25,19 @@ from ...slurmvocab import NodeState
 from ..request.gpuclaims import GpuClaims
 from ..request.jobrequest import sbatch_argv
 from ..request.jobspec import Account, job_script, session_job
-from ..request.options import OptionsError, parse_options
+from ..request.options import OptionsError, SlurmFacts, parse_options, parse_with
 from ..request.resources import resources_for
 from .associations import Accounts
 from .client import SlurmClient
-from .clusterinfo import ClusterInfo, SharedAnswers, availability, partition_gpu_types, starts_now
+from .clusterinfo import (
+    ClusterInfo,
+    SharedAnswers,
+    availability,
+    partition_gpu_types,
+    partition_shards,
+    partition_type_most,
+    starts_now,
+)
 from .fileparse import FileParses
 from .joblisting import JobListing
 
@@ -118,6 +126,10 @@ class HubServices:
                 "display_name": p.display_name or p.name,
                 "max_gpus": p.max_gpus,
                 "starts_now": {str(g): starts_now(nodes, p.name, g, slurm) for g in range(p.max_gpus + 1)},
+                "starts_now_shards": {
+                    str(k): starts_now(nodes, p.name, 0, slurm, shards=k)
+                    for k in range(1, slurm.shards.per_gpu if free[p.name].shards_total else 0)
+                },
             }
             for p in slurm.partitions
         ]
@@ -133,12 +145,15 @@ class HubServices:
         try:
             request = parse_options(query, slurm, accounts=accounts, facts=facts)  # even while Slurm is silent
             nodes = await self.cluster.nodes()
-            if request.gpu_type:
-                request = parse_options(query, slurm, partition_gpu_types(nodes), accounts=accounts, facts=facts)
+            if request.gpu_type or request.shards:
+                known = SlurmFacts(
+                    partition_gpu_types(nodes), accounts, facts, partition_shards(nodes), partition_type_most(nodes)
+                )
+                request = parse_with(query, slurm, known)
         except OptionsError as e:
             raise ValueError(str(e)) from None
         res = resources_for(request, slurm)
-        if starts_now(nodes, request.partition, request.gpus, slurm, request.gpu_type):
+        if starts_now(nodes, request.partition, request.gpus, slurm, request.gpu_type, request.shards):
             return {"starts_now": True, "start": None, "message": f"{res.summary()}: can start now."}
         try:
             home = pwd.getpwnam(username).pw_dir if is_username(username) else None
@@ -154,7 +169,15 @@ class HubServices:
         # or a QOS's limits and priority change when the job may start, so each is a shape of its own)
         # the account charged, as far as the hub knows it (no account named: the admin's, else the user's default)
         charged = facts.charged(request.account, slurm) if facts is not None else request.account or slurm.account
-        key = (request.partition, request.gpus, request.gpu_type, shape.minutes, charged, request.qos or slurm.qos)
+        key = (
+            request.partition,
+            request.gpus,
+            request.shards,
+            request.gpu_type,
+            shape.minutes,
+            charged,
+            request.qos or slurm.qos,
+        )
         if not self.estimates.fresh(key):  # a new question for Slurm: bounded per user
             if self.estimate_asks.failures(username) >= NEW_ESTIMATES_PER_MINUTE:
                 raise TooManyEstimates(
