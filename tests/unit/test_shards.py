@@ -215,3 +215,28 @@ def test_a_mig_profile_is_a_gpu_type_with_its_label_and_memory_and_no_more_slice
         "gpus: the nodes of partition sxm2 have at most 7 GPU(s) of type A100 slice, 10 GB; ask for 7 or fewer, "
         "or for another type."
     )
+
+
+def test_a_shares_card_says_what_it_holds_and_the_metrics_count_its_fraction(slurm):
+    from datetime import datetime
+
+    from spawner.hub.base.metrics import session_counts
+    from spawner.hub.clock.extension import Limits
+    from spawner.hub.home.dashboard import session_card
+
+    res = resources_for(SessionRequest("sxm2", 0, 1.0, shards=2), slurm)
+    card = session_card(
+        "42",
+        None,
+        res,
+        start_done=True,
+        stopping=False,
+        message="",
+        minutes=60,
+        limits=Limits(),
+        now=datetime.now(),
+    )
+    assert (card["gpus"], card["shards"], card["share"], card["gpu_share"]) == (0, 2, "half a GPU", 0.5)
+    assert card["summary"] == "half a GPU · 4 cores · 24 GB RAM · 1 h on sxm2"
+    whole = {"state": "running", "partition": "sxm2", "gpus": 2}
+    assert session_counts([card, whole])[1] == {"sxm2": 2.5}

@@ -77,7 +77,7 @@ def count_user(name: str) -> None:
 def session_counts(cards: list[dict]) -> tuple[dict, dict]:
     """Session cards (spawner/hub/home/dashboard.py) -> ({(partition, state): n}, {partition: GPUs of running sessions})."""
     sessions: dict[tuple[str, str], int] = {}
-    gpus: dict[str, int] = {}
+    gpus: dict[str, float] = {}
     for card in cards:
         if card.get("state", "none") == "none":
             continue
@@ -85,7 +85,8 @@ def session_counts(cards: list[dict]) -> tuple[dict, dict]:
         key = (partition, card["state"])
         sessions[key] = sessions.get(key, 0) + 1
         if card["state"] == "running":
-            gpus[partition] = gpus.get(partition, 0) + int(card.get("gpus", 0))
+            # a share of a GPU as its fraction (the card's gpu_share), else the whole GPUs
+            gpus[partition] = gpus.get(partition, 0) + float(card.get("gpu_share", card.get("gpus", 0)))
     return sessions, gpus
 
 

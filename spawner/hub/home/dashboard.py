@@ -57,7 +57,8 @@ def session_card(
             summary=resources.summary(),
         )
         if resources.shards:  # a share of a GPU: what it holds, in words
-            card.update(shards=resources.shards, share=share_words(resources.shards, resources.per_gpu))
+            words = share_words(resources.shards, resources.per_gpu)
+            card.update(shards=resources.shards, share=words, gpu_share=resources.gpu_share)
     if gpu_type:
         card["gpu_type"] = gpu_type
     new, why = extension(minutes, limits)
