@@ -243,9 +243,10 @@ def advice(summary: dict, samples: int) -> str:
             return fits
     share = summary["memory_share"]
     if share is not None and share >= MEMORY_NEAR_LIMIT:
-        return (
-            f"Memory peaked at {_gib(summary['memory_peak_mib'])} of {_gib(summary['memory_mib'])}; "
-            "ask for one more GPU (it brings more memory) or load less data at once."
+        return f"Memory peaked at {_gib(summary['memory_peak_mib'])} of {_gib(summary['memory_mib'])}; " + (
+            "ask for more shares of a GPU (they bring more memory) or load less data at once."
+            if 0 < summary["gpus_given"] < 1
+            else "ask for one more GPU (it brings more memory) or load less data at once."
         )
     efficiency = summary["cpu_efficiency"]
     slurm = summary["source"] == "slurm"

@@ -280,7 +280,8 @@ def test_a_users_jobs_wait_for_a_busy_slurm_once_for_the_listing_and_the_places_
 
     runs = SimpleNamespace(history_days=1, list_seconds=0, accounting_seconds=0)
     services = SimpleNamespace(listing=joblisting.JobListing(client, runs), queue_order=queue_order, settings=None)
-    services.settings = SimpleNamespace(runs=runs)
+    offered = [SimpleNamespace(name="gpu"), SimpleNamespace(name="cpu")]
+    services.settings = SimpleNamespace(runs=runs, slurm=SimpleNamespace(partitions=offered))
     services.shared = lambda key, make: services.__dict__.setdefault(key, make())
     user = SimpleNamespace(name="alice", orm_user=SimpleNamespace(id=1, created="", orm_spawners={}), spawners={})
 

@@ -88,7 +88,10 @@ def test_a_share_is_asked_with_no_whole_gpu_and_brings_a_gpus_cores_and_memory_d
         ({"shards": "a lot"}, 'shards: "a lot" is not a whole number; choose a whole number from 1 to 3'),
         ({"shards": True}, "shards: true is not a whole number"),
         ({"shards": 1, "gpus": 2}, "shards: 1 share(s) of a GPU asked together with 2 whole GPU(s); ask for one"),
-        ({"shards": 1, "partition": "cpu"}, "shards: partition cpu has no GPUs shared in shards; choose partition "),
+        (
+            {"shards": 1, "partition": "cpu"},
+            "shards: partition cpu has no GPUs shared in 1 shard(s) or more; choose partition sxm2, or ask",
+        ),
         ({"shards": 1, "gpu_type": "a100"}, "gpu_type: a share comes from partition sxm2's shared GPUs"),
     ],
 )
@@ -240,3 +243,37 @@ def test_a_shares_card_says_what_it_holds_and_the_metrics_count_its_fraction(slu
     assert card["summary"] == "half a GPU · 4 cores · 24 GB RAM · 1 h on sxm2"
     whole = {"state": "running", "partition": "sxm2", "gpus": 2}
     assert session_counts([card, whole])[1] == {"sxm2": 2.5}
+
+
+def test_no_share_where_the_admin_offers_no_gpu_even_on_nodes_with_shards(slurm):
+    """A partition the admin made CPU-only (max_gpus 0) over nodes that have shards: the form shows none there and
+    a start asking for one is refused (the hostile review's first finding: 3 shards were accepted there)."""
+    cpu_on_a100s = slurm.model_copy(
+        update={"partitions": [*slurm.partitions, slurm.partitions[1].model_copy(update={"name": "all"})]}
+    )
+    nodes = parse_sinfo(SINFO + SINFO.splitlines()[1].replace("|sxm2*|", "|all|") + "\n")
+    assert partition_shards(nodes)["all"] == 16
+    with pytest.raises(OptionsError, match="partition all has no GPUs shared in 3 shard"):
+        parse_options({"partition": "all", "shards": 3}, cpu_on_a100s, shards=partition_shards(nodes))
+    assert availability(nodes, cpu_on_a100s)["all"].shards_total == 0
+
+
+@pytest.mark.parametrize("value", [0, "0", " 0", "00", "", None])
+def test_no_share_asked_in_any_spelling_of_zero(slurm, value):
+    assert parse_options({"gpus": 1, "shards": value}, slurm).shards == 0
+
+
+@pytest.mark.parametrize("value", [False, 0.0, 1.0, "1e3", "-1", [1, 2]])
+def test_a_share_count_that_is_no_whole_number_is_refused(slurm, value):
+    with pytest.raises(OptionsError):
+        parse_options({"gpus": 0, "shards": value}, slurm)
+
+
+def test_a_session_that_ran_on_shares_keeps_them_and_holds_at_least_their_fraction_after_the_admin_changed(slurm):
+    """After a hub restart the options are read again under today's admin file: shares the admin stopped offering
+    are still what the job holds, counted as a whole GPU where no count of shares says otherwise."""
+    none_now = slurm.model_copy(update={"shards": slurm.shards.model_copy(update={"per_gpu": 0})})
+    saved = parse_options({"gpus": 0, "shards": 3}, none_now, saved=True)
+    assert saved.shards == 3 and resources_for(saved, none_now).gpu_share == 1.0
+    with pytest.raises(OptionsError, match="this portal offers no shares"):
+        parse_options({"gpus": 0, "shards": 3}, none_now)  # a new start is refused

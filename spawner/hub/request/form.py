@@ -25,7 +25,7 @@ def shape(gpus: int, slurm: SlurmSettings, shards: int = 0) -> dict:
     """{"cores": N, "gb": M}: what a session of `gpus` GPUs, or of `shards` shares of one, gets
     (spawner/hub/request/resources.py's rule)."""
     cores, memory_mib = allocation(gpus, slurm, shards)
-    return {"cores": cores, "gb": round(memory_mib / 1024, 2)}
+    return {"cores": cores, "gb": memory_mib / 1024}
 
 
 def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:

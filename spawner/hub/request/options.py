@@ -101,20 +101,34 @@ def check_gpus(value: Any, max_gpus: int, partition: str) -> int:
     return value
 
 
-def check_shards(value: Any, gpus: int, partition: str, slurm: SlurmSettings, shards: dict[str, int] | None) -> int:
-    """Shares of one GPU (slurm.shards.per_gpu a GPU; 0 for none), never with whole GPUs; `shards`: the most
-    shards one node of each partition has, from Slurm's sinfo (None when Slurm did not say: sbatch refuses a
-    partition without them)."""
-    if value in (None, "", 0, "0"):
+def check_shards(
+    value: Any,
+    gpus: int,
+    partition: Partition,
+    slurm: SlurmSettings,
+    shards: dict[str, int] | None,
+    saved: bool = False,
+) -> int:
+    """Shares of one GPU (slurm.shards.per_gpu a GPU; 0 for none), never with whole GPUs, only on a partition the
+    admin offers GPUs on; `shards`: the most shards one node of each partition has, from Slurm's sinfo (None when
+    Slurm did not say: sbatch refuses a partition without them).  The options of a session that already ran
+    (`saved`) keep their shares whatever the admin changed since: they still hold them."""
+    if isinstance(value, str):
+        value = value.strip()
+        if _DIGITS.fullmatch(value):
+            value = int(value)
+    if value in (None, ""):
         return 0
     per_gpu = slurm.shards.per_gpu
+    allowed = f"choose a whole number from 1 to {per_gpu - 1} (a share is 1/{per_gpu} of a GPU), or whole GPUs"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionsError(f"shards: {show(value)} is not a whole number; {allowed if per_gpu else 'leave it out'}.")
+    if value == 0:
+        return 0
+    if saved and 1 <= value < 64:
+        return value
     if not per_gpu:
         raise OptionsError("shards: this portal offers no shares of a GPU; ask for whole GPUs (gpus) instead.")
-    allowed = f"choose a whole number from 1 to {per_gpu - 1} (a share is 1/{per_gpu} of a GPU), or whole GPUs"
-    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionsError(f"shards: {show(value)} is not a whole number; {allowed}.")
     if not 1 <= value < per_gpu:
         raise OptionsError(f"shards: {value} is out of range; {allowed}.")
     if gpus:
@@ -122,11 +136,14 @@ def check_shards(value: Any, gpus: int, partition: str, slurm: SlurmSettings, sh
             f"shards: {value} share(s) of a GPU asked together with {gpus} whole GPU(s); ask for one or the other "
             "(gpus 0 with shards, or no shards)."
         )
-    if shards is not None and shards.get(partition, 0) < value:
-        having = sorted(p for p, n in shards.items() if n >= value)
+    having = sorted(
+        p.name for p in slurm.partitions if p.max_gpus and (shards is None or shards.get(p.name, 0) >= value)
+    )
+    if partition.name not in having:
         where = f"choose partition {' or '.join(having)}" if having else "no partition has them now"
         raise OptionsError(
-            f"shards: partition {partition} has no GPUs shared in shards; {where}, or ask for whole GPUs."
+            f"shards: partition {partition.name} has no GPUs shared in {value} shard(s) or more; {where}, or ask for "
+            "whole GPUs."
         )
     return value
 
@@ -275,7 +292,7 @@ def parse_options(
     asks_shards = values.get("shards") not in (None, "", 0, "0")
     default_gpus = 0 if asks_shards else min(1, partition.max_gpus)
     gpus = check_gpus(values.get("gpus", default_gpus), partition.max_gpus, partition.name)
-    shared = check_shards(values.get("shards"), gpus, partition.name, slurm, shards)
+    shared = check_shards(values.get("shards"), gpus, partition, slurm, shards, saved)
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
     if shared and values.get("gpu_type") not in (None, "", "any"):

@@ -27,8 +27,11 @@ class Resources:
 
     @property
     def gpu_share(self) -> float:
-        """The GPUs the session holds, a share as its fraction: what sessions.max_gpus_per_user counts."""
-        return self.gpus + (self.shards / self.per_gpu if self.shards and self.per_gpu else 0)
+        """The GPUs the session holds, a share as its fraction: what sessions.max_gpus_per_user counts (a share
+        whose GPU's count of shares the admin no longer says, a whole GPU)."""
+        if self.shards:
+            return self.shards / self.per_gpu if self.per_gpu > self.shards else 1.0
+        return self.gpus
 
     @property
     def memory(self) -> str:
@@ -107,5 +110,5 @@ def resources_for(request: SessionRequest, slurm: SlurmSettings) -> Resources:
         account=request.account,
         qos=request.qos,
         shards=request.shards,
-        per_gpu=slurm.shards.per_gpu if request.shards else 0,
+        per_gpu=slurm.shards.per_gpu if request.shards else 0,  # 0: counted as a whole GPU (gpu_share)
     )

@@ -355,7 +355,9 @@ async def jobs(
 async def _places(services: HubServices, listed: list, wait: float) -> dict[str, int]:
     """Each waiting job's place in its partition's line (one shared, cached squeue a partition, the partitions'
     asked at once); while a new squeue is slow, the older line after `wait` s."""
-    waiting = [job for job in listed if job.pending and job.reason not in ("", "None")]
+    # only the admin's partitions: a job of the user's may name others, or several ("a,b"), none with a place here
+    offered = {p.name for p in services.settings.slurm.partitions}
+    waiting = [job for job in listed if job.pending and job.reason not in ("", "None") and job.partition in offered]
     partitions = sorted({job.partition for job in waiting})
     orders = await asyncio.gather(*(services.queue_order(p, wait) for p in partitions), return_exceptions=True)
     lines: dict[str, dict[str, int]] = {}

@@ -48,8 +48,11 @@ def candidates(
     if request.gpus == 1 and slurm.shards.per_gpu > 1 and (shards or {}).get(request.partition):
         add(replace(request, gpus=0, gpu_type="", shards=1))  # a share of a GPU, often free sooner
     for partition in slurm.partitions:
-        if partition.name != request.partition and partition.max_gpus >= request.gpus:
-            add(replace(request, partition=partition.name, gpu_type=""))
+        if partition.name == request.partition or partition.max_gpus < request.gpus:
+            continue
+        if request.shards and not (partition.max_gpus and (shards or {}).get(partition.name, 0) >= request.shards):
+            continue  # a share only where the partition has shares
+        add(replace(request, partition=partition.name, gpu_type=""))
     if request.hours >= 2:
         add(replace(request, hours=math.floor(request.hours * 2) / 4))  # half, in quarter hours
     return found

@@ -168,7 +168,7 @@ def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, Part
             types=_types(mine, up, slurm),
             cores_free=sum(n.cpus_idle for n in up),
             cores_total=sum(n.cpus for n in mine),
-            **_shares(mine, up, slurm),
+            **(_shares(mine, up, slurm) if partition.max_gpus else {}),  # no share where the admin offers no GPU
         )
     return result
 
