@@ -391,3 +391,25 @@ def test_idle_words_say_seconds_under_a_minute_and_whole_minutes_above():
         "Your session was stopped at 14:05 because nothing used it for 2 min" + tail
     )
     assert idle_words(None, now, now) == "Your session was stopped at 14:05 because nothing used it" + tail
+
+
+def test_on_a_gpu_shared_in_shards_only_the_jobs_own_processes_are_its_use(tmp_path):
+    """Slurm's shards divide no GPU: a neighbour's work keeps it busy.  A share session counts as using its GPU
+    only while a process of its own job (its Slurm job cgroup) is on it."""
+    from spawner.jupyter.session.gpus import job_of_cgroup, this_jobs_process
+
+    assert job_of_cgroup("0::/system.slice/slurmstepd.scope/job_42/step_batch/user/task_0\n") == "42"
+    assert job_of_cgroup("4:devices:/slurm_node002/uid_1001/job_7/step_0\n") == "7"
+    assert job_of_cgroup("0::/user.slice/user-1001.slice/session-3.scope\n") == ""
+    proc = tmp_path / "proc"
+    for pid, job in (("self", "42"), ("777", "42"), ("4242", "43")):
+        (proc / pid).mkdir(parents=True)
+        (proc / pid / "cgroup").write_text(f"0::/system.slice/slurmstepd.scope/job_{job}/step_batch/user/task_0\n")
+    own = this_jobs_process(proc)
+    assert (own(777), own(4242), own(9999)) == (True, False, False)
+    busy_neighbour = RecordedNvml([{"uuid": "GPU-aaaa", "util": 97, "used": 30 << 30, "pids": [4242]}])
+    assert read_gpus(busy_neighbour, ["0"])[0].in_use  # a whole GPU: its use is the job's
+    shared = read_gpus(busy_neighbour, ["0"], own)[0]
+    assert (shared.own_processes, shared.in_use) == (0, False)  # a share: the neighbour's work is not this job's
+    mine = RecordedNvml([{"uuid": "GPU-aaaa", "util": 0, "used": 2 << 30, "pids": [4242, 777]}])
+    assert read_gpus(mine, ["0"], own)[0].in_use

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .gpus import GpuReading, NoGpuReadings, read_gpus
+from .gpus import GpuReading, NoGpuReadings, read_gpus, this_jobs_process
 from .upstream_jupyter_server import last_activity_without
 
 IGNORED = ("api_last_activity",)  # the open tab's polling is no use
@@ -56,13 +56,15 @@ class GpuWatch:
     readings: list[GpuReading] = field(default_factory=list)
     note: str = ""
     read_at: float = -1e9
+    shared: bool = False  # the job holds shards of its GPU (Slurm's gres/shard): its own processes say its use
 
     def read(self) -> None:
         if self.nvml is None or time.monotonic() - self.read_at < GPU_READING_SECONDS:
             return  # no NVML here: `note` says why
         self.read_at = time.monotonic()
         try:
-            self.readings, self.note = read_gpus(self.nvml, self.devices), ""
+            own = this_jobs_process() if self.shared else None
+            self.readings, self.note = read_gpus(self.nvml, self.devices, own), ""
         except NoGpuReadings as e:
             self.readings, self.note = [], str(e)
 

@@ -9,7 +9,12 @@ A node without NVIDIA GPUs or driver gives "no GPU readings", never an error.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
+
+_JOB_CGROUP = re.compile(r"/job_([0-9]+)(?:/|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -21,9 +26,12 @@ class GpuReading:
     memory_total_mib: int
     processes: int  # compute processes holding memory on it
     energy_mj: int | None = None  # NVML's energy counter (mJ since the driver loaded); None where it has none
+    own_processes: int | None = None  # where the GPU is shared (Slurm's shards): those of this job; else None
 
     @property
     def in_use(self) -> bool:
+        if self.own_processes is not None:  # a shared GPU is busy with the neighbours' work too: this job's only
+            return self.own_processes > 0
         return self.utilization > 0 or self.processes > 0
 
     def to_dict(self) -> dict:
@@ -61,8 +69,32 @@ def load_nvml():
     return pynvml
 
 
-def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
-    """One reading per GPU of the job, or NoGpuReadings."""
+def job_of_cgroup(text: str) -> str:
+    """The Slurm job a process's /proc/PID/cgroup places it in ('.../job_42/step_batch/...' -> '42'), else ""."""
+    found = _JOB_CGROUP.search(text)
+    return found.group(1) if found else ""
+
+
+def this_jobs_process(proc: Path = Path("/proc")) -> Callable[[int], bool]:
+    """Whether a PID NVML names is a process of the job this one runs in (the same Slurm job cgroup): on a GPU
+    shared in shards, the neighbours' processes are other jobs'."""
+    try:
+        mine = job_of_cgroup((proc / "self" / "cgroup").read_text())
+    except OSError:
+        mine = ""
+
+    def own(pid: int) -> bool:
+        try:
+            return bool(mine) and job_of_cgroup((proc / str(int(pid)) / "cgroup").read_text()) == mine
+        except (OSError, ValueError):  # gone, another pid namespace's, or hidden: not this job's
+            return False
+
+    return own
+
+
+def read_gpus(nvml, devices: list[str] | None, own: Callable[[int], bool] | None = None) -> list[GpuReading]:
+    """One reading per GPU of the job, or NoGpuReadings; `own`: on a shared GPU, which of its processes are this
+    job's (their count is then what says the session uses it)."""
     if devices == []:
         raise NoGpuReadings("no GPU readings: this session has no GPU")
     try:
@@ -78,6 +110,7 @@ def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
         readings = []
         for i, handle in handles:
             memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+            processes = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
             readings.append(
                 GpuReading(
                     index=i,
@@ -85,8 +118,9 @@ def read_gpus(nvml, devices: list[str] | None) -> list[GpuReading]:
                     utilization=int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
                     memory_used_mib=int(memory.used) // (1024 * 1024),
                     memory_total_mib=int(memory.total) // (1024 * 1024),
-                    processes=len(nvml.nvmlDeviceGetComputeRunningProcesses(handle)),
+                    processes=len(processes),
                     energy_mj=_energy(nvml, handle),
+                    own_processes=None if own is None else sum(1 for p in processes if own(p.pid)),
                 )
             )
         return readings

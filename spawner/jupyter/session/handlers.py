@@ -89,7 +89,8 @@ def start_activity(serverapp, idle: IdleSpec) -> SessionActivity:
     devices = visible(os.environ.get("CUDA_VISIBLE_DEVICES"))
     if devices is None and os.environ.get("SLURM_JOB_ID"):
         devices = []  # a Slurm job without the variable has no GPU: the node's GPUs are other users'
-    gpus = GpuWatch(nvml, devices, note=note)
+    # a job on shards of a GPU (Slurm sets SLURM_SHARDS_ON_NODE): the GPU's neighbours' work is not this session's
+    gpus = GpuWatch(nvml, devices, note=note, shared=bool(os.environ.get("SLURM_SHARDS_ON_NODE")))
     interval = int(os.environ.get("JUPYTERHUB_ACTIVITY_INTERVAL") or 300)
     activity = SessionActivity(
         serverapp.web_app.settings, gpus, check_seconds=max(5.0, interval / 2), idle=dataclasses.asdict(idle)
