@@ -127,7 +127,11 @@ class StaleThenFreshListing:
 
 
 def a_hub_with(listing, runs: list[dict]):
-    settings = SimpleNamespace(sessions=SimpleNamespace(max_gpus_per_user=4), runs=SimpleNamespace(list_seconds=3))
+    settings = SimpleNamespace(
+        sessions=SimpleNamespace(max_gpus_per_user=4),
+        runs=SimpleNamespace(list_seconds=3),
+        slurm=SimpleNamespace(shards=SimpleNamespace(per_gpu=0)),
+    )
     services = SimpleNamespace(settings=settings, listing=listing, gpu_claims=GpuClaims())
     orm_user = SimpleNamespace(id=1, name="alice", created="", orm_spawners={})
     user = SimpleNamespace(name="alice", spawners={}, orm_user=orm_user)

@@ -33,7 +33,7 @@ SINFO = (
 def slurm(a_config_file):
     data = yaml.safe_load(a_config_file.read_text())
     data["slurm"]["partitions"] = [
-        {"name": "sxm2", "max_gpus": 4, "default": True},
+        {"name": "sxm2", "max_gpus": 4, "default": True, "max_nodes": 2},
         {"name": "cpu", "max_gpus": 0},
     ]
     data["slurm"]["gpu_types"] = {"a100": "A100 80 GB", "v100": "V100 32 GB"}
@@ -277,3 +277,31 @@ def test_a_session_that_ran_on_shares_keeps_them_and_holds_at_least_their_fracti
     assert saved.shards == 3 and resources_for(saved, none_now).gpu_share == 1.0
     with pytest.raises(OptionsError, match="this portal offers no shares"):
         parse_options({"gpus": 0, "shards": 3}, none_now)  # a new start is refused
+
+
+def test_a_run_and_a_sweeps_tasks_may_ask_for_shares_and_count_as_their_fraction(a_config_file, slurm):
+    from spawner.hub.runs.jobscript import run_job, shape_of
+    from spawner.hub.runs.limits import sweep_gpus, task_gpus
+    from spawner.hub.runs.request import parse_run
+
+    settings = load_config(a_config_file)  # the slurm fixture wrote the shares into it
+    shards = partition_shards(parse_sinfo(SINFO))
+    request = parse_run({"path": "work/train.ipynb", "gpus": 0, "shards": 1, "hours": 1}, settings, shards=shards)
+    assert (request.gpus, request.shards, request.settings()["shards"]) == (0, 1, 1)
+    assert shape_of(request, settings).summary() == "a quarter of a GPU · 2 cores · 12 GB RAM · 1 h on sxm2"
+    argv = sbatch_argv(settings.slurm, run_job(settings, request, Account("alice", "/home/alice")))
+    assert "--gres=shard:1" in argv and "--cpus-per-task=2" in argv and "--mem=12G" in argv
+    # many small tasks on one GPU: a sweep of 12 tasks, 4 at once, each a quarter, holds one GPU against the cap
+    per_task = task_gpus(request.settings(), 4)
+    assert (per_task, sweep_gpus(per_task, 12, 4)) == (0.25, 1.0)
+    assert (
+        task_gpus({"gpus": 2, "nodes": 2}, 4) == 4 and "shards" not in parse_run({"path": "a.py"}, settings).settings()
+    )
+    for options, words in (
+        ({"shards": 1, "nodes": 2, "partition": "sxm2"}, "shards: a run on shares of a GPU runs on one node"),
+        ({"shards": 1, "partition": "cpu"}, "shards: partition cpu has no GPUs shared in 1 shard(s) or more"),
+        ({"shards": 1, "gpus": 1}, "shards: 1 share(s) of a GPU asked together with 1 whole GPU(s)"),
+    ):
+        with pytest.raises(OptionsError) as refused:
+            parse_run({"path": "work/train.ipynb", **options}, settings, shards=shards)
+        assert str(refused.value).startswith(words), str(refused.value)

@@ -216,6 +216,6 @@ def parse_sweep(options: object, declared: list[Parameter], path: str, limits: S
     return Sweep(axes, sample, seed, min(at_once, sweep.tasks), objective, best)
 
 
-def gpu_hours(tasks: int, nodes: int, gpus: int, hours: float) -> float:
+def gpu_hours(tasks: int, nodes: int, gpus: float, hours: float) -> float:
     """The most a sweep can cost: every task to its time limit."""
     return tasks * nodes * gpus * hours

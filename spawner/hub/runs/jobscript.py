@@ -15,6 +15,7 @@ from pathlib import Path
 from portal.settings import PortalSettings
 
 from ...contract import run_log, sweep_log
+from ...slurmgres import share_words
 from ...slurmvocab import time_limit
 from ..request.jobrequest import Account, JobRequest
 from ..request.jobspec import ACCOUNT_VARIABLES, script_templates, site_lines
@@ -35,10 +36,14 @@ class RunShape:
     cpus: int
     memory_mib: int
     minutes: int
+    shards: int = 0  # shares of one GPU instead of whole GPUs
+    per_gpu: int = 0  # the shares a GPU is cut into (slurm.shards.per_gpu)
 
     def summary(self) -> str:
         """'2 nodes × 1 GPU · 8 cores · 48 GB RAM each · 1 h 30 min on sxm2'."""
         gpus = "no GPU" if self.gpus == 0 else f"{self.gpus} GPU" + ("s" if self.gpus > 1 else "")
+        if self.shards:
+            gpus = share_words(self.shards, self.per_gpu)
         where = f"{self.nodes} nodes × " if self.nodes > 1 else ""
         each = " each" if self.nodes > 1 else ""
         memory = self.memory_mib / 1024
@@ -49,9 +54,10 @@ class RunShape:
 
 
 def shape_of(request: RunRequest, settings: PortalSettings) -> RunShape:
-    cpus, memory = allocation(request.gpus, settings.slurm)
+    cpus, memory = allocation(request.gpus, settings.slurm, request.shards)
     minutes = max(1, round(request.hours * 60))
-    return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes)
+    per_gpu = settings.slurm.shards.per_gpu if request.shards else 0
+    return RunShape(request.partition, request.nodes, request.gpus, cpus, memory, minutes, request.shards, per_gpu)
 
 
 def run_job(settings: PortalSettings, request: RunRequest, account: Account, sweep: Sweep | None = None) -> JobRequest:
@@ -68,6 +74,7 @@ def run_job(settings: PortalSettings, request: RunRequest, account: Account, swe
         memory=slurm_memory(shape.memory_mib),
         gpus=shape.gpus,
         gpu_type=request.gpu_type,
+        shards=shape.shards,
         nodes=shape.nodes,
         account=request.account,
         qos=request.qos,

@@ -41,12 +41,17 @@ T = TypeVar("T")
 log = logging.getLogger("JupyterHub").getChild("runs")
 
 
-def task_gpus(settings: dict) -> int:
-    """The GPUs one run (or one task of a sweep) of these settings holds: nodes × GPUs per node."""
+def task_gpus(settings: dict, per_gpu: int = 0) -> float:
+    """The GPUs one run (or one task of a sweep) of these settings holds: nodes × GPUs per node, or its shares
+    of one GPU as their fraction (`per_gpu`: the shares a GPU is cut into; a share counts as a whole GPU where
+    none is said)."""
+    shards = max(0, int(settings.get("shards", 0) or 0))
+    if shards:
+        return shards / per_gpu if per_gpu > shards else 1.0
     return max(1, int(settings.get("nodes", 1) or 1)) * max(0, int(settings.get("gpus", 0) or 0))
 
 
-def sweep_gpus(per_task: int, tasks: int, at_once: int) -> int:
+def sweep_gpus(per_task: float, tasks: int, at_once: int) -> float:
     """A sweep's GPUs against the cap: its tasks' GPUs × the tasks that may run at once."""
     return per_task * max(0, min(tasks, at_once or tasks))
 
@@ -65,15 +70,21 @@ def _run_active(run: dict, listed: list[ListedJob], accounted: list[AccountedJob
 
 
 def runs_held(
-    runs: list[dict], listed: list[ListedJob], accounted: list[AccountedJob], list_seconds: int, now: float
+    runs: list[dict],
+    listed: list[ListedJob],
+    accounted: list[AccountedJob],
+    list_seconds: int,
+    now: float,
+    per_gpu: int = 0,
 ) -> list[Held]:
-    """The user's runs and sweeps (their record's `runs`) that hold or wait for GPUs, as the cap counts them."""
+    """The user's runs and sweeps (their record's `runs`) that hold or wait for GPUs, as the cap counts them
+    (`per_gpu`: the shares a GPU is cut into, for runs on shares)."""
     settle = max(30, SETTLE_LISTINGS * list_seconds)
     sweeps = {r["job_id"] for r in runs if r.get("sweep")}
     queued, done = grouped(listed, sweeps), grouped(accounted, sweeps)
     held = []
     for run in runs:
-        per_task = task_gpus(run.get("settings", {}))
+        per_task = task_gpus(run.get("settings", {}), per_gpu)
         if not per_task or not run.get("job_id"):
             continue
         settled = now - run.get("submitted_ts", 0) > settle
@@ -108,7 +119,8 @@ async def user_runs_listing(services: HubServices, username: str, fresh: bool = 
 def held_in_runs(services: HubServices, user, listing: tuple[list, list]) -> list[Held]:
     """What the user's runs and sweeps hold, and their submissions under way (no await: a check's one step)."""
     runs = record_of(services, user).runs
-    recorded = runs_held(runs, *listing, services.settings.runs.list_seconds, time.time())
+    per_gpu = services.settings.slurm.shards.per_gpu
+    recorded = runs_held(runs, *listing, services.settings.runs.list_seconds, time.time(), per_gpu)
     return recorded + services.gpu_claims.of(user.name)
 
 
@@ -123,12 +135,13 @@ async def within_gpu_cap(
     beside all the user holds; OverGpuCap with words otherwise.  Its claim ends when `submit` returns, and the
     caller records the run before it awaits again."""
     cap = services.settings.sessions.max_gpus_per_user
-    per_task = task_gpus(request.settings())
+    per_task = task_gpus(request.settings(), services.settings.slurm.shards.per_gpu)
     if not cap or not per_task:
         return await submit()
     user = spawner.user
     gpus = sweep_gpus(per_task, sweep.tasks, sweep.at_once) if sweep else per_task
-    asked = f" ({per_task} GPU{'s' if per_task != 1 else ''} × {gpus // per_task} runs at once)" if sweep else ""
+    at_once = round(gpus / per_task)
+    asked = f" ({per_task:g} GPU{'s' if per_task != 1 else ''} × {at_once} runs at once)" if sweep else ""
     why = ""
     for fresh in (False, True):  # the shared listing; then, for a refusal that counts runs, a fresh squeue
         listing = await user_runs_listing(services, user.name, fresh=fresh)

@@ -26,11 +26,24 @@ from ..request.options import (
     check_hours,
     check_partition,
     check_qos,
+    check_shards,
     check_text,
     single_value,
 )
 
-ALLOWED_KEYS = ("path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos", "parameters", "sweep")
+ALLOWED_KEYS = (
+    "path",
+    "partition",
+    "nodes",
+    "gpus",
+    "shards",
+    "hours",
+    "gpu_type",
+    "account",
+    "qos",
+    "parameters",
+    "sweep",
+)
 OPTIONAL_NAMES = ("gpu_type", "account", "qos")  # kept by "run again" only when chosen
 KINDS = {".ipynb": "notebook", ".py": "python", ".sh": "shell"}
 MAX_PATH = 1024
@@ -50,6 +63,7 @@ class RunRequest:
     account: str = ""  # "" for the admin's (slurm.account) or the user's default
     qos: str = ""  # "" for the admin's (slurm.qos) or the association's default
     sweep: dict | None = None  # a sweep's grid (runs/grid.py), checked against the notebook by the service
+    shards: int = 0  # shares of one GPU (Slurm's gres/shard) instead of whole GPUs, as a session's: one node's
 
     def settings(self) -> dict:
         """What "run again" repeats (the record keeps it): the options as a user sends them."""
@@ -57,7 +71,10 @@ class RunRequest:
         return {
             k: v
             for k, v in chosen.items()
-            if k in ALLOWED_KEYS and not (k in OPTIONAL_NAMES and v == "") and not (k == "sweep" and v is None)
+            if k in ALLOWED_KEYS
+            and not (k in OPTIONAL_NAMES and v == "")
+            and not (k == "sweep" and v is None)
+            and not (k == "shards" and not v)
         }
 
 
@@ -95,10 +112,11 @@ def parse_run(
     gpu_types: dict[str, set[str]] | None = None,
     accounts: tuple[str, ...] | None = None,
     facts: AccountFacts | None = None,
+    shards: dict[str, int] | None = None,
 ) -> RunRequest:
-    """Validate `options` ({"path", "partition", "nodes", "gpus", "hours", "gpu_type", "account", "qos",
-    "parameters"}; only path is required); Slurm's GPU types, the user's accounts and QOS as a session's
-    (None: not known now)."""
+    """Validate `options` ({"path", "partition", "nodes", "gpus", "shards", "hours", "gpu_type", "account", "qos",
+    "parameters"}; only path is required); Slurm's GPU types, the user's accounts and QOS, each partition's shards
+    as a session's (None: not known now)."""
     if not isinstance(options, dict):
         raise OptionsError('A job must be a JSON object such as {"path": "work/train.ipynb", "gpus": 1, "hours": 2}.')
     unknown = [k for k in options if k not in ALLOWED_KEYS]
@@ -114,6 +132,9 @@ def parse_run(
     partition = check_partition(values["partition"], slurm) if "partition" in values else slurm.default_partition
     nodes = check_nodes(values.get("nodes", 1), partition.max_nodes, partition.name)
     gpus = check_gpus(values.get("gpus", 0), partition.max_gpus, partition.name)
+    shared = check_shards(values.get("shards"), gpus, partition, slurm, shards)
+    if shared and nodes > 1:
+        raise OptionsError("shards: a run on shares of a GPU runs on one node; ask for 1 node, or whole GPUs.")
     hours = check_hours(values.get("hours", settings.runs.default_hours), settings.runs.max_hours)
     parameters = values.get("parameters") or {}
     if not isinstance(parameters, dict):
@@ -122,12 +143,16 @@ def parse_run(
         raise OptionsError(f"parameters are for notebooks; {path} is a {kind} script and takes none.")
     sweep = check_sweep(values.get("sweep"), parameters, kind, path, settings)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
+    if shared and values.get("gpu_type") not in (None, "", "any"):
+        raise OptionsError(
+            "gpu_type: a share comes from the partition's shared GPUs; leave the type empty with shards."
+        )
     gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
-    check_allocation(gpus, account, slurm, facts)
+    check_allocation(gpus or shared, account, slurm, facts)
     return RunRequest(
-        path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos, sweep
+        path, kind, partition.name, nodes, gpus, hours, dict(parameters), gpu_type, account, chosen_qos, sweep, shared
     )
 
 

@@ -34,7 +34,7 @@ from . import jobspage
 from .board import job_rows
 from .grid import Sweep, SweepError, gpu_hours, parse_sweep
 from .jobscript import run_job, run_script, shape_of
-from .limits import OverGpuCap, within_gpu_cap
+from .limits import OverGpuCap, task_gpus, within_gpu_cap
 from .request import ALLOWED_KEYS, RunRequest, parse_run
 from .sweeps import fold_sweeps, states_of, table
 
@@ -106,23 +106,24 @@ async def _sweep(declared: list[Parameter], request: RunRequest, settings) -> Sw
         raise RunRefused(
             f"sweep: at most {MAX_SWEEP_RECORD // 1024} KiB of values in a grid; use ranges with fewer steps."
         )
-    cost = gpu_hours(sweep.tasks, request.nodes, request.gpus, request.hours)
+    per_task = task_gpus(request.settings(), settings.slurm.shards.per_gpu)
+    cost = gpu_hours(sweep.tasks, 1, per_task, request.hours)
     if limits.max_gpu_hours and cost > limits.max_gpu_hours:
         raise RunRefused(
-            f"sweep: {sweep.tasks} runs × {request.nodes * request.gpus} GPU(s) × {request.hours:g} h is "
+            f"sweep: {sweep.tasks} runs × {per_task:g} GPU(s) × {request.hours:g} h is "
             f"{cost:,.1f} GPU-hours, more than the {limits.max_gpu_hours:g} a sweep may ask for here; "
             "fewer runs (a random sample), fewer GPUs or fewer hours."
         )
     return sweep
 
 
-def sweep_facts(sweep: Sweep, request: RunRequest) -> dict:
+def sweep_facts(sweep: Sweep, request: RunRequest, per_gpu: int = 0) -> dict:
     """What the record and the panel's row keep of a sweep."""
     return {
         "tasks": sweep.tasks,
         "at_once": sweep.at_once,
         "varied": sweep.varied,
-        "gpu_hours": round(gpu_hours(sweep.tasks, request.nodes, request.gpus, request.hours), 2),
+        "gpu_hours": round(gpu_hours(sweep.tasks, 1, task_gpus(request.settings(), per_gpu), request.hours), 2),
         "objective": sweep.objective,
         "best": sweep.best,
     }
@@ -218,7 +219,7 @@ async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: objec
         raise RunRefused("Running notebooks and scripts as jobs is turned off on this cluster.", 403)
     try:
         known = await spawner.slurm_facts(options)
-        request = parse_run(options, settings, known.gpu_types, known.accounts, known.facts)
+        request = parse_run(options, settings, known.gpu_types, known.accounts, known.facts, known.shards)
     except OptionsError as e:
         raise RunRefused(str(e)) from None
     unix = await _account(spawner)
@@ -260,7 +261,7 @@ def _record(request: RunRequest, settings, home: str, job_id: str, parameters: d
     if sweep is not None:
         run["settings"] = {**request.settings(), "sweep": sweep.settings()}
         run["settings"].pop("parameters", None)
-        run["sweep"] = sweep_facts(sweep, request)
+        run["sweep"] = sweep_facts(sweep, request, settings.slurm.shards.per_gpu)
         run["summary"] = f"{sweep.tasks} runs, at most {sweep.at_once} at once, each: {run['summary']}"
         run["output"] = _relative(sweep_folder(output_dir, request.path, job_id), home)
         run["log"] = _relative(sweep_log(home).replace("%A", job_id), home)  # %a: each task's number
