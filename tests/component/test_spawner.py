@@ -75,6 +75,22 @@ def test_every_variable_jupyterhub_gives_a_job_is_one_sudo_keeps(a_spawner):
     assert set(a_spawner.job_environment()) <= set(JOB_VARIABLES)
 
 
+async def test_a_start_stopped_while_sbatch_runs_has_its_job_cancelled_as_soon_as_sbatch_answers(a_spawner, mock_slurm):
+    """The user presses Stop a moment after Start, while a busy slurmctld has not answered sbatch yet: the start is
+    cancelled, sbatch finishes, and the job it made is cancelled then (before, sbatch's answer was lost with the
+    start and the job held its GPUs until the reconciler's second check; CI saw it still there 20 s on)."""
+    a_spawner.apply_session_options({"gpus": 1})
+    mock_slurm.fail("sbatch", "slow")  # the job is queued at once, its id answered 2 s later
+    start = asyncio.ensure_future(a_spawner.start())
+    await until(lambda: mock_slurm.jobs())  # queued by Slurm; sbatch has not answered
+    start.cancel()  # what JupyterHub's stop API does with a start under way
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    assert a_spawner.job_id == ""  # the start never learnt its job
+    await until(lambda: [j["state"] for j in mock_slurm.jobs().values()] == ["CANCELLED"], timeout=10)
+    assert mock_slurm.calls("scancel")[-1]["user"] == "alice"  # as the user, as every cancel
+
+
 async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server):
     a_spawner.apply_session_options({"gpus": 1})
     assert a_spawner.progress_message() == "Submitting your session to Slurm..."

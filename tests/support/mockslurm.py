@@ -22,6 +22,7 @@ Failures are set per command with `MockSlurm.fail(cmd, mode)`:
   hang         never answers (sleeps)
   error        the given stderr, exit 1
   late         (sbatch) the job is queued, but the command hangs: an sbatch that timed out yet ran
+  slow         (sbatch) the job is queued, and the command answers 2 s later: a busy slurmctld
   garbage      (squeue) the listing with every line cut short (a portal job's id, then half a line)
 """
 
@@ -78,7 +79,7 @@ def _failure(state: Path, cmd: str) -> int | None:
     mode = _failure_entry(state, cmd)
     if not mode:
         return None
-    if mode["mode"] in ("late", "garbage"):
+    if mode["mode"] in ("late", "slow", "garbage"):
         return None  # the command does its work; sbatch and squeue act on the mode themselves
     if mode["mode"] == "hang":
         time.sleep(3600)
@@ -182,6 +183,8 @@ def sbatch(state: Path, argv: list[str]) -> int:
             t["jobs"][job_id].update(array={"ids": ids, "at_once": at_once}, tasks={})
     if _mode(state, "sbatch") == "late":
         time.sleep(3600)
+    if _mode(state, "sbatch") == "slow":
+        time.sleep(2)
     print(job_id if "parsable" in opts else f"Submitted batch job {job_id}")
     return 0
 

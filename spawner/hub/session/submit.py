@@ -7,6 +7,7 @@ as the user through the shared Slurm client, never a shell.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pwd
 import shlex
@@ -30,6 +31,8 @@ from ..slurm.client import SlurmError, SlurmUnavailable
 from ..slurm.held import start_comment
 from .idle import join_idle_groups, timeout_for
 from .userrecord import save_user_record, user_record
+
+_ORPHANS: set[asyncio.Task] = set()  # scancels of jobs whose start was cancelled while sbatch ran
 
 
 class SubmitMixin:
@@ -59,6 +62,36 @@ class SubmitMixin:
         if why:
             self.log.warning("Session of %s refused: %s", log_name(self), why)
             raise SessionRefused(why, 403)
+
+    async def sbatch_or_cancel(self, username: str, argv: list[str], script: str, env: dict[str, str]) -> str:
+        """The job id of the session's sbatch.  A start cancelled while sbatch runs (the user pressed Stop a moment
+        after Start) lets sbatch finish and cancels the job it made at once: cancelled with it, sbatch's answer was
+        lost, and the job held its GPUs until the reconciler's second check (CI: still there 20 s after the
+        stop)."""
+        submitting = asyncio.ensure_future(self.slurm_client.submit_as(username, argv, script, env))
+        try:
+            return await asyncio.shield(submitting)
+        except asyncio.CancelledError:
+            submitting.add_done_callback(lambda done: self._cancel_orphan(username, done))
+            raise
+
+    def _cancel_orphan(self, username: str, done: asyncio.Future) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return  # no job id: a job sbatch made anyway (it timed out) is the reconciler's, by its name
+        job_id = done.result()
+        self.log.info(
+            "Session job %s of %s: its start was cancelled while sbatch ran; cancelling it", job_id, log_name(self)
+        )
+
+        async def cancel() -> None:
+            try:
+                await self.slurm_client.cancel(username, job_id)
+            except Exception:  # the reconciler cancels it at its next two checks (the job's name is the portal's)
+                self.log.exception("Cancelling job %s of %s", job_id, log_name(self))
+
+        task = asyncio.ensure_future(cancel())
+        _ORPHANS.add(task)  # held until done: the loop keeps weak references only
+        task.add_done_callback(_ORPHANS.discard)
 
     def account(self) -> Account:
         return Account(name=self.user.name, home=self.unix_account().home)
@@ -142,7 +175,7 @@ class SubmitMixin:
         call_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         self.log.info("Submitting session of %s (%s): %s", log_name(self), self.resources.summary(), shlex.join(argv))
         try:
-            self.job_id = await self.slurm_client.submit_as(account.name, argv, script, call_env)
+            self.job_id = await self.sbatch_or_cancel(account.name, argv, script, call_env)
         except SlurmUnavailable as e:
             self.log.error("sbatch for %s: %s", log_name(self), e)
             raise RuntimeError(
