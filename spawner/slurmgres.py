@@ -20,6 +20,7 @@ import re
 GPU_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")  # a type name as a session may ask for it
 _GPUS = re.compile(r"(?:^|,)gpu(?::([^:,(]+))?:([0-9]+)")
 _SHARDS = re.compile(r"(?:^|,)shard(?::[^:,(]+)?:([0-9]+)")
+_USED_AT = re.compile(r"(?:^|,)(gpu|shard)(?::[^:,(]+)?:[0-9]+\(IDX:([^)]*)\)")
 
 
 def gpu_count(gres: str) -> int:
@@ -44,6 +45,34 @@ def gpu_types(gres: str, used: str) -> tuple[tuple[str, int, int], ...]:
 def shard_count(gres: str) -> int:
     """'gpu:a100:4(S:0-1),shard:16(S:0-1)' -> 16 shards; 'shard:a100:3(IDX:0)' -> 3; 'gpu:4' -> 0."""
     return sum(int(count) for count in _SHARDS.findall(gres))
+
+
+def indices_used(used: str, name: str) -> tuple[int, ...]:
+    """The GPUs (by index on the node) that sinfo's GresUsed says `name` ('gpu' or 'shard') holds:
+    'gpu:a100:4(IDX:0-3),shard:a100:0(IDX:N/A)' -> gpu (0, 1, 2, 3), shard (); 'shard:a100:5(IDX:0,2)' -> (0, 2).
+    Slurm keeps a GPU either whole or in shards, never both: a shard's GPU is no free GPU, a whole one no shard's."""
+    found: set[int] = set()
+    for kind, where in _USED_AT.findall(used):
+        if kind != name:
+            continue
+        for part in where.split(","):
+            first, _, last = part.partition("-")
+            if first.isdigit() and (not last or last.isdigit()):
+                found.update(range(int(first), int(last or first) + 1))
+    return tuple(sorted(found))
+
+
+def gres_facts(gres: str, used: str) -> dict:
+    """A node's GPUs and shards from sinfo's Gres and GresUsed, as NodeState's fields (spawner/slurmvocab.py)."""
+    return {
+        "gpus": gpu_count(gres),
+        "gpus_used": gpu_count(used),
+        "gpu_types": gpu_types(gres, used),
+        "shards": shard_count(gres),
+        "shards_used": shard_count(used),
+        "gpus_held": indices_used(used, "gpu"),
+        "gpus_sharded": indices_used(used, "shard"),
+    }
 
 
 def share_words(shards: int, per_gpu: int) -> str:

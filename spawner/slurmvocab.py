@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .slurmgres import gpu_count, gpu_types, shard_count
+from .slurmgres import gres_facts
 
 # Parsing happens in the hub, so a skipped line is logged there, in its format.
 log = logging.getLogger("JupyterHub").getChild("slurm")
@@ -212,11 +212,11 @@ class NodeState:
     gpu_types: tuple[tuple[str, int, int], ...] = ()  # (type, GPUs, in use) per GPU type ("": untyped)
     shards: int = 0  # shares of its GPUs (gres/shard), in all
     shards_used: int = 0
+    gpus_held: tuple[int, ...] = ()  # the GPUs (indices on the node) jobs hold whole
+    gpus_sharded: tuple[int, ...] = ()  # the GPUs jobs hold shards of: no whole GPU's any more until they end
 
     @property
-    def usable(self) -> bool:
-        # a suffix (* not responding, ~ powered off, @ reboot pending, $ maintenance ...) means no;
-        # "-" (planned) is fine
+    def usable(self) -> bool:  # a suffix (* not responding, ~ powered off, $ maintenance ...): no; "-" (planned): yes
         return self.state.rstrip("-") in USABLE_STATES
 
 
@@ -433,15 +433,11 @@ def parse_sinfo(output: str) -> list[NodeState]:
                     node=node,
                     partition=partition.rstrip("*"),
                     state=state,
-                    gpus=gpu_count(gres),
-                    gpus_used=gpu_count(used),
                     cpus_idle=idle,
                     cpus=total,
                     memory_mib=int(memory),
                     memory_used_mib=int(alloc_mem),
-                    gpu_types=gpu_types(gres, used),
-                    shards=shard_count(gres),
-                    shards_used=shard_count(used),
+                    **gres_facts(gres, used),
                 )
             )
         except ValueError:

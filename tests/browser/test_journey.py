@@ -21,7 +21,9 @@ from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB, ROOT, url_for
 from tests.support.demo import password_of
 
-FREE = re.compile(r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node, [0-9]+ of 16 shares of a GPU free$")
+FREE = re.compile(
+    r"^sxm2: [0-8] of 8 GPUs free, largest free block [0-4] on one node, [0-9]+ of 16 shares of a GPU free$"
+)
 WHEN = re.compile(
     r"^2 GPUs \(A100 80 GB\) · 16 cores · 96 GB RAM · 8 h on sxm2: (can start now\.|not free now; Slurm expects it could "
     r"start at \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?\.|not free now, and Slurm gives no estimate of when it "

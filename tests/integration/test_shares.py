@@ -29,7 +29,10 @@ def test_two_sessions_on_shares_of_one_node_and_what_is_refused_before_sbatch(cl
 
     # what Slurm could not give, or the portal does not offer, is refused in words and nothing is submitted
     for options, words in (
-        ({"gpus": 0, "shards": 1, "partition": "cpu"}, "shards: partition cpu has no GPUs shared in 1 shard(s) or more; choose partition sxm2"),
+        (
+            {"gpus": 0, "shards": 1, "partition": "cpu"},
+            "shards: partition cpu has no GPUs shared in 1 shard(s) or more; choose partition sxm2",
+        ),
         ({"gpus": 1, "shards": 1}, "asked together with 1 whole GPU(s); ask for one or the other"),
         ({"gpus": 0, "shards": 4}, "shards: 4 is out of range; choose a whole number from 1 to 3"),
         ({"gpus": 0, "shards": 1, "gpu_type": "a100"}, "gpu_type: a share comes from partition sxm2's shared GPUs"),

@@ -13,8 +13,8 @@ from spawner.hub.slurm.clusterinfo import (
     partition_gpu_types,
     starts_now,
 )
-from spawner.slurmgres import gpus_by_type
-from spawner.slurmvocab import NodeState, UnreadableAnswer, gpu_count, parse_sinfo, sinfo_nodes_argv
+from spawner.slurmgres import gpu_count, gpus_by_type
+from spawner.slurmvocab import NodeState, UnreadableAnswer, parse_sinfo, sinfo_nodes_argv
 
 SINFO = (
     "node001|sxm2*|mix|gpu:4|gpu:1(IDX:0)|8/32/0/40|49152|393216|\n"
@@ -47,9 +47,9 @@ def test_gpu_count(gres, count):
 
 def test_parse_sinfo():
     nodes = parse_sinfo(SINFO)
-    assert nodes[0] == NodeState("node001", "sxm2", "mix", 4, 1, 32, 40, 393216, 49152, (("", 4, 1),))
+    assert nodes[0] == NodeState("node001", "sxm2", "mix", 4, 1, 32, 40, 393216, 49152, (("", 4, 1),), gpus_held=(0,))
     assert nodes[1].gpu_types == (("v100", 4, 0),)
-    assert nodes[3] == NodeState("node004", "pcie", "mix", 2, 1, 4, 40, 393216, 100000, (("", 2, 1),))
+    assert nodes[3] == NodeState("node004", "pcie", "mix", 2, 1, 4, 40, 393216, 100000, (("", 2, 1),), gpus_held=(1,))
     assert [n.usable for n in nodes] == [True, True, False, True, False]
 
 

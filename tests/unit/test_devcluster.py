@@ -198,7 +198,7 @@ def test_slurm_sends_every_job_to_slurmdbd_and_keeps_each_users_jobs_private():
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=10.77.0.1",  # the head node on the cluster network: jobs on the nodes run sacct
         "AccountingStoragePort=6819",
-        "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:v100",
+        "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:v100,gres/shard",  # shards: node002's A100s
         "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",

@@ -108,6 +108,26 @@ def test_shares_on_a_portal_that_offers_none_are_refused_in_words(a_config_file)
     assert parse_options({"shards": 0, "gpus": 1}, slurm).shards == 0  # none asked: fine
 
 
+def test_a_gpu_is_whole_or_in_shards_never_both_as_slurm_keeps_it(slurm):
+    """What Slurm 22.05 did on the dev cluster: with node002's four A100 held whole, a share waited (Resources);
+    with one shard of GPU 0 held, a four-A100 job waited.  sinfo's counts alone said 16 shards free, then 4 GPUs:
+    the GPUs' indices in GresUsed tell which GPU each holds."""
+    head = "node002|sxm2*|mix|gpu:a100:4(S:0-1),shard:a100:16(S:0-1)|"
+    whole = parse_sinfo(head + "gpu:a100:4(IDX:0-3),shard:a100:0(IDX:N/A)|32/8/0/40|196608|393216|\n")
+    assert (whole[0].gpus_held, whole[0].gpus_sharded) == ((0, 1, 2, 3), ())
+    assert not starts_now(whole, "sxm2", 0, slurm, shards=1)
+    assert (availability(whole, slurm)["sxm2"].shards_free, availability(whole, slurm)["sxm2"].largest_shards) == (0, 0)
+    one_shard = parse_sinfo(head + "gpu:a100:0(IDX:N/A),shard:a100:1(IDX:0)|2/38/0/40|12288|393216|\n")
+    assert not starts_now(one_shard, "sxm2", 4, slurm, "a100") and starts_now(one_shard, "sxm2", 3, slurm, "a100")
+    sxm2 = availability(one_shard, slurm)["sxm2"]
+    assert (sxm2.gpus_free, sxm2.largest_block, sxm2.shards_free, sxm2.largest_shards) == (3, 3, 15, 3)
+    # three GPUs whole and GPU 3 with 3 of its 4 shards taken: one shard left, and only one for a job
+    full = parse_sinfo(head + "gpu:a100:3(IDX:0-2),shard:a100:3(IDX:3)|30/10/0/40|184320|393216|\n")
+    assert (full[0].gpus_held, full[0].gpus_sharded) == ((0, 1, 2), (3,))
+    assert availability(full, slurm)["sxm2"].shards_free == 1 and not starts_now(full, "sxm2", 0, slurm, shards=2)
+    assert starts_now(full, "sxm2", 0, slurm, shards=1) and not starts_now(full, "sxm2", 1, slurm, "a100")
+
+
 def test_what_is_free_counts_shares_where_the_nodes_have_them(slurm):
     nodes = parse_sinfo(SINFO)
     sxm2 = availability(nodes, slurm)["sxm2"]
@@ -204,7 +224,7 @@ def test_a_mig_profile_is_a_gpu_type_with_its_label_and_memory_and_no_more_slice
     assert resources_for(asked, mig).summary().startswith("2 GPUs (A100 slice, 10 GB) · 16 cores")
     sxm2 = availability(nodes, mig)["sxm2"]
     assert [(t.gpu_type, t.label, t.gpus_free, t.gpus_total, t.memory_gb) for t in sxm2.types] == [
-        ("a100", "A100 80 GB", 4, 4, None),
+        ("a100", "A100 80 GB", 2, 4, None),  # two of them in shards
         ("a100_1g.10gb", "A100 slice, 10 GB", 5, 7, 10.0),
         ("v100", "V100 32 GB", 3, 4, None),
     ]

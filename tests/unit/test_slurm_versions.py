@@ -449,7 +449,9 @@ def test_what_24_11_prints_otherwise_is_read_alike():
     assert " Lineage=/vision/ " in answer("24.11", "scontrol_assoc_mgr")
     # 24.11 marks a node planned for a pending job's start with '-': it still takes jobs
     node002 = next(n for n in parse_sinfo(answer("24.11", "sinfo_nodes")) if n.node == "node002")
-    assert node002 == NodeState("node002", "debug", "mix-", 4, 3, 32, 40, 393216, 49152, (("a100", 4, 3),))
+    assert node002 == NodeState(
+        "node002", "debug", "mix-", 4, 3, 32, 40, 393216, 49152, (("a100", 4, 3),), gpus_held=(0, 1, 2)
+    )
     assert node002.usable
 
 

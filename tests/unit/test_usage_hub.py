@@ -54,7 +54,7 @@ def test_an_ended_sessions_usage_keeps_its_tally_and_allocation_for_slurms_numbe
         "session",
         12,
         REPORT,
-        {"gpus": 2, "cpus": 16, "memory_mib": 98304},
+        {"gpus": 2, "cpus": 16, "memory_mib": 98304, "per_gpu": 0},
     )
     assert gpu_hours(2, session_hours("2026-11-24T11:00:00", "", ENDED), usage) == (2.0, 0.8)
     assert log_entry("42", ENDED, "sxm2", usage, allocation_of(TWO_GPUS), 1.0) == {

@@ -73,8 +73,9 @@ class PartitionAvailability:
 
 
 def free_gpus(node: NodeState, gpu_type: str = "") -> int:
-    """GPUs of `gpu_type` ("" = any) not in use on `node`."""
-    free = max(node.gpus - node.gpus_used, 0)
+    """GPUs of `gpu_type` ("" = any) not in use on `node`: a GPU jobs hold shards of is in use as a whole."""
+    sharded_only = len(set(node.gpus_sharded) - set(node.gpus_held))
+    free = max(node.gpus - node.gpus_used - sharded_only, 0)
     if not gpu_type:
         return free
     # at most what is free of every type: a use Slurm printed without its type is use all the same
@@ -89,10 +90,34 @@ def session_fits(node: NodeState, gpus: int, slurm: SlurmSettings, gpu_type: str
     cpus, memory = allocation(gpus, slurm, shards)
     return (
         free_gpus(node, gpu_type) >= gpus
-        and node.shards - node.shards_used >= shards
+        and shard_block(node) >= shards
         and node.cpus_idle >= cpus
         and node.memory_mib - node.memory_used_mib >= memory
     )
+
+
+def free_shards(node: NodeState) -> int:
+    """Shards free on `node`: those of the GPUs no job holds whole (Slurm keeps a GPU whole or in shards)."""
+    if not (node.shards and node.gpus):
+        return 0
+    per_gpu = node.shards // node.gpus
+    return max(0, (node.gpus - max(node.gpus_used, len(node.gpus_held))) * per_gpu - node.shards_used)
+
+
+def shard_block(node: NodeState) -> int:
+    """The most shards one job gets on `node` now: Slurm takes a job's shards from one GPU.  A GPU no job holds
+    whole or in shards gives all of its own; else the GPUs in shards share what is free of them (sinfo does not
+    say how: the least of the most one of them has)."""
+    if not (node.shards and node.gpus):
+        return 0
+    per_gpu = node.shards // node.gpus
+    untouched = (
+        node.gpus - len(set(node.gpus_held) | set(node.gpus_sharded)) - max(0, node.gpus_used - len(node.gpus_held))
+    )
+    if untouched > 0:
+        return per_gpu
+    sharded = len(set(node.gpus_sharded) - set(node.gpus_held))
+    return min(per_gpu, -(-free_shards(node) // sharded)) if sharded else 0
 
 
 def partition_type_most(nodes: list[NodeState]) -> dict[str, dict[str, int]]:
@@ -160,7 +185,7 @@ def availability(nodes: list[NodeState], slurm: SlurmSettings) -> dict[str, Part
         largest = max((g for n in up for g in range(0, n.gpus + 1) if session_fits(n, g, slurm) and g > 0), default=0)
         result[partition.name] = PartitionAvailability(
             partition=partition.name,
-            gpus_free=sum(max(n.gpus - n.gpus_used, 0) for n in up),
+            gpus_free=sum(free_gpus(n) for n in up),
             gpus_total=sum(n.gpus for n in mine),
             largest_block=largest,
             nodes_up=len(up),
@@ -179,15 +204,10 @@ def _shares(mine: list[NodeState], up: list[NodeState], slurm: SlurmSettings) ->
     if not per_gpu or not any(n.shards for n in mine):
         return {}
     return {
-        "shards_free": sum(max(n.shards - n.shards_used, 0) for n in up),
+        "shards_free": sum(free_shards(n) for n in up),
         "shards_total": sum(n.shards for n in mine),
         "largest_shards": max(
-            (
-                k
-                for n in up
-                for k in range(1, min(per_gpu, n.shards - n.shards_used + 1))
-                if session_fits(n, 0, slurm, "", k)
-            ),
+            (k for n in up for k in range(1, min(per_gpu, shard_block(n) + 1)) if session_fits(n, 0, slurm, "", k)),
             default=0,
         ),
         "shard_label": shard_gpu_label(mine, mine[0].partition, slurm),
