@@ -176,7 +176,9 @@ def test_what_is_free_and_when_a_session_would_start(cluster):
     as_alice = Cluster(token["token"])
     # the hub's shared answer is renewed every few seconds: the previous test's session may still be in it
     free = sxm2_once_free(as_alice, 8)
-    assert free["summary"] == "sxm2: 8 of 8 GPUs free, largest free block 4 on one node"
+    assert free["summary"] == (
+        "sxm2: 8 of 8 GPUs free, largest free block 4 on one node, 16 of 16 shares of a GPU free"
+    )
     # bob's blocker jobs take every GPU for 10 minutes
     for _ in range(2):
         subprocess.run(
@@ -205,7 +207,12 @@ def test_what_is_free_and_when_a_session_would_start(cluster):
             "the blockers running",
         )
         busy = sxm2_once_free(as_alice, 0)
-        assert busy["summary"] == "sxm2: 0 of 8 GPUs free, largest free block 0 on one node"
+        # a GPU held whole has no shard to give (Slurm keeps a GPU whole or in shards): none of node002's is free
+        assert busy["summary"] == (
+            "sxm2: 0 of 8 GPUs free, largest free block 0 on one node, 0 of 16 shares of a GPU free"
+        )
+        status, share = as_alice.request("GET", "/hub/api/dsportal/estimate?partition=sxm2&gpus=0&shards=1&hours=1")
+        assert status == 200 and share["starts_now"] is False, share
         status, when = as_alice.request("GET", "/hub/api/dsportal/estimate?partition=sxm2&gpus=2&hours=1")
         assert status == 200 and when["starts_now"] is False, when
         assert re.fullmatch(r"[0-9-]{10}T[0-9:]{8}", when["start"]), when  # Slurm's own estimate (sbatch --test-only)
