@@ -18,9 +18,14 @@ from __future__ import annotations
 import re
 
 GPU_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")  # a type name as a session may ask for it
-_GPUS = re.compile(r"(?:^|,)gpu(?::([^:,(]+))?:([0-9]+)")
-_SHARDS = re.compile(r"(?:^|,)shard(?::[^:,(]+)?:([0-9]+)")
-_USED_AT = re.compile(r"(?:^|,)(gpu|shard)(?::[^:,(]+)?:[0-9]+\(IDX:([^)]*)\)")
+# a type is a name, or "(null)" where untyped GPUs have device files (Slurm up to 25.11 prints 'gpu:(null):4(IDX:0-3)')
+_TYPE = r"(?::(\(null\)|[^:,(]+))?"
+_GPUS = re.compile(rf"(?:^|,)gpu{_TYPE}:([0-9]+)")
+_SHARDS = re.compile(rf"(?:^|,)shard{_TYPE}:([0-9]+)")
+# what a GRES in use holds: 'IDX:0-3' (GPUs by index), or since Slurm 23.11 a shard's 'used/total' per GPU in order
+_USED_AT = re.compile(rf"(?:^|,)(gpu|shard){_TYPE}:[0-9]+\(([^)]*)\)")
+_PER_GPU = re.compile(r"([0-9]+|-)/([0-9]+)")
+_NUMBER = re.compile(r"[0-9]{1,4}")  # ASCII digits (str.isdigit() takes '²', which int() does not); a node's GPUs
 
 
 def gpu_count(gres: str) -> int:
@@ -32,6 +37,7 @@ def gpus_by_type(gres: str) -> dict[str, int]:
     """'gpu:v100:2(S:0),gpu:a100:2(S:1)' -> {'v100': 2, 'a100': 2}; 'gpu:4' -> {'': 4}; '(null)' -> {}."""
     found: dict[str, int] = {}
     for kind, count in _GPUS.findall(gres):
+        kind = "" if kind == "(null)" else kind
         found[kind] = found.get(kind, 0) + int(count)
     return found
 
@@ -44,22 +50,37 @@ def gpu_types(gres: str, used: str) -> tuple[tuple[str, int, int], ...]:
 
 def shard_count(gres: str) -> int:
     """'gpu:a100:4(S:0-1),shard:16(S:0-1)' -> 16 shards; 'shard:a100:3(IDX:0)' -> 3; 'gpu:4' -> 0."""
-    return sum(int(count) for count in _SHARDS.findall(gres))
+    return sum(int(count) for _, count in _SHARDS.findall(gres))
 
 
 def indices_used(used: str, name: str) -> tuple[int, ...]:
     """The GPUs (by index on the node) that sinfo's GresUsed says `name` ('gpu' or 'shard') holds:
-    'gpu:a100:4(IDX:0-3),shard:a100:0(IDX:N/A)' -> gpu (0, 1, 2, 3), shard (); 'shard:a100:5(IDX:0,2)' -> (0, 2).
-    Slurm keeps a GPU either whole or in shards, never both: a shard's GPU is no free GPU, a whole one no shard's."""
+    'gpu:a100:4(IDX:0-3),shard:a100:0(IDX:N/A)' -> gpu (0, 1, 2, 3), shard (); 'shard:a100:5(IDX:0,2)' -> (0, 2);
+    since Slurm 23.11 'shard:a100:3(2/4,1/4,0/4,0/4)' -> shard (0, 1).  Slurm keeps a GPU either whole or in
+    shards, never both: a shard's GPU is no free GPU, a whole one no shard's."""
     found: set[int] = set()
-    for kind, where in _USED_AT.findall(used):
+    for kind, _, where in _USED_AT.findall(used):
         if kind != name:
             continue
-        for part in where.split(","):
-            first, _, last = part.partition("-")
-            if first.isdigit() and (not last or last.isdigit()):
-                found.update(range(int(first), int(last or first) + 1))
+        if where.startswith("IDX:"):
+            for part in where[4:].split(","):
+                first, _, last = part.partition("-")
+                if _NUMBER.fullmatch(first) and (not last or _NUMBER.fullmatch(last)):
+                    found.update(range(int(first), min(int(last or first), 4095) + 1))
+        else:
+            found.update(i for i, (held, _) in enumerate(_PER_GPU.findall(where)) if held not in ("-", "0"))
     return tuple(sorted(found))
+
+
+def shards_free_per_gpu(used: str) -> tuple[int, ...]:
+    """Since Slurm 23.11, each GPU's shards free, in order ('shard:a100:3(2/4,1/4,0/4,0/4)' -> (2, 3, 4, 4); '-/4':
+    none, the GPU is held whole); () where sinfo does not say (Slurm 22.05 and 23.02 print IDX only)."""
+    for kind, _, where in _USED_AT.findall(used):
+        if kind == "shard" and not where.startswith("IDX:"):
+            return tuple(
+                0 if held == "-" else max(0, int(total) - int(held)) for held, total in _PER_GPU.findall(where)
+            )
+    return ()
 
 
 def gres_facts(gres: str, used: str) -> dict:
@@ -72,6 +93,7 @@ def gres_facts(gres: str, used: str) -> dict:
         "shards_used": shard_count(used),
         "gpus_held": indices_used(used, "gpu"),
         "gpus_sharded": indices_used(used, "shard"),
+        "shards_free_per_gpu": shards_free_per_gpu(used),
     }
 
 

@@ -21,8 +21,7 @@ from datetime import datetime
 
 from .slurmgres import gres_facts
 
-# Parsing happens in the hub, so a skipped line is logged there, in its format.
-log = logging.getLogger("JupyterHub").getChild("slurm")
+log = logging.getLogger("JupyterHub").getChild("slurm")  # parsing is the hub's: a skipped line is logged there
 
 # --- job and node states ---------------------------------------------------------------
 PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
@@ -214,6 +213,7 @@ class NodeState:
     shards_used: int = 0
     gpus_held: tuple[int, ...] = ()  # the GPUs (indices on the node) jobs hold whole
     gpus_sharded: tuple[int, ...] = ()  # the GPUs jobs hold shards of: no whole GPU's any more until they end
+    shards_free_per_gpu: tuple[int, ...] = ()  # each GPU's shards free, where sinfo says (Slurm 23.11 on)
 
     @property
     def usable(self) -> bool:  # a suffix (* not responding, ~ powered off, $ maintenance ...): no; "-" (planned): yes

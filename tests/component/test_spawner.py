@@ -89,6 +89,13 @@ async def test_a_start_stopped_while_sbatch_runs_has_its_job_cancelled_as_soon_a
     assert a_spawner.job_id == ""  # the start never learnt its job
     await until(lambda: [j["state"] for j in mock_slurm.jobs().values()] == ["CANCELLED"], timeout=10)
     assert mock_slurm.calls("scancel")[-1]["user"] == "alice"  # as the user, as every cancel
+    # Start and Stop in a loop cannot pile sbatch calls up: one more than the sessions she may start at once
+    a_spawner.slurm_client.submitting["alice"] = a_spawner.settings.sessions.max_per_user + 1
+    try:
+        with pytest.raises(RuntimeError, match="Your earlier starts are still being submitted to Slurm"):
+            await a_spawner.sbatch_or_cancel("alice", ["/bin/false"], "", {})
+    finally:
+        del a_spawner.slurm_client.submitting["alice"]
 
 
 async def test_progress_says_what_slurm_says(a_spawner, mock_slurm, a_web_server):

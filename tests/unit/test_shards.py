@@ -325,3 +325,26 @@ def test_a_run_and_a_sweeps_tasks_may_ask_for_shares_and_count_as_their_fraction
         with pytest.raises(OptionsError) as refused:
             parse_run({"path": "work/train.ipynb", **options}, settings, shards=shards)
         assert str(refused.value).startswith(words), str(refused.value)
+
+
+def test_slurm_24_prints_each_gpus_shards_and_untyped_gpus_with_files_print_a_null_type(slurm):
+    """Since Slurm 23.11 GresUsed gives each GPU's shards held of its own ('shard:a100:3(2/4,1/4,0/4,0/4)') and no
+    IDX; up to 25.11 untyped GPUs with device files print 'gpu:(null):4(IDX:0-3)' (the second review's finds: the
+    first read no shard's GPU, the second no GPU in use)."""
+    from spawner.hub.slurm.clusterinfo import free_gpus, free_shards, shard_block
+
+    head = "node002|sxm2*|mix|gpu:a100:4(S:0-1),shard:a100:16(S:0-1)|"
+    one = parse_sinfo(head + "gpu:a100:0(IDX:N/A),shard:a100:3(2/4,1/4,0/4,0/4)|6/34/0/40|36864|393216|\n")[0]
+    assert (one.gpus_sharded, one.shards_used, one.shards_free_per_gpu) == ((0, 1), 3, (2, 3, 4, 4))
+    assert (free_gpus(one), free_gpus(one, "a100"), free_shards(one), shard_block(one)) == (2, 2, 13, 4)
+    # three GPUs held whole (Slurm prints them 0/4, or -/4 in later releases) and GPU 0 with 3 of 4 shards held
+    full = parse_sinfo(head + "gpu:a100:3(IDX:1-3),shard:a100:3(3/4,0/4,-/4,0/4)|30/10/0/40|184320|393216|\n")[0]
+    assert (full.gpus_held, full.gpus_sharded) == ((1, 2, 3), (0,))
+    assert (free_gpus(full), free_shards(full), shard_block(full)) == (0, 1, 1)
+    assert starts_now([full], "sxm2", 0, slurm, shards=1) and not starts_now([full], "sxm2", 0, slurm, shards=2)
+    untyped = parse_sinfo("node009|sxm2*|mix|gpu:(null):4(S:0-1)|gpu:(null):3(IDX:0-2)|24/16/0/40|147456|393216|\n")[0]
+    assert (untyped.gpus, untyped.gpus_used, untyped.gpu_types, untyped.gpus_held) == (4, 3, (("", 4, 3),), (0, 1, 2))
+    assert free_gpus(untyped) == 1
+    # what only Slurm writes, odd or not, reads without an error (an error here would break the form for everyone)
+    odd = parse_sinfo("node010|sxm2*|mix|gpu:a100:2|gpu:a100:1(IDX:²),shard:a100:1(x/y)|0/40/0/40|0|393216|\n")[0]
+    assert (odd.gpus_held, odd.gpus_sharded) == ((), ())

@@ -68,6 +68,12 @@ class SubmitMixin:
         after Start) lets sbatch finish and cancels the job it made at once: cancelled with it, sbatch's answer was
         lost, and the job held its GPUs until the reconciler's second check (CI: still there 20 s after the
         stop)."""
+        # Start, Stop, Start... in a loop: at most one sbatch more than the sessions the user may start at once
+        if self.slurm_client.submitting.get(username, 0) > self.settings.sessions.max_per_user:
+            raise RuntimeError(
+                "Your earlier starts are still being submitted to Slurm, which is slow to answer now; "
+                "wait a minute, then start again."
+            )
         submitting = asyncio.ensure_future(self.slurm_client.submit_as(username, argv, script, env))
         try:
             return await asyncio.shield(submitting)
@@ -76,8 +82,11 @@ class SubmitMixin:
             raise
 
     def _cancel_orphan(self, username: str, done: asyncio.Future) -> None:
-        if done.cancelled() or done.exception() is not None:
-            return  # no job id: a job sbatch made anyway (it timed out) is the reconciler's, by its name
+        if done.cancelled() or done.exception() is not None:  # a job sbatch made anyway is the reconciler's
+            self.log.warning(
+                "The sbatch of %s's cancelled start gave no job id; a job it made is the reconciler's", log_name(self)
+            )
+            return
         job_id = done.result()
         self.log.info(
             "Session job %s of %s: its start was cancelled while sbatch ran; cancelling it", job_id, log_name(self)

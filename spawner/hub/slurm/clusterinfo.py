@@ -100,23 +100,28 @@ def free_shards(node: NodeState) -> int:
     """Shards free on `node`: those of the GPUs no job holds whole (Slurm keeps a GPU whole or in shards)."""
     if not (node.shards and node.gpus):
         return 0
+    held = set(node.gpus_held)
+    if node.shards_free_per_gpu:  # Slurm 23.11 on: each GPU's own count
+        return sum(free for i, free in enumerate(node.shards_free_per_gpu) if i not in held)
     per_gpu = node.shards // node.gpus
-    return max(0, (node.gpus - max(node.gpus_used, len(node.gpus_held))) * per_gpu - node.shards_used)
+    return max(0, (node.gpus - max(node.gpus_used, len(held))) * per_gpu - node.shards_used)
 
 
 def shard_block(node: NodeState) -> int:
-    """The most shards one job gets on `node` now: Slurm takes a job's shards from one GPU.  A GPU no job holds
-    whole or in shards gives all of its own; else the GPUs in shards share what is free of them (sinfo does not
-    say how: the least of the most one of them has)."""
+    """The most shards one job gets on `node` now: Slurm takes a job's shards from one GPU.  Where sinfo gives each
+    GPU's count (Slurm 23.11 on), the most free on one GPU not held whole; else a GPU no job holds whole or in
+    shards gives all of its own, and otherwise what is free of the sharded GPUs, spread evenly, rounded up (Slurm
+    22.05 counts the shards held on one GPU short: sinfo says no more)."""
     if not (node.shards and node.gpus):
         return 0
     per_gpu = node.shards // node.gpus
-    untouched = (
-        node.gpus - len(set(node.gpus_held) | set(node.gpus_sharded)) - max(0, node.gpus_used - len(node.gpus_held))
-    )
+    held = set(node.gpus_held)
+    if node.shards_free_per_gpu:
+        return max((free for i, free in enumerate(node.shards_free_per_gpu) if i not in held), default=0)
+    untouched = node.gpus - len(held | set(node.gpus_sharded)) - max(0, node.gpus_used - len(held))
     if untouched > 0:
         return per_gpu
-    sharded = len(set(node.gpus_sharded) - set(node.gpus_held))
+    sharded = len(set(node.gpus_sharded) - held)
     return min(per_gpu, -(-free_shards(node) // sharded)) if sharded else 0
 
 
