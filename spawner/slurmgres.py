@@ -83,6 +83,12 @@ def shards_free_per_gpu(used: str) -> tuple[int, ...]:
     return ()
 
 
+def gpu_fraction(shards: int, per_gpu: int) -> float:
+    """What `shards` shares of one GPU count as against a GPU cap: their fraction of it, or a whole GPU where the
+    count of shares a GPU has is not said (0) or is no more than theirs."""
+    return shards / per_gpu if per_gpu > shards else 1.0
+
+
 def gres_facts(gres: str, used: str) -> dict:
     """A node's GPUs and shards from sinfo's Gres and GresUsed, as NodeState's fields (spawner/slurmvocab.py)."""
     return {

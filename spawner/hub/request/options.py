@@ -156,12 +156,18 @@ def check_gpu_type(
     types: set[str] | None,
     saved: bool = False,
     most: dict[str, int] | None = None,
+    shards: int = 0,
 ) -> str:
     """A GPU type the partition has (`types`: from Slurm's sinfo, None when Slurm did not say), "" for any, and no
     more GPUs of it than one of its nodes has (`most`: per type; a MIG profile's slices are few); the options of a
     session that already ran (`saved`) keep a type the admin has hidden since."""
     if value in (None, "", "any"):
         return ""
+    if shards:
+        raise OptionsError(
+            f"gpu_type: a share comes from partition {partition}'s shared GPUs, whatever their type; "
+            "leave the type empty with shards."
+        )
     if not isinstance(value, str) or not GPU_TYPE.fullmatch(value):
         raise OptionsError(f"gpu_type: {show(value)} is not a GPU type name; leave it empty for any type.")
     if gpus == 0:
@@ -295,13 +301,8 @@ def parse_options(
     shared = check_shards(values.get("shards"), gpus, partition, slurm, shards, saved)
     hours = check_hours(values.get("hours", slurm.default_hours), slurm.max_hours)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
-    if shared and values.get("gpu_type") not in (None, "", "any"):
-        raise OptionsError(
-            f"gpu_type: a share comes from partition {partition.name}'s shared GPUs, whatever their type; "
-            "leave the type empty with shards."
-        )
     most_here = None if most is None else most.get(partition.name, {})
-    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved, most_here)
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, saved, most_here, shared)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
     check_allocation(gpus or shared, account, slurm, facts)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from portal.settings import SlurmSettings, size_to_mib
 
-from ...slurmgres import share_words
+from ...slurmgres import gpu_fraction, share_words
 from ...slurmvocab import time_limit
 from .options import SessionRequest
 
@@ -30,7 +30,7 @@ class Resources:
         """The GPUs the session holds, a share as its fraction: what sessions.max_gpus_per_user counts (a share
         whose GPU's count of shares the admin no longer says, a whole GPU)."""
         if self.shards:
-            return self.shards / self.per_gpu if self.per_gpu > self.shards else 1.0
+            return gpu_fraction(self.shards, self.per_gpu)
         return self.gpus
 
     @property

@@ -26,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from ...slurmgres import gpu_fraction
 from ...slurmvocab import AccountedJob, ListedJob
 from ..request.sessionlimits import Held, gpu_problem, user_sessions
 from ..session.userrecord import record_of
@@ -47,7 +48,7 @@ def task_gpus(settings: dict, per_gpu: int = 0) -> float:
     none is said)."""
     shards = max(0, int(settings.get("shards", 0) or 0))
     if shards:
-        return shards / per_gpu if per_gpu > shards else 1.0
+        return gpu_fraction(shards, per_gpu)
     return max(1, int(settings.get("nodes", 1) or 1)) * max(0, int(settings.get("gpus", 0) or 0))
 
 

@@ -143,11 +143,7 @@ def parse_run(
         raise OptionsError(f"parameters are for notebooks; {path} is a {kind} script and takes none.")
     sweep = check_sweep(values.get("sweep"), parameters, kind, path, settings)
     types = None if gpu_types is None else gpu_types.get(partition.name, set())
-    if shared and values.get("gpu_type") not in (None, "", "any"):
-        raise OptionsError(
-            "gpu_type: a share comes from the partition's shared GPUs; leave the type empty with shards."
-        )
-    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types)
+    gpu_type = check_gpu_type(values.get("gpu_type"), gpus, partition.name, slurm, types, shards=shared)
     account = check_account(values.get("account"), accounts)
     chosen_qos = check_qos(values.get("qos"), slurm, hours, account, facts)
     check_allocation(gpus or shared, account, slurm, facts)

@@ -17,7 +17,7 @@ from ..request.options import OptionsError, SlurmFacts, options_from_form, parse
 from ..request.refusal import SessionRefused
 from ..request.resources import Resources, resources_for
 from ..slurm.client import SlurmError
-from ..slurm.clusterinfo import partition_gpu_types, partition_shards, partition_type_most
+from ..slurm.clusterinfo import nodes_facts
 from ..slurm.services import services_for
 from .idle import timeout_for
 from .userrecord import user_record
@@ -76,8 +76,7 @@ class OptionsMixin:
         try:
             if named("gpu_type") or (named("shards") and user_options["shards"] not in ("0", 0, ["0"])):
                 nodes = await services.cluster.nodes()
-                found.update(gpu_types=partition_gpu_types(nodes), most=partition_type_most(nodes))
-                found.update(shards=partition_shards(nodes))
+                found.update(nodes_facts(nodes))
             # asked when the options name an account or QOS; else the form's fresh answer if any (an allocation
             # used up is then refused here, or in Slurm's words once it queues the job)
             known = await services.accounts() if named("account") or named("qos") else services.accounts_cached()

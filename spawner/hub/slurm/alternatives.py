@@ -18,9 +18,9 @@ from dataclasses import replace
 from portal.settings import SlurmSettings
 
 from ...slurmgres import share_words
-from ..request.options import OptionsError, SessionRequest, parse_options
+from ..request.options import OptionsError, SessionRequest, SlurmFacts, parse_with
 from .client import SlurmError
-from .clusterinfo import partition_gpu_types, partition_shards, partition_type_most
+from .clusterinfo import nodes_facts
 from .services import HubServices, TooManyEstimates
 
 MAX_ALTERNATIVES = 6  # the asked shape included: at most 5 more questions for Slurm, each cached for everyone
@@ -88,8 +88,8 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
     slurm = services.settings.slurm
     try:
         nodes = await services.cluster.nodes()
-        types, shards = partition_gpu_types(nodes), partition_shards(nodes)
-        asked = parse_options(query, slurm, types, shards=shards, most=partition_type_most(nodes))
+        known = SlurmFacts(**nodes_facts(nodes))
+        asked = parse_with(query, slurm, known)
     except OptionsError as e:
         raise ValueError(str(e)) from None
 
@@ -109,7 +109,7 @@ async def alternatives(services: HubServices, username: str, query: dict) -> dic
             **answer,
         }
 
-    found = await asyncio.gather(*(when(r) for r in candidates(asked, slurm, types, shards)))
+    found = await asyncio.gather(*(when(r) for r in candidates(asked, slurm, known.gpu_types, known.shards)))
     # now first, then by Slurm's expected start; those without an estimate last; the asked one first among equals
     ordered = sorted(found, key=lambda a: (not a["starts_now"], a["start"] is None, a["start"] or "", not a["asked"]))
     return {"alternatives": ordered}

@@ -125,6 +125,16 @@ def shard_block(node: NodeState) -> int:
     return min(per_gpu, -(-free_shards(node) // sharded)) if sharded else 0
 
 
+def nodes_facts(nodes: list[NodeState]) -> dict:
+    """What a session's options are checked against of sinfo's answer (SlurmFacts' fields, spawner/hub/request/
+    options.py): each partition's GPU types, the most GPUs of each on one node, the most shards on one node."""
+    return {
+        "gpu_types": partition_gpu_types(nodes),
+        "most": partition_type_most(nodes),
+        "shards": partition_shards(nodes),
+    }
+
+
 def partition_type_most(nodes: list[NodeState]) -> dict[str, dict[str, int]]:
     """{partition: {GPU type: the most GPUs of it on one of its nodes}}: a session's GPUs are one node's."""
     most: dict[str, dict[str, int]] = {}

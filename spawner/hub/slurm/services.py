@@ -33,9 +33,7 @@ from .clusterinfo import (
     ClusterInfo,
     SharedAnswers,
     availability,
-    partition_gpu_types,
-    partition_shards,
-    partition_type_most,
+    nodes_facts,
     starts_now,
 )
 from .fileparse import FileParses
@@ -146,10 +144,7 @@ class HubServices:
             request = parse_options(query, slurm, accounts=accounts, facts=facts)  # even while Slurm is silent
             nodes = await self.cluster.nodes()
             if request.gpu_type or request.shards:
-                known = SlurmFacts(
-                    partition_gpu_types(nodes), accounts, facts, partition_shards(nodes), partition_type_most(nodes)
-                )
-                request = parse_with(query, slurm, known)
+                request = parse_with(query, slurm, SlurmFacts(accounts=accounts, facts=facts, **nodes_facts(nodes)))
         except OptionsError as e:
             raise ValueError(str(e)) from None
         res = resources_for(request, slurm)
