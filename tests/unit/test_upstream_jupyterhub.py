@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import batchspawner.api
 from jupyterhub import apihandlers, roles
+from jupyterhub import handlers as jupyterhub_handlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.app import JupyterHub
 from jupyterhub.handlers import pages
@@ -163,3 +164,21 @@ def test_jupyterhub_makes_the_portals_table_with_its_own_at_each_start():
     assert inspect(db.get_bind()).has_table(UserRecordRow.__tablename__)
     foreign = inspect(db.get_bind()).get_foreign_keys(UserRecordRow.__tablename__)
     assert [(f["referred_table"], f["options"].get("ondelete")) for f in foreign] == [("users", "CASCADE")]
+
+
+def test_jupyterhub_builds_its_routes_outside_the_prefix_in_init_handlers_ending_with_its_prefix_redirect():
+    built = source(JupyterHub.init_handlers)
+    assert "handlers.PrefixRedirectHandler" in built and "self.handlers" in built
+    assert "def get(self)" in source(jupyterhub_handlers.PrefixRedirectHandler)  # the redirect the portal keeps
+
+
+def test_the_outside_handler_takes_the_prefix_redirects_route_and_nothing_else_once_per_application():
+    from spawner.hub.base.outside import OutsideHub
+
+    app = SimpleNamespace(handlers=[])
+    outside = (r"(?!/hub/).*", jupyterhub_handlers.PrefixRedirectHandler)
+    app.init_handlers = lambda: setattr(app, "handlers", [("/hub/x", object), outside, (r"(.*)", object, {})])
+    assert hub_side.replace_outside_handler(app, OutsideHub)
+    assert not hub_side.replace_outside_handler(app, OutsideHub)
+    app.init_handlers()
+    assert app.handlers == [("/hub/x", object), (r"(?!/hub/).*", OutsideHub), (r"(.*)", object, {})]

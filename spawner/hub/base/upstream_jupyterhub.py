@@ -35,6 +35,16 @@ spawner's and authenticator's override points, its ORM.
   (`orm.new_session_factory` calls `Base.metadata.create_all`), so the
   portal's is made where JupyterHub's database is, backed up with it, and
   needs no migration tool of its own.
+- `JupyterHub.init_handlers`, a public method, wrapped on the running
+  application (`replace_outside_handler`): it builds the routes outside the
+  hub's prefix itself, after the prefix is added to the rest, and ends them
+  with `PrefixRedirectHandler` for every path outside `/hub/` (a stopped
+  session's URLs, which the proxy sends to the hub).  That handler
+  authenticates every request it redirects (JupyterHub's `prepare`: cookies,
+  tokens, scopes, the XSRF check) though its redirect reads none of it, and
+  answers any other method with an HTML error page: the portal's
+  (spawner/hub/base/outside.py) answers without them.  The wrapper replaces
+  the route whose handler is that class, nothing else.
 - The scopes of JupyterHub's default `server` role, copied
   (`default_server_scopes`): a session whose every token row is gone gets a new
   token with them (spawner/hub/session/token.py).
@@ -47,6 +57,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from jupyterhub import apihandlers, orm
+from jupyterhub import handlers as jupyterhub_handlers
 
 TableBase = orm.Base  # the portal's table beside JupyterHub's (see above)
 
@@ -72,6 +83,26 @@ def run_before_cleanup(app, first: Callable[[], Awaitable[None]]) -> bool:
 
     cleanup.runs_portal_stop = True
     app.cleanup = cleanup
+    return True
+
+
+def replace_outside_handler(app, handler: type) -> bool:
+    """Serve the paths outside the hub's prefix that JupyterHub's `PrefixRedirectHandler` serves with `handler`
+    in `app` (the JupyterHub whose config is loading, before it builds its routes); once per application.
+    Whether it was put in place now."""
+    upstream = app.init_handlers
+    if getattr(upstream, "replaces_outside", False):
+        return False
+
+    def init_handlers() -> None:
+        upstream()
+        app.handlers = [
+            (route[0], handler, *route[2:]) if route[1] is jupyterhub_handlers.PrefixRedirectHandler else route
+            for route in app.handlers
+        ]
+
+    init_handlers.replaces_outside = True
+    app.init_handlers = init_handlers
     return True
 
 

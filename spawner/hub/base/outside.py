@@ -1,0 +1,95 @@
+"""Requests to the hub for paths outside `/hub/`, answered without reading who sends them (hub side).
+
+The proxy sends the hub every request it has no route for: those to a
+session that stopped (or has not started yet), from a JupyterLab tab left
+open, a stale link, or anybody on the network.  JupyterHub serves them with
+its `PrefixRedirectHandler`, which first does what every hub page does
+(`prepare`: reads the cookie or token, resolves roles and scopes, checks
+XSRF) though its redirect reads none of it, and answers a method other than
+GET with a rendered HTML error page (403 "'_xsrf' argument missing").  A
+flood of token offers to another user's stopped session, 77 a second from
+one address, cost 11-310 ms of the hub's event loop each: other users' home
+pages waited over 1 s (the soak, tests/integration/test_soak.py).
+
+This handler serves those paths in its place (installed by the hub's config
+through spawner/hub/base/upstream_jupyterhub.py): a GET or HEAD gets
+JupyterHub's own redirect into `/hub/` (where the user's session page or
+JupyterHub's "not running" answer reads the credentials, once), any other
+method a short JSON 424 with words, as JupyterHub answers an API request to
+a stopped server; neither reads a cookie, a token or the database.  It
+answers what a flood sends as cheaply as the hub answers anything, and an
+address that sends more than hub.api_rate_per_minute of them (past
+hub.api_burst at once) gets a 429 with words, late (MOST_DELAY): a flood
+that waits for each answer slows down to a few requests a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from jupyterhub.handlers.base import PrefixRedirectHandler
+from jupyterhub.utils import url_path_join
+
+from portal.clientaddress import address_of
+
+from .requestlimits import RATE_WORDS, SERVICES_KEY, rate_limiter
+
+NOT_RUNNING_WORDS = (
+    "No session is running at {path}: it stopped, or it is still starting. Open the portal's home page ({home}) "
+    "to start it or to see its state, then try again."
+)
+REDIRECTED = frozenset({"GET", "HEAD"})
+MOST_PATH = 200  # characters of the path the words repeat
+# An address over its rate waits 1 s or until its next request is due, at most this long, for its 429: a flood that sends its next request once
+# answered (a loop over a few connections) then sends a few a second, not hundreds, and costs the hub nothing
+# while it waits.  Its connections stay open meanwhile, as a slow client's do.
+MOST_DELAY = 5.0
+
+
+class OutsideHub(PrefixRedirectHandler):
+    """JupyterHub's redirect into /hub/ for GET and HEAD; a 424 with words for the rest; no credentials read."""
+
+    async def prepare(self):
+        # Nobody: JupyterHub's log line and error page read the user, and its XSRF check (which tornado runs
+        # before prepare) reads nothing until this is set; the redirect needs no credentials, so none are read
+        self._jupyterhub_user = None
+        self.expanded_scopes = set()
+        hub = self.settings[SERVICES_KEY].settings.hub
+        # a bucket of each address's own for these paths: a flood of them leaves its API requests alone
+        wait = rate_limiter(self.settings[SERVICES_KEY], hub.api_rate_per_minute, hub.api_burst).take(
+            f"outside {address_of(self, hub)}"
+        )
+        if wait:
+            await asyncio.sleep(min(max(wait, 1.0), MOST_DELAY))
+            return self.too_many(hub, wait)
+        if self.request.method not in REDIRECTED:
+            self.not_running()
+
+    def head(self):
+        return self.get()
+
+    def not_running(self) -> None:
+        self.set_status(424)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        words = NOT_RUNNING_WORDS.format(path=self.request.path[:MOST_PATH], home=self.hub_url("home"))
+        self.finish(json.dumps({"status": 424, "message": words}))
+
+    def too_many(self, hub, wait: float) -> None:
+        self.set_status(429)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.set_header("Retry-After", str(max(1, round(wait))))
+        words = RATE_WORDS.format(rate=hub.api_rate_per_minute, burst=hub.api_burst, wait=max(1, round(wait)))
+        self.finish(json.dumps({"status": 429, "message": words}))
+
+    def hub_url(self, path: str) -> str:
+        """The hub's own URL for `path` under /hub/, as JupyterHub's redirect builds it (its domain when sessions
+        have their own subdomains)."""
+        local = url_path_join(self.hub.base_url, path)
+        public_url = self.settings.get("public_url")
+        subdomain_host = self.settings.get("subdomain_host")
+        if public_url:
+            return public_url._replace(path=local).geturl()
+        if subdomain_host:
+            return url_path_join(subdomain_host, local)
+        return local
