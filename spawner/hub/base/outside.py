@@ -20,7 +20,9 @@ a stopped server; neither reads a cookie, a token or the database.  It
 answers what a flood sends as cheaply as the hub answers anything, and an
 address that sends more than hub.api_rate_per_minute of them (past
 hub.api_burst at once) gets a 429 with words, late (MOST_DELAY): a flood
-that waits for each answer slows down to a few requests a second.
+that waits for each answer slows down to a few requests a second.  At most
+MOST_HELD answers wait at once (each holds a connection, a file descriptor
+of the hub's); past them the 429 goes at once.
 """
 
 from __future__ import annotations
@@ -40,11 +42,22 @@ NOT_RUNNING_WORDS = (
     "to start it or to see its state, then try again."
 )
 REDIRECTED = frozenset({"GET", "HEAD"})
+HELD_KEY = "dsportal_outside_held"  # in tornado's application settings: answers held back now (MOST_HELD)
 MOST_PATH = 200  # characters of the path the words repeat
-# An address over its rate waits 1 s or until its next request is due, at most this long, for its 429: a flood that sends its next request once
-# answered (a loop over a few connections) then sends a few a second, not hundreds, and costs the hub nothing
-# while it waits.  Its connections stay open meanwhile, as a slow client's do.
+# An address over its rate waits 1 s or until its next request is due, at most this long, for its 429: a flood
+# that sends its next request once answered (a loop over a few connections) then sends a few a second, not
+# hundreds, and costs the hub nothing while it waits.  Its connections stay open meanwhile, as a slow client's do.
 MOST_DELAY = 5.0
+# Answers held back at once, for every address together: each holds a connection (a file descriptor of the hub's)
+# while it waits; past this many a 429 goes at once.
+MOST_HELD = 64
+
+
+class Held:
+    """How many answers are held back now (one per hub application)."""
+
+    def __init__(self) -> None:
+        self.now = 0
 
 
 class OutsideHub(PrefixRedirectHandler):
@@ -61,7 +74,13 @@ class OutsideHub(PrefixRedirectHandler):
             f"outside {address_of(self, hub)}"
         )
         if wait:
-            await asyncio.sleep(min(max(wait, 1.0), MOST_DELAY))
+            held = self.settings.setdefault(HELD_KEY, Held())  # the hub application's one count
+            if held.now < MOST_HELD:
+                held.now += 1
+                try:
+                    await asyncio.sleep(min(max(wait, 1.0), MOST_DELAY))
+                finally:
+                    held.now -= 1
             return self.too_many(hub, wait)
         if self.request.method not in REDIRECTED:
             self.not_running()
