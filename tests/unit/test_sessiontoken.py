@@ -373,3 +373,25 @@ def test_a_token_that_did_not_reach_its_session_is_delivered_again_or_replaced_a
     assert delivered[0] == ("this-hub-made-it", "new-token")
     assert set(replaced) == {"after-a-restart"}
     assert {name for name, _ in delivered} == {"this-hub-made-it"}
+
+
+def test_a_sessions_end_removes_its_shares_and_codes_and_leaves_anothers_and_no_stale_object(a_hub_database):
+    db = a_hub_database
+    alice, bob, carol = orm.User(name="alice"), orm.User(name="bob"), orm.User(name="carol")
+    ended, kept = orm.Spawner(user=alice, name=""), orm.Spawner(user=alice, name="other")
+    db.add_all([alice, bob, carol, ended, kept])
+    db.commit()
+    db.add_all(
+        [
+            orm.Share(owner=alice, spawner=ended, user=bob, scopes=["access:servers!server=alice/"]),
+            orm.Share(owner=alice, spawner=kept, user=carol, scopes=["access:servers!server=alice/other"]),
+        ]
+    )
+    code, _ = orm.ShareCode.new(db, owner=alice, spawner=ended, scopes=["access:servers!server=alice/"])
+    db.commit()
+    assert bob.shared_with_me  # loaded into the session, as the hub's pages load them
+
+    assert hub_tokens.end_shares(db, ended) == 2
+    assert [s.spawner.name for s in db.query(orm.Share)] == ["other"]
+    assert db.query(orm.ShareCode).count() == 0
+    assert bob.shared_with_me == [] and carol.shared_with_me  # the session's own objects left with the rows
