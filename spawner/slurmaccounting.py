@@ -2,8 +2,8 @@
 
 One sacct of every user's jobs and their steps over the last days: the
 allocation's line gives the user, account, partition, times, CPU time (the
-sum of its steps) and what was allocated (AllocTRES: cpu, mem, gres/gpu and
-gres/gpu:TYPE); the steps' lines give the peak memory (MaxRSS, measured per
+sum of its steps) and what was allocated (AllocTRES: cpu, mem, gres/gpu,
+gres/gpu:TYPE and gres/shard); the steps' lines give the peak memory (MaxRSS, measured per
 step by jobacct_gather).  GPUs appear in AllocTRES only where slurm.conf has
 `AccountingStorageTRES=gres/gpu`, their types only where it names each
 (`gres/gpu:a100`).  Pure; tested by equality.
@@ -54,10 +54,17 @@ class UsedJob:
     memory_peak_mib: int  # the largest MaxRSS of its steps
     account: str = ""  # the Slurm account charged
     gpu_type: str = ""  # the GPUs' type where the accounting tracks types ("a100"; "a100+v100" for several), else ""
+    shards: int = 0  # shares of a GPU (gres/shard), where the accounting tracks them
+    shards_per_gpu: int = 0  # the admin's slurm.shards.per_gpu: what a share is of a GPU (0: shares count nothing)
+
+    @property
+    def gpu_share(self) -> float:
+        """The GPUs it held, a share as its fraction of a GPU (2 shards of 4 a GPU: 0.5)."""
+        return self.gpus + (self.shards / self.shards_per_gpu if self.shards_per_gpu else 0.0)
 
     @property
     def gpu_hours(self) -> float:
-        return self.gpus * self.elapsed_seconds / 3600
+        return self.gpu_share * self.elapsed_seconds / 3600
 
     @property
     def cpu_efficiency(self) -> int | None:
@@ -125,9 +132,9 @@ def _count(text: str) -> int:
     return int(text) if text.isdigit() else 0
 
 
-def parse_usage(output: str) -> list[UsedJob]:
+def parse_usage(output: str, shards_per_gpu: int = 0) -> list[UsedJob]:
     """usage_argv's answer -> one UsedJob per allocation, its steps' peak memory folded in; unreadable lines
-    and steps of jobs not listed are left out."""
+    and steps of jobs not listed are left out.  `shards_per_gpu`: what a share (gres/shard) is of a GPU."""
     jobs: dict[str, dict] = {}
     peaks: dict[str, int] = {}
     for line in output.splitlines():
@@ -157,6 +164,8 @@ def parse_usage(output: str) -> list[UsedJob]:
             "memory_peak_mib": size_mib(max_rss),
             "account": account,
             "gpu_type": gpu_types(given),
+            "shards": _count(given.get("gres/shard", "")),
+            "shards_per_gpu": shards_per_gpu,
         }
     return [
         UsedJob(**{**job, "memory_peak_mib": max(job["memory_peak_mib"], peaks.get(job_id, 0))})

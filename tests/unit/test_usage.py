@@ -3,8 +3,11 @@ sampler (spawner/jupyter/usage/sampler.py) and Slurm's accounting of it (spawner
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 
+from spawner.hub.usage.userusage import gpu_hours_between, split_gpu_hours
 from spawner.jupyter.session.activity import GpuWatch
 from spawner.jupyter.usage.sampler import UsageSampler
 from spawner.slurmaccounting import UsedJob, cpu_seconds, parse_usage, size_mib, tres, usage_argv
@@ -312,3 +315,19 @@ def test_durations_and_a_short_jobs_memory_read_as_people_say_them():
     short = JobUse(cpu_seconds=2, cpus=4, elapsed_seconds=20, memory_peak_mib=0, memory_mib=16384, gpus=0)
     summary = summarise(tally(memory=512), short, Allocation(gpus=0, cpus=4, memory_mib=16384))
     assert summary["memory_peak_mib"] == 512  # Slurm sampled no memory in 20 s: the session's own peak stands
+
+
+SHARE_SACCT = (
+    "201|carol|sxm2|COMPLETED|2026-11-24T03:00:00|2026-11-24T05:00:00|7200|00:10:00|"
+    "billing=2,cpu=2,gres/shard=2,mem=12G,node=1||nlp\n"
+)
+
+
+def test_a_share_of_a_gpu_counts_its_fraction_of_the_gpu_hours_where_the_portal_offers_shares():
+    share = parse_usage(SHARE_SACCT, shards_per_gpu=4)[0]
+    assert (share.gpus, share.shards, share.gpu_share, share.gpu_hours) == (0, 2, 0.5, 1.0)
+    now = datetime.fromisoformat("2026-11-25T00:00:00")
+    assert gpu_hours_between([share], now - timedelta(days=7), now) == 1.0
+    assert split_gpu_hours([share], now) == [{"account": "nlp", "gpu_type": "GPUs", "week": 1.0, "month": 1.0}]
+    # a portal that offers no shares has no fraction to count them by: nothing, as before
+    assert parse_usage(SHARE_SACCT)[0].gpu_hours == 0

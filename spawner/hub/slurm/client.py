@@ -353,7 +353,8 @@ class SlurmClient:
         """Every user's jobs of the last `days` days with their CPU time and peak memory (slurmdbd); read in a
         thread: a busy cluster's month is a few hundred thousand lines, seconds of the event loop otherwise."""
         out = await run(usage_argv(self.slurm.sacct, days), timeout=self.slurm.command_timeout)
-        return await asyncio.get_running_loop().run_in_executor(None, parse_usage, out)
+        per_gpu = self.slurm.shards.per_gpu
+        return await asyncio.get_running_loop().run_in_executor(None, parse_usage, out, per_gpu)
 
     async def queue_order(self, partition: str) -> list[str]:
         """The partition's pending jobs in Slurm's priority order."""

@@ -20,7 +20,7 @@ SESSION_KEYS = ("job_id", "ended", "partition", "gpus", "gpus_worked", "gpu_mean
 
 
 def _span(job: UsedJob, now: datetime) -> tuple[datetime, datetime] | None:
-    if not job.start or not job.gpus:
+    if not job.start or not job.gpu_share:
         return None
     start = datetime.fromisoformat(job.start)
     end = datetime.fromisoformat(job.end) if job.end else now
@@ -35,7 +35,7 @@ def gpu_hours_between(jobs: list[UsedJob], since: datetime, until: datetime) -> 
         if span is None:
             continue
         overlap = (min(span[1], until) - max(span[0], since)).total_seconds()
-        total += job.gpus * max(overlap, 0) / 3600
+        total += job.gpu_share * max(overlap, 0) / 3600
     return total
 
 
@@ -44,7 +44,7 @@ def split_gpu_hours(jobs: list[UsedJob], now: datetime, label=lambda kind: kind)
     [{"account", "gpu_type", "week", "month"}]; `label` names a type as the form does (untyped: "GPUs")."""
     groups: dict[tuple[str, str], list[UsedJob]] = {}
     for job in jobs:
-        if job.gpus:
+        if job.gpu_share:  # a share of a GPU counts its fraction
             groups.setdefault((job.account, job.gpu_type), []).append(job)
     rows = []
     for (account, kind), group in groups.items():
