@@ -145,3 +145,16 @@ def test_the_history_of_all_sessions_newest_first_with_their_names():
 def test_each_culler_knows_its_own_timeout():
     assert culler_timeout("dsportal-idle-culler-7200") == 7200
     assert culler_timeout("dsportal-idle-culler-x") == culler_timeout("devcluster-admin") == 0
+
+
+def test_a_job_on_shares_of_a_gpu_holds_their_fraction_of_a_gpu_against_the_users_gpus():
+    answer = "41|RUNNING|gres:shard:2|dsportal-start:ab\n42|PENDING|gres/shard:a100:1|\n43|RUNNING|gres:gpu:1|\n"
+    held = parse_held_jobs(answer)
+    assert held == {"41": HeldJob(0, "dsportal-start:ab", 2), "42": HeldJob(0, "", 1), "43": HeldJob(1, "", 0)}
+    assert untracked_jobs(held, tracked=set(), in_flight=[], shards_per_gpu=4) == [
+        Held("", 0.5, untracked_job="41"),
+        Held("", 0.25, untracked_job="42"),
+        Held("", 1, untracked_job="43"),
+    ]
+    # a portal that offers no shares has no fraction to count them by
+    assert [h.gpus for h in untracked_jobs(held, tracked=set(), in_flight=[])] == [0, 0, 1]

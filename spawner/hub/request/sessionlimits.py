@@ -45,17 +45,20 @@ def label(name: str) -> str:
     return f"session {name!r}" if name else "your unnamed session"
 
 
-def untracked_jobs(in_slurm: dict, tracked: set[str], in_flight: list[tuple[str, int]]) -> list[Held]:
+def untracked_jobs(
+    in_slurm: dict, tracked: set[str], in_flight: list[tuple[str, int]], shards_per_gpu: int = 0
+) -> list[Held]:
     """The jobs Slurm holds for the user ({job id: HeldJob}) that none of the user's sessions owns (`tracked`: their
     job ids), as held resources, oldest first; but a start still waiting for its sbatch (`in_flight`: its job's
     comment and GPUs) is held already, so one job carrying its comment and its GPUs is its own and not counted
-    twice (a comment alone can be copied onto a bigger leftover)."""
+    twice (a comment alone can be copied onto a bigger leftover).  A job on shares of a GPU holds their fraction
+    of a GPU (`shards_per_gpu`)."""
     untracked = sorted(((j, h) for j, h in in_slurm.items() if j not in tracked), key=lambda item: int(item[0]))
     for comment, gpus in in_flight:
         mine = next((i for i in reversed(untracked) if i[1].comment == comment and i[1].gpus == gpus), None)
         if mine is not None:
             untracked.remove(mine)
-    return [Held("", held.gpus, untracked_job=job_id) for job_id, held in untracked]
+    return [Held("", held.gpu_share(shards_per_gpu), untracked_job=job_id) for job_id, held in untracked]
 
 
 def held_label(held: Held) -> str:

@@ -100,6 +100,7 @@ class LimitsMixin:
         if they are more than its options say (options edited while it stopped, a restart asking for fewer)."""
         held, tracked, in_flight = [], {self.job_id}, []
         in_slurm = in_slurm or {}
+        per_gpu = self.settings.slurm.shards.per_gpu  # a share of a GPU held counts as its fraction
         for other in user_sessions(self.user):
             tracked.add(other.job_id)
             if other is self or not (other.counts_against_limits() or other.job_id in in_slurm):
@@ -108,7 +109,7 @@ class LimitsMixin:
             gpus = resources.gpus if resources else 0
             in_job = in_slurm.get(other.job_id)
             share = resources.gpu_share if resources else 0  # a share of a GPU counts as its fraction
-            held.append(Held(other.name, max(share, in_job.gpus) if in_job else share))
+            held.append(Held(other.name, max(share, in_job.gpu_share(per_gpu)) if in_job else share))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
                 in_flight.append((start_comment(other.start_tag), gpus))
-        return held + untracked_jobs(in_slurm, tracked, in_flight)
+        return held + untracked_jobs(in_slurm, tracked, in_flight, per_gpu)

@@ -29,6 +29,7 @@ COMMENT_PREFIX = "dsportal-start:"
 # 'gpu:2', 'gres:gpu:2', 'gres/gpu:a100:2', 'gpu:v100:4(S:0-1)' -> 2, 2, 2, 4
 _JOB_ID = re.compile(r"[0-9]+")  # ASCII digits: str.isdigit() takes "²", which int() does not
 _GPUS = re.compile(r"(?:^|[,:/])gpu(?::[^:,(]+)?:([0-9]+)")
+_SHARDS = re.compile(r"(?:^|[,:/])shard(?::[^:,(]+)?:([0-9]+)")  # 'gres:shard:2', 'gres/shard:a100:1'
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,12 @@ class HeldJob:
 
     gpus: int
     comment: str = ""
+    shards: int = 0  # shares of a GPU (gres/shard)
+
+    def gpu_share(self, shards_per_gpu: int) -> float:
+        """The GPUs it holds, a share as its fraction of a GPU (`shards_per_gpu`: the admin's slurm.shards.per_gpu;
+        0: a portal that offers no shares counts them as nothing)."""
+        return self.gpus + (self.shards / shards_per_gpu if shards_per_gpu else 0.0)
 
 
 def start_comment(tag: str) -> str:
@@ -58,6 +65,11 @@ def gpus_of(gres: str) -> int:
     return sum(int(n) for n in found)
 
 
+def shards_of(gres: str) -> int:
+    """squeue's %b -> the shares of a GPU per node it asks for ('gres:shard:2' -> 2; none -> 0)."""
+    return sum(int(n) for n in _SHARDS.findall(gres.strip()))
+
+
 def parse_held_jobs(output: str) -> dict[str, HeldJob]:
     """held_jobs_argv's answer -> {job id: HeldJob} of the plain job ids pending or running (array tasks and
     hetjob parts are no sessions; ending and ended jobs hold nothing more)."""
@@ -72,5 +84,5 @@ def parse_held_jobs(output: str) -> dict[str, HeldJob]:
         job_id, state, gres, comment = parts
         seen.add(job_id)
         if (state.split() or [""])[0] in PENDING | RUNNING:
-            held[job_id] = HeldJob(gpus_of(gres), comment)
+            held[job_id] = HeldJob(gpus_of(gres), comment, shards_of(gres))
     return held
