@@ -17,6 +17,7 @@ import statistics
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import pytest
@@ -112,3 +113,17 @@ def test_a_flood_of_offers_is_answered_with_words_while_another_user_looks_at_he
     assert counts[424] >= 10 and set(counts) <= {424, 429}, counts
     assert counts[429] <= CONNECTIONS * FLOOD_SECONDS, counts  # each connection answered late: ~1 a second
     assert all(b"No session is running" in body or b"Too many requests" in body for body in bodies), bodies
+
+
+def test_a_method_tornado_refuses_before_the_handler_gets_a_short_json_answer(a_hub):
+    status, body, headers = raw_request("PROPFIND", f"{a_hub.url}/user/bob/s2/x", {})
+    assert status == 405 and headers["content-type"].startswith("application/json"), (status, headers)
+    assert json.loads(body) == {"status": 405, "message": "Method Not Allowed"}  # not JupyterHub's HTML page
+
+
+def test_a_flood_of_posts_leaves_the_redirect_into_the_hub_to_everyone_behind_the_same_address(a_hub):
+    with ThreadPoolExecutor(32) as pool:  # past the address's burst (150) for these paths
+        answers = list(pool.map(lambda _: raw_request("POST", f"{a_hub.url}{OFFER_PATH}", {}), range(200)))
+    assert 429 in {answer[0] for answer in answers}
+    assert raw_request("GET", f"{a_hub.url}/user/bob/s2/lab", {})[0] == 302
+    assert raw_request("GET", f"{a_hub.url}/", {})[0] == 302  # the portal's front page: into /hub/

@@ -16,13 +16,16 @@ through spawner/hub/base/upstream_jupyterhub.py): a GET or HEAD gets
 JupyterHub's own redirect into `/hub/` (where the user's session page or
 JupyterHub's "not running" answer reads the credentials, once), any other
 method a short JSON 424 with words, as JupyterHub answers an API request to
-a stopped server; neither reads a cookie, a token or the database.  It
+a stopped server; neither reads a cookie, a token or the database, and an
+error tornado answers before the handler runs (an unknown method's 405, an
+unparsable body's 400) is JSON too, not JupyterHub's rendered page.  It
 answers what a flood sends as cheaply as the hub answers anything, and an
-address that sends more than hub.api_rate_per_minute of them (past
-hub.api_burst at once) gets a 429 with words, late (MOST_DELAY): a flood
-that waits for each answer slows down to a few requests a second.  At most
-MOST_HELD answers wait at once (each holds a connection, a file descriptor
-of the hub's); past them the 429 goes at once.
+address that sends more than hub.api_rate_per_minute requests of a method
+other than GET and HEAD here (past hub.api_burst at once) gets a 429 with
+words, late (MOST_DELAY): a flood that waits for each answer slows down to a
+few requests a second.  At most MOST_HELD answers wait at once (each holds a
+connection, a file descriptor of the hub's); past them the 429 goes at once,
+as cheap as the rest.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from jupyterhub.utils import url_path_join
 
 from portal.clientaddress import address_of
 
-from .requestlimits import RATE_WORDS, SERVICES_KEY, rate_limiter
+from .requestlimits import RATE_WORDS, SERVICES_KEY, log, rate_limiter
 
 NOT_RUNNING_WORDS = (
     "No session is running at {path}: it stopped, or it is still starting. Open the portal's home page ({home}) "
@@ -68,25 +71,35 @@ class OutsideHub(PrefixRedirectHandler):
         # before prepare) reads nothing until this is set; the redirect needs no credentials, so none are read
         self._jupyterhub_user = None
         self.expanded_scopes = set()
+        if self.request.method in REDIRECTED:
+            # Not limited: a redirect costs the hub what the cheapest answer does, and a bucket shared by
+            # everyone behind one address (a NAT's, or the proxy's own where the hub cannot tell its clients
+            # apart) would let one flood deny everyone the way into /hub/, the portal's front page among them
+            return None
         hub = self.settings[SERVICES_KEY].settings.hub
-        # a bucket of each address's own for these paths: a flood of them leaves its API requests alone
-        wait = rate_limiter(self.settings[SERVICES_KEY], hub.api_rate_per_minute, hub.api_burst).take(
-            f"outside {address_of(self, hub)}"
-        )
+        key = f"outside {address_of(self, hub)}"  # a bucket of its own: a flood here leaves its API requests alone
+        wait = rate_limiter(self.settings[SERVICES_KEY], hub.api_rate_per_minute, hub.api_burst).take(key)
         if wait:
             held = self.settings.setdefault(HELD_KEY, Held())  # the hub application's one count
             if held.now < MOST_HELD:
+                path = self.request.path[:MOST_PATH]
+                log.warning("%s %s refused late: %s over the portal's request rate", self.request.method, path, key)
                 held.now += 1
                 try:
                     await asyncio.sleep(min(max(wait, 1.0), MOST_DELAY))
                 finally:
                     held.now -= 1
             return self.too_many(hub, wait)
-        if self.request.method not in REDIRECTED:
-            self.not_running()
+        return self.not_running()
 
     def head(self):
         return self.get()
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        """An error tornado answers before prepare (a method it does not serve: 405; a body it cannot parse: 400)
+        in JSON, not JupyterHub's rendered page: as cheap as the answers above."""
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(json.dumps({"status": status_code, "message": self._reason}))
 
     def not_running(self) -> None:
         self.set_status(424)
