@@ -22,6 +22,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlparse
 
+from .huburl import connect_url
+
 
 def _valid(address: str) -> bool:
     try:
@@ -42,28 +44,42 @@ def is_local(address: str) -> bool:
     return True
 
 
+def addresses_of(host: str) -> list[str]:
+    """The addresses a host name resolves to (none when it does not)."""
+    try:
+        return [str(info[4][0]) for info in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)]
+    except (OSError, UnicodeError):
+        return []
+
+
 @lru_cache(maxsize=8)
 def with_hub_address(
-    configured: tuple[str, ...], internal_urls: tuple[str, ...], local: Callable[[str], bool] = is_local
+    configured: tuple[str, ...],
+    internal_urls: tuple[str, ...],
+    local: Callable[[str], bool] = is_local,
+    resolve: Callable[[str], list[str]] = addresses_of,
 ) -> tuple[str, ...]:
-    """`configured` and each IP address the hub's internal URLs name that is this host's own (`local`), in the
-    form a socket's peer takes.  None for a host name or a wildcard; none for an address of another host: a
-    connect URL may name a forwarder that every node's connection comes through, and that one must be listed."""
+    """`configured` and each address the hub's internal URLs name that is this host's own (`local`), in the form
+    a socket's peer takes: an IP address, or a host name's addresses (looked up once a process: the hub's config
+    asks first, at its start).  None for a wildcard; none of another host: a connect URL may name a forwarder that
+    every node's connection comes through, and that one must be listed."""
     found = list(configured)
     for url in internal_urls:
         host = urlparse(url).hostname or ""
-        if not _valid(host) or ipaddress.ip_address(host).is_unspecified:
+        if not host or (_valid(host) and ipaddress.ip_address(host).is_unspecified):
             continue
-        address = str(ipaddress.ip_address(host))
-        if address not in found and local(address):
-            found.append(address)
+        for named in [host] if _valid(host) else resolve(host):
+            address = plain(str(ipaddress.ip_address(named.split("%")[0])))
+            if address not in found and local(address):
+                found.append(address)
     return tuple(found)
 
 
 def proxies_of(hub) -> tuple[str, ...]:
     """The addresses whose X-Forwarded-For the hub believes: hub.proxy_addresses and the hub's own address on its
-    internal URLs (`hub`: the HubSettings)."""
-    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_bind_url, hub.internal_connect_url or ""))
+    internal URLs (`hub`: the HubSettings): the connect URL the proxy reaches it at, this host's name when none is
+    set (portal/huburl.py), as JupyterHub routes the proxy's default target."""
+    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_bind_url, connect_url(hub)))
 
 
 def client_address(

@@ -385,10 +385,15 @@ def test_a_proxy_on_the_hubs_host_is_believed_at_the_hubs_own_internal_address()
     assert proxies == ("127.0.0.1", "::1", "10.1.0.5")
     assert client_address("10.1.0.5", "203.0.113.9", proxies) == "203.0.113.9"  # the proxy's word
     assert client_address("10.1.0.11", "203.0.113.9", proxies) == "10.1.0.11"  # a node's process: itself
-    # a wildcard or a host name adds nothing (a host name's address must be listed: no lookup per request); nor
-    # another host's address (a forwarder the nodes reach the hub through must be listed, not believed by itself)
-    assert with_hub_address(("127.0.0.1",), ("http://[::]:8081", "http://head.cluster:8081"), here) == ("127.0.0.1",)
+    # a wildcard adds nothing; nor another host's address (a forwarder the nodes reach the hub through must be
+    # listed, not believed by itself)
+    assert with_hub_address(("127.0.0.1",), ("http://[::]:8081",), here) == ("127.0.0.1",)
     assert with_hub_address(("127.0.0.1",), ("http://0.0.0.0:8081", "http://10.9.9.9:8081"), here) == ("127.0.0.1",)
+    # a host name (the default connect URL is this host's name): its addresses that are this host's own; the
+    # hostile review found every browser one client where the proxy reached the hub by this host's name
+    names = {"head.cluster": ["10.1.0.5", "10.9.9.9"], "elsewhere": ["10.9.9.9"]}
+    urls = ("http://[::]:8081", "http://head.cluster:8081", "http://elsewhere:8081", "http://nowhere:8081")
+    assert with_hub_address(("127.0.0.1",), urls, here, lambda host: names.get(host, [])) == ("127.0.0.1", "10.1.0.5")
     # an IPv6 address in the form a socket's peer takes
     assert with_hub_address((), ("http://[FD00:0::5]:8081",), here) == ("fd00::5",)
 

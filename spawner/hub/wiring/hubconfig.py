@@ -17,6 +17,7 @@ from pathlib import Path
 
 from portal import statestamp
 from portal.cleartext import cleartext_warnings
+from portal.clientaddress import proxies_of
 from portal.config import config_path, loaded_config, renamed_warnings
 from portal.huburl import connect_url
 from portal.settings import PortalSettings
@@ -101,6 +102,7 @@ def _install_portal(c, settings: PortalSettings, path: Path) -> HubServices:
     c.JupyterHub.template_vars.update(portal_template_vars())
     routes.install()  # the portal's API beside JupyterHub's, before JupyterHub builds its application
     limit_hub_bodies(settings.hub.max_body_bytes)  # JupyterHub's endpoints too, before it creates its server
+    proxies_of(settings.hub)  # the proxy's addresses, a host name's looked up now: not in a request's turn
     c.JupyterHub.spawner_class = "dsportal"
     c.SlurmGPUSpawner.config_file = str(path)
     # Shared Slurm answers for all users (spawner/hub/slurm/services.py), in tornado's settings for the handlers
