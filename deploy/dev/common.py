@@ -22,7 +22,8 @@ REGISTRY_STATE = Path("/var/lib/dsportal-registry")  # the registry account's ow
 SPOOL = Path("/var/spool/dsportal-dev")  # Slurm's: jobs run their scripts from here as their users (0755)
 CACHE = Path("/var/cache/dsportal-dev")  # downloads kept by `reset` (the container image's base)
 BUILT = CACHE / "built"  # what `up` built from locked inputs, kept by `reset` (builds.py): restored, not rebuilt
-NODES = {"node001": 6821, "node002": 6822, "node003": 6823}  # two GPU nodes, one CPU-only
+# two GPU nodes, one CPU-only, one whose GPUs are MIG instances (deploy/dev/slurmconf.py)
+NODES = {"node001": 6821, "node002": 6822, "node003": 6823, "node004": 6824}
 SLURMCTLD_PORT = 6817
 SLURMDBD_PORT = 6819
 CLUSTER_NAME = "dsportal"  # slurm.conf's ClusterName, registered in the accounting database

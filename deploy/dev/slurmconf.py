@@ -1,7 +1,8 @@
 """Slurm's side of the dev cluster: the munge key, slurm.conf, gres.conf and GPU stand-ins.
 
-Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100), and
-one CPU-only node in a partition of its own (`cpu`), as real sites keep for preprocessing and CPU work.  The daemons
+Two virtual C4140-like GPU nodes on this machine, one slurmd each, with 4 GPUs of one type each (V100, A100), one
+CPU-only node in a partition of its own (`cpu`), as real sites keep for preprocessing and CPU work, and one node
+whose GPUs are MIG instances (`mig`: typed GRES named as Slurm's NVML autodetection names MIG profiles).  The daemons
 themselves run under supervisord (deploy/dev/supervisor.py).
 
 Slurm confines each job as a real site does (proctrack/cgroup, task/cgroup, cgroup.conf's Constrain*): the machine's
@@ -44,11 +45,17 @@ NVIDIA_MAJOR = 195
 # Two GPU types, as a real cluster has (typed GRES: slurm.conf Gres=gpu:TYPE:4, gres.conf Type=): a session may ask
 # for one by name (--gres=gpu:a100:2) or for any (--gres=gpu:2)
 GPU_TYPES = {"node001": "v100", "node002": "a100"}
+# node004's GPUs are MIG instances of two A100 80 GB, one cut in two 3g.40gb, the other with two of its 1g.10gb
+# (slurm.conf Gres=gpu:a100_3g.40gb:2,gpu:a100_1g.10gb:2; Slurm's AutoDetect=nvml names them so): each a typed GPU
+# of its own to Slurm and to the portal, in a partition of their own (`mig`)
+MIG_NODE = "node004"
+MIG_TYPES = {"a100_3g.40gb": 2, "a100_1g.10gb": 2}
+GPUS_OF = {**{n: {t: 4} for n, t in GPU_TYPES.items()}, MIG_NODE: MIG_TYPES}  # each node's GPUs: type -> count
 # node002's GPUs are each cut in SHARDED[node] shares (Slurm's gres/shard: gres.conf Name=shard Count=N File= for
 # each GPU): a session may ask for a share of a GPU (--gres=shard:N); shards divide neither memory nor compute
 SHARDED = {"node002": 4}
-GPU_NODES = list(GPU_TYPES)  # node003 has no GPU
-CPU_NODES = [n for n in NODES if n not in GPU_TYPES]
+GPU_NODES = list(GPU_TYPES)  # the whole GPUs' nodes (sxm2, debug); node003 has no GPU
+CPU_NODES = [n for n in NODES if n not in GPUS_OF]
 CGROUP_CONF = Path("/etc/slurm/cgroup.conf")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -68,7 +75,7 @@ def slurm_conf(platform: Platform) -> str:
     nodes = "\n".join(
         f"NodeName={n} NodeAddr={hosts.ADDRESSES[n]} NodeHostname={n} Port={p} CPUs=40 Boards=1 SocketsPerBoard=2 "
         f"CoresPerSocket=20 ThreadsPerCore=1 RealMemory=393216"
-        + (f" Gres=gpu:{GPU_TYPES[n]}:4" if n in GPU_TYPES else "")
+        + (" Gres=" + ",".join(f"gpu:{t}:{count}" for t, count in GPUS_OF[n].items()) if n in GPUS_OF else "")
         + (f",shard:{4 * SHARDED[n]}" if n in SHARDED else "")
         + " State=UNKNOWN"
         for n, p in NODES.items()
@@ -105,7 +112,7 @@ AccountingStorageHost={hosts.HEAD_ADDRESS}
 AccountingStoragePort={SLURMDBD_PORT}
 # GPUs in the accounting too, in all and per type (sacct's AllocTRES shows gres/gpu=N,gres/gpu:a100=N): the usage
 # and status pages' GPU-hours per type
-AccountingStorageTRES=gres/gpu,{",".join(f"gres/gpu:{t}" for t in sorted(set(GPU_TYPES.values())))},gres/shard
+AccountingStorageTRES=gres/gpu,{",".join(f"gres/gpu:{t}" for t in sorted({t for g in GPUS_OF.values() for t in g}))},gres/shard
 # As a real site: Slurm refuses a job in an account its user is not in, above an association's limits, or with
 # a QOS the association does not allow (the accounts: deploy/dev/associations.py)
 AccountingStorageEnforce=associations,limits,qos
@@ -138,6 +145,7 @@ MessageTimeout=10
 PartitionName=sxm2 Nodes={",".join(GPU_NODES)} Default=YES MaxTime=12:00:00 State=UP
 PartitionName=debug Nodes={",".join(GPU_NODES)} MaxTime=1:00:00 State=UP
 PartitionName=cpu Nodes={",".join(CPU_NODES)} MaxTime=12:00:00 State=UP
+PartitionName=mig Nodes={MIG_NODE} MaxTime=12:00:00 State=UP
 """
 
 
@@ -154,7 +162,11 @@ ConstrainRAMSpace=yes
 
 
 def gres_conf() -> str:
-    gpus = "".join(f"NodeName={n} Name=gpu Type={GPU_TYPES[n]} File={GPUS}/{n}-nvidia[0-3]\n" for n in GPU_NODES)
+    gpus = "".join(
+        f"NodeName={n} Name=gpu Type={t} File={GPUS}/{n}-nvidia{i}\n"
+        for n, types in GPUS_OF.items()
+        for i, t in enumerate(t for t, count in types.items() for _ in range(count))
+    )
     shards = "".join(
         f"NodeName={n} Name=shard Count={count} File={GPUS}/{n}-nvidia{i}\n"
         for n, count in SHARDED.items()
@@ -187,11 +199,12 @@ def ensure_slurm_files(platform: Platform) -> bool:
 
 
 def ensure_gpu_devices() -> bool:
-    """Each node's four stand-in GPUs: character devices 195:0-3 (node001), 195:4-7 (node002); True if made."""
+    """Each node's four stand-in GPUs: character devices 195:0-3 (node001), 195:4-7 (node002), 195:8-11 (node004's
+    MIG instances); True if made."""
     GPUS.mkdir(mode=0o755, exist_ok=True)
     GPUS.chmod(0o755)
     changed = False
-    for number, (n, i) in enumerate((n, i) for n in GPU_NODES for i in range(4)):
+    for number, (n, i) in enumerate((n, i) for n in GPUS_OF for i in range(4)):
         device, rdev = GPUS / f"{n}-nvidia{i}", os.makedev(NVIDIA_MAJOR, number)
         if not (device.is_char_device() and device.stat().st_rdev == rdev):
             device.unlink(missing_ok=True)

@@ -53,6 +53,7 @@ DAEMONS = {
     "slurmd-node001",
     "slurmd-node002",
     "slurmd-node003",
+    "slurmd-node004",
     "slapd",
     "exim4",
     "registry",

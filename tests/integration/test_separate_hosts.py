@@ -16,7 +16,7 @@ import time
 import pytest
 
 from deploy.dev import hosts
-from deploy.dev.slurmconf import CPU_NODES
+from deploy.dev.slurmconf import CPU_NODES, MIG_NODE
 from tests.support import hublog
 from tests.support.cluster import url_for
 from tests.support.hosts import ADDRESSES, HEAD_ADDRESS, node_of, on_node
@@ -53,7 +53,7 @@ print(json.dumps({"name": name, "address": socket.gethostbyname(name), "first_in
 
 
 def partition_of(node: str) -> str:
-    return "cpu" if node in CPU_NODES else "debug"
+    return "cpu" if node in CPU_NODES else "mig" if node == MIG_NODE else "debug"
 
 
 def look_from(node: str, mark: str) -> dict:

@@ -198,7 +198,9 @@ def test_slurm_sends_every_job_to_slurmdbd_and_keeps_each_users_jobs_private():
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=10.77.0.1",  # the head node on the cluster network: jobs on the nodes run sacct
         "AccountingStoragePort=6819",
-        "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:v100,gres/shard",  # shards: node002's A100s
+        # shards: node002's A100s; node004's MIG instances, each profile a type of its own
+        "AccountingStorageTRES=gres/gpu,gres/gpu:a100,gres/gpu:a100_1g.10gb,gres/gpu:a100_3g.40gb,gres/gpu:v100,"
+        "gres/shard",
         "AccountingStorageEnforce=associations,limits,qos",  # as a real site: deploy/dev/associations.py
         "JobAcctGatherType=jobacct_gather/linux",
         "JobAcctGatherFrequency=30",
@@ -376,6 +378,7 @@ def test_the_nodes_names_resolve_to_their_own_addresses_and_an_older_loopback_li
         "10.77.0.11 node001  # DS Portal dev cluster\n"
         "10.77.0.12 node002  # DS Portal dev cluster\n"
         "10.77.0.13 node003  # DS Portal dev cluster\n"
+        "10.77.0.14 node004  # DS Portal dev cluster\n"
     )
     assert machine.hosts_text(text, hosts.hosts_lines()) == text  # a second up changes nothing
     # ... also with the users' line written after the nodes' (a fresh up: tls.ensure_host_names comes later)
