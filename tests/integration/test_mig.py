@@ -12,22 +12,13 @@ import re
 
 import pytest
 
-from tests.support.cluster import Cluster, job_gpus
-
-
-def mig(user: Cluster) -> dict:
-    return next(
-        p for p in user.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"] if p["partition"] == "mig"
-    )
+from tests.support.cluster import job_gpus
 
 
 @pytest.mark.slurm
 def test_a_session_on_a_mig_slice_and_more_slices_of_a_profile_than_a_node_has_refused_in_words(cluster):
-    cluster.ensure_user("alice")
-    status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "mig", "expires_in": 600})
-    assert status == 201, token
-    as_alice = Cluster(token["token"])
-    types = cluster.wait(lambda: mig(as_alice)["types"], 30, "mig's GPU types in the hub's answer")
+    as_alice = cluster.as_user("alice", "mig")
+    types = cluster.wait(lambda: as_alice.partition("mig")["types"], 30, "mig's GPU types in the hub's answer")
     assert [(t["gpu_type"], t["label"], t["gpus_total"], t["memory_gb"]) for t in types] == [
         ("a100_1g.10gb", "A100 MIG 1g (1 of 7 compute slices)", 2, 10),
         ("a100_3g.40gb", "A100 MIG 3g (3 of 7 compute slices)", 2, 40),
@@ -52,7 +43,8 @@ def test_a_session_on_a_mig_slice_and_more_slices_of_a_profile_than_a_node_has_r
     assert job_gpus(job) in (("node004", ["2"]), ("node004", ["3"]))  # node004's 1g.10gb devices
     free = cluster.wait(
         lambda: (
-            {t["gpu_type"]: t["gpus_free"] for t in mig(as_alice)["types"]} == {"a100_1g.10gb": 1, "a100_3g.40gb": 2}
+            {t["gpu_type"]: t["gpus_free"] for t in as_alice.partition("mig")["types"]}
+            == {"a100_1g.10gb": 1, "a100_3g.40gb": 2}
         ),
         30,
         "one 1g.10gb slice held, the rest free",

@@ -11,17 +11,12 @@ from tests.support.cluster import Cluster
 
 
 def sxm2(user: Cluster) -> dict:
-    return next(
-        p for p in user.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"] if p["partition"] == "sxm2"
-    )
+    return user.partition("sxm2")
 
 
 @pytest.mark.slurm
 def test_two_sessions_on_shares_of_one_node_and_what_is_refused_before_sbatch(cluster):
-    cluster.ensure_user("alice")
-    status, token = cluster.request("POST", "/hub/api/users/alice/tokens", {"note": "shares", "expires_in": 600})
-    assert status == 201, token
-    as_alice = Cluster(token["token"])
+    as_alice = cluster.as_user("alice", "shares")
     free = cluster.wait(lambda: sxm2(as_alice).get("shards_total") and sxm2(as_alice), 30, "sxm2's shares")
     assert (free["shards_total"], free["shard_label"]) == (16, "A100 80 GB"), free
     assert "shares of a GPU free" in free["summary"]

@@ -79,6 +79,15 @@ class Cluster:
         assert status == 201, body
         return body["token"]
 
+    def as_user(self, name: str, note: str = "tests") -> Cluster:
+        """The hub's API as `name` (a token of the user's own, made with the admin's)."""
+        return Cluster(self.user_token(name, note))
+
+    def partition(self, name: str) -> dict:
+        """What the hub says is free in partition `name` (GET /hub/api/dsportal/partitions), as its caller sees it."""
+        partitions = self.request("GET", "/hub/api/dsportal/partitions")[1]["partitions"]
+        return next(p for p in partitions if p["partition"] == name)
+
     def server(self, name: str, server: str = "") -> dict | None:
         return self.request("GET", f"/hub/api/users/{name}")[1]["servers"].get(server)
 
