@@ -348,3 +348,14 @@ def test_slurm_24_prints_each_gpus_shards_and_untyped_gpus_with_files_print_a_nu
     # what only Slurm writes, odd or not, reads without an error (an error here would break the form for everyone)
     odd = parse_sinfo("node010|sxm2*|mix|gpu:a100:2|gpu:a100:1(IDX:²),shard:a100:1(x/y)|0/40/0/40|0|393216|\n")[0]
     assert (odd.gpus_held, odd.gpus_sharded) == ((), ())
+
+
+def test_the_run_dialog_offers_each_share_of_a_gpu_below_a_whole_one():
+    from spawner.hub.runs.service import share_choices
+
+    assert share_choices(4) == [
+        {"name": "1", "label": "a quarter of a GPU"},
+        {"name": "2", "label": "half a GPU"},
+        {"name": "3", "label": "3 quarters of a GPU"},
+    ]
+    assert share_choices(1) == [] and share_choices(0) == []  # no shares offered

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 from ... import sweepgrid
 from ...contract import run_log, run_output, sweep_folder, sweep_log
 from ...notebookparams import NotRunnable, Parameter, check_values
+from ...slurmgres import share_words
 from ..request.jobrequest import sbatch_argv
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
 from ..request.sessionlimits import user_sessions
 from ..session.userrecord import save_user_record, user_record
 from ..slurm.client import SlurmError
-from ..slurm.clusterinfo import partition_gpu_types
+from ..slurm.clusterinfo import partition_gpu_types, partition_shards
 from ..slurm.fileparse import ParseRefused
 from ..slurm.joblisting import STALE_WAIT
 from . import jobspage
@@ -150,7 +151,7 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
     found = await read_declared(services, unix.name, unix.home, request)
     settings = services.settings
     slurm = settings.slurm
-    types, accounts = await _choices(services, unix.name)
+    types, accounts, shared = await _choices(services, unix.name)
     return {
         "path": request.path,
         "kind": request.kind,
@@ -167,6 +168,7 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
                 ]
                 if p.max_gpus
                 else [],
+                "shares": share_choices(slurm.shards.per_gpu) if p.max_gpus and p.name in shared else [],
             }
             for p in slurm.partitions
         ],
@@ -188,18 +190,27 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
     }
 
 
-async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]], tuple[str, ...]]:
-    """Each partition's GPU types and the user's Slurm accounts (default first), from the hub's shared answers;
-    none of either while Slurm does not answer (the dialog then offers no choice, and the defaults apply)."""
+def share_choices(per_gpu: int) -> list[dict]:
+    """The shares of a GPU a run may ask for where a GPU is cut into `per_gpu` (pure): 1 to per_gpu - 1, each as
+    the pages name it; none where the portal offers no shares."""
+    return [{"name": str(n), "label": share_words(n, per_gpu)} for n in range(1, per_gpu)] if per_gpu > 1 else []
+
+
+async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]], tuple[str, ...], set[str]]:
+    """Each partition's GPU types, the user's Slurm accounts (default first) and the partitions whose nodes have
+    shares of a GPU, from the hub's shared answers; none of them while Slurm does not answer (the dialog then
+    offers no choice, and the defaults apply)."""
     nodes, known = await asyncio.gather(services.cluster.nodes(), services.accounts(), return_exceptions=True)
     types: dict[str, set[str]] = {}
     accounts: tuple[str, ...] = ()
+    shared: set[str] = set()
     if isinstance(nodes, SlurmError):
         log.warning("The run dialog offers no GPU type: %s", nodes)
     elif isinstance(nodes, BaseException):
         raise nodes
     else:
         types = partition_gpu_types(nodes)
+        shared = {partition for partition, most in partition_shards(nodes).items() if most}
     if isinstance(known, SlurmError):
         log.warning("The run dialog offers no account: %s", known)
     elif isinstance(known, BaseException):
@@ -209,7 +220,7 @@ async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]
     site = services.settings.slurm.account  # charged when none is named: the dialog's first, "(your default)"
     if site in accounts:
         accounts = (site, *(a for a in accounts if a != site))
-    return types, accounts
+    return types, accounts, shared
 
 
 async def submit(services: HubServices, spawner: SlurmGPUSpawner, options: object) -> dict:

@@ -13,6 +13,7 @@ import {
   partitionFields,
   accountChoices,
   qosChoices,
+  shareChoices,
   typeChoices
 } from '../runs/parameters';
 import { IParameter, IRunForm, IRunValues } from '../runs/types';
@@ -100,6 +101,7 @@ describe('the first values of the whole dialog', () => {
       gpus: '0',
       hours: '2',
       gpu_type: '',
+      shards: '',
       account: '',
       qos: '',
       parameters: {
@@ -121,6 +123,7 @@ describe('the first values of the whole dialog', () => {
       gpus: '0',
       hours: '1',
       gpu_type: '',
+      shards: '',
       account: '',
       qos: '',
       parameters: {}
@@ -409,5 +412,41 @@ describe('the choices of GPU type, account and QOS', () => {
       { name: 'short', label: 'Short' }
     ]);
     expect(qosChoices(aForm())).toEqual([]);
+  });
+});
+
+describe('a share of a GPU', () => {
+  const SHARED = {
+    ...GPU,
+    shares: [
+      { name: '1', label: 'a quarter of a GPU' },
+      { name: '2', label: 'half a GPU' },
+      { name: '3', label: '3 quarters of a GPU' }
+    ]
+  };
+
+  it('is offered, whole GPUs first, only where the partition shares its GPUs', () => {
+    expect(shareChoices(SHARED)).toEqual([
+      { name: '', label: 'None: whole GPUs' },
+      ...SHARED.shares
+    ]);
+    expect(shareChoices(GPU)).toEqual([]);
+    expect(shareChoices(undefined)).toEqual([]);
+  });
+
+  it('is sent as shards, a whole number, and left out for whole GPUs', () => {
+    const values = { ...initialValues(aForm()), shards: '2' };
+    expect(buildRequest(aForm(), values)).toEqual({
+      path: 'work/train.ipynb',
+      partition: 'gpu',
+      nodes: 1,
+      gpus: 0,
+      hours: 2,
+      shards: 2,
+      parameters: {}
+    });
+    expect(buildRequest(aForm(), initialValues(aForm()))).not.toHaveProperty(
+      'shards'
+    );
   });
 });

@@ -18,6 +18,7 @@ import {
   partitionFields,
   partitionLabel,
   qosChoices,
+  shareChoices,
   typeChoices
 } from './parameters';
 import { buildSweepRequest, sweepsOffered } from './sweep';
@@ -94,9 +95,11 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     this.gpus = input('gpus', 'number', values.gpus);
     this.hours = input('hours', 'number', values.hours);
     this.gpuType = element('select', 'jp-mod-styled');
+    this.shards = element('select', 'jp-mod-styled');
     this.account = element('select', 'jp-mod-styled');
     this.qos = element('select', 'jp-mod-styled');
     this.chosenType = values.gpu_type;
+    this.chosenShards = values.shards ?? '';
     this.sweep = sweepsOffered(form)
       ? new SweepSection(form, values.sweep)
       : null;
@@ -110,6 +113,7 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
       this.gpuType.disabled = Number(this.gpus.value) === 0; // no type without a GPU
     });
     this.gpuType.disabled = Number(this.gpus.value) === 0;
+    this.sharesChanged();
     this.sweep?.refresh(this.getValue());
   }
 
@@ -125,6 +129,7 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
       gpus: this.gpus.value,
       hours: this.hours.value,
       gpu_type: this.gpuType.value,
+      shards: this.shards.value,
       account: this.account.value,
       qos: this.qos.value,
       parameters,
@@ -208,6 +213,18 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     });
     this.typeRow = this.row('GPU type', this.gpuType);
     fields.append(this.typeRow);
+    // a share of one GPU instead of whole GPUs, where the partition's GPUs are shared (Slurm's gres/shard)
+    this.shards.name = 'shards';
+    this.shards.addEventListener('change', () => {
+      this.chosenShards = this.shards.value;
+      this.sharesChanged();
+    });
+    this.sharesRow = this.row(
+      'Share of a GPU',
+      this.shards,
+      "one node; shares divide neither the GPU's memory nor its compute"
+    );
+    fields.append(this.sharesRow);
     this.account.name = 'account';
     const accounts = accountChoices(this.form);
     fillSelect(this.account, accounts, values.account);
@@ -289,6 +306,10 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     const types = typeChoices(p);
     fillSelect(this.gpuType, types, this.chosenType);
     this.typeRow.hidden = !types.length;
+    const shares = shareChoices(p);
+    fillSelect(this.shards, shares, this.chosenShards);
+    this.sharesRow.hidden = !shares.length;
+    this.sharesChanged();
     if (clamp) {
       const clamped = clampToPartition(this.nodes.value, this.gpus.value, p);
       this.nodes.value = clamped.nodes;
@@ -298,6 +319,20 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
     }
   }
 
+  // A share asks for one node and no whole GPU: those fields are set so, and held, while a share is chosen.
+  private sharesChanged(): void {
+    const sharing = this.shards.value !== '' && !this.sharesRow.hidden;
+    if (sharing) {
+      this.gpus.value = '0';
+      this.nodes.value = '1';
+    }
+    const p = this.chosenPartition();
+    this.gpus.disabled =
+      sharing || (p ? partitionFields(p).gpusDisabled : false);
+    this.nodes.disabled = sharing;
+    this.gpuType.disabled = sharing || Number(this.gpus.value) === 0;
+  }
+
   private readonly partition: HTMLSelectElement;
   private readonly nodes: HTMLInputElement;
   private readonly gpus: HTMLInputElement;
@@ -305,7 +340,10 @@ class RunForm extends Widget implements Dialog.IBodyWidget<IRunValues> {
   private readonly gpuType: HTMLSelectElement;
   private readonly account: HTMLSelectElement;
   private readonly qos: HTMLSelectElement;
+  private readonly shards: HTMLSelectElement;
   private typeRow!: HTMLLabelElement;
+  private sharesRow!: HTMLLabelElement;
+  private chosenShards: string; // kept across partitions that offer shares
   private readonly sweep: SweepSection | null; // null where the form offers no sweep
   private chosenType: string; // kept across partitions that have it
   private readonly parameterInputs = new Map<string, HTMLInputElement>();

@@ -45,6 +45,7 @@ export function initialValues(form: IRunForm): IRunValues {
     gpus: String(defaults.gpus ?? 0),
     hours: String(defaults.hours ?? 1),
     gpu_type: '',
+    shards: '',
     account: '',
     qos: '',
     parameters
@@ -110,6 +111,9 @@ export function buildRequest(form: IRunForm, values: IRunValues): IRunRequest {
     ...(values.gpu_type && Number(values.gpus) > 0
       ? { gpu_type: values.gpu_type }
       : {}),
+    ...(values.shards
+      ? { shards: number(values.shards, 'Share of a GPU', true) }
+      : {}),
     ...(values.account ? { account: values.account } : {}),
     ...(values.qos ? { qos: values.qos } : {}),
     parameters
@@ -122,6 +126,14 @@ export function typeChoices(partition: IPartition | undefined): IChoice[] {
   return types.length < 2
     ? []
     : [{ name: '', label: 'Any type: whichever is free first' }, ...types];
+}
+
+// The share choices of a partition: whole GPUs ('') first; none where its GPUs are not shared.
+export function shareChoices(partition: IPartition | undefined): IChoice[] {
+  const shares = partition?.shares || [];
+  return shares.length
+    ? [{ name: '', label: 'None: whole GPUs' }, ...shares]
+    : [];
 }
 
 // The account choices: the default first, as '' (the server charges the user's default); none where the

@@ -98,6 +98,7 @@ export interface IPartition {
   max_gpus: number;
   max_nodes: number;
   gpu_types?: IChoice[]; // the types a job may ask for by name (from Slurm; the admin's labels)
+  shares?: IChoice[]; // the shares of a GPU a job may ask for instead of whole GPUs ('1': 'a quarter of a GPU')
 }
 
 // GET dsportal/runs/form?path=P: what the dialog offers.
@@ -135,6 +136,7 @@ export interface IRunValues {
   gpus: string;
   hours: string;
   gpu_type: string; // '' for any type
+  shards?: string; // '' (or absent) for whole GPUs; else the shares of one GPU
   account: string; // '' for the default
   qos: string; // '' for the default
   parameters: Record<string, FieldValue>;
@@ -190,6 +192,7 @@ export interface IRunRequest {
   gpus: number;
   hours: number;
   gpu_type?: string;
+  shards?: number; // shares of one GPU (Slurm's gres/shard) instead of whole GPUs
   account?: string;
   qos?: string;
   parameters?: Record<string, unknown>; // a single run
