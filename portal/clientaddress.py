@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urlparse
 
-from .huburl import connect_url
+from .huburl import connect_url_of
 
 
 def _valid(address: str) -> bool:
@@ -78,8 +78,14 @@ def with_hub_address(
 def proxies_of(hub) -> tuple[str, ...]:
     """The addresses whose X-Forwarded-For the hub believes: hub.proxy_addresses and the hub's own address on its
     internal URLs (`hub`: the HubSettings): the connect URL the proxy reaches it at, this host's name when none is
-    set (portal/huburl.py), as JupyterHub routes the proxy's default target."""
-    return with_hub_address(tuple(hub.proxy_addresses), (hub.internal_bind_url, connect_url(hub)))
+    set (portal/huburl.py), as JupyterHub routes the proxy's default target.  Every lookup once a process, not in
+    each request's turn: the hub's config asks first."""
+    return _proxies(tuple(hub.proxy_addresses), hub.internal_bind_url, hub.internal_connect_url or "")
+
+
+@lru_cache(maxsize=8)
+def _proxies(configured: tuple[str, ...], bind_url: str, connect: str) -> tuple[str, ...]:
+    return with_hub_address(configured, (bind_url, connect_url_of(bind_url, connect)))
 
 
 def client_address(

@@ -10,8 +10,13 @@ from .settings import HubSettings
 
 def connect_url(hub: HubSettings) -> str:
     """hub.internal_connect_url, else the bind address with this host's name for a wildcard."""
-    if hub.internal_connect_url:
-        return hub.internal_connect_url
-    bound = urlparse(hub.internal_bind_url)
+    return connect_url_of(hub.internal_bind_url, hub.internal_connect_url)
+
+
+def connect_url_of(bind_url: str, connect: str = "") -> str:
+    """`connect` (hub.internal_connect_url), else `bind_url` with this host's name for a wildcard (a lookup)."""
+    if connect:
+        return connect
+    bound = urlparse(bind_url)
     host = bound.hostname if bound.hostname not in ("0.0.0.0", "::", "") else socket.getfqdn()
     return f"{bound.scheme}://{host}:{bound.port or 8081}"

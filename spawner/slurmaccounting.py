@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .slurmgres import gpu_fraction
 from .slurmvocab import JOB_ID, TIMESTAMP
 from .usage import JobUse
 
@@ -55,12 +56,13 @@ class UsedJob:
     account: str = ""  # the Slurm account charged
     gpu_type: str = ""  # the GPUs' type where the accounting tracks types ("a100"; "a100+v100" for several), else ""
     shards: int = 0  # shares of a GPU (gres/shard), where the accounting tracks them
-    shards_per_gpu: int = 0  # the admin's slurm.shards.per_gpu: what a share is of a GPU (0: shares count nothing)
+    shards_per_gpu: int = 0  # the admin's slurm.shards.per_gpu: what a share is of a GPU
 
     @property
     def gpu_share(self) -> float:
-        """The GPUs it held, a share as its fraction of a GPU (2 shards of 4 a GPU: 0.5)."""
-        return self.gpus + (self.shards / self.shards_per_gpu if self.shards_per_gpu else 0.0)
+        """The GPUs it held, a share as its fraction of a GPU (2 shards of 4 a GPU: 0.5; a whole GPU where the
+        admin's setting says no fraction, as the GPU cap counts it: slurmgres.gpu_fraction)."""
+        return self.gpus + (gpu_fraction(self.shards, self.shards_per_gpu) if self.shards else 0.0)
 
     @property
     def gpu_hours(self) -> float:

@@ -64,8 +64,9 @@ class HubSettings(Section):
         ["127.0.0.1", "::1"],
         "Addresses the proxy reaches the hub from: only from these is X-Forwarded-For "
         "believed (the login throttle's client address); anything else is the peer itself. "
-        "An IP address of the hub's host in internal_bind_url or internal_connect_url counts too (a proxy on "
-        "the hub's host reaches it there); a proxy elsewhere, or one reaching the hub by a host name, must be listed.",
+        "An address of the hub's host in internal_bind_url or internal_connect_url (this host's name when empty; "
+        "a name's addresses looked up once at the hub's start) counts too (a proxy on the hub's host reaches it "
+        "there); a proxy elsewhere, or a forwarder the nodes reach the hub through, must be listed.",
     )
     token_max_days: number(0, 3650) = key(
         30, "Longest life of an API token a user creates, in days (tokens without an expiry get this one)."

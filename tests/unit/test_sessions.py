@@ -70,20 +70,20 @@ def test_a_start_in_flight_is_not_counted_twice_for_its_own_job():
     """A start whose sbatch has not answered is held already: one job with its comment and GPUs is its own."""
     mine = start_comment("ab12")
     in_slurm = {"9": HeldJob(2, "dsportal-start:old"), "12": HeldJob(2, mine), "13": HeldJob(1, "")}
-    assert untracked_jobs(in_slurm, tracked=set(), in_flight=[(mine, 2)]) == [
+    assert untracked_jobs(in_slurm, tracked=set(), in_flight=[(mine, 2, 0)]) == [
         Held("", 2, untracked_job="9"),
         Held("", 1, untracked_job="13"),
     ]
     # a leftover of the same size is not taken for it: only its comment makes a job a start's own
-    assert untracked_jobs({"9": HeldJob(0, "")}, tracked=set(), in_flight=[(mine, 0)]) == [
+    assert untracked_jobs({"9": HeldJob(0, "")}, tracked=set(), in_flight=[(mine, 0, 0)]) == [
         Held("", 0, untracked_job="9")
     ]
     # a comment copied onto a leftover: one of the two is the start's own, the other counts
     both = {"9": HeldJob(2, mine), "12": HeldJob(2, mine)}
-    assert untracked_jobs(both, tracked=set(), in_flight=[(mine, 2)]) == [Held("", 2, untracked_job="9")]
+    assert untracked_jobs(both, tracked=set(), in_flight=[(mine, 2, 0)]) == [Held("", 2, untracked_job="9")]
     # ... and onto a bigger leftover while the start's own job lost it: the bigger one is not taken for the start
     swapped = {"9": HeldJob(4, mine), "12": HeldJob(1, "")}
-    assert untracked_jobs(swapped, tracked=set(), in_flight=[(mine, 1)]) == [
+    assert untracked_jobs(swapped, tracked=set(), in_flight=[(mine, 1, 0)]) == [
         Held("", 4, untracked_job="9"),
         Held("", 1, untracked_job="12"),
     ]
@@ -156,5 +156,12 @@ def test_a_job_on_shares_of_a_gpu_holds_their_fraction_of_a_gpu_against_the_user
         Held("", 0.25, untracked_job="42"),
         Held("", 1, untracked_job="43"),
     ]
-    # a portal that offers no shares has no fraction to count them by
-    assert [h.gpus for h in untracked_jobs(held, tracked=set(), in_flight=[])] == [0, 0, 1]
+    # a portal that says no fraction counts a share as a whole GPU, as the GPU cap does (slurmgres.gpu_fraction)
+    assert [h.gpus for h in untracked_jobs(held, tracked=set(), in_flight=[])] == [1, 1, 1]
+    # a start on shares waiting for its sbatch is its own job only with its shards too: not a bigger leftover's
+    assert [h.untracked_job for h in untracked_jobs(held, set(), [("dsportal-start:ab", 0, 1)], 4)] == [
+        "41",
+        "42",
+        "43",
+    ]
+    assert [h.untracked_job for h in untracked_jobs(held, set(), [("dsportal-start:ab", 0, 2)], 4)] == ["42", "43"]

@@ -329,5 +329,5 @@ def test_a_share_of_a_gpu_counts_its_fraction_of_the_gpu_hours_where_the_portal_
     now = datetime.fromisoformat("2026-11-25T00:00:00")
     assert gpu_hours_between([share], now - timedelta(days=7), now) == 1.0
     assert split_gpu_hours([share], now) == [{"account": "nlp", "gpu_type": "GPUs", "week": 1.0, "month": 1.0}]
-    # a portal that offers no shares has no fraction to count them by: nothing, as before
-    assert parse_usage(SHARE_SACCT)[0].gpu_hours == 0
+    # a portal that says no fraction counts a share as a whole GPU, as the GPU cap does (slurmgres.gpu_fraction)
+    assert parse_usage(SHARE_SACCT)[0].gpu_hours == 2.0

@@ -46,16 +46,19 @@ def label(name: str) -> str:
 
 
 def untracked_jobs(
-    in_slurm: dict, tracked: set[str], in_flight: list[tuple[str, int]], shards_per_gpu: int = 0
+    in_slurm: dict, tracked: set[str], in_flight: list[tuple[str, int, int]], shards_per_gpu: int = 0
 ) -> list[Held]:
     """The jobs Slurm holds for the user ({job id: HeldJob}) that none of the user's sessions owns (`tracked`: their
     job ids), as held resources, oldest first; but a start still waiting for its sbatch (`in_flight`: its job's
-    comment and GPUs) is held already, so one job carrying its comment and its GPUs is its own and not counted
+    comment, GPUs and shards) is held already, so one job carrying its comment, GPUs and shards is its own and not counted
     twice (a comment alone can be copied onto a bigger leftover).  A job on shares of a GPU holds their fraction
     of a GPU (`shards_per_gpu`)."""
     untracked = sorted(((j, h) for j, h in in_slurm.items() if j not in tracked), key=lambda item: int(item[0]))
-    for comment, gpus in in_flight:
-        mine = next((i for i in reversed(untracked) if i[1].comment == comment and i[1].gpus == gpus), None)
+    for comment, gpus, shards in in_flight:
+        mine = next(
+            (i for i in reversed(untracked) if (i[1].comment, i[1].gpus, i[1].shards) == (comment, gpus, shards)),
+            None,
+        )
         if mine is not None:
             untracked.remove(mine)
     return [Held("", held.gpu_share(shards_per_gpu), untracked_job=job_id) for job_id, held in untracked]

@@ -111,5 +111,5 @@ class LimitsMixin:
             share = resources.gpu_share if resources else 0  # a share of a GPU counts as its fraction
             held.append(Held(other.name, max(share, in_job.gpu_share(per_gpu)) if in_job else share))
             if not other.job_id and other.start_tag:  # its sbatch has not answered: its job may be in Slurm's list
-                in_flight.append((start_comment(other.start_tag), gpus))
+                in_flight.append((start_comment(other.start_tag), gpus, resources.shards if resources else 0))
         return held + untracked_jobs(in_slurm, tracked, in_flight, per_gpu)

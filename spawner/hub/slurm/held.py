@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...slurmgres import gpu_fraction
 from ...slurmvocab import PENDING, RUNNING, UnreadableAnswer
 
 HELD_FORMAT = "%i|%T|%b|%k"  # job id, state, the GRES it asks for per node (a session has one node), comment
@@ -42,8 +43,8 @@ class HeldJob:
 
     def gpu_share(self, shards_per_gpu: int) -> float:
         """The GPUs it holds, a share as its fraction of a GPU (`shards_per_gpu`: the admin's slurm.shards.per_gpu;
-        0: a portal that offers no shares counts them as nothing)."""
-        return self.gpus + (self.shards / shards_per_gpu if shards_per_gpu else 0.0)
+        a whole GPU where that says no fraction, as the GPU cap counts a share: slurmgres.gpu_fraction)."""
+        return self.gpus + (gpu_fraction(self.shards, shards_per_gpu) if self.shards else 0.0)
 
 
 def start_comment(tag: str) -> str:
