@@ -30,6 +30,7 @@ def test_doctor_passes_on_the_dev_cluster(cluster_api):
         "partition sxm2",
         "partition debug",
         "partition cpu",
+        "partition mig",
         "slurm proctrack",
         "slurm task plugin",
         "cgroup ConstrainDevices",
@@ -64,7 +65,7 @@ def broken(tmp_path: Path, change) -> str:
     [
         (
             lambda d: d["slurm"]["partitions"].append({"name": "pcie", "max_gpus": 2}),
-            "FIX  partition pcie: Slurm has no partition 'pcie' (it has cpu, debug, sxm2); fix slurm.partitions",
+            "FIX  partition pcie: Slurm has no partition 'pcie' (it has cpu, debug, mig, sxm2); fix slurm.partitions",
         ),
         (
             lambda d: d["slurm"]["partitions"][2].update(max_gpus=2),  # the CPU-only node's partition
@@ -99,7 +100,7 @@ def broken(tmp_path: Path, change) -> str:
         (
             lambda d: d["slurm"]["gpu_types"].update(h100="H100 80 GB"),
             "FIX  gpu types: slurm.gpu_types or slurm.hidden_gpu_types name h100, which no node of the portal's "
-            "partitions has (Slurm has a100, v100)",
+            "partitions has (Slurm has a100, a100_1g.10gb, a100_3g.40gb, v100)",
         ),
         (
             lambda d: d["slurm"].update(account="physics"),
