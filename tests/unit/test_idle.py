@@ -413,3 +413,34 @@ def test_on_a_gpu_shared_in_shards_only_the_jobs_own_processes_are_its_use(tmp_p
     assert (shared.own_processes, shared.in_use) == (0, False)  # a share: the neighbour's work is not this job's
     mine = RecordedNvml([{"uuid": "GPU-aaaa", "util": 0, "used": 2 << 30, "pids": [4242, 777]}])
     assert read_gpus(mine, ["0"], own)[0].in_use
+
+
+def test_a_failed_culling_pass_never_writes_the_cullers_token_into_the_hubs_log():
+    import functools
+    import logging
+    import sys
+
+    from spawner.hub.session.culler import NoTokenInCallbackErrors
+
+    async def cull_idle(url, api_token, inactive_limit):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    callback = functools.partial(cull_idle, url="http://10.77.0.1:8081/hub/api", api_token="0123secret")
+    for error in (ConnectionRefusedError(111, "Connection refused"), ValueError("bad answer")):
+        try:
+            raise error
+        except Exception:
+            record = logging.LogRecord(
+                "tornado.application", logging.ERROR, "ioloop.py", 1, "Exception in callback %r", (callback,),
+                sys.exc_info(),
+            )  # fmt: skip
+        assert "0123secret" in logging.Formatter().format(record)  # as tornado wrote it
+        assert NoTokenInCallbackErrors().filter(record)
+        written = logging.Formatter().format(record)
+        assert "0123secret" not in written and "partial" not in written, written
+        if isinstance(error, OSError):  # the hub stopping: one warning line, no traceback
+            assert record.levelname == "WARNING" and "Traceback" not in written, written
+            assert written == "The hub did not answer the culling pass ([Errno 111] Connection refused); the next " \
+                "pass tries again"  # fmt: skip
+        else:
+            assert record.levelname == "ERROR" and written.startswith("The culling pass failed\nTraceback")

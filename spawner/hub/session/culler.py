@@ -42,6 +42,27 @@ class BusyStopIsAWarning(logging.Filter):
         return True
 
 
+class NoTokenInCallbackErrors(logging.Filter):
+    """Tornado logs a failed periodic callback as "Exception in callback %r": the library's callback is a
+    functools.partial holding the culler's API token, which was written into the hub's log (seen when the hub
+    stopped under a pass: Connection refused).  Its words name the pass, never the partial; a hub that does not
+    answer (it is stopping or restarting) is one warning line, as the next pass tries again."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Exception in callback"):
+            error = record.exc_info[1] if record.exc_info else None
+            if isinstance(error, OSError):
+                record.msg, record.args = (
+                    "The hub did not answer the culling pass (%s); the next pass tries again",
+                    (error,),
+                )
+                record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+                record.exc_info = record.exc_text = None
+            else:
+                record.msg, record.args = "The culling pass failed", ()
+        return True
+
+
 def hub_words(error: HTTPClientError) -> str:
     """The message of the hub's JSON answer, or the HTTP reason (pure but for reading the answer's body)."""
     try:
@@ -70,6 +91,7 @@ class PortalIdleCuller(IdleCuller):
     def initialize(self, argv=None):
         super().initialize(argv)
         self.log.addFilter(BusyStopIsAWarning())
+        logging.getLogger("tornado.application").addFilter(NoTokenInCallbackErrors())  # the pass's own errors
 
     @default("cull_arbiter_hook")
     def _own_sessions_only(self):
