@@ -52,7 +52,6 @@ def addresses_of(host: str) -> list[str]:
         return []
 
 
-@lru_cache(maxsize=8)
 def with_hub_address(
     configured: tuple[str, ...],
     internal_urls: tuple[str, ...],
@@ -60,8 +59,8 @@ def with_hub_address(
     resolve: Callable[[str], list[str]] = addresses_of,
 ) -> tuple[str, ...]:
     """`configured` and each address the hub's internal URLs name that is this host's own (`local`), in the form
-    a socket's peer takes: an IP address, or a host name's addresses (looked up once a process: the hub's config
-    asks first, at its start).  None for a wildcard; none of another host: a connect URL may name a forwarder that
+    a socket's peer takes: an IP address, or a host name's addresses (`proxies_of` keeps the answer: one lookup
+    a process, which the hub's config asks first, at its start).  None for a wildcard; none of another host: a connect URL may name a forwarder that
     every node's connection comes through, and that one must be listed."""
     found = list(configured)
     for url in internal_urls:

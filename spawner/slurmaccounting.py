@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .slurmgres import gpu_fraction
+from .slurmgres import gpus_held
 from .slurmvocab import JOB_ID, TIMESTAMP
 from .usage import JobUse
 
@@ -62,7 +62,7 @@ class UsedJob:
     def gpu_share(self) -> float:
         """The GPUs it held, a share as its fraction of a GPU (2 shards of 4 a GPU: 0.5; a whole GPU where the
         admin's setting says no fraction, as the GPU cap counts it: slurmgres.gpu_fraction)."""
-        return self.gpus + (gpu_fraction(self.shards, self.shards_per_gpu) if self.shards else 0.0)
+        return gpus_held(self.gpus, self.shards, self.shards_per_gpu)
 
     @property
     def gpu_hours(self) -> float:

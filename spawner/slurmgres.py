@@ -89,6 +89,17 @@ def gpu_fraction(shards: int, per_gpu: int) -> float:
     return shards / per_gpu if per_gpu > shards else 1.0
 
 
+def gpus_held(gpus: int, shards: int, per_gpu: int) -> float:
+    """The GPUs a job holds: its whole GPUs, and its shares as their fraction of a GPU (gpu_fraction)."""
+    return gpus + gpu_fraction(shards, per_gpu) if shards else gpus
+
+
+def share_choices(per_gpu: int) -> list[tuple[int, str]]:
+    """The shares of one GPU offered beside whole GPUs where a GPU is cut into `per_gpu`: 1 to per_gpu - 1, each
+    as the pages name it (none where per_gpu is 0 or 1)."""
+    return [(k, share_words(k, per_gpu)) for k in range(1, per_gpu)]
+
+
 def gres_facts(gres: str, used: str) -> dict:
     """A node's GPUs and shards from sinfo's Gres and GresUsed, as NodeState's fields (spawner/slurmvocab.py)."""
     return {

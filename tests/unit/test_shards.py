@@ -351,11 +351,11 @@ def test_slurm_24_prints_each_gpus_shards_and_untyped_gpus_with_files_print_a_nu
 
 
 def test_the_run_dialog_offers_each_share_of_a_gpu_below_a_whole_one():
-    from spawner.hub.runs.service import share_choices
+    from spawner.hub.runs.service import share_options
 
-    assert share_choices(4) == [
+    assert share_options(4) == [
         {"name": "1", "label": "a quarter of a GPU"},
         {"name": "2", "label": "half a GPU"},
         {"name": "3", "label": "3 quarters of a GPU"},
     ]
-    assert share_choices(1) == [] and share_choices(0) == []  # no shares offered
+    assert share_options(1) == [] and share_options(0) == []  # no shares offered

@@ -98,21 +98,23 @@ class OutsideHub(PrefixRedirectHandler):
     def write_error(self, status_code: int, **kwargs) -> None:
         """An error tornado answers before prepare (a method it does not serve: 405; a body it cannot parse: 400)
         in JSON, not JupyterHub's rendered page: as cheap as the answers above."""
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(json.dumps({"status": status_code, "message": self._reason}))
+        self.answer(status_code, self._reason)
 
     def not_running(self) -> None:
-        self.set_status(424)
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
         words = NOT_RUNNING_WORDS.format(path=self.request.path[:MOST_PATH], home=self.hub_url("home"))
-        self.finish(json.dumps({"status": 424, "message": words}))
+        self.answer(424, words)
 
     def too_many(self, hub, wait: float) -> None:
-        self.set_status(429)
+        seconds = max(1, round(wait))
+        self.set_header("Retry-After", str(seconds))
+        self.answer(429, RATE_WORDS.format(rate=hub.api_rate_per_minute, burst=hub.api_burst, wait=seconds))
+
+    def answer(self, status: int, words: str) -> None:
+        """The whole answer: `status` and its words in JSON, as the portal's API answers."""
+        if self.get_status() != status:  # an error's status (and reason) tornado set already stays as it is
+            self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.set_header("Retry-After", str(max(1, round(wait))))
-        words = RATE_WORDS.format(rate=hub.api_rate_per_minute, burst=hub.api_burst, wait=max(1, round(wait)))
-        self.finish(json.dumps({"status": 429, "message": words}))
+        self.finish(json.dumps({"status": status, "message": words}))
 
     def hub_url(self, path: str) -> str:
         """The hub's own URL for `path` under /hub/, as JupyterHub's redirect builds it (its domain when sessions

@@ -9,7 +9,7 @@ import jinja2
 from portal.settings import SlurmSettings
 
 from ...contract import data_dir
-from ...slurmgres import share_words
+from ...slurmgres import share_choices
 from ..base.pagescripts import script_path
 from .options import SessionRequest
 from .resources import allocation, resources_for
@@ -58,7 +58,7 @@ def form_context(slurm: SlurmSettings, hub_base: str = "/hub/") -> dict:
         "form_script": hub_base + script_path("form.js"),
         "qos_choices": slurm.qos_choices,
         # shares of a GPU (slurm.shards.per_gpu), shown by the script where the partition's nodes have shards
-        "share_choices": [(k, share_words(k, slurm.shards.per_gpu)) for k in range(1, slurm.shards.per_gpu)],
+        "share_choices": share_choices(slurm.shards.per_gpu),
         "cores_per_shard": share["cores"],
         "gb_per_shard": f"{share['gb']:g}",
     }

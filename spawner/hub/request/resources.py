@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from portal.settings import SlurmSettings, size_to_mib
 
-from ...slurmgres import gpu_fraction, share_words
+from ...slurmgres import gpus_held, share_words
 from ...slurmvocab import time_limit
 from .options import SessionRequest
 
@@ -29,9 +29,7 @@ class Resources:
     def gpu_share(self) -> float:
         """The GPUs the session holds, a share as its fraction: what sessions.max_gpus_per_user counts (a share
         whose GPU's count of shares the admin no longer says, a whole GPU)."""
-        if self.shards:
-            return gpu_fraction(self.shards, self.per_gpu)
-        return self.gpus
+        return gpus_held(self.gpus, self.shards, self.per_gpu)
 
     @property
     def memory(self) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ... import sweepgrid
 from ...contract import run_log, run_output, sweep_folder, sweep_log
 from ...notebookparams import NotRunnable, Parameter, check_values
-from ...slurmgres import share_words
+from ...slurmgres import share_choices
 from ..request.jobrequest import sbatch_argv
 from ..request.options import OptionsError
 from ..request.refusal import SessionRefused
@@ -168,7 +168,7 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
                 ]
                 if p.max_gpus
                 else [],
-                "shares": share_choices(slurm.shards.per_gpu) if p.max_gpus and p.name in shared else [],
+                "shares": share_options(slurm.shards.per_gpu) if p.max_gpus and p.name in shared else [],
             }
             for p in slurm.partitions
         ],
@@ -190,10 +190,9 @@ async def form(services: HubServices, spawner: SlurmGPUSpawner, path: object) ->
     }
 
 
-def share_choices(per_gpu: int) -> list[dict]:
-    """The shares of a GPU a run may ask for where a GPU is cut into `per_gpu` (pure): 1 to per_gpu - 1, each as
-    the pages name it; none where the portal offers no shares."""
-    return [{"name": str(n), "label": share_words(n, per_gpu)} for n in range(1, per_gpu)] if per_gpu > 1 else []
+def share_options(per_gpu: int) -> list[dict]:
+    """The run dialog's choices of a share of a GPU (pure): slurmgres.share_choices, as the dialog's options."""
+    return [{"name": str(k), "label": words} for k, words in share_choices(per_gpu)]
 
 
 async def _choices(services: HubServices, user: str) -> tuple[dict[str, set[str]], tuple[str, ...], set[str]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...slurmgres import gpu_fraction
+from ...slurmgres import gpus_held
 from ...slurmvocab import PENDING, RUNNING, UnreadableAnswer
 
 HELD_FORMAT = "%i|%T|%b|%k"  # job id, state, the GRES it asks for per node (a session has one node), comment
@@ -44,7 +44,7 @@ class HeldJob:
     def gpu_share(self, shards_per_gpu: int) -> float:
         """The GPUs it holds, a share as its fraction of a GPU (`shards_per_gpu`: the admin's slurm.shards.per_gpu;
         a whole GPU where that says no fraction, as the GPU cap counts a share: slurmgres.gpu_fraction)."""
-        return self.gpus + (gpu_fraction(self.shards, shards_per_gpu) if self.shards else 0.0)
+        return gpus_held(self.gpus, self.shards, shards_per_gpu)
 
 
 def start_comment(tag: str) -> str:
