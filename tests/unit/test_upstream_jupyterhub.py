@@ -182,3 +182,49 @@ def test_the_outside_handler_takes_the_prefix_redirects_route_and_nothing_else_o
     assert not hub_side.replace_outside_handler(app, OutsideHub)
     app.init_handlers()
     assert app.handlers == [("/hub/x", object), (r"(?!/hub/).*", OutsideHub), (r"(.*)", object, {})]
+
+
+def test_jupyterhubs_start_reads_the_running_servers_with_populate_existing_and_nested_selectin_loads():
+    started = source(JupyterHub.init_spawners)
+    assert "populate_existing()" in started
+    assert "selectinload(orm.Spawner.user, orm.User._orm_spawners)" in started
+
+
+def test_holding_the_running_users_turns_jupyterhubs_five_queries_per_running_server_into_a_few():
+    import gc
+
+    from jupyterhub import orm
+    from sqlalchemy import event
+    from sqlalchemy.orm import selectinload
+
+    db = orm.new_session_factory("sqlite:///:memory:")()
+    for i in range(40):
+        user = orm.User(name=f"user{i}")
+        db.add(user)
+        db.add_all(
+            [orm.Spawner(name="", user=user, server=orm.Server(port=9000 + i)), orm.Spawner(name="x", user=user)]
+        )
+    db.commit()
+    statements = []
+    event.listen(db.get_bind(), "before_cursor_execute", lambda *args: statements.append(args[2]))
+
+    async def init_spawners():  # JupyterHub 6.1.1's query and reads (app.py, init_spawners)
+        read = db.query(orm.Spawner).filter(orm.Spawner.server != None)  # noqa: E711
+        read = read.options(selectinload(orm.Spawner.user), selectinload(orm.Spawner.user, orm.User._orm_spawners))
+        for spawner in read.populate_existing():
+            assert "" in spawner.user.orm_spawners and "x" in spawner.user.orm_spawners
+            assert spawner.user.roles == [] and spawner.server.port >= 9000
+        return len(statements)
+
+    app = SimpleNamespace(db=db, init_spawners=init_spawners)
+
+    def start() -> int:
+        db.expunge_all()
+        gc.collect()
+        statements.clear()
+        return asyncio.run(app.init_spawners())
+
+    assert start() > 5 * 40  # without: each running server's user, roles, groups, shares and servers again
+    assert hub_side.hold_running_users(app)
+    assert not hub_side.hold_running_users(app)
+    assert start() <= 12  # with: the wrapper's few queries and JupyterHub's own, whatever the number of servers

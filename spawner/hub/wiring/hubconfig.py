@@ -29,7 +29,7 @@ from ..base.metrics import register_session_collector
 from ..base.outside import OutsideHub
 from ..base.printable import printable_log
 from ..base.requestlimits import SERVICES_KEY
-from ..base.upstream_jupyterhub import replace_outside_handler
+from ..base.upstream_jupyterhub import hold_running_users, replace_outside_handler
 from ..base.upstream_tornado import limit_hub_bodies
 from ..home.page import home_template_var, hub_cards
 from ..runs.limits import held_in_runs
@@ -113,6 +113,7 @@ def _install_portal(c, settings: PortalSettings, path: Path) -> HubServices:
     if app is not None:
         start_with_hub(app, services)
         replace_outside_handler(app, OutsideHub)  # paths outside /hub/ answered without credentials
+        hold_running_users(app)  # a restart reads the running sessions' rows in a few queries, not five each
     return services
 
 
