@@ -36,8 +36,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from tests.support import a11y, notebooks
 from tests.support import browser as browser_support
-from tests.support import notebooks
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.fakeruntime import FakeRuntime
 from tests.support.http import FakeJupyter, free_port
@@ -214,6 +214,8 @@ def pytest_terminal_summary(terminalreporter):
     if browser_support.SHOTS:
         index = browser_support.write_gallery()
         terminalreporter.write_line(f"screenshots ({len(browser_support.SHOTS)}), each with what it shows: {index}")
+        report = a11y.write_report(browser_support.ARTIFACTS)
+        terminalreporter.write_line(f"axe-core's moderate and minor findings ({len(a11y.FOUND)}): {report}")
     if notebooks.TIMINGS:
         total = sum(notebooks.TIMINGS.values())
         terminalreporter.write_line(

@@ -4,7 +4,7 @@
 // brings, each partition's most GPUs, the admin's account) are the fieldset's data-limits, computed by the hub.
 
 const {
-  accountOptions, chargedAccount, costLine, estimateQuery, gpuChoices, qosOption, startWords,
+  accountOptions, chargedAccount, costLine, errorField, estimateQuery, gpuChoices, qosOption, startWords,
   summaryLine, typeOptionText,
 } = await import(new URL("formrules.js" + new URL(import.meta.url).search, import.meta.url).href);
 
@@ -196,6 +196,24 @@ getJSON("accounts").then((d) => {  // a choice only for a user in several Slurm 
   cost();
 }).catch(() => { /* no choice shown: the session charges the default account */ });
 
+// A refused start (JupyterHub's error line above the form): tied to the field it is about, which takes the focus,
+// so that a screen reader reads the refusal with the field and the keyboard is where the change is to be made.
+function tieError() {
+  const error = document.querySelector(".spawn-error-msg");
+  const target = error && byId(errorField(error.textContent));
+  if (!error) { return; }
+  error.id = "dsportal-form-error";
+  error.setAttribute("role", "alert");
+  if (!target || target.hidden || target.closest("[hidden]")) { return; }
+  const inputs = target.matches("fieldset") ? Array.from(target.querySelectorAll("input")) : [target];
+  for (const input of inputs) {
+    input.setAttribute("aria-invalid", "true");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    input.setAttribute("aria-describedby", ["dsportal-form-error", ...described].join(" "));
+  }
+  (inputs.find((i) => i.checked) || inputs[0]).focus();
+}
+
 form.partition.addEventListener("change", () => { rebuildGpus(); summary(); showFree(); });
 form.addEventListener("change", (e) => {
   oneOrTheOther(e.target); typeForGpus(); showQos(); summary(); cost(); estimate();
@@ -203,3 +221,4 @@ form.addEventListener("change", (e) => {
 form.hours.addEventListener("input", () => { summary(); cost(); estimate(); });
 summary();
 estimate();
+tieError();

@@ -94,3 +94,14 @@ export function qosOption(label, q, account) {
     disabled: !allowed,
   };
 }
+
+// The form's element a refusal is about, by the field its words begin with (the hub's refusals say
+// "gpus: ..." after JupyterHub's "Error: "): its id, "" when the words name no field of the form.
+export const FIELD_IDS = {
+  partition: "dsportal-partition", gpu_type: "dsportal-gpu-type", gpus: "dsportal-gpus", shards: "dsportal-shards",
+  account: "dsportal-account", qos: "dsportal-qos", hours: "dsportal-hours",
+};
+export function errorField(message) {
+  const found = /^\s*(?:Error:\s*)?([a-z_]+):/.exec(message || "");
+  return found && Object.hasOwn(FIELD_IDS, found[1]) ? FIELD_IDS[found[1]] : "";
+}

@@ -7,7 +7,7 @@
 // homerules.js with this module's own ?v= (the hub versions the two files together): a new release's rules
 // come with its page script, unchanged ones from the browser's cache.
 const {
-  LABELS, againOptions, answer, badgeClass, cardActions, cardFacts, cardLine, cardUsage, endedJobsNote,
+  LABELS, againOptions, announcements, answer, badgeClass, cardActions, cardFacts, cardLine, cardUsage, endedJobsNote,
   extendPath, followTo, freeDue, historyLine, historyUsage, jobButtons, jobLine, jobOutput, jobPath, jobsView, nameProblem,
   notifyView, olderJobsLine, receiptFile, receiptPath, pause, progressUrl, resumeIn, secondsLeft, serverPath, sessionQuery, shareHours,
   shareLine, shareRequest, sharedLine, sharedWithMe, sharesOf, spawnUrl, startState, suffix, title, unsharePath, when,
@@ -24,6 +24,7 @@ const page = {
   seenActive: {},  // job id -> active in the last answer (a job's end is noted once)
   timer: null, freeAt: 0, askedAt: 0, asking: false,
   following: null,  // a session continued from this page: its new JupyterLab opens once it answers
+  seen: null,  // each session's state and warnings at the last answer: what the status line said already
 };
 
 function byId(id) { return document.getElementById(id); }
@@ -237,8 +238,13 @@ function shareForm(name, id) {
 
 function renderSessions() {
   const box = byId("dsportal-sessions");
+  // the cards are drawn anew: the keyboard's place among them is kept (the same element where it is kept, as an
+  // open share form is, else the one of the same id), so a refresh never sends it back to the page's top
+  const focused = box.contains(document.activeElement) ? document.activeElement : null;
   box.replaceChildren();
   page.data.sessions.forEach((entry) => { box.appendChild(renderCard(entry)); });
+  const again = focused && (box.contains(focused) ? focused : focused.id && byId(focused.id));
+  if (again && again !== document.activeElement) { again.focus({preventScroll: true}); }
   const start = startState(page.data.sessions, page.data.limits);
   byId("dsportal-start").hidden = start.full;
   const note = byId("dsportal-full");
@@ -313,7 +319,7 @@ function renderHistory() {
 function againButton(jobId, options) {
   const b = el("button", "Start again", "btn btn-sm btn-link dsportal-again-one");
   b.type = "button";
-  b.setAttribute("aria-label", "Start a session again with the settings of job " + jobId);
+  b.setAttribute("aria-label", "Start again with the settings of job " + jobId);
   b.addEventListener("click", () => {
     setAgainOptions(options);
     byId("dsportal-again-form").requestSubmit();
@@ -438,6 +444,9 @@ function refresh() {
     if (body.shares) { page.shares = body.shares; }
     page.loadedAt = Date.now();
     render();
+    const news = announcements(page.seen, body.sessions, 0);  // said once, not at each redraw
+    page.seen = news.seen;
+    if (news.said.length) { byId("dsportal-announce").textContent = news.said.join(" "); }
     renderJobs(body);
     const continued = followTo(body.sessions, page.following);  // the new job's JupyterLab, once it answers
     if (continued) { page.following = null; window.location.assign(continued); }
@@ -459,6 +468,7 @@ byId("dsportal-new-name").addEventListener("input", () => { byId("dsportal-name-
 byId("dsportal-notify-mail").addEventListener("change", changeNotify);
 call("GET", "dsportal/notify").then(renderNotify, () => {});
 render();
+page.seen = announcements(null, page.data.sessions, 0).seen;  // the page as drawn: nothing to say yet
 refresh().catch(() => {});  // what is free, at once
 document.addEventListener("visibilitychange", () => {
   // seen again: the next refresh within the visible pace, not the hidden tab's minute

@@ -272,3 +272,28 @@ export function freeDue(now, freeAt) { return now - freeAt >= 29000; }  // what 
 
 // A tab seen again: its next refresh within the visible pace, not the hidden tab's minute.
 export function resumeIn(pauseMs, now, askedAt) { return Math.max(0, pauseMs - (now - askedAt)); }
+
+// --- what a screen reader is told (the page's status line, templates/home.html #dsportal-announce) ---
+
+export const WARN_LEFT = [900, 300];  // seconds left at which a running session's coming end is said, once each
+
+const STATE_SENTENCES = {
+  queued: " is queued: it waits for the cluster.", starting: " is starting.", running: " is ready.",
+  stopping: " is stopping.", none: " has stopped.",
+};
+
+// What changed since the last answer, as sentences to say once, and what to compare the next answer with.
+// `seen`: {name: {state, warned}} from the last answer; null at the page's first, when nothing is said.
+export function announcements(seen, sessions, elapsedSeconds) {
+  const said = [], now = {};
+  sessions.forEach((entry) => {
+    const s = entry.session, before = seen ? seen[entry.name] : undefined, left = secondsLeft(s, elapsedSeconds);
+    const warned = s.state === "running" && left !== null ? WARN_LEFT.filter((t) => left <= t).length : 0;
+    now[entry.name] = {state: s.state, warned};
+    if (!seen) { return; }
+    const prior = before ? before.state : "none";
+    if (prior !== s.state) { said.push(title(entry.name) + (STATE_SENTENCES[s.state] || ": " + s.state + ".")); }
+    else if (warned > (before ? before.warned : 0)) { said.push(title(entry.name) + " has " + words(left) + " left."); }
+  });
+  return {said, seen: now};
+}

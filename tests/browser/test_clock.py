@@ -96,6 +96,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
         page,
         "clock-unsaved-edit",
         "JupyterLab minutes before the time limit: the time left, the warning, an unsaved edit.",
+        within=".dsportal-time-left",
     )
     # not saved by hand, nor by JupyterLab's autosave: on disk only once the portal's own saving (every 20 s in
     # the last 2 minutes, which may fall just after the typing) has logged that it saved it
@@ -123,7 +124,12 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     used = page.locator(".dsportal-usage-so-far")
     expect(used).to_contain_text(re.compile(r"GPU [0-3]: 0% on average, peak 0%"))
     expect(used).to_contain_text("Your GPU did no work; next time ask for 0 GPUs")
-    shot(page, "clock-usage-so-far", "JupyterLab near the end: what the session used so far, and the advice")
+    shot(
+        page,
+        "clock-usage-so-far",
+        "JupyterLab near the end: what the session used so far, and the advice",
+        within=".dsportal-usage-so-far",
+    )
     page.get_by_role("button", name="Ok", exact=True).click()
     # no "get notified about official Jupyter news?" question (sessions.jupyterlab_news is off)
     expect(page.get_by_text(re.compile("official Jupyter news"))).to_have_count(0)
@@ -171,7 +177,7 @@ def test_an_unsaved_edit_is_saved_before_the_time_limit_and_the_hub_says_why(bro
     # one click on the ended session's Start again starts it again (the form's POST with the XSRF token; links
     # never start one): the big button sends the newest session's settings the same way
     page.locator("#dsportal-history li").first.get_by_role(
-        "button", name=re.compile(r"Start a session again with the settings of job \d+")
+        "button", name=re.compile(r"Start again with the settings of job \d+")
     ).click()
     page.wait_for_url(re.compile(r"/hub/spawn-pending/frank|/user/frank/"), timeout=60_000)
     job = cluster.job_of("frank")

@@ -41,7 +41,12 @@ def test_jupyterlab_warns_before_an_idle_session_stops(browser, cluster):
             )
         )
     ).to_be_visible(timeout=90_000)
-    shot(page, "idle-warning", "JupyterLab warns before an idle session stops; the job's GPU in the status bar.")
+    shot(
+        page,
+        "idle-warning",
+        "JupyterLab warns before an idle session stops; the job's GPU in the status bar.",
+        within=".dsportal-gpu-usage",
+    )
     assert cluster.server("erin"), "the warning comes before the stop"
     browser.allow(
         r"^https://erin\.localhost:8000/|^https://localhost:8000/hub/user/erin/",

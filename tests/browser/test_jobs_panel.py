@@ -56,6 +56,7 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
         "jobs-run-dialog",
         "JupyterLab's Run as a job dialog: partition, nodes, GPUs, hours, GPU type, Slurm account, QOS, the typed "
         "parameters.",
+        within=".jp-Dialog-body",
     )
 
     # a refusal: 5 GPUs per node, past the dialog's own bound (a script could ask so too): the hub says why
@@ -65,7 +66,12 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     dialog.locator(".jp-Dialog-footer .jp-mod-accept").click()
     expect(page.locator(".dsportal-run-error")).to_contain_text("gpus: 5 is out of range", timeout=30_000)
     expect(page.locator('.jp-Dialog [name="param-name"]')).to_have_value("from-the-browser")
-    shot(page, "jobs-run-refused", "The hub refused 5 GPUs per node: its words in the dialog, every value kept.")
+    shot(
+        page,
+        "jobs-run-refused",
+        "The hub refused 5 GPUs per node: its words in the dialog, every value kept.",
+        within=".jp-Dialog-body",
+    )
     assert set(alice.rows()) == before  # nothing submitted
     page.locator('.jp-Dialog [name="gpus"]').fill("0")
     page.locator(".jp-Dialog .jp-Dialog-footer .jp-mod-accept").click()
@@ -82,7 +88,12 @@ def test_a_notebook_runs_as_a_job_from_jupyterlab_and_the_panel_follows_it(brows
     row.locator('[data-action="log"]').click()
     expect(row.locator(".dsportal-job-log")).to_contain_text("dsportal-run: done", timeout=30_000)
     expect(page.get_by_text(re.compile(r"Completed")).first).to_be_visible()
-    shot(page, "jobs-panel-completed", "The Jobs panel: alice's job completed, its log's tail, the end's notification.")
+    shot(
+        page,
+        "jobs-panel-completed",
+        "The Jobs panel: alice's job completed, its log's tail, the end's notification.",
+        within="#dsportal-jobs",
+    )
 
     charged = subprocess.run(
         ["sacct", "-n", "-X", "-P", "-j", job_id, "--format=Account,QOS"], capture_output=True, text=True, timeout=30

@@ -76,6 +76,7 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
         "sweep-dialog",
         "Run as a job with the sweep on: learning_rate 0.001, 0.01 x batch_size 32, 64, 128; the dialog counts 6 "
         "runs before submitting.",
+        within=".jp-Dialog-body",
     )
     dialog.locator(".jp-Dialog-footer .jp-mod-accept").click()
     submitted = page.get_by_text(re.compile(r"Sweep [0-9]+ submitted: 6 runs")).first
@@ -105,7 +106,12 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
         expect(table.get_by_role("button", name=header)).to_be_in_viewport()
     first_buttons = table.locator("tbody tr.dsportal-sweep-task").first.locator(".dsportal-sweep-actions button")
     expect(first_buttons.first).to_be_in_viewport()
-    shot(page, "sweep-table-live", "The sweep in its own tab while its tasks run, wait or are done.")
+    shot(
+        page,
+        "sweep-table-live",
+        "The sweep in its own tab while its tasks run, wait or are done.",
+        within=".dsportal-sweep-view",
+    )
 
     # the table follows the tasks to their end (it reads them every few seconds while it is open)
     completed = table.locator('tbody tr.dsportal-sweep-task[data-state="COMPLETED"]')
@@ -127,7 +133,12 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     cells = table.locator(f'tbody td[data-column="result:{result}"]').all_inner_texts()
     values = [float(text) for text in cells]
     assert values == sorted(values, reverse=True), values
-    shot(page, "sweep-table-sorted", f"The six completed tasks sorted by {result}, highest first; the best one marked.")
+    shot(
+        page,
+        "sweep-table-sorted",
+        f"The six completed tasks sorted by {result}, highest first; the best one marked.",
+        within=".dsportal-sweep-view",
+    )
 
     # the plot: the result against learning_rate, a point per task, at a size to read
     sweep.get_by_label("Result to plot").select_option(result)
@@ -139,7 +150,12 @@ def test_a_sweep_runs_from_the_dialog_and_its_table_and_plot_follow_it(browser, 
     expect(plot.locator("circle.dsportal-sweep-point")).to_have_count(6)
     expect(plot.locator("circle.dsportal-sweep-point-best")).to_have_count(1)
     plot.locator("circle.dsportal-sweep-point").first.hover()
-    shot(page, "sweep-plot", f"{result} against learning_rate: a point per task, the best one in another colour.")
+    shot(
+        page,
+        "sweep-plot",
+        f"{result} against learning_rate: a point per task, the best one in another colour.",
+        within=".dsportal-sweep-view",
+    )
 
     # the best task's parameters as the defaults of a copy of the notebook, which opens
     sweep.get_by_role("button", name="Make best the notebook’s defaults").click()

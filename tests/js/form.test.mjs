@@ -90,3 +90,20 @@ describe("choices", () => {
                  "Up to 1 GPU-hours of ds; 0 of its 10 GPU-hours left: used up, choose another account or 0 GPUs.");
   });
 });
+
+describe("a refused start tied to its field", () => {
+  test("the field the hub's words begin with, after JupyterHub's 'Error: '", () => {
+    assert.equal(rules.errorField("Error: gpus: 9 is out of range; ask for 0 to 4."), "dsportal-gpus");
+    assert.equal(rules.errorField("Error: hours: 99 is more than 24 h; ask for 24 or fewer."), "dsportal-hours");
+    assert.equal(rules.errorField("gpu_type: partition mig has no GPUs of type v100 to ask for."), "dsportal-gpu-type");
+    assert.equal(rules.errorField("Error: shards: 3 share(s) of a GPU asked together with 1 whole GPU(s)."),
+      "dsportal-shards");
+  });
+
+  test("none where the words name no field of the form", () => {
+    assert.equal(rules.errorField("Error: Slurm refused the job: QOSMaxGRESPerUser."), "");
+    assert.equal(rules.errorField("Error: constructor: x"), "");
+    assert.equal(rules.errorField(""), "");
+    assert.equal(rules.errorField(undefined), "");
+  });
+});

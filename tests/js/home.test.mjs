@@ -268,3 +268,40 @@ describe("when the page asks the hub again", () => {
     assert.equal(rules.resumeIn(10000, 90_000, 20_000), 0);
   });
 });
+
+describe("what a screen reader is told", () => {
+  const running = (left) => entry("", "running", {session: {seconds_left: left}});
+
+  test("nothing at the page's first answer, whatever it shows", () => {
+    const first = rules.announcements(null, [entry("x", "queued"), running(200)], 0);
+    assert.deepEqual(first.said, []);
+    assert.deepEqual(first.seen, {x: {state: "queued", warned: 0}, "": {state: "running", warned: 2}});
+  });
+
+  test("each change of a session's state once, by the session's name", () => {
+    const queued = rules.announcements(null, [entry("", "none"), entry("big", "queued")], 0).seen;
+    const ready = rules.announcements(queued, [entry("", "starting"), entry("big", "running")], 0);
+    assert.deepEqual(ready.said, ["Your session is starting.", "Session \u201cbig\u201d is ready."]);
+    const again = rules.announcements(ready.seen, [entry("", "starting"), entry("big", "running")], 0);
+    assert.deepEqual(again.said, []);  // the next refresh: the same states, nothing said again
+  });
+
+  test("a new session is announced from not running", () => {
+    const seen = rules.announcements(null, [entry("", "running")], 0).seen;
+    assert.deepEqual(rules.announcements(seen, [entry("", "running"), entry("x", "queued")], 0).said,
+      ["Session \u201cx\u201d is queued: it waits for the cluster."]);
+  });
+
+  test("little time left: said at 15 and at 5 minutes, once each", () => {
+    let seen = rules.announcements(null, [running(1000)], 0).seen;
+    let next = rules.announcements(seen, [running(890)], 0);
+    assert.deepEqual(next.said, ["Your session has 15 min left."]);
+    next = rules.announcements(next.seen, [running(700)], 0);
+    assert.deepEqual(next.said, []);
+    next = rules.announcements(next.seen, [running(299)], 0);
+    assert.deepEqual(next.said, ["Your session has 5 min left."]);
+    seen = next.seen;
+    assert.deepEqual(rules.announcements(seen, [running(100)], 0).said, []);
+    assert.deepEqual(rules.announcements(seen, [entry("", "none")], 0).said, ["Your session has stopped."]);
+  });
+});

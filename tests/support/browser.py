@@ -29,6 +29,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, R
 from spawner.contract import APPS_LABEL_PATTERN
 from spawner.jupyter.apps.origin import ENTER_QUERY
 from tests.support import lanes
+from tests.support.a11y import check_accessible, checked_in_full
 from tests.support.cluster import HUB, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -210,12 +211,17 @@ def visible_errors(page: Page) -> list[str]:
     return [line.strip() for line in text.splitlines() if ERROR_TEXTS.search(line)]
 
 
-def shot(page: Page, name: str, shows: str, errors_expected: bool = False) -> None:
+def shot(page: Page, name: str, shows: str, errors_expected: bool = False, within: str | None = None) -> None:
     """A screenshot of the whole page, named, with what it shows; a page with error text fails the test unless
-    the test provokes that error (`errors_expected`)."""
+    the test provokes that error (`errors_expected`).  A hub page is checked for barriers first
+    (tests/support/a11y.py), whole; another page only in the part `within` names (the extension's panel)."""
     if not errors_expected:
         errors = visible_errors(page)
         assert not errors, f"the page '{name}' shows error text: {errors}"
+    if checked_in_full(page.url):
+        check_accessible(page, name)
+    elif within is not None:
+        check_accessible(page, name, within)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{len(SHOTS) + 1:02d}-{name}.png"
     page.screenshot(path=str(path), full_page=True)

@@ -82,14 +82,19 @@ def test_the_hub_pages_get_the_version_as_a_template_variable(tmp_path):
 
 
 def test_an_admins_template_vars_that_kept_the_home_pages_data_get_the_version_back(tmp_path, caplog):
+    from spawner.hub.base.pagescripts import script_path
     from spawner.hub.wiring.hubconfig import report_ignored_settings
 
     c = hub_config(tmp_path)
     home = c.JupyterHub.template_vars.get_value({})["dsportal_home"]
     c.JupyterHub.template_vars = {"dsportal_home": home}  # an admin's line that replaces the dict
     report_ignored_settings(c)
-    assert c.JupyterHub.template_vars == {"dsportal_home": home, "dsportal_version": PYPROJECT_VERSION}
-    assert "dropped the portal's page data (dsportal_version): added it back" in caplog.text
+    assert c.JupyterHub.template_vars == {
+        "dsportal_home": home,
+        "dsportal_version": PYPROJECT_VERSION,
+        "dsportal_theme_script": script_path("theme.js"),
+    }
+    assert "dropped the portal's page data (dsportal_version, dsportal_theme_script): added it back" in caplog.text
 
 
 # JupyterHub's own page.html, reduced to the block the portal's page.html fills (the same name: checked below)

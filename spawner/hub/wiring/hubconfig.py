@@ -27,6 +27,7 @@ from ...contract import data_dir
 from ..apps.proxy import PortalProxy
 from ..base.metrics import register_session_collector
 from ..base.outside import OutsideHub
+from ..base.pagescripts import script_path
 from ..base.printable import printable_log
 from ..base.requestlimits import SERVICES_KEY
 from ..base.upstream_jupyterhub import hold_running_users, replace_outside_handler
@@ -182,8 +183,13 @@ def _apply_proxy(c, hub) -> None:
 
 def portal_template_vars() -> dict:
     """What the portal adds to every hub page's template variables: the home page's session card and history
-    (templates/home.html calls dsportal_home()) and the version the pages' footer shows (templates/page.html)."""
-    return {"dsportal_home": home_template_var, "dsportal_version": version()}
+    (templates/home.html calls dsportal_home()), the version the pages' footer shows and the script of their high
+    contrast (templates/page.html)."""
+    return {
+        "dsportal_home": home_template_var,
+        "dsportal_version": version(),
+        "dsportal_theme_script": script_path("theme.js"),
+    }
 
 
 def start_with_hub(app, services: HubServices) -> HubLifecycle:

@@ -209,7 +209,11 @@ export class SweepTable {
     const id = job.job_id;
     this.title.textContent = sweepTabTitle(job);
     this.title.title = job.path;
-    this.words.textContent = sweepWords(job);
+    const words = sweepWords(job);
+    if (this.words.textContent !== words) {
+      // a status line: a screen reader says it when it changes, not at every refresh
+      this.words.textContent = words;
+    }
     this.summary.textContent = job.summary || '';
     this.summary.hidden = !job.summary;
     const [cancelLabel, cancelTitle] = buttonOf(job, 'cancel');

@@ -1,0 +1,36 @@
+// High contrast on the portal's pages (templates/page.html loads this in <head>, before the page is drawn):
+// the user's choice (the navigation bar's toggle, kept in this browser), else the system's prefers-contrast.
+// Light or dark is JupyterHub's (its darkmode.js and toggle, prefers-color-scheme); the two combine.
+(function () {
+  "use strict";
+  const KEY = "dsportal-contrast";  // "more", "normal", or absent: follow the system
+  const system = window.matchMedia("(prefers-contrast: more)");
+  function chosen() {
+    try { return window.localStorage.getItem(KEY); } catch (e) { return null; }  // storage blocked: the system's
+  }
+  function apply() {
+    const choice = chosen(), more = choice ? choice === "more" : system.matches;
+    if (more) { document.documentElement.setAttribute("data-dsportal-contrast", "more"); }
+    else { document.documentElement.removeAttribute("data-dsportal-contrast"); }
+    const toggle = document.getElementById("dsportal-contrast-toggle");
+    if (toggle) { toggle.setAttribute("aria-pressed", String(more)); }
+  }
+  apply();
+  system.addEventListener("change", apply);
+  window.addEventListener("DOMContentLoaded", function () {
+    apply();
+    const toggle = document.getElementById("dsportal-contrast-toggle");
+    if (!toggle) { return; }
+    toggle.addEventListener("click", function () {
+      const more = document.documentElement.hasAttribute("data-dsportal-contrast");
+      try { window.localStorage.setItem(KEY, more ? "normal" : "more"); } catch (e) { /* this page only */ }
+      if (!chosen()) {  // not kept: this page alone
+        if (more) { document.documentElement.removeAttribute("data-dsportal-contrast"); }
+        else { document.documentElement.setAttribute("data-dsportal-contrast", "more"); }
+        toggle.setAttribute("aria-pressed", String(!more));
+        return;
+      }
+      apply();
+    });
+  });
+})();
