@@ -181,6 +181,10 @@ def test_the_journey(browser, cluster):
     expect(board.get_by_text("test_accuracy").first).to_be_visible(timeout=90_000)
     shot(board, "tensorboard", "TensorBoard for the logs folder in its own tab, behind alice's login.")
     tensorboard_url = board.url
+    # the session's page of its running TensorBoards (the launcher's "TensorBoards"): the portal's, checked whole
+    board.goto(url_for("/user/alice/dsportal/tensorboard/"))
+    expect(board.get_by_role("button", name=re.compile("Stop"))).to_have_count(1)
+    shot(board, "tensorboard-list", "The session's running TensorBoards, each with Stop.", within="body")
 
     # 6. a terminal in the job
     page.bring_to_front()
