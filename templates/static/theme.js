@@ -16,7 +16,7 @@
     if (toggle) { toggle.setAttribute("aria-pressed", String(more)); }
   }
   apply();
-  system.addEventListener("change", apply);
+  try { system.addEventListener("change", apply); } catch (e) { /* an old browser: the choice made at load */ }
   window.addEventListener("DOMContentLoaded", function () {
     apply();
     const toggle = document.getElementById("dsportal-contrast-toggle");

@@ -152,6 +152,12 @@ def test_the_journey_with_the_keyboard_alone(browser, cluster):
         if not stops[-1]:
             break
         assert not page.evaluate(FOCUS_SHOWN), f"the focus is not visible on {stops[-1]}"
+        # each control once: a focus sent back to the page's top would reach one again before the end
+        again = page.evaluate(
+            "() => { const e = document.activeElement, seen = e.hasAttribute('data-tabbed');"
+            " e.setAttribute('data-tabbed', ''); return seen; }"
+        )
+        assert not again, f"Tab reached {stops[-1]} twice: {' > '.join(stops)}"
     assert not stops[-1], f"Tab never left the page's end: {' > '.join(stops)}"
     assert len(stops) - 1 >= reachable, f"Tab stopped at {len(stops) - 1} of {reachable} controls: {' > '.join(stops)}"
 
@@ -191,6 +197,9 @@ def test_the_journey_with_the_keyboard_alone(browser, cluster):
     page.keyboard.press("Enter")
     expect(facts).to_contain_text("Time limit2 h", timeout=30_000)
     tab_to(page, "#dsportal-share-toggle")
+    # the page draws its cards anew at each refresh (every 10 s): the keyboard keeps its place
+    page.wait_for_timeout(12_000)
+    expect(page.locator("#dsportal-share-toggle")).to_be_focused()
     page.keyboard.press("Enter")
     tab_to(page, "#dsportal-share-form input[aria-label=Who]")
     page.keyboard.type("carol")

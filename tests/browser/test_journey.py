@@ -271,6 +271,12 @@ def test_refused_option_is_shown_in_the_page(browser, cluster):
     expect(page.locator(".spawn-error-msg")).to_contain_text(
         "hours: 99 is out of range; choose a number of hours above 0 and at most 12."
     )
+    # the refusal tied to its field, which has the keyboard: a screen reader reads them together
+    hours = page.locator("#dsportal-hours")
+    expect(hours).to_be_focused()
+    expect(hours).to_have_attribute("aria-invalid", "true")
+    expect(hours).to_have_attribute("aria-describedby", "dsportal-form-error dsportal-hours-help")
+    expect(page.locator("#dsportal-form-error")).to_have_attribute("role", "alert")
     shot(page, "refused-option", "A refused option: the form again, with what to choose instead.")
     # the refusal above is the hub's answer to this very spawn request: nothing can be submitted after it
     assert cluster.jobs("bob") == {}

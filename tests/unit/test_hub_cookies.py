@@ -32,8 +32,8 @@ def test_one_origin_for_all_keeps_jupyterhubs_cookie_paths(tmp_path):
 
 def test_an_admins_template_vars_keep_the_home_pages_data(tmp_path):
     from portal.version import version
-    from spawner.hub.home.page import home_template_var
     from spawner.hub.base.pagescripts import script_path
+    from spawner.hub.home.page import home_template_var
     from spawner.hub.wiring.hubconfig import report_ignored_settings
 
     portal_vars = {  # the pages' data, the footer's, the themes' script
