@@ -200,10 +200,10 @@ getJSON("accounts").then((d) => {  // a choice only for a user in several Slurm 
 // so that a screen reader reads the refusal with the field and the keyboard is where the change is to be made.
 function tieError() {
   const error = document.querySelector(".spawn-error-msg");
-  const target = error && byId(errorField(error.textContent));
   if (!error) { return; }
   error.id = "dsportal-form-error";
   error.setAttribute("role", "alert");
+  const target = byId(errorField(error.textContent));
   if (!target || target.hidden || target.closest("[hidden]")) { return; }
   const inputs = target.matches("fieldset") ? Array.from(target.querySelectorAll("input")) : [target];
   for (const input of inputs) {

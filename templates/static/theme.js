@@ -5,11 +5,10 @@
   "use strict";
   const KEY = "dsportal-contrast";  // "more", "normal", or absent: follow the system
   const system = window.matchMedia("(prefers-contrast: more)");
-  function chosen() {
-    try { return window.localStorage.getItem(KEY); } catch (e) { return null; }  // storage blocked: the system's
-  }
+  let choice = null;  // the user's, as kept in this browser (or, where storage is blocked, on this page only)
+  try { choice = window.localStorage.getItem(KEY); } catch (e) { /* storage blocked: the system's */ }
   function apply() {
-    const choice = chosen(), more = choice ? choice === "more" : system.matches;
+    const more = choice ? choice === "more" : system.matches;
     if (more) { document.documentElement.setAttribute("data-dsportal-contrast", "more"); }
     else { document.documentElement.removeAttribute("data-dsportal-contrast"); }
     const toggle = document.getElementById("dsportal-contrast-toggle");
@@ -22,14 +21,8 @@
     const toggle = document.getElementById("dsportal-contrast-toggle");
     if (!toggle) { return; }
     toggle.addEventListener("click", function () {
-      const more = document.documentElement.hasAttribute("data-dsportal-contrast");
-      try { window.localStorage.setItem(KEY, more ? "normal" : "more"); } catch (e) { /* this page only */ }
-      if (!chosen()) {  // not kept: this page alone
-        if (more) { document.documentElement.removeAttribute("data-dsportal-contrast"); }
-        else { document.documentElement.setAttribute("data-dsportal-contrast", "more"); }
-        toggle.setAttribute("aria-pressed", String(!more));
-        return;
-      }
+      choice = document.documentElement.hasAttribute("data-dsportal-contrast") ? "normal" : "more";
+      try { window.localStorage.setItem(KEY, choice); } catch (e) { /* this page only */ }
       apply();
     });
   });

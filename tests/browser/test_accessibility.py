@@ -118,20 +118,20 @@ def test_the_pages_reflow_without_scrolling_sideways(browser, cluster, width, sc
     # 200 % zoom of a 1280-px window is a 640-px-wide page of CSS pixels, each drawn twice as large
     context = browser.new_context(viewport={"width": width, "height": 800}, device_scale_factor=scale)
     page = context.new_page()
-    page.goto(f"{HUB}/hub/login")
-    pages = {"login": None}
-    log_in_by_keyboard(page)
-    pages.update(home="/hub/home", form=f"/hub/spawn/{USER}", usage="/hub/dsportal/usage")
-    for name, path in pages.items():
-        if path:
-            page.goto(HUB + path)
-            page.wait_for_load_state("networkidle")
-        else:
-            page.goto(f"{HUB}/hub/login")
+
+    def check(name: str) -> None:
         wide = page.evaluate("() => document.documentElement.scrollWidth")
         assert wide <= width, f"the {name} page is {wide} px wide in a {width}-px window: it scrolls sideways"
         if name != "login" or scale == 1:
             shot(page, f"reflow-{width}-{name}", f"The {name} page {width} px wide (zoom {scale * 100} %).")
+
+    page.goto(f"{HUB}/hub/login")  # before logging in: a logged-in user's login page is the home page
+    check("login")
+    log_in_by_keyboard(page)
+    for name, path in {"home": "/hub/home", "form": f"/hub/spawn/{USER}", "usage": "/hub/dsportal/usage"}.items():
+        page.goto(HUB + path)
+        page.wait_for_load_state("networkidle")
+        check(name)
     context.close()
 
 
