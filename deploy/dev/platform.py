@@ -298,11 +298,24 @@ def binds(stage: Path) -> list[tuple[Path, Path]]:
     return [*((stage / p.lstrip("/"), Path(p)) for p in paths), (stage / "slurm-wlm", PLUGINS)]
 
 
+def installed_slurm_files(root: Path = Path("/")) -> list[str]:
+    """slurm_files of `root`, or none where its Slurm packages are not installed (a new machine before its first
+    `up`: `reset` then has nothing of Slurm's to unbind, and must not fail)."""
+    if not all((root / "var/lib/dpkg/info" / f"{package}.list").exists() for package in SLURM_PACKAGES):
+        return []
+    return slurm_files(root)
+
+
+def bound_over(proc_mounts: str, ours: set[Path]) -> list[Path]:
+    """The mount points of /proc/mounts' text that are among `ours`, in mount order (pure)."""
+    points = [Path(line.split()[1]) for line in proc_mounts.splitlines() if len(line.split()) > 1]
+    return [p for p in points if p in ours]
+
+
 def mounted() -> list[Path]:
     """The machine's Slurm paths that something is bound over, in mount order."""
-    ours = {Path(p) for p in slurm_files(Path("/"))} | {PLUGINS}
-    points = [Path(line.split()[1]) for line in Path("/proc/mounts").read_text().splitlines()]
-    return [p for p in points if p in ours]
+    ours = {Path(p) for p in installed_slurm_files()} | {PLUGINS}
+    return bound_over(Path("/proc/mounts").read_text(), ours)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -139,3 +139,32 @@ def test_a_folder_slurm_runs_from_must_be_roots_alone(tmp_path, monkeypatch):
     link.symlink_to(tmp_path)
     with pytest.raises(ClusterError, match="not a folder of root's alone"):
         platform.root_folder(link)
+
+
+def test_a_machine_without_slurms_packages_has_nothing_of_slurms_to_unbind(tmp_path):
+    # a new machine before its first `up`: `reset` unbinds nothing and goes on (it failed there: slurm_files
+    # refused a root without the packages, and `.ci/run` begins with `reset`)
+    assert platform.installed_slurm_files(tmp_path) == []
+    info = tmp_path / "var/lib/dpkg/info"
+    info.mkdir(parents=True)
+    (tmp_path / "usr/bin").mkdir(parents=True)
+    (tmp_path / "usr/bin/sbatch").write_text("")
+    for package in platform.SLURM_PACKAGES:
+        (info / f"{package}.list").write_text("/usr/bin/sbatch\n" if package == "slurm-client" else "")
+    assert platform.installed_slurm_files(tmp_path) == ["/usr/bin/sbatch"]
+    (info / "slurmdbd.list").unlink()
+    assert platform.installed_slurm_files(tmp_path) == []
+    with pytest.raises(ClusterError, match="lacks the package slurmdbd"):
+        platform.slurm_files(tmp_path)  # a platform's own root must hold them all
+
+
+def test_the_binds_over_slurms_paths_are_read_from_proc_mounts_in_order():
+    mounts = (
+        "/dev/vda / ext4 rw 0 0\n"
+        "/dev/vda /usr/bin/sbatch ext4 ro 0 0\n"
+        "proc /proc proc rw 0 0\n"
+        "/dev/vda /usr/lib/x86_64-linux-gnu/slurm-wlm ext4 ro 0 0\n"
+    )
+    ours = {Path("/usr/bin/sbatch"), Path("/usr/lib/x86_64-linux-gnu/slurm-wlm"), Path("/usr/bin/squeue")}
+    assert platform.bound_over(mounts, ours) == [Path("/usr/bin/sbatch"), Path("/usr/lib/x86_64-linux-gnu/slurm-wlm")]
+    assert platform.bound_over("", ours) == []
