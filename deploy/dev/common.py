@@ -53,7 +53,14 @@ def step(name: str) -> Iterator[None]:
 
 
 def run(argv: list[str], timeout: float = 60, check: bool = True, **kw) -> subprocess.CompletedProcess:
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+    """`argv` run, its output captured; a failure raises ClusterError, or with check=False is returned, a
+    program that is not installed (a new machine's `reset`: no iptables, no Slurm yet) as exit status 127."""
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+    except FileNotFoundError as e:
+        if check:
+            raise ClusterError(f"{argv[0]} is not installed here ({e.strerror}): run `deploy/devcluster up`") from None
+        return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: not installed")
     if check and result.returncode != 0:
         raise ClusterError(
             f"{' '.join(argv)} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"

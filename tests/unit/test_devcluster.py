@@ -430,3 +430,11 @@ def test_a_wrapped_daemon_is_found_by_the_command_line_it_shows():
     program = Program("slurmd-node001", hosts.onhost_argv("node001", slurmd), "6821", shows=slurmd)
     assert launched_as(program.shows, slurmd)
     assert not launched_as(program.argv, slurmd)  # what supervisord starts is the wrapper, which execs slurmd
+
+
+def test_a_program_not_installed_fails_a_step_in_words_and_is_passed_over_where_its_failure_is_allowed():
+    # a new machine's `reset` (no iptables, no Slurm yet) went no further than its first missing program
+    missing = ["dsportal-no-such-program", "--flag"]
+    assert common.run(missing, check=False).returncode == 127
+    with pytest.raises(common.ClusterError, match="dsportal-no-such-program is not installed here"):
+        common.run(missing)
