@@ -21,6 +21,7 @@ a_slapd        Debian's slapd with the demo directory on a loopback port (per se
 a_hung_server  a socket that accepts and never answers; a_refusing_uri: nothing listens
 a_fake_runtime a stand-in apptainer first on PATH (tests/support/fakeruntime.py)
 cluster_api    the dev cluster's hub API with the admin token (per session); cluster: the same, cleaned per test
+               (a failure's report shows the hub's log meanwhile)
 chromium       Debian's Chromium via Playwright, trusting the dev portal's certificate (per session)
 browser        that Chromium for one test: any console error or failed request no test provoked fails it
 (autouse)      the hub process's Slurm command gate is open after every test: a test that shut it would leave
@@ -36,7 +37,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from tests.support import a11y, notebooks
+from tests.support import a11y, hublog, notebooks
 from tests.support import browser as browser_support
 from tests.support.cluster import HUB, TOKEN_FILE, Cluster
 from tests.support.fakeruntime import FakeRuntime
@@ -181,10 +182,26 @@ def cluster_api() -> Cluster:
 
 
 @pytest.fixture
-def cluster(cluster_api) -> Cluster:
+def cluster(cluster_api, request) -> Cluster:
     cluster_api.clean()
+    request.node.hub_log_from = hublog.mark()  # a failure's report shows what the hub logged meanwhile
     yield cluster_api
     cluster_api.clean()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test of the dev cluster reports what the hub logged while it ran (its warnings, errors, sessions
+    stopped and routes changed): what a CI log keeps of a failure that one run in twenty shows."""
+    report = yield
+    offset = getattr(item, "hub_log_from", None)
+    if report.failed and offset is not None and report.when in ("call", "teardown"):
+        try:
+            text = hublog.notable(hublog.since(offset))
+        except OSError as e:
+            text = f"(the hub log could not be read: {e})"
+        report.sections.append(("the hub's log while the test ran (tests/support/hublog.py notable)", text))
+    return report
 
 
 @pytest.fixture(scope="session")

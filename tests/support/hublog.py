@@ -17,3 +17,13 @@ def since(offset: int) -> str:
     with HUB_LOG.open("rb") as log:
         log.seek(offset)
         return log.read().decode(errors="replace")
+
+
+NOTABLE = ("[W ", "[E ", "[C ", "Traceback", "Stopping", "has ended", "exited", "Removing", "Deleting", "Adding")
+
+
+def notable(text: str, most: int = 80) -> str:
+    """The lines of a stretch of the hub log that say what went wrong or what changed (warnings, errors, sessions
+    stopped, ended or exited, routes removed or added), the last `most` of them (pure)."""
+    lines = [line for line in text.splitlines() if any(word in line for word in NOTABLE)]
+    return "\n".join(lines[-most:])
