@@ -30,6 +30,7 @@ LOOPS = (
     "cluster metrics",
     "accounting",
     "gc policy",
+    "proxy routes",
 )
 PROMPT = 15.0  # seconds from SIGTERM to the hub's exit, at most (on a loaded 2-core machine; 2-4 s measured)
 

@@ -577,6 +577,15 @@ def test_the_hub_keeps_each_apps_route_while_its_session_job_runs(monkeypatch):
     assert deleted[-1].startswith("apps--" + "c" * 24)  # the ended job's
 
 
+def test_a_route_is_named_to_configurable_http_proxys_api_as_it_keeps_it():
+    from spawner.hub.apps.proxy import chp_path
+
+    assert chp_path("/") == "/"
+    assert chp_path("/hub/") == "/hub"
+    assert chp_path("alice.hpc.example.org/user/alice/") == "/alice.hpc.example.org/user/alice"
+    assert chp_path("/user/alice/gpu/") == "/user/alice/gpu"
+
+
 def test_a_route_is_asked_for_one_app_by_its_id():
     from spawner.hub.apps.handlers import parse_route_body
 

@@ -228,3 +228,22 @@ def test_holding_the_running_users_turns_jupyterhubs_five_queries_per_running_se
     assert hub_side.hold_running_users(app)
     assert not hub_side.hold_running_users(app)
     assert start() <= 12  # with: the wrapper's few queries and JupyterHub's own, whatever the number of servers
+
+
+def test_jupyterhub_checks_the_proxys_routes_only_from_its_activity_loop_and_hands_it_its_services_by_name():
+    # with last_activity_interval = 0 nothing of JupyterHub's adds a restarted proxy's routes back
+    assert "check_routes(self.users, self._service_map" in source(JupyterHub.update_last_activity)
+    assert "if self.last_activity_interval:" in source(JupyterHub.start)
+    assert isinstance(JupyterHub()._service_map, dict)
+
+
+def test_the_portal_checks_every_route_as_jupyterhub_does():
+    checked = []
+
+    async def check_routes(users, services):
+        checked.append((users, services))
+
+    app = SimpleNamespace(users={1: "alice"}, _service_map={"culler": "s"})
+    app.proxy = SimpleNamespace(check_routes=check_routes)
+    asyncio.run(hub_side.check_routes(app))
+    assert checked == [({1: "alice"}, {"culler": "s"})]

@@ -10,6 +10,16 @@ that host, for the app's own path only (`/user/NAME[/SESSION]/dsportal/apps/ID/`
 to the session's server.  Everything else on that host reaches the hub, which
 serves nothing of a session there.
 
+A restarted proxy (configurable-http-proxy is its own service: a crash, an
+admin's restart) holds no route, and JupyterHub adds them back only from the
+activity loop the portal turns off: `keep_routed` (one of the hub's background
+loops) asks the proxy for the hub's own route every few seconds, one small
+request, and when it is gone has JupyterHub's check add every running
+session's route back (and, through `add_user`, their apps'); a full check
+runs every few minutes besides.  `get_route` asks configurable-http-proxy for
+the one route (`GET /api/routes/PATH`), where JupyterHub's asks for every
+route and picks one.
+
 JupyterHub's proxy knows only the routes of users' servers and services: its
 periodic check deletes any other as stale.  `PortalProxy` (JupyterHub's
 `proxy_class`, its documented extension point) keeps the apps' routes of
@@ -21,17 +31,24 @@ session's own route at its end, and with any session not running.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from aiohttp import ClientTimeout
+from jupyterhub.httpclient import fetch
 from jupyterhub.proxy import ConfigurableHTTPProxy
 from jupyterhub.utils import url_path_join
 
 from ...contract import APPS_LABEL_PREFIX
+from ..base.upstream_jupyterhub import check_routes
 
 MARK = "dsportal_apps"  # in a route's data: one of these routes (its value: the user's name)
 MAX_APP_ROUTES = 20  # per session (a session runs apps.max_running at once, 20 at most; a stopped app's goes)
+ROUTED_EVERY = 5.0  # seconds between looks at the hub's own route (keep_routed)
+FULL_CHECK_EVERY = 300.0  # seconds between full checks of every route, JupyterHub's default pace for its own
+ROUTE_TIMEOUT = 10.0  # seconds a look at one route may take
 
 
 class TooManyRoutes(Exception):
@@ -58,6 +75,12 @@ def route_data(user: str, server: str, app_id: str, route: AppRoute) -> dict:
     return {MARK: user, "server_name": server, "app": app_id, "job": route.job_id, "origin": route.origin}
 
 
+def chp_path(routespec: str) -> str:
+    """A routespec as configurable-http-proxy's API names it (pure): a leading slash, no trailing one."""
+    path = routespec if routespec.startswith("/") else "/" + routespec
+    return path.rstrip("/") or "/"
+
+
 def running_job(users: dict, user: str, server: str) -> str:
     """The job of `user`'s session `server` if it is ready, else "" (pure; `users` by name: JupyterHub's UserDict
     is keyed by id, and its get() finds no name)."""
@@ -72,6 +95,44 @@ class PortalProxy(ConfigurableHTTPProxy):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.app_routes: dict[tuple[str, str], dict[str, AppRoute]] = {}  # (user, session) -> app id -> route
+
+    async def get_route(self, routespec):
+        """The route `routespec` (JupyterHub's form of it), or None: one small request (JupyterHub's asks for the
+        whole table, hundreds of kilobytes with thousands of sessions, and a session's ended report asks every
+        50 ms; spawner/hub/session/handlers.py)."""
+        routespec = self.validate_routespec(routespec)
+        url = url_path_join(self.api_url, "api/routes", chp_path(routespec))
+        async with self.semaphore:
+            answer = await fetch(
+                url,
+                headers={"Authorization": f"token {self.auth_token}"},
+                raise_for_status=False,
+                timeout=ClientTimeout(total=ROUTE_TIMEOUT),
+            )
+            if answer.status == 404:
+                return None
+            answer.raise_for_status()
+            route = await answer.json()
+        if not isinstance(route, dict) or not route.pop("jupyterhub", False):
+            return None  # not one of JupyterHub's (get_all_routes leaves those out too)
+        return {"routespec": routespec, "target": route.pop("target", ""), "data": route}
+
+    async def keep_routed(self, app, every: float = ROUTED_EVERY, full_every: float = FULL_CHECK_EVERY) -> None:
+        """Add the routes back after the proxy restarted (see above), until cancelled: the hub's background loop
+        (spawner/hub/wiring/lifecycle.py)."""
+        loop = asyncio.get_running_loop()
+        checked = loop.time()
+        while True:
+            await asyncio.sleep(every)
+            try:
+                lost = await self.get_route(app.hub.routespec) is None
+                if lost:
+                    self.log.warning("The proxy holds no route to the hub (it restarted): adding every route back")
+                if lost or loop.time() - checked >= full_every:
+                    await check_routes(app)
+                    checked = loop.time()
+            except Exception as e:  # noqa: BLE001 - the proxy away for a moment: the next pass asks again
+                self.log.warning("Checking the proxy's routes failed (%s); again in %g s", e, every)
 
     async def route_app(self, user, spawner, app_id: str) -> str:
         """Route the app `app_id` of a running session at an origin of its own; that origin.  TooManyRoutes

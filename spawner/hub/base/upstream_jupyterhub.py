@@ -57,6 +57,14 @@ spawner's and authenticator's override points, its ORM.
   6.1.1 with SQLAlchemy 2.1).  The wrapper loads the same rows in a few
   queries first and holds them until JupyterHub's start has read them, so
   its lazy loads find them in the identity map.
+- `JupyterHub._service_map`, the services by name, handed to the proxy's
+  public `check_routes` as JupyterHub's own checks hand it (`check_routes`):
+  JupyterHub checks the proxy's routes only at its start and from its
+  activity loop, which the portal turns off (`last_activity_interval = 0`,
+  spawner/hub/wiring/hubconfig.py says why), so a restarted proxy (its own
+  service: a crash, an admin's restart) held no session's route until the
+  hub restarted.  The portal checks them itself (spawner/hub/apps/proxy.py
+  `keep_routed`).
 - The scopes of JupyterHub's default `server` role, copied
   (`default_server_scopes`): a session whose every token row is gone gets a new
   token with them (spawner/hub/session/token.py).
@@ -150,6 +158,12 @@ def running_servers(db) -> list:
         .all()
     )
     return running + [spawner.user for spawner in running]
+
+
+async def check_routes(app) -> None:
+    """JupyterHub's check of every route of `app`'s proxy: the running sessions' added back, stale ones removed
+    (see above)."""
+    await app.proxy.check_routes(app.users, app._service_map)
 
 
 def cancel_start(spawner) -> bool:

@@ -11,6 +11,7 @@ Each concept keeps its own loop, a coroutine that runs until it is cancelled:
     cluster metrics  spawner/hub/usage/clustermetrics.py GPUs, queue and waits for Prometheus
     accounting       spawner/hub/usage/accounting.py     Slurm's numbers into the sessions' summaries
     gc policy        spawner/hub/wiring/gcpolicy.py      one full collection every few minutes
+    proxy routes     spawner/hub/apps/proxy.py           a restarted proxy's routes added back
 
 `HubLifecycle.begin` (from the hub's config, spawner/hub/wiring/hubconfig.py)
 waits until JupyterHub runs (its HTTP server exists: users and database are
@@ -177,4 +178,5 @@ def portal_loops(app, services) -> list[Loop]:
             lambda: keep_filling(usage_listing(services), spawners, usage.accounting_seconds, usage.days),
         ),
         Loop("gc policy", keep_collecting),
+        Loop("proxy routes", lambda: app.proxy.keep_routed(app)),
     ]
