@@ -3,7 +3,7 @@
 configurable-http-proxy keeps its routes in memory: restarted (a crash that systemd's Restart=on-failure
 answers, an admin's `systemctl restart dsportal-proxy`), it holds none.  JupyterHub adds them back only from its
 activity loop, which the portal turns off, so every session stayed unreachable until the hub restarted.  The
-hub's "proxy routes" loop (spawner/hub/apps/proxy.py `keep_routed`) notices the hub's own route gone and adds
+hub's "proxy routes" loop (spawner/hub/apps/proxy.py `keep_routed`) notices its mark in the proxy gone and adds
 every route back.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from deploy.dev import supervisor
 from tests.support import hublog
 
-LOST = "The proxy holds no route to the hub (it restarted): adding every route back"
+LOST = "The proxy has lost its routes (it restarted): adding every route back"
 
 
 def answers(cluster, user: str) -> bool:
@@ -44,7 +44,7 @@ def test_a_restarted_proxy_routes_the_running_sessions_again_without_the_hub(clu
     print(f"alice's session answered again {time.monotonic() - restarted:.1f} s after the proxy restarted")
     assert supervisor.states()["jupyterhub"][1] == hub_pid  # without the hub's restart
 
-    # one small look every 5 s at the hub's route: once it is back, no pass finds it gone again (a look that
+    # one small look every 5 s at the portal's mark: once it is back, no pass finds it gone again (a look that
     # always missed it would re-add every route at each pass)
     time.sleep(12)
     log = hublog.since(mark)

@@ -13,10 +13,10 @@ serves nothing of a session there.
 A restarted proxy (configurable-http-proxy is its own service: a crash, an
 admin's restart) holds no route, and JupyterHub adds them back only from the
 activity loop the portal turns off: `keep_routed` (one of the hub's background
-loops) asks the proxy for the hub's own route every few seconds, one small
-request, and when it is gone has JupyterHub's check add every running
-session's route back (and, through `add_user`, their apps'); a full check
-runs every few minutes besides.  `get_route` asks configurable-http-proxy for
+loops) puts a mark of its own in the proxy (`MARK_ROUTE`) and asks for it
+every few seconds, one small request; when it is gone, JupyterHub's check
+adds every running session's route back (and, through `add_user`, their
+apps'); a full check runs every few minutes besides.  `get_route` asks configurable-http-proxy for
 the one route (`GET /api/routes/PATH`), where JupyterHub's asks for every
 route and picks one.
 
@@ -32,6 +32,7 @@ session's own route at its end, and with any session not running.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -46,7 +47,12 @@ from ..base.upstream_jupyterhub import check_routes
 
 MARK = "dsportal_apps"  # in a route's data: one of these routes (its value: the user's name)
 MAX_APP_ROUTES = 20  # per session (a session runs apps.max_running at once, 20 at most; a stopped app's goes)
-ROUTED_EVERY = 5.0  # seconds between looks at the hub's own route (keep_routed)
+ROUTED_EVERY = 5.0  # seconds between looks at the portal's mark in the proxy (keep_routed)
+# The mark: a route of the portal's own that only a restarted proxy lacks.  Not one of JupyterHub's (no
+# "jupyterhub" in its data), so JupyterHub's check never removes it as stale; a host name of the reserved .invalid
+# domain (the proxy routes by host), which no request can carry, to the hub, where anything unrouted goes anyway.
+MARK_ROUTE = "/dsportal-routes-kept.invalid"
+MARK_ROUTE_DATA = "dsportal_mark"
 FULL_CHECK_EVERY = 300.0  # seconds between full checks of every route, JupyterHub's default pace for its own
 ROUTE_TIMEOUT = 10.0  # seconds a look at one route may take
 
@@ -96,43 +102,61 @@ class PortalProxy(ConfigurableHTTPProxy):
         super().__init__(**kwargs)
         self.app_routes: dict[tuple[str, str], dict[str, AppRoute]] = {}  # (user, session) -> app id -> route
 
-    async def get_route(self, routespec):
-        """The route `routespec` (JupyterHub's form of it), or None: one small request (JupyterHub's asks for the
-        whole table, hundreds of kilobytes with thousands of sessions, and a session's ended report asks every
-        50 ms; spawner/hub/session/handlers.py)."""
-        routespec = self.validate_routespec(routespec)
-        url = url_path_join(self.api_url, "api/routes", chp_path(routespec))
+    async def _ask(self, method: str, path: str, body: dict | None = None):
+        """One request of configurable-http-proxy's routes API at `path`: its JSON answer (a GET's; {} for the
+        others), or None when it has no such route."""
         async with self.semaphore:
             answer = await fetch(
-                url,
+                url_path_join(self.api_url, "api/routes", path),
+                method=method,
                 headers={"Authorization": f"token {self.auth_token}"},
+                data=None if body is None else json.dumps(body),
                 raise_for_status=False,
                 timeout=ClientTimeout(total=ROUTE_TIMEOUT),
             )
-            if answer.status == 404:
-                return None
-            answer.raise_for_status()
-            route = await answer.json()
+            try:
+                if answer.status == 404:
+                    return None
+                answer.raise_for_status()
+                return await answer.json() if method == "GET" else {}
+            finally:
+                answer.release()  # the connection back to the pool, its body read or not
+
+    async def get_route(self, routespec):
+        """The route `routespec` (JupyterHub's form of it), or None: one small request (JupyterHub's asks for the
+        whole table, hundreds of kilobytes with thousands of sessions, and a session's ended report asks every
+        50 ms; spawner/hub/session/handlers.py).  configurable-http-proxy answers `/` with the whole table."""
+        routespec = self.validate_routespec(routespec)
+        path = chp_path(routespec)
+        if path == "/":
+            return await super().get_route(routespec)
+        route = await self._ask("GET", path)
         if not isinstance(route, dict) or not route.pop("jupyterhub", False):
-            return None  # not one of JupyterHub's (get_all_routes leaves those out too)
+            return None  # none, or not one of JupyterHub's (get_all_routes leaves those out too)
         return {"routespec": routespec, "target": route.pop("target", ""), "data": route}
 
     async def keep_routed(self, app, every: float = ROUTED_EVERY, full_every: float = FULL_CHECK_EVERY) -> None:
         """Add the routes back after the proxy restarted (see above), until cancelled: the hub's background loop
         (spawner/hub/wiring/lifecycle.py)."""
         loop = asyncio.get_running_loop()
-        checked = loop.time()
+        checked, marked = loop.time(), False
         while True:
-            await asyncio.sleep(every)
             try:
-                lost = await self.get_route(app.hub.routespec) is None
-                if lost:
-                    self.log.warning("The proxy holds no route to the hub (it restarted): adding every route back")
-                if lost or loop.time() - checked >= full_every:
+                if not marked:  # the mark a restarted proxy has lost (at the first pass: put there)
+                    await self._ask("POST", MARK_ROUTE, {"target": app.hub.host, MARK_ROUTE_DATA: True})
+                    marked = True
+                await asyncio.sleep(every)
+                if await self._ask("GET", MARK_ROUTE) is None:
+                    self.log.warning("The proxy has lost its routes (it restarted): adding every route back")
+                    marked = False
+                    await check_routes(app)
+                    checked = loop.time()
+                elif loop.time() - checked >= full_every:
                     await check_routes(app)
                     checked = loop.time()
             except Exception as e:  # noqa: BLE001 - the proxy away for a moment: the next pass asks again
                 self.log.warning("Checking the proxy's routes failed (%s); again in %g s", e, every)
+                await asyncio.sleep(every)
 
     async def route_app(self, user, spawner, app_id: str) -> str:
         """Route the app `app_id` of a running session at an origin of its own; that origin.  TooManyRoutes
