@@ -15,11 +15,12 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import shot
+from tests.support.browser import log_in, shot
 from tests.support.cluster import HUB
 from tests.support.demo import password_of
 
 USER = "dave"  # the main lane's (tests/support/lanes.py)
+ADMIN = "carol"  # the main lane's admin (hub.admin_groups)
 THEMES = {  # name: (prefers-color-scheme, prefers-contrast)
     "light": ("light", "no-preference"),
     "dark": ("dark", "no-preference"),
@@ -111,6 +112,27 @@ def test_the_high_contrast_toggle_is_the_users_choice_kept_in_the_browser(browse
     page.reload()
     expect(html).not_to_have_attribute("data-dsportal-contrast", "more")
     context.close()
+
+
+def test_the_admins_pages_have_no_barrier_in_either_theme(browser, cluster):
+    # JupyterHub's own admin page, as the portal serves it (templates/admin.html): its rows' expand buttons named,
+    # its small links 24 px, its grey text readable in the dark theme; and the portal's cluster status
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+        page = context.new_page()
+        log_in(page, ADMIN, password_of(ADMIN))
+        page.goto(f"{HUB}/hub/admin")
+        expand = page.get_by_role("button", name=f"Details of {ADMIN}", exact=True)
+        expect(expand).to_have_attribute("aria-expanded", "false")
+        expand.focus()
+        page.keyboard.press("Enter")
+        expect(expand).to_have_attribute("aria-expanded", "true")
+        expect(page.locator(f"#{ADMIN}-card-group")).to_be_visible()
+        shot(page, f"admin-{scheme}", f"JupyterHub's admin page in the {scheme} theme, a user's row opened.")
+        page.goto(f"{HUB}/hub/dsportal/status")
+        expect(page.locator("#dsportal-plot-gpus .main-svg").first).to_be_attached()
+        shot(page, f"status-{scheme}", f"The cluster status page in the {scheme} theme.")
+        context.close()
 
 
 @pytest.mark.parametrize("width,scale", [(320, 1), (640, 2)], ids=["320px", "zoom-200"])

@@ -183,12 +183,13 @@ def _apply_proxy(c, hub) -> None:
 
 def portal_template_vars() -> dict:
     """What the portal adds to every hub page's template variables: the home page's session card and history
-    (templates/home.html calls dsportal_home()), the version the pages' footer shows and the script of their high
-    contrast (templates/page.html)."""
+    (templates/home.html calls dsportal_home()), the version the pages' footer shows, the script of their high
+    contrast (templates/page.html) and the one that mends JupyterHub's admin page (templates/admin.html)."""
     return {
         "dsportal_home": home_template_var,
         "dsportal_version": version(),
         "dsportal_theme_script": script_path("theme.js"),
+        "dsportal_admin_script": script_path("admin.js"),
     }
 
 
