@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import grp
 import pwd
-import shutil
 from pathlib import Path
 
 from . import (
@@ -121,7 +120,9 @@ def reset() -> None:
     images.keep_built()
     for path in FOLDERS:
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            # never through a mount left inside (a release build stopped half-way leaves pip's download cache
+            # bound in its root): unmounted first, or refused
+            platform.remove_tree(path)
         else:
             path.unlink(missing_ok=True)
     run(["update-ca-certificates", "--fresh"], check=False, timeout=120)  # the dev CA out of the trust store
