@@ -75,20 +75,26 @@ _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
 
 
 # --- argument lists --------------------------------------------------------------------
+# squeue lists only the partitions its caller may use unless asked for --all: on a site whose partition admits
+# some groups only (AllowGroups, AllowAccounts) or is Hidden, the hub's account saw no session there and took each
+# for gone at its first poll.  Every listing the hub reads a job's fate from asks for all of them.
+ALL_PARTITIONS = "--all"
+
+
 def jobs_argv(squeue: str) -> list[str]:
-    """Every job, in any state Slurm still remembers (the hub's sessions are found in it by id, never by name:
-    their owners may rename them)."""
-    return [squeue, "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
+    """Every job, in any state Slurm still remembers, in every partition (the hub's sessions are found in it by
+    id, never by name: their owners may rename them)."""
+    return [squeue, "--noheader", ALL_PARTITIONS, "--states=all", f"--format={SQUEUE_FORMAT}"]
 
 
 def named_jobs_argv(squeue: str, job_name: str) -> list[str]:
     """The ids of every job of the portal's name (the reconciler's candidates; Slurm filters, no name is printed)."""
-    return [squeue, "--noheader", "--states=all", f"--name={job_name}", "--format=%i"]
+    return [squeue, "--noheader", ALL_PARTITIONS, "--states=all", f"--name={job_name}", "--format=%i"]
 
 
 def all_jobs_argv(squeue: str) -> list[str]:
     """Every user's jobs in every state Slurm still lists (one call serves every user's jobs panel)."""
-    return [squeue, "--noheader", "--all", "--states=all", f"--format={ALL_JOBS_FORMAT}"]
+    return [squeue, "--noheader", ALL_PARTITIONS, "--states=all", f"--format={ALL_JOBS_FORMAT}"]
 
 
 def accounting_argv(sacct: str, days: int) -> list[str]:
@@ -118,7 +124,7 @@ def job_argv(squeue: str, job_id: str) -> list[str]:
 
 
 def user_jobs_argv(squeue: str, user: str) -> list[str]:
-    return [squeue, "--noheader", "--format=%i", f"--user={user}"]
+    return [squeue, "--noheader", ALL_PARTITIONS, "--format=%i", f"--user={user}"]
 
 
 def sinfo_nodes_argv(sinfo: str) -> list[str]:

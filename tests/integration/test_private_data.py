@@ -14,6 +14,8 @@ import subprocess
 
 import pytest
 
+from spawner.hub.slurm.held import held_jobs_argv
+from spawner.slurmvocab import ALL_PARTITIONS, jobs_argv, named_jobs_argv, user_jobs_argv
 from tests.support import hublog
 from tests.support.cluster import url_for
 from tests.support.http import json_request
@@ -98,3 +100,35 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
     page = json_request("GET", url_for("/hub/api/dsportal/session"), token=alice)[1]
     ended = next(h for h in page["history"] if h["job_id"] == job)
     assert ended["why"].startswith("Stopped through the portal"), ended
+
+
+@pytest.mark.alone  # adds a partition for a moment: no other test may read the cluster's partitions meanwhile
+def test_the_hubs_listings_hold_jobs_in_a_partition_its_account_may_not_use(cluster):
+    # a site's partition for one group (AllowGroups): squeue, as the hub's account, lists the jobs there only when
+    # asked for every partition (--all); without it, a session there was taken for gone at its first poll
+    partition = "mlteam-only"
+    subprocess.run(
+        ["scontrol", "create", f"PartitionName={partition}", "Nodes=node003", "AllowGroups=mlteam", "State=UP"],
+        check=True,
+        timeout=30,
+    )
+    job = ""
+    try:
+        submit = ["sbatch", "--parsable", f"--partition={partition}", "--job-name=hidden-test", "--time=5"]
+        job = as_user("alice", *submit, "--output=/dev/null", "--chdir=/tmp", "--wrap", "sleep 300").strip()
+
+        def listed(argv: list[str]) -> bool:
+            return job in {line.split("|")[0] for line in as_user("dsportal", *argv).split()}
+
+        for argv in (
+            jobs_argv("squeue"),
+            named_jobs_argv("squeue", "hidden-test"),
+            user_jobs_argv("squeue", "alice"),
+            held_jobs_argv("squeue", "hidden-test", "alice"),
+        ):
+            assert listed(argv), argv
+            assert not listed([a for a in argv if a != ALL_PARTITIONS]), argv  # what the hub asked before
+    finally:
+        if job:
+            subprocess.run(["scancel", job], timeout=30)
+        subprocess.run(["scontrol", "delete", f"PartitionName={partition}"], check=True, timeout=30)

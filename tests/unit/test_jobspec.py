@@ -96,7 +96,13 @@ def test_job_script(slurm):
 
 
 def test_query_and_cancel_arguments(slurm):
-    assert jobs_argv(slurm.squeue) == [slurm.squeue, "--noheader", "--states=all", "--format=%i|%u|%T|%N|%S|%e|%r"]
+    assert jobs_argv(slurm.squeue) == [
+        slurm.squeue,
+        "--noheader",
+        "--all",
+        "--states=all",
+        "--format=%i|%u|%T|%N|%S|%e|%r",
+    ]
     assert scancel_argv(slurm, "alice", "3") == [slurm.sudo, "-n", "-u", "alice", "--", slurm.scancel, "3"]
 
 

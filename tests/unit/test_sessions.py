@@ -93,6 +93,7 @@ def test_the_users_held_jobs_query_and_its_answer():
     assert held_jobs_argv("squeue", "dsportal", "alice") == [
         "squeue",
         "--noheader",
+        "--all",
         "--states=all",
         "--name=dsportal",
         "--user=alice",

@@ -38,10 +38,12 @@ from spawner.slurmvocab import (
 
 # --- argument lists --------------------------------------------------------------------
 def test_the_hubs_queries():
-    # every job, by id: a session renamed by its owner stays in the hub's listing; no name is printed
+    # every job, by id: a session renamed by its owner stays in the hub's listing; no name is printed; in every
+    # partition, those the hub's account may not use among them (tests/integration/test_private_data.py)
     assert jobs_argv("/usr/bin/squeue") == [
         "/usr/bin/squeue",
         "--noheader",
+        "--all",
         "--states=all",
         "--format=%i|%u|%T|%N|%S|%e|%r",
     ]
@@ -49,6 +51,7 @@ def test_the_hubs_queries():
     assert named_jobs_argv("/usr/bin/squeue", "dsportal") == [
         "/usr/bin/squeue",
         "--noheader",
+        "--all",
         "--states=all",
         "--name=dsportal",
         "--format=%i",
@@ -96,7 +99,7 @@ def test_the_root_helpers_commands():
 
 def test_the_doctors_queries():
     assert partitions_gres_argv("sinfo") == ["sinfo", "--noheader", "--format=%P|%G"]
-    assert user_jobs_argv("squeue", "alice") == ["squeue", "--noheader", "--format=%i", "--user=alice"]
+    assert user_jobs_argv("squeue", "alice") == ["squeue", "--noheader", "--all", "--format=%i", "--user=alice"]
 
 
 # --- time limits -----------------------------------------------------------------------

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ...slurmgres import gpus_held
-from ...slurmvocab import PENDING, RUNNING, UnreadableAnswer
+from ...slurmvocab import ALL_PARTITIONS, PENDING, RUNNING, UnreadableAnswer
 
 HELD_FORMAT = "%i|%T|%b|%k"  # job id, state, the GRES it asks for per node (a session has one node), comment
 COMMENT_PREFIX = "dsportal-start:"
@@ -54,7 +54,8 @@ def start_comment(tag: str) -> str:
 
 def held_jobs_argv(squeue: str, job_name: str, user: str) -> list[str]:
     """The user's jobs of the portal's name in every state Slurm lists (the parser keeps those that hold)."""
-    return [squeue, "--noheader", "--states=all", f"--name={job_name}", f"--user={user}", f"--format={HELD_FORMAT}"]
+    argv = [squeue, "--noheader", ALL_PARTITIONS, "--states=all", f"--name={job_name}", f"--user={user}"]
+    return [*argv, f"--format={HELD_FORMAT}"]
 
 
 def gpus_of(gres: str) -> int:
