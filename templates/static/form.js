@@ -4,8 +4,8 @@
 // brings, each partition's most GPUs, the admin's account) are the fieldset's data-limits, computed by the hub.
 
 const {
-  accountOptions, chargedAccount, costLine, errorField, estimateQuery, gpuChoices, qosOption, startWords,
-  summaryLine, typeOptionText,
+  KEPT_KEY, accountOptions, answersToRestore, chargedAccount, costLine, errorField, estimateQuery, gpuChoices,
+  keptAnswers, qosOption, startWords, summaryLine, typeOptionText,
 } = await import(new URL("formrules.js" + new URL(import.meta.url).search, import.meta.url).href);
 
 const fieldset = document.getElementById("dsportal-options");
@@ -183,12 +183,31 @@ getJSON("partitions").then((d) => {
   summary();
 }).catch((e) => { byId("dsportal-free").textContent = (e && e.message) || ""; });
 
+// A refused start shows JupyterHub's form again, with its defaults: the answers submitted are put back (kept in
+// this tab until the next page), so nothing the user chose is lost; the field the refusal is about has the focus.
+function storage() { try { return window.sessionStorage; } catch (e) { return null; } }  // blocked: nothing kept
+const refused = document.querySelector(".spawn-error-msg") !== null;
+const restored = answersToRestore(storage() && storage().getItem(KEPT_KEY), refused);
+if (storage()) { storage().removeItem(KEPT_KEY); }
+form.addEventListener("submit", () => {
+  const values = Object.fromEntries(new FormData(form).entries());
+  if (storage()) { try { storage().setItem(KEPT_KEY, keptAnswers(values)); } catch (e) { /* full: not kept */ } }
+});
+if (restored) {
+  useOptions({
+    partition: restored.partition || form.partition.value, gpus: restored.gpus || checkedGpus(),
+    shards: restored.shards || "0", gpu_type: restored.gpu_type || "", hours: restored.hours || form.hours.value,
+  });
+  if (form.qos && restored.qos !== undefined) { form.qos.value = restored.qos; }
+}
+
 getJSON("accounts").then((d) => {  // a choice only for a user in several Slurm accounts
   for (const {value, text} of accountOptions(d.accounts)) {
     const option = document.createElement("option");
     option.value = value; option.textContent = text;
     form.account.appendChild(option);
   }
+  if (restored && restored.account !== undefined) { form.account.value = restored.account; }
   byId("dsportal-account-box").hidden = d.accounts.length < 2;
   qos = {default: d["default"], offered: d.qos || []};
   allocations = d.allocations || {};

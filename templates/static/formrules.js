@@ -105,3 +105,31 @@ export function errorField(message) {
   const found = /^\s*(?:Error:\s*)?([a-z_]+):/.exec(message || "");
   return found && Object.hasOwn(FIELD_IDS, found[1]) ? FIELD_IDS[found[1]] : "";
 }
+
+// --- what a refused start keeps (the form's answers, put back where the hub refused them) ---
+
+export const KEPT_KEY = "dsportal-form-answers";  // sessionStorage: this tab's last submitted answers
+const KEPT_FIELDS = ["partition", "gpu_type", "gpus", "shards", "account", "qos", "hours"];
+
+// The answers of a submitted form, as kept until the page after it (pure): each field's value as text.
+export function keptAnswers(values) {
+  const kept = {};
+  for (const name of KEPT_FIELDS) {
+    if (values[name] !== undefined && values[name] !== null) { kept[name] = String(values[name]); }
+  }
+  return JSON.stringify(kept);
+}
+
+// The answers to put back (pure): those kept, where the page shows a refusal (JupyterHub's form again, with its
+// defaults); null where it shows none, or what is kept is not this form's.
+export function answersToRestore(kept, refused) {
+  if (!refused || !kept) { return null; }
+  let found;
+  try { found = JSON.parse(kept); } catch (e) { return null; }
+  if (!found || typeof found !== "object" || Array.isArray(found)) { return null; }
+  const answers = {};
+  for (const name of KEPT_FIELDS) {
+    if (typeof found[name] === "string" && found[name].length <= 100) { answers[name] = found[name]; }
+  }
+  return Object.keys(answers).length ? answers : null;
+}

@@ -263,6 +263,7 @@ def test_refused_option_is_shown_in_the_page(browser, cluster):
     page.locator("#dsportal-hours").fill("13")
     expect(page.locator("#dsportal-when")).to_contain_text("less than or equal to 12")
     assert asked == []
+    page.locator("label[for=dsportal-gpus-2]").click()
     page.locator("#dsportal-hours").evaluate("el => { el.removeAttribute('max'); el.value = '99'; }")
     browser.allow(r"/hub/spawn(/bob)?(\?|$)", 400, why="the refused option")
     # the form asks for an estimate of what it holds half a second after a change or its load: of 99 hours too
@@ -274,6 +275,9 @@ def test_refused_option_is_shown_in_the_page(browser, cluster):
     # the refusal tied to its field, which has the keyboard: a screen reader reads them together
     hours = page.locator("#dsportal-hours")
     expect(hours).to_be_focused()
+    # nothing chosen is lost: the form comes back with the answers that were sent, not its defaults
+    expect(hours).to_have_value("99")
+    expect(page.locator("#dsportal-gpus-2")).to_be_checked()
     expect(hours).to_have_attribute("aria-invalid", "true")
     expect(hours).to_have_attribute("aria-describedby", "dsportal-form-error dsportal-hours-help")
     expect(page.locator("#dsportal-form-error")).to_have_attribute("role", "alert")

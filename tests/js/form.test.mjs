@@ -107,3 +107,22 @@ describe("a refused start tied to its field", () => {
     assert.equal(rules.errorField(undefined), "");
   });
 });
+
+describe("a refused start keeps the answers", () => {
+  test("the submitted answers are kept as text, the form's fields only", () => {
+    const kept = rules.keptAnswers({partition: "sxm2", gpus: "2", hours: "99", _xsrf: "secret", gpu_type: ""});
+    assert.deepEqual(JSON.parse(kept), {partition: "sxm2", gpus: "2", hours: "99", gpu_type: ""});
+  });
+  test("they are put back where the page shows a refusal, and only there", () => {
+    const kept = rules.keptAnswers({partition: "debug", gpus: "1", hours: "99", account: "nlp", qos: "short"});
+    assert.deepEqual(rules.answersToRestore(kept, true),
+                     {partition: "debug", gpus: "1", hours: "99", account: "nlp", qos: "short"});
+    assert.equal(rules.answersToRestore(kept, false), null);  // a form shown afresh keeps its defaults
+    assert.equal(rules.answersToRestore(null, true), null);
+  });
+  test("what is kept but not the form's answers is put back as nothing", () => {
+    for (const kept of ["{", "[]", "null", "3", '{"other": "x"}', '{"hours": 99}', JSON.stringify({hours: "9".repeat(101)})]) {
+      assert.equal(rules.answersToRestore(kept, true), null, kept);
+    }
+  });
+});
