@@ -75,9 +75,9 @@ _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
 
 
 # --- argument lists --------------------------------------------------------------------
-# squeue lists only the partitions its caller may use unless asked for --all: on a site whose partition admits
-# some groups only (AllowGroups, AllowAccounts) or is Hidden, the hub's account saw no session there and took each
-# for gone at its first poll.  Every listing the hub reads a job's fate from asks for all of them.
+# squeue and sinfo list only the partitions their caller may use unless asked for --all: on a site whose partition
+# admits some groups only (AllowGroups, AllowAccounts) or is Hidden, the hub's account saw no session there and took
+# each for gone at its first poll, and saw none of its nodes' GPUs.  Every listing the hub reads asks for them all.
 ALL_PARTITIONS = "--all"
 
 
@@ -128,11 +128,13 @@ def user_jobs_argv(squeue: str, user: str) -> list[str]:
 
 
 def sinfo_nodes_argv(sinfo: str) -> list[str]:
-    return [sinfo, "--noheader", "--Node", "--Format=" + ",".join(f"{f}:|" for f in SINFO_FIELDS)]
+    """Each node in each partition, those the hub's account may not use among them (sinfo hides those as squeue
+    does, without --all)."""
+    return [sinfo, "--noheader", ALL_PARTITIONS, "--Node", "--Format=" + ",".join(f"{f}:|" for f in SINFO_FIELDS)]
 
 
 def partitions_gres_argv(sinfo: str) -> list[str]:
-    return [sinfo, "--noheader", "--format=%P|%G"]
+    return [sinfo, "--noheader", ALL_PARTITIONS, "--format=%P|%G"]
 
 
 def partition_argv(scontrol: str, partition: str) -> list[str]:

@@ -15,7 +15,14 @@ import subprocess
 import pytest
 
 from spawner.hub.slurm.held import held_jobs_argv
-from spawner.slurmvocab import ALL_PARTITIONS, jobs_argv, named_jobs_argv, user_jobs_argv
+from spawner.slurmvocab import (
+    ALL_PARTITIONS,
+    jobs_argv,
+    named_jobs_argv,
+    partitions_gres_argv,
+    sinfo_nodes_argv,
+    user_jobs_argv,
+)
 from tests.support import hublog
 from tests.support.cluster import url_for
 from tests.support.http import json_request
@@ -104,8 +111,9 @@ def test_a_hub_that_cannot_see_the_jobs_keeps_every_running_session(cluster):
 
 @pytest.mark.alone  # adds a partition for a moment: no other test may read the cluster's partitions meanwhile
 def test_the_hubs_listings_hold_jobs_in_a_partition_its_account_may_not_use(cluster):
-    # a site's partition for one group (AllowGroups): squeue, as the hub's account, lists the jobs there only when
-    # asked for every partition (--all); without it, a session there was taken for gone at its first poll
+    # a site's partition for one group (AllowGroups): squeue and sinfo, as the hub's account, list its jobs and
+    # nodes only when asked for every partition (--all); without it, a session there was taken for gone at its
+    # first poll
     partition = "mlteam-only"
     subprocess.run(
         ["scontrol", "create", f"PartitionName={partition}", "Nodes=node003", "AllowGroups=mlteam", "State=UP"],
@@ -128,6 +136,10 @@ def test_the_hubs_listings_hold_jobs_in_a_partition_its_account_may_not_use(clus
         ):
             assert listed(argv), argv
             assert not listed([a for a in argv if a != ALL_PARTITIONS]), argv  # what the hub asked before
+        # and sinfo, which hid the partition's nodes and their GPUs the same way
+        for argv in (sinfo_nodes_argv("sinfo"), partitions_gres_argv("sinfo")):
+            assert partition in as_user("dsportal", *argv), argv
+            assert partition not in as_user("dsportal", *[a for a in argv if a != ALL_PARTITIONS]), argv
     finally:
         if job:
             subprocess.run(["scancel", job], timeout=30)

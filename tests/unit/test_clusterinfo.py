@@ -103,6 +103,7 @@ def test_sinfo_argv(slurm):
     assert sinfo_nodes_argv(slurm.sinfo) == [
         slurm.sinfo,
         "--noheader",
+        "--all",
         "--Node",
         "--Format=NodeList:|,Partition:|,StateCompact:|,Gres:|,GresUsed:|,CPUsState:|,AllocMem:|,Memory:|",
     ]

@@ -67,6 +67,7 @@ def test_the_hubs_queries():
     assert sinfo_nodes_argv("sinfo") == [
         "sinfo",
         "--noheader",
+        "--all",
         "--Node",
         "--Format=NodeList:|,Partition:|,StateCompact:|,Gres:|,GresUsed:|,CPUsState:|,AllocMem:|,Memory:|",
     ]
@@ -98,7 +99,7 @@ def test_the_root_helpers_commands():
 
 
 def test_the_doctors_queries():
-    assert partitions_gres_argv("sinfo") == ["sinfo", "--noheader", "--format=%P|%G"]
+    assert partitions_gres_argv("sinfo") == ["sinfo", "--noheader", "--all", "--format=%P|%G"]
     assert user_jobs_argv("squeue", "alice") == ["squeue", "--noheader", "--all", "--format=%i", "--user=alice"]
 
 
