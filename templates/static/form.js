@@ -180,6 +180,10 @@ function showQos() {  // each QOS with its longest session; one the charged acco
 getJSON("partitions").then((d) => {
   d.partitions.forEach((p) => { free[p.partition] = p; });
   showFree();
+  if (restored && restored.gpu_type) {  // its options come with the partitions' answer
+    form.gpu_type.value = restored.gpu_type;
+    typeForGpus(); estimate();
+  }
   summary();
 }).catch((e) => { byId("dsportal-free").textContent = (e && e.message) || ""; });
 
@@ -187,11 +191,14 @@ getJSON("partitions").then((d) => {
 // this tab until the next page), so nothing the user chose is lost; the field the refusal is about has the focus.
 function storage() { try { return window.sessionStorage; } catch (e) { return null; } }  // blocked: nothing kept
 const refused = document.querySelector(".spawn-error-msg") !== null;
-const restored = answersToRestore(storage() && storage().getItem(KEPT_KEY), refused);
+const restored = answersToRestore(storage() && storage().getItem(KEPT_KEY), refused, location.pathname, Date.now());
 if (storage()) { storage().removeItem(KEPT_KEY); }
 form.addEventListener("submit", () => {
   const values = Object.fromEntries(new FormData(form).entries());
-  if (storage()) { try { storage().setItem(KEPT_KEY, keptAnswers(values)); } catch (e) { /* full: not kept */ } }
+  const where = new URL(form.action || location.href, location.href).pathname;
+  if (storage()) {
+    try { storage().setItem(KEPT_KEY, keptAnswers(values, where, Date.now())); } catch (e) { /* full: not kept */ }
+  }
 });
 if (restored) {
   useOptions({

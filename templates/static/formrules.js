@@ -109,27 +109,34 @@ export function errorField(message) {
 // --- what a refused start keeps (the form's answers, put back where the hub refused them) ---
 
 export const KEPT_KEY = "dsportal-form-answers";  // sessionStorage: this tab's last submitted answers
+export const KEPT_MS = 60000;  // how long they are the answers of the page that follows their submission
 const KEPT_FIELDS = ["partition", "gpu_type", "gpus", "shards", "account", "qos", "hours"];
 
-// The answers of a submitted form, as kept until the page after it (pure): each field's value as text.
-export function keptAnswers(values) {
-  const kept = {};
+// The answers of a form submitted to the page `where` at `at` (ms), as kept until the page after it (pure):
+// each field's value as text.
+export function keptAnswers(values, where, at) {
+  const answers = {};
   for (const name of KEPT_FIELDS) {
-    if (values[name] !== undefined && values[name] !== null) { kept[name] = String(values[name]); }
+    if (values[name] !== undefined && values[name] !== null) { answers[name] = String(values[name]); }
   }
-  return JSON.stringify(kept);
+  return JSON.stringify({where, at, answers});
 }
 
-// The answers to put back (pure): those kept, where the page shows a refusal (JupyterHub's form again, with its
-// defaults); null where it shows none, or what is kept is not this form's.
-export function answersToRestore(kept, refused) {
+// The answers to put back (pure): those kept, where this page (`where`, at `now`) shows a refusal of that very
+// submission (JupyterHub's form again, with its defaults); null where it shows none, or what is kept is older,
+// of another page's form (a home page's preset posts without this script) or not this form's.
+export function answersToRestore(kept, refused, where, now) {
   if (!refused || !kept) { return null; }
   let found;
   try { found = JSON.parse(kept); } catch (e) { return null; }
-  if (!found || typeof found !== "object" || Array.isArray(found)) { return null; }
+  if (!found || typeof found !== "object" || found.where !== where || typeof found.at !== "number" ||
+      !(now - found.at >= 0 && now - found.at <= KEPT_MS) || !found.answers || typeof found.answers !== "object") {
+    return null;
+  }
   const answers = {};
   for (const name of KEPT_FIELDS) {
-    if (typeof found[name] === "string" && found[name].length <= 100) { answers[name] = found[name]; }
+    const value = found.answers[name];
+    if (typeof value === "string" && value.length <= 100) { answers[name] = value; }
   }
   return Object.keys(answers).length ? answers : null;
 }

@@ -109,20 +109,29 @@ describe("a refused start tied to its field", () => {
 });
 
 describe("a refused start keeps the answers", () => {
-  test("the submitted answers are kept as text, the form's fields only", () => {
-    const kept = rules.keptAnswers({partition: "sxm2", gpus: "2", hours: "99", _xsrf: "secret", gpu_type: ""});
-    assert.deepEqual(JSON.parse(kept), {partition: "sxm2", gpus: "2", hours: "99", gpu_type: ""});
+  const at = 1_800_000_000_000;
+  test("the submitted answers are kept as text, the form's fields only, with where and when they were sent", () => {
+    const kept = rules.keptAnswers({partition: "sxm2", gpus: "2", hours: "99", _xsrf: "secret", gpu_type: ""},
+                                   "/hub/spawn/bob", at);
+    assert.deepEqual(JSON.parse(kept),
+                     {where: "/hub/spawn/bob", at, answers: {partition: "sxm2", gpus: "2", hours: "99", gpu_type: ""}});
   });
-  test("they are put back where the page shows a refusal, and only there", () => {
-    const kept = rules.keptAnswers({partition: "debug", gpus: "1", hours: "99", account: "nlp", qos: "short"});
-    assert.deepEqual(rules.answersToRestore(kept, true),
+  test("they are put back where the page that follows shows a refusal, and only there", () => {
+    const kept = rules.keptAnswers({partition: "debug", gpus: "1", hours: "99", account: "nlp", qos: "short"},
+                                   "/hub/spawn/bob", at);
+    assert.deepEqual(rules.answersToRestore(kept, true, "/hub/spawn/bob", at + 2000),
                      {partition: "debug", gpus: "1", hours: "99", account: "nlp", qos: "short"});
-    assert.equal(rules.answersToRestore(kept, false), null);  // a form shown afresh keeps its defaults
-    assert.equal(rules.answersToRestore(null, true), null);
+    assert.equal(rules.answersToRestore(kept, false, "/hub/spawn/bob", at + 2000), null);  // a form shown afresh
+    assert.equal(rules.answersToRestore(null, true, "/hub/spawn/bob", at + 2000), null);
+    // a refusal of another page's submission (a preset of the home page, minutes later): not these answers
+    assert.equal(rules.answersToRestore(kept, true, "/hub/spawn/bob", at + rules.KEPT_MS + 1), null);
+    assert.equal(rules.answersToRestore(kept, true, "/hub/spawn/bob/gpu", at + 2000), null);
   });
   test("what is kept but not the form's answers is put back as nothing", () => {
-    for (const kept of ["{", "[]", "null", "3", '{"other": "x"}', '{"hours": 99}', JSON.stringify({hours: "9".repeat(101)})]) {
-      assert.equal(rules.answersToRestore(kept, true), null, kept);
+    const of = (answers) => JSON.stringify({where: "/hub/spawn", at, answers});
+    for (const kept of ["{", "[]", "null", "3", of({other: "x"}), of({hours: 99}), of({hours: "9".repeat(101)}),
+                        JSON.stringify({where: "/hub/spawn", at: "now", answers: {hours: "2"}})]) {
+      assert.equal(rules.answersToRestore(kept, true, "/hub/spawn", at), null, kept);
     }
   });
 });

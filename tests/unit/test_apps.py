@@ -577,6 +577,42 @@ def test_the_hub_keeps_each_apps_route_while_its_session_job_runs(monkeypatch):
     assert deleted[-1].startswith("apps--" + "c" * 24)  # the ended job's
 
 
+def test_a_sessions_route_added_as_the_session_ends_is_removed_again():
+    # JupyterHub checks the session once, then adds its route with a request it retries for half a minute after a
+    # proxy's restart: a session that ended meanwhile must not stay routed to a port anyone may take
+    import logging
+    from types import SimpleNamespace
+
+    from spawner.hub.apps.proxy import PortalProxy
+
+    routes = {}
+    spawner = SimpleNamespace(
+        name="", job_id="41", pending=None, _log_name="alice", proxy_spec="/user/alice/", ready=True
+    )
+    spawner.server = SimpleNamespace(host="http://node001:40000")
+    alice = SimpleNamespace(name="alice", spawners={"": spawner})
+
+    class Racing(PortalProxy):
+        async def add_route(self, spec, target, data):
+            routes[spec] = target
+            if ending:
+                spawner.server, spawner.ready = None, False  # its stop ran while the request was retried
+
+        async def delete_route(self, spec):
+            routes.pop(spec, None)
+
+    proxy = Racing.__new__(Racing)
+    proxy.app_routes = {}
+    proxy.log = logging.getLogger("test")
+    ending = False
+    run(proxy.add_user(alice, ""))
+    assert routes == {"/user/alice/": "http://node001:40000"}  # a running session: routed
+    routes.clear()
+    ending = True
+    run(proxy.add_user(alice, ""))
+    assert routes == {}  # removed again
+
+
 def test_a_route_is_named_to_configurable_http_proxys_api_as_it_keeps_it():
     from spawner.hub.apps.proxy import chp_path
 

@@ -50,7 +50,8 @@ MAX_APP_ROUTES = 20  # per session (a session runs apps.max_running at once, 20 
 ROUTED_EVERY = 5.0  # seconds between looks at the portal's mark in the proxy (keep_routed)
 # The mark: a route of the portal's own that only a restarted proxy lacks.  Not one of JupyterHub's (no
 # "jupyterhub" in its data), so JupyterHub's check never removes it as stale; a host name of the reserved .invalid
-# domain (the proxy routes by host), which no request can carry, to the hub, where anything unrouted goes anyway.
+# domain where the proxy routes by host (a path prefix where it does not), to the hub: a request that names it
+# (a client may send any Host) reaches the hub, where anything unrouted goes anyway.
 MARK_ROUTE = "/dsportal-routes-kept.invalid"
 MARK_ROUTE_DATA = "dsportal_mark"
 FULL_CHECK_EVERY = 300.0  # seconds between full checks of every route, JupyterHub's default pace for its own
@@ -137,26 +138,26 @@ class PortalProxy(ConfigurableHTTPProxy):
 
     async def keep_routed(self, app, every: float = ROUTED_EVERY, full_every: float = FULL_CHECK_EVERY) -> None:
         """Add the routes back after the proxy restarted (see above), until cancelled: the hub's background loop
-        (spawner/hub/wiring/lifecycle.py)."""
+        (spawner/hub/wiring/lifecycle.py).  The mark goes back before the check, so a second restart during a
+        long check is seen at the next pass; a check that failed is tried again at each pass until one succeeds,
+        and a failed full check waits its full pace like a good one."""
         loop = asyncio.get_running_loop()
-        checked, marked = loop.time(), False
+        checked, marked, owed = loop.time(), False, False
         while True:
             try:
-                if not marked:  # the mark a restarted proxy has lost (at the first pass: put there)
+                if marked and await self._ask("GET", MARK_ROUTE) is None:
+                    self.log.warning("The proxy has lost its routes (it restarted): adding every route back")
+                    marked, owed = False, True
+                if not marked:  # at the first pass, and after a loss: before the check
                     await self._ask("POST", MARK_ROUTE, {"target": app.hub.host, MARK_ROUTE_DATA: True})
                     marked = True
-                await asyncio.sleep(every)
-                if await self._ask("GET", MARK_ROUTE) is None:
-                    self.log.warning("The proxy has lost its routes (it restarted): adding every route back")
-                    marked = False
-                    await check_routes(app)
+                if owed or loop.time() - checked >= full_every:
                     checked = loop.time()
-                elif loop.time() - checked >= full_every:
                     await check_routes(app)
-                    checked = loop.time()
+                    owed = False
             except Exception as e:  # noqa: BLE001 - the proxy away for a moment: the next pass asks again
                 self.log.warning("Checking the proxy's routes failed (%s); again in %g s", e, every)
-                await asyncio.sleep(every)
+            await asyncio.sleep(every)
 
     async def route_app(self, user, spawner, app_id: str) -> str:
         """Route the app `app_id` of a running session at an origin of its own; that origin.  TooManyRoutes
@@ -186,6 +187,12 @@ class PortalProxy(ConfigurableHTTPProxy):
     async def add_user(self, user, server_name=""):
         await super().add_user(user, server_name)
         spawner = user.spawners[server_name]
+        if spawner.server is None or spawner.pending == "stop":
+            # the session ended while the route was being added (JupyterHub asks once, before a request it may
+            # retry for half a minute after a restart): its port may be free for anyone on the node by now
+            self.log.warning("The session of %s ended while its route was added: removing it", user.name)
+            await self.delete_route(spawner.proxy_spec)
+            return
         job_id = getattr(spawner, "job_id", "")
         for app_id, route in self.app_routes.get((user.name, server_name), {}).items():
             if route.job_id == job_id:
