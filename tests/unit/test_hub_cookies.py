@@ -36,10 +36,11 @@ def test_an_admins_template_vars_keep_the_home_pages_data(tmp_path):
     from spawner.hub.home.page import home_template_var
     from spawner.hub.wiring.hubconfig import report_ignored_settings
 
-    portal_vars = {  # the pages' data, the footer's, the themes' script
+    portal_vars = {  # the pages' data, the footer's, the themes' script, the admin page's mends
         "dsportal_home": home_template_var,
         "dsportal_version": version(),
         "dsportal_theme_script": script_path("theme.js"),
+        "dsportal_admin_script": script_path("admin.js"),
     }
 
     c = hub_config(tmp_path, {})

@@ -94,6 +94,7 @@ def test_installed_adds_the_portals_replaces_the_stop_api_and_drops_batchspawner
         (r"/dsportal/static/(form\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
         (r"/dsportal/static/(formrules\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
         (r"/dsportal/static/(theme\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
+        (r"/dsportal/static/(admin\.js)", homeapi.ScriptHandler, {"path": str(homescript.folder())}),
     ]
     assert routes.installed(routes.installed(handlers)) == routes.installed(handlers)  # installing twice: once
 

@@ -93,8 +93,12 @@ def test_an_admins_template_vars_that_kept_the_home_pages_data_get_the_version_b
         "dsportal_home": home,
         "dsportal_version": PYPROJECT_VERSION,
         "dsportal_theme_script": script_path("theme.js"),
+        "dsportal_admin_script": script_path("admin.js"),
     }
-    assert "dropped the portal's page data (dsportal_version, dsportal_theme_script): added it back" in caplog.text
+    assert (
+        "dropped the portal's page data (dsportal_version, dsportal_theme_script, dsportal_admin_script): added it back"
+        in caplog.text
+    )
 
 
 # JupyterHub's own page.html, reduced to the block the portal's page.html fills (the same name: checked below)
