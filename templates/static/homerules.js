@@ -169,7 +169,7 @@ export function startState(sessions, limits) {
       "one to start another." : "",
     startLabel: running ? "Start another session" : "Start My Server",
     needName,
-    nameHint: needName ? "(required: your unnamed session is running; " + limits.name_rule + ")"
+    nameHint: needName ? "(required: your unnamed session is in use; " + limits.name_rule + ")"
       : "(optional: leave empty for your unnamed session; " + limits.name_rule + ")",
     ended: unnamed.session.state === "none" ? (unnamed.last_end || "") : "",
   };
@@ -177,7 +177,7 @@ export function startState(sessions, limits) {
 
 // Why the new session cannot start with `name` ("" when it can).
 export function nameProblem(name, required, sessions, limits) {
-  if (!name && required) { return "Give the new session a name: your unnamed session is running."; }
+  if (!name && required) { return "Give the new session a name: your unnamed session is in use."; }
   if (name && (!new RegExp("^(?:" + limits.name_pattern + ")$").test(name) || name.indexOf("--") >= 0)) {
     return "A session cannot be called \u201c" + name + "\u201d: use " + limits.name_rule + ".";
   }

@@ -158,7 +158,7 @@ describe("starting a session", () => {
     const start = rules.startState([entry("", "queued", {entry: {last_end: "old"}})], LIMITS);
     assert.equal(start.startLabel, "Start another session");
     assert.equal(start.needName, true);
-    assert.equal(start.nameHint, "(required: your unnamed session is running; 1 to 30 lowercase letters)");
+    assert.equal(start.nameHint, "(required: your unnamed session is in use; 1 to 30 lowercase letters)");
     assert.equal(start.ended, "");
     assert.equal(rules.startState([entry("train", "running")], LIMITS).needName, false);
   });
@@ -170,7 +170,7 @@ describe("starting a session", () => {
   test("the new session's name", () => {
     const sessions = [entry("", "running"), entry("train", "running"), entry("old", "none")];
     const problem = (name, required) => rules.nameProblem(name, required, sessions, LIMITS);
-    assert.equal(problem("", true), "Give the new session a name: your unnamed session is running.");
+    assert.equal(problem("", true), "Give the new session a name: your unnamed session is in use.");
     assert.equal(problem("", false), "");
     for (const bad of ["Train!", "2x", "a--b", "x-", "a".repeat(31)]) {
       assert.equal(problem(bad, true), "A session cannot be called \u201c" + bad + "\u201d: use 1 to 30 lowercase letters.");
