@@ -128,6 +128,7 @@ def test_the_admins_pages_have_no_barrier_in_either_theme(browser, cluster):
         page.keyboard.press("Enter")
         expect(expand).to_have_attribute("aria-expanded", "true")
         expect(page.locator(f"#{ADMIN}-card-group")).to_be_visible()
+        expect(expand).to_have_attribute("aria-controls", f"{ADMIN}-card-group")  # the details it opens
         shot(page, f"admin-{scheme}", f"JupyterHub's admin page in the {scheme} theme, a user's row opened.")
         page.goto(f"{HUB}/hub/dsportal/status")
         expect(page.locator("#dsportal-plot-gpus .main-svg").first).to_be_attached()
