@@ -114,9 +114,9 @@ def test_the_hubs_listings_hold_jobs_in_a_partition_its_account_may_not_use(clus
     # a site's partition for one group (AllowGroups): squeue and sinfo, as the hub's account, list its jobs and
     # nodes only when asked for every partition (--all); without it, a session there was taken for gone at its
     # first poll
-    partition = "mlteam-only"
+    partition = "datasci-only"
     subprocess.run(
-        ["scontrol", "create", f"PartitionName={partition}", "Nodes=node003", "AllowGroups=mlteam", "State=UP"],
+        ["scontrol", "create", f"PartitionName={partition}", "Nodes=node003", "AllowGroups=datasci", "State=UP"],
         check=True,
         timeout=30,
     )
