@@ -96,6 +96,8 @@ def _options(argv: list[str]) -> dict[str, str]:
     return opts
 
 
+# spawner/slurmvocab.py's (every listing of the hub passes --all: the format tells them apart)
+ALL_JOBS_FORMAT = "%i|%u|%T|%P|%D|%N|%M|%L|%l|%V|%S|%r"
 TEST_ONLY_START = "2026-11-22T12:00:00"
 # node, partition, state, GPUs, GPUs used, idle cores, cores, memory MiB, memory used MiB
 NODES = [
@@ -223,7 +225,7 @@ def squeue(state: Path, argv: list[str]) -> int:
                 comment = job.get("comment", job["options"].get("comment", ""))
                 print(f"{job_id}|{job['state']}|{'gres:' + gres if gres else 'N/A'}|{comment}")
         return 0
-    if "all" in opts:  # every user's jobs (the jobs panel's shared listing): ALL_JOBS_FORMAT
+    if opts.get("format") == ALL_JOBS_FORMAT:  # every user's jobs (the jobs panel's shared listing)
         for job_id, job in listing:
             o = job["options"]
             print(

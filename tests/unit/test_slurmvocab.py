@@ -309,3 +309,11 @@ def test_the_doctor_reads_each_partitions_gres():
         "pcie": "gpu:2,(null)",
         "cpu": "(null)",
     }
+
+
+def test_the_mock_slurm_tells_the_jobs_panels_listing_by_its_format():
+    # every listing of the hub passes --all: the unit tests' mock squeue tells the shared jobs listing by its format
+    from spawner import slurmvocab
+    from tests.support import mockslurm
+
+    assert mockslurm.ALL_JOBS_FORMAT == slurmvocab.ALL_JOBS_FORMAT
