@@ -72,18 +72,13 @@ _TIMESTAMP = re.compile(TIMESTAMP)
 _TEST_ONLY = re.compile(rf"Job [0-9]+ to start at ({TIMESTAMP})")
 _LIMIT = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
 _MAX_TIME = re.compile(r"(?:^|\s)MaxTime=(\S+)")
+ALL_PARTITIONS = "--all"  # squeue's and sinfo's: also those the caller may not use (AllowGroups, Hidden; jobs_argv)
 
 
 # --- argument lists --------------------------------------------------------------------
-# squeue and sinfo list only the partitions their caller may use unless asked for --all: on a site whose partition
-# admits some groups only (AllowGroups, AllowAccounts) or is Hidden, the hub's account saw no session there and took
-# each for gone at its first poll, and saw none of its nodes' GPUs.  Every listing the hub reads asks for them all.
-ALL_PARTITIONS = "--all"
-
-
 def jobs_argv(squeue: str) -> list[str]:
-    """Every job, in any state Slurm still remembers, in every partition (the hub's sessions are found in it by
-    id, never by name: their owners may rename them)."""
+    """Every job, in any state Slurm still remembers, in every partition: without --all, the hub's account saw no
+    session of a partition it may not use and took each for gone (sessions are found by id, never by name)."""
     return [squeue, "--noheader", ALL_PARTITIONS, "--states=all", f"--format={SQUEUE_FORMAT}"]
 
 
@@ -128,8 +123,6 @@ def user_jobs_argv(squeue: str, user: str) -> list[str]:
 
 
 def sinfo_nodes_argv(sinfo: str) -> list[str]:
-    """Each node in each partition, those the hub's account may not use among them (sinfo hides those as squeue
-    does, without --all)."""
     return [sinfo, "--noheader", ALL_PARTITIONS, "--Node", "--Format=" + ",".join(f"{f}:|" for f in SINFO_FIELDS)]
 
 
@@ -162,8 +155,7 @@ def time_limit(minutes: int) -> str:
 def parse_limit(text: str) -> int | None:
     """A Slurm time ('30', '8:00:00', '1-12:00:00', '2-00', 'UNLIMITED') -> whole minutes; None = no limit.
 
-    Seconds round up: a limit is never reported shorter than it is.
-    """
+    Seconds round up: a limit is never reported shorter than it is."""
     text = text.strip()
     if text.upper() in ("UNLIMITED", "INFINITE", "NONE"):
         return None
