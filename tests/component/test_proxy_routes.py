@@ -7,6 +7,7 @@ session running (tests/integration/test_proxy_restart.py)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import subprocess
@@ -51,7 +52,8 @@ def portal_proxy(api_port: int) -> PortalProxy:
     return PortalProxy(api_url=f"http://127.0.0.1:{api_port}", auth_token=TOKEN, should_start=False, host_routing=True)
 
 
-def test_one_route_is_asked_for_alone_and_a_missing_one_is_none():
+def test_one_route_is_asked_for_alone_and_one_already_gone_is_no_error(caplog):
+    caplog.set_level(logging.INFO)
     port = free_port()
     with a_proxy(port):
         proxy = portal_proxy(port)
@@ -68,8 +70,11 @@ def test_one_route_is_asked_for_alone_and_a_missing_one_is_none():
             assert hub == (await proxy.get_all_routes())["/"] and hub["target"] == "http://127.0.0.1:8081"
             await proxy.delete_route(spec)
             assert await proxy.get_route(spec) is None
+            await proxy.delete_route(spec)  # already gone: passed over, not an error
 
         asyncio.run(scenario())
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+        assert "Route alice.hpc.example.org/user/alice/ was already gone" in caplog.text
 
 
 def test_a_restarted_proxy_is_noticed_by_the_mark_and_its_routes_checked_until_a_check_succeeds(monkeypatch):

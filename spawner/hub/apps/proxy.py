@@ -16,9 +16,11 @@ activity loop the portal turns off: `keep_routed` (one of the hub's background
 loops) puts a mark of its own in the proxy (`MARK_ROUTE`) and asks for it
 every few seconds, one small request; when it is gone, JupyterHub's check
 adds every running session's route back (and, through `add_user`, their
-apps'); a full check runs every few minutes besides.  `get_route` asks configurable-http-proxy for
-the one route (`GET /api/routes/PATH`), where JupyterHub's asks for every
-route and picks one.
+apps'); a full check runs every few minutes besides.  `get_route` asks
+configurable-http-proxy for the one route (`GET /api/routes/PATH`), where
+JupyterHub's asks for every route and picks one; `delete_route` passes over
+a route already gone without JupyterHub's ERROR line (a start cancelled
+before it was routed: JupyterHub's stop deletes its route all the same).
 
 JupyterHub's proxy knows only the routes of users' servers and services: its
 periodic check deletes any other as stale.  `PortalProxy` (JupyterHub's
@@ -105,7 +107,9 @@ class PortalProxy(ConfigurableHTTPProxy):
 
     async def _ask(self, method: str, path: str, body: dict | None = None):
         """One request of configurable-http-proxy's routes API at `path`: its JSON answer (a GET's; {} for the
-        others), or None when it has no such route."""
+        others), or None when it has no such route.  Not JupyterHub's `api_request`: that one logs a missing
+        route (404, an answer here) as an ERROR and raises, and retries a proxy that is away for 30 s, where the
+        callers here ask again themselves or fall back to it."""
         async with self.semaphore:
             answer = await fetch(
                 url_path_join(self.api_url, "api/routes", path),
@@ -135,6 +139,16 @@ class PortalProxy(ConfigurableHTTPProxy):
         if not isinstance(route, dict) or not route.pop("jupyterhub", False):
             return None  # none, or not one of JupyterHub's (get_all_routes leaves those out too)
         return {"routespec": routespec, "target": route.pop("target", ""), "data": route}
+
+    async def delete_route(self, routespec):
+        """Remove the route; one already gone is passed over in a line of INFO (JupyterHub's own logs an ERROR
+        first).  A proxy that does not answer is JupyterHub's to retry."""
+        try:
+            gone = await self._ask("DELETE", chp_path(self.validate_routespec(routespec))) is None
+        except Exception:  # noqa: BLE001 - away for a moment, or refused: JupyterHub's delete, with its retries
+            return await super().delete_route(routespec)
+        if gone:
+            self.log.info("Route %s was already gone", routespec)
 
     async def keep_routed(self, app, every: float = ROUTED_EVERY, full_every: float = FULL_CHECK_EVERY) -> None:
         """Add the routes back after the proxy restarted (see above), until cancelled: the hub's background loop
